@@ -1,0 +1,114 @@
+// A TensorRT verbose build log (trtexec --verbose, Python/C++ loggers), streamed. Every event keeps its line number.
+#pragma once
+
+#include "qdq/diagnostics.h"
+#include "qdq/engine_plan.h"
+#include "qdq/profile.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace qdq
+{
+
+//! `Parsing node: X [OpType]`
+struct ParsedOnnxNode
+{
+    std::string onnxNode;
+    std::string opType;
+    std::uint64_t line = 0;
+};
+
+//! `Registering layer: L for ONNX node: N`
+struct RegisteredLayer
+{
+    std::string trtLayer;
+    std::string onnxNode;
+    std::uint64_t line = 0;
+};
+
+enum class OptimizerEventKind
+{
+    kRunning,        //!< `Running: Pass on X` (target may be empty: 8.2 `Running: Pass`)
+    kFuse,           //!< `Pass: Fusing A with B`, `QuantizeDoubleInputNodes: fusing X into Y`
+    kRemove,         //!< `Removing X`
+    kSwap,           //!< `Swapping A with B`
+    kEliminate,      //!< `Eliminating X which duplicates (Q) Y`, `Eliminating concatenation X`, `Eliminating slice X ...`
+    kMerge,          //!< `Merging layers: A || B`
+    kSwapLayerType,  //!< `Swap the layer type of X from A to B`, `Convert layer type of X from A to B`
+    kGenerateCopy,   //!< `Generating copy for T to U because ...`
+    kRetarget,       //!< `Retargeting T to U`
+    kQdqPhase,       //!< `QDQ graph optimizer ...` / `QDQ optimization pass` banners
+    kLayerCount,     //!< `Original: N layers`, `After X: N layers`
+    kAddReformat,    //!< `Adding reformat layer: ...`
+};
+
+struct OptimizerEvent
+{
+    OptimizerEventKind kind = OptimizerEventKind::kRunning;
+    std::string pass;    //!< pass name when known (ConstWeightsQuantizeFusion, QDQToCopy, ...)
+    std::string subject; //!< A / X / T
+    std::string object;  //!< B / Y / U, or the new layer type for kSwapLayerType, or the count for kLayerCount
+    std::string detail;  //!< from-type for kSwapLayerType, reason for kGenerateCopy, phase text, ...
+    std::uint64_t line = 0;
+};
+
+struct TacticChoice
+{
+    std::string layer;       //!< layer / node name being timed
+    std::string runnerType;  //!< CaskConvolution, Reformat, ...
+    std::string tactic;      //!< fastest / chosen tactic id as printed
+    std::string tacticName;  //!< kernel name when printed
+    std::optional<double> timeMs;
+    std::uint64_t line = 0;
+};
+
+//! `[E]`/`ERROR`/`[W]`/`WARNING` lines.
+struct LogMessage
+{
+    std::string text;
+    std::uint64_t line = 0;
+};
+
+struct BuildLog
+{
+    std::string sourcePath;
+    std::uint64_t lineCount = 0;
+    std::uint64_t byteCount = 0;
+
+    std::optional<std::string> trtVersion; //!< "8.5.2", "10.16.0" ...
+    std::vector<std::pair<std::string, std::string>> modelOptions; //!< === Model Options ===
+    std::vector<std::pair<std::string, std::string>> buildOptions; //!< === Build Options ===
+    std::vector<std::pair<std::string, std::string>> deviceInfo;   //!< === Device Information ===
+    std::string commandLine; //!< from `&&&& RUNNING TensorRT.trtexec [TensorRT vNNNN] # cmd`
+
+    bool explicitPrecisionMarker = false; //!< `Calibrator won't be used in explicit precision mode`
+    bool implicitInt8Marker = false;      //!< `Setting dynamic range for ...` / `Calibration: Dynamic` etc.
+
+    std::vector<ParsedOnnxNode> parsedNodes;
+    std::vector<RegisteredLayer> registeredLayers;
+    std::vector<OptimizerEvent> events;
+    std::vector<TacticChoice> tactics;
+
+    //! Final engine layer list: `Engine Layer Information:` Layer(...) lines or the 10.x detailed `Layers:` records,
+    //! or `--dumpLayerInfo` output. Empty (hasEngineBlock == false) for a failed build.
+    bool hasEngineBlock = false;
+    EnginePlan engine;
+
+    //! --dumpProfile table, when present.
+    bool hasProfileTable = false;
+    Profile profile;
+
+    std::vector<LogMessage> errors;
+    std::vector<LogMessage> warningsInLog; //!< TensorRT's own warnings ([W])
+    std::vector<ReaderWarning> warnings;   //!< the reader's warnings about the file
+};
+
+//! Progress callback for long reads: bytes done, bytes total (0 when unknown).
+using ProgressCallback = std::function<void(std::uint64_t done, std::uint64_t total)>;
+
+} // namespace qdq

@@ -1,0 +1,55 @@
+// Errors and warnings that readers return. Readers never print: they throw InputError for input that cannot be
+// read at all, and collect ReaderWarning for input that varies but can still be used.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace qdq
+{
+
+//! Where in a file something was seen. line is 1-based (0 = unknown); byteOffset is 0-based.
+struct SourceLocation
+{
+    std::string path;
+    std::uint64_t line = 0;
+    std::uint64_t byteOffset = 0;
+    bool hasByteOffset = false;
+
+    //! "path:line" or "path: byte N" or "path".
+    std::string describe() const;
+};
+
+//! A warning from a reader: the input is usable but something was odd or missing.
+struct ReaderWarning
+{
+    SourceLocation where;
+    std::string message;
+
+    std::string describe() const;
+};
+
+//! Input that cannot be read: unknown kind, truncated, corrupt, over a limit. The CLI maps this to exit status 2.
+class InputError : public std::runtime_error
+{
+public:
+    InputError(SourceLocation where, std::string message);
+
+    const SourceLocation& where() const noexcept { return mWhere; }
+    const std::string& message() const noexcept { return mMessage; }
+
+private:
+    SourceLocation mWhere;
+    std::string mMessage;
+};
+
+//! Makes a string safe to print on a terminal or put in a one-line message: control characters (including
+//! \x1e/\x1f and ESC), and invalid UTF-8 become \xNN escapes. Long strings are cut at maxBytes with "...".
+std::string printable(std::string_view text, std::size_t maxBytes = 4096);
+
+//! True when text is valid UTF-8.
+bool isValidUtf8(std::string_view text);
+
+} // namespace qdq

@@ -1,0 +1,77 @@
+// The engine as TensorRT reports it: layers with their types, tensors and precisions. Filled by the layer-info
+// reader (trtexec --exportLayerInfo, IEngineInspector) and by the build-log reader (Engine Layer Information /
+// Layers: blocks). Read-only after parsing.
+#pragma once
+
+#include "qdq/diagnostics.h"
+#include "qdq/precision.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace qdq
+{
+
+struct EngineTensor
+{
+    std::string name;
+    std::vector<std::int64_t> dimensions; //!< as printed; vectorized channel "64:32" is stored as 64
+    int vectorWidth = 0;                  //!< 32 for "64:32", 0 when not vectorized or unknown
+    std::string format;                   //!< raw Format/Datatype string (or log type, e.g. "Int8")
+    Precision precision = Precision::kUnknown;
+    std::string location; //!< "Device", "Host" or empty
+};
+
+//! A group of ONNX node names from layer Metadata: `[ONNX Layer: a]\x1f[ONNX Layer: b]\x1e[ONNX Layer: c]`.
+//! Top-level split on \x1e gives subgroups; \x1f joins nodes within a subgroup.
+struct MetadataGroup
+{
+    std::vector<std::string> onnxNodes;
+};
+
+struct EngineLayer
+{
+    std::string name;          //!< full layer name, as in the profile (including " [profile N]" when present)
+    std::string baseName;      //!< name without a trailing " [profile N]" suffix
+    int optimizationProfile = 0; //!< N from " [profile N]", 0 otherwise
+    std::string type;          //!< LayerType (e.g. "CaskConvolution", "Reformat", "Scale"); empty in names-only lists
+    std::string parameterType; //!< ParameterType when present
+    std::string origin;        //!< Origin: "QDQ", "REFORMAT", ... or empty
+    std::vector<EngineTensor> inputs;
+    std::vector<EngineTensor> outputs;
+    std::string tacticName;
+    std::string tacticValue; //!< as printed (hex "0x..." or decimal)
+    std::optional<Precision> weightsPrecision; //!< Weights.Type / ConvWeights.Type
+    std::string activation;                    //!< Activation / ConvActivation when present
+    std::string pluginType;
+    bool hasMetadata = false;
+    std::string metadata;                     //!< raw Metadata text
+    std::vector<MetadataGroup> metadataGroups; //!< parsed [ONNX Layer: ...] groups
+    std::vector<std::pair<std::string, std::string>> otherFields; //!< remaining scalar keys, in file order
+    std::uint64_t line = 0; //!< line in the source file where the layer record starts
+
+    //! All ONNX node names from Metadata, in order, without duplicates.
+    std::vector<std::string> metadataOnnxNodes() const;
+};
+
+enum class LayerListForm
+{
+    kUnknown,
+    kNamesOnly, //!< {"Layers": ["a", "b"]} or bare names after a LAYER_NAMES_ONLY dump
+    kDetailed,  //!< per-layer objects / records with LayerType and tensors
+    kLogLine,   //!< build log `Layer(Type): name, Tactic: ..., in -> out` lines
+};
+
+struct EnginePlan
+{
+    std::string sourcePath;
+    LayerListForm form = LayerListForm::kUnknown;
+    std::vector<EngineLayer> layers;
+    std::vector<std::string> bindings;
+    std::vector<ReaderWarning> warnings;
+};
+
+} // namespace qdq

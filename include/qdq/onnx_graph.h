@@ -1,0 +1,159 @@
+// The user's ONNX model as a read-only graph: nodes, tensors, producers/consumers, initializers and the Q/DQ
+// parameters TensorRT cares about. Large weights are never loaded unless asked.
+#pragma once
+
+#include "qdq/diagnostics.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace qdq
+{
+
+//! ONNX TensorProto.DataType values used here.
+enum class OnnxDataType : int
+{
+    kUndefined = 0,
+    kFloat = 1,
+    kUint8 = 2,
+    kInt8 = 3,
+    kUint16 = 4,
+    kInt16 = 5,
+    kInt32 = 6,
+    kInt64 = 7,
+    kString = 8,
+    kBool = 9,
+    kFloat16 = 10,
+    kDouble = 11,
+    kUint32 = 12,
+    kUint64 = 13,
+    kBfloat16 = 16,
+    kFloat8E4M3FN = 17,
+    kFloat8E4M3FNUZ = 18,
+    kFloat8E5M2 = 19,
+    kFloat8E5M2FNUZ = 20,
+    kUint4 = 21,
+    kInt4 = 22,
+    kFloat4E2M1 = 23,
+};
+
+std::string_view onnxDataTypeName(OnnxDataType type);
+
+//! A constant tensor: an initializer or the value of a Constant node.
+struct OnnxConstant
+{
+    std::string name;
+    OnnxDataType dataType = OnnxDataType::kUndefined;
+    std::vector<std::int64_t> dims;
+    std::int64_t elementCount = 0;
+    bool external = false;        //!< data lives in an external file
+    std::string externalLocation; //!< relative path from the model's folder
+    std::int64_t externalOffset = 0;
+    std::int64_t externalLength = -1;
+    bool dataLoaded = false;      //!< values below hold the data (small tensors are always loaded)
+    std::vector<double> values;   //!< decoded values when dataLoaded (numeric types only)
+    bool fromConstantNode = false;
+};
+
+struct OnnxAttribute
+{
+    std::string name;
+    enum class Kind
+    {
+        kInt,
+        kFloat,
+        kString,
+        kInts,
+        kFloats,
+        kTensor,
+        kGraph,
+        kOther
+    } kind = Kind::kOther;
+    std::int64_t i = 0;
+    double f = 0.0;
+    std::string s;
+    std::vector<std::int64_t> ints;
+    std::vector<double> floats;
+};
+
+struct OnnxNode
+{
+    std::string name;   //!< node name; a node without a name gets "node_of_<first output>" as TensorRT does
+    bool nameWasEmpty = false;
+    std::string opType; //!< "Conv", "QuantizeLinear", ...
+    std::string domain; //!< "" or "ai.onnx" for standard ops; anything else is a custom (plugin) op
+    std::vector<std::string> inputs;  //!< tensor names; "" for an omitted optional input
+    std::vector<std::string> outputs;
+    std::vector<OnnxAttribute> attributes;
+    std::size_t index = 0; //!< position in the graph's node list
+
+    const OnnxAttribute* attribute(std::string_view attributeName) const;
+    std::optional<std::int64_t> intAttribute(std::string_view attributeName) const;
+    bool isCustomDomain() const;
+};
+
+//! Q/DQ parameters of one QuantizeLinear / DequantizeLinear node.
+struct QdqParameters
+{
+    std::size_t node = 0;   //!< index into OnnxGraph::nodes
+    bool isQuantize = false;
+    bool scaleIsConstant = false;
+    std::vector<double> scale; //!< empty when not inline/constant
+    std::int64_t scaleElements = 0;
+    bool hasZeroPoint = false;
+    bool zeroPointIsConstant = false;
+    OnnxDataType zeroPointType = OnnxDataType::kUndefined; //!< kUndefined when absent (defaults to uint8 in ONNX)
+    std::vector<double> zeroPoint;
+    std::optional<std::int64_t> axis;
+    std::optional<std::int64_t> blockSize;
+    std::optional<std::int64_t> outputDtype; //!< Q output_dtype attribute (opset 21)
+};
+
+struct OnnxGraph
+{
+    std::string sourcePath;
+    std::int64_t irVersion = 0;
+    std::vector<std::pair<std::string, std::int64_t>> opsets; //!< (domain, version)
+    std::string producerName;
+    std::string producerVersion;
+    std::string graphName;
+
+    std::vector<OnnxNode> nodes;
+    std::vector<std::string> graphInputs;  //!< excluding initializers
+    std::vector<std::string> graphOutputs;
+    std::unordered_map<std::string, OnnxDataType> tensorTypes; //!< elem types from inputs/outputs/value_info
+
+    std::vector<OnnxConstant> constants; //!< initializers and Constant-node values
+    std::unordered_map<std::string, std::size_t> constantByName;
+
+    std::unordered_map<std::string, std::size_t> nodeByName;
+    std::unordered_map<std::string, std::size_t> producerOf;                 //!< tensor -> node index
+    std::unordered_map<std::string, std::vector<std::size_t>> consumersOf; //!< tensor -> node indices
+
+    std::vector<QdqParameters> qdq; //!< one entry per Q/DQ node, in node order
+    std::unordered_map<std::size_t, std::size_t> qdqByNode;
+
+    bool externalDataMissing = false;
+    std::vector<ReaderWarning> warnings;
+
+    const OnnxNode* findNode(std::string_view nodeName) const;
+    const OnnxNode* producer(std::string_view tensor) const;
+    const std::vector<std::size_t>& consumers(std::string_view tensor) const;
+    const OnnxConstant* constant(std::string_view tensor) const;
+    const QdqParameters* qdqOf(std::size_t nodeIndex) const;
+    std::size_t quantizeCount() const;
+    std::size_t dequantizeCount() const;
+};
+
+struct OnnxReadOptions
+{
+    //! Load the data of external-data and large inline initializers (weights). Off by default.
+    bool loadWeights = false;
+    //! Inline tensors up to this many bytes are always decoded (scales, zero points, shapes).
+    std::size_t smallTensorBytes = 4096;
+};
+
+} // namespace qdq

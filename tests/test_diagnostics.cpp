@@ -1,0 +1,48 @@
+#include "qdq/diagnostics.h"
+#include "qdq/precision.h"
+
+#include <gtest/gtest.h>
+
+using namespace qdq;
+
+TEST(Printable, EscapesControlAndInvalidUtf8)
+{
+    EXPECT_EQ(printable("a\x1e" "b"), "a\\x1eb");
+    EXPECT_EQ(printable("\x1b[31mred"), "\\x1b[31mred");
+    EXPECT_EQ(printable(std::string("ok\xff", 3)), "ok\\xff");
+    EXPECT_EQ(printable("caf\xc3\xa9"), "caf\xc3\xa9");
+    EXPECT_EQ(printable(std::string(10, 'x'), 4), "xxxx...");
+}
+
+TEST(Utf8, Validity)
+{
+    EXPECT_TRUE(isValidUtf8("plain"));
+    EXPECT_TRUE(isValidUtf8("\xe2\x80\x94"));
+    EXPECT_FALSE(isValidUtf8("\xc0\xaf"));     // overlong
+    EXPECT_FALSE(isValidUtf8("\xed\xa0\x80")); // surrogate
+    EXPECT_FALSE(isValidUtf8("\xe2\x80"));     // truncated
+}
+
+TEST(Precision, LongAndShortFormats)
+{
+    EXPECT_EQ(precisionFromFormat("Row major linear FP32"), Precision::kFP32);
+    EXPECT_EQ(precisionFromFormat("Thirty-two wide channel vectorized row major Int8 format."), Precision::kINT8);
+    EXPECT_EQ(precisionFromFormat("Channel major FP16 format where channel % 8 == 0"), Precision::kFP16);
+    EXPECT_EQ(precisionFromFormat("Half"), Precision::kFP16);
+    EXPECT_EQ(precisionFromFormat("Float"), Precision::kFP32);
+    EXPECT_EQ(precisionFromFormat("Int32"), Precision::kINT32);
+    EXPECT_EQ(precisionFromFormat("Row major linear BOOL"), Precision::kBool);
+    EXPECT_EQ(precisionFromFormat("BF16"), Precision::kBF16);
+    EXPECT_EQ(precisionFromFormat("FP8"), Precision::kFP8);
+    EXPECT_EQ(precisionFromFormat("N/A due to dynamic shapes"), Precision::kUnknown);
+    EXPECT_EQ(precisionFromFormat("Row major linear Int64"), Precision::kINT64);
+}
+
+TEST(InputErrorMessage, NamesFileAndLine)
+{
+    SourceLocation where{"model.json", 12, 0, false};
+    InputError error(where, "unexpected end of input");
+    EXPECT_STREQ(error.what(), "model.json:12: error: unexpected end of input");
+    SourceLocation byByte{"m.onnx", 0, 77, true};
+    EXPECT_EQ(byByte.describe(), "m.onnx: byte 77");
+}

@@ -1,0 +1,133 @@
+#include "test_support.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace qdq::test
+{
+
+fs::path fixture(const std::string& relative)
+{
+    return fs::path(QDQ_SOURCE_DIR) / "tests" / "fixtures" / relative;
+}
+
+std::optional<fs::path> sharedDir()
+{
+    fs::path dir = QDQ_DEFAULT_SHARED_DIR;
+    if (const char* env = std::getenv("QDQ_SHARED_DIR"); env != nullptr && *env != '\0')
+    {
+        dir = env;
+    }
+    std::error_code ec;
+    if (fs::is_directory(dir / "realdata", ec) && fs::is_directory(dir / "models", ec))
+    {
+        return fs::weakly_canonical(dir, ec);
+    }
+    return std::nullopt;
+}
+
+fs::path realdata(const std::string& relative)
+{
+    return *sharedDir() / "realdata" / relative;
+}
+
+fs::path sharedModel(const std::string& relative)
+{
+    return *sharedDir() / "models" / relative;
+}
+
+namespace
+{
+struct TempRoot
+{
+    fs::path root;
+    TempRoot()
+    {
+        std::string pattern = (fs::temp_directory_path() / "qdq-tests-XXXXXX").string();
+        if (mkdtemp(pattern.data()) == nullptr)
+        {
+            std::abort();
+        }
+        root = pattern;
+    }
+    ~TempRoot()
+    {
+        std::error_code ec;
+        fs::remove_all(root, ec);
+    }
+};
+TempRoot& tempRoot()
+{
+    static TempRoot instance;
+    return instance;
+}
+} // namespace
+
+fs::path tempDir(const std::string& name)
+{
+    static int counter = 0;
+    fs::path dir = tempRoot().root / (name + "-" + std::to_string(++counter));
+    fs::create_directories(dir);
+    return dir;
+}
+
+fs::path writeFile(const fs::path& path, const std::string& bytes)
+{
+    fs::create_directories(path.parent_path());
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return path;
+}
+
+std::string readFile(const fs::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+}
+
+namespace
+{
+std::string shellQuote(const std::string& text)
+{
+    std::string quoted = "'";
+    for (char c : text)
+    {
+        if (c == '\'')
+        {
+            quoted += "'\\''";
+        }
+        else
+        {
+            quoted += c;
+        }
+    }
+    return quoted + "'";
+}
+} // namespace
+
+CommandResult runCli(const std::vector<std::string>& arguments)
+{
+    fs::path dir = tempDir("cli");
+    std::string command = shellQuote(QDQ_BINARY);
+    for (const auto& argument : arguments)
+    {
+        command += " " + shellQuote(argument);
+    }
+    command += " >" + shellQuote((dir / "out").string()) + " 2>" + shellQuote((dir / "err").string()) + " </dev/null";
+    int status = std::system(command.c_str());
+    CommandResult result;
+    result.exitStatus = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.out = readFile(dir / "out");
+    result.err = readFile(dir / "err");
+    return result;
+}
+
+} // namespace qdq::test

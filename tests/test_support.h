@@ -1,0 +1,51 @@
+// Helpers shared by the tests: where the project's fixtures and ../shared live, temporary folders, running the CLI.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace qdq::test
+{
+
+//! The project's own fixtures: tests/fixtures/<relative>.
+std::filesystem::path fixture(const std::string& relative);
+
+//! ../shared (or $QDQ_SHARED_DIR) when present.
+std::optional<std::filesystem::path> sharedDir();
+
+//! ../shared/realdata/<relative> and ../shared/models/<relative>. Call only after REQUIRE_SHARED().
+std::filesystem::path realdata(const std::string& relative);
+std::filesystem::path sharedModel(const std::string& relative);
+
+//! A fresh empty folder under the build tree's temporary area, removed at process exit.
+std::filesystem::path tempDir(const std::string& name);
+
+//! Writes bytes to a file and returns its path.
+std::filesystem::path writeFile(const std::filesystem::path& path, const std::string& bytes);
+
+std::string readFile(const std::filesystem::path& path);
+
+struct CommandResult
+{
+    int exitStatus = -1;
+    std::string out;
+    std::string err;
+};
+
+//! Runs the qdq-doctor binary with the given arguments (each shell-quoted here).
+CommandResult runCli(const std::vector<std::string>& arguments);
+
+} // namespace qdq::test
+
+//! Skips the current test when ../shared is absent.
+#define REQUIRE_SHARED()                                                                                               \
+    do                                                                                                                 \
+    {                                                                                                                  \
+        if (!::qdq::test::sharedDir())                                                                                 \
+        {                                                                                                              \
+            GTEST_SKIP() << "../shared is absent (set QDQ_SHARED_DIR to run the real-data tests)";                     \
+        }                                                                                                              \
+    } while (false)
