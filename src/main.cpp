@@ -1,8 +1,303 @@
-// qdq-doctor command line (placeholder until the commands land).
-#include <cstdio>
+// qdq-doctor command line. CLI11 stays in this file; the commands live in src/*.cpp.
+#include "qdq/embedded_sample.h"
+#include "qdq/inspect.h"
+#include "qdq/load_inputs.h"
 
-int main()
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+namespace
 {
-    std::puts("qdq-doctor");
-    return 0;
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 2;
+
+struct GlobalOptions
+{
+    std::uint64_t maxInputMb = 8192;
+    std::uint64_t maxLineMb = 256;
+    std::uint32_t maxJsonDepth = 256;
+    std::uint64_t maxGraphNodes = 5'000'000;
+    bool progress = false;
+
+    qdq::Limits limits() const
+    {
+        qdq::Limits limits;
+        limits.maxInputBytes = maxInputMb << 20;
+        limits.maxLineBytes = maxLineMb << 20;
+        limits.maxJsonDepth = maxJsonDepth;
+        limits.maxGraphNodes = maxGraphNodes;
+        return limits;
+    }
+};
+
+void addLimitOptions(CLI::App& app, GlobalOptions& options)
+{
+    app.add_option("--max-input-mb", options.maxInputMb, "Largest input file in MiB")->capture_default_str();
+    app.add_option("--max-line-mb", options.maxLineMb, "Longest text line in MiB")->capture_default_str();
+    app.add_option("--max-json-depth", options.maxJsonDepth, "Deepest JSON nesting")->capture_default_str();
+    app.add_option("--max-graph-nodes", options.maxGraphNodes, "Most ONNX nodes or engine layers")
+        ->capture_default_str();
+    app.add_flag("--progress", options.progress, "Report progress on stderr for large inputs (default: on a TTY)");
+}
+
+qdq::ProgressCallback progressReporter(const GlobalOptions& options, const std::string& path)
+{
+    if (!options.progress && !::isatty(STDERR_FILENO))
+    {
+        return {};
+    }
+    return [path](std::uint64_t done, std::uint64_t total) {
+        if (total > 0)
+        {
+            std::fprintf(stderr, "\rqdq-doctor: reading %s: %3.0f%%", qdq::printable(path, 200).c_str(),
+                100.0 * static_cast<double>(done) / static_cast<double>(total));
+            if (done >= total)
+            {
+                std::fputc('\n', stderr);
+            }
+        }
+        else
+        {
+            std::fprintf(stderr, "\rqdq-doctor: reading %s: %llu MiB", qdq::printable(path, 200).c_str(),
+                static_cast<unsigned long long>(done >> 20));
+        }
+        std::fflush(stderr);
+    };
+}
+
+void reportError(const std::exception& error)
+{
+    std::fprintf(stderr, "qdq-doctor: %s\n", qdq::printable(error.what(), 2000).c_str());
+}
+
+int runInspect(const std::vector<std::string>& files, const std::string& format, const GlobalOptions& options)
+{
+    std::vector<qdq::FileSummary> summaries;
+    int status = kExitOk;
+    for (const auto& path : files)
+    {
+        try
+        {
+            qdq::InspectOptions inspectOptions;
+            inspectOptions.limits = options.limits();
+            inspectOptions.progress = progressReporter(options, path);
+            summaries.push_back(qdq::inspectFile(path, inspectOptions));
+        }
+        catch (const qdq::InputError& error)
+        {
+            reportError(error);
+            status = kExitBadInput;
+        }
+    }
+    std::string output = format == "json" ? qdq::renderInspectJson(summaries) : qdq::renderInspectText(summaries);
+    std::fwrite(output.data(), 1, output.size(), stdout);
+    return status;
+}
+
+struct DiagnoseOptions
+{
+    qdq::InputFiles files;
+    std::string format = "text";
+    std::string outputDir;
+    std::string failOn;
+    bool force = false;
+};
+
+//! Writes a file next to its final name, then renames it: a crash never leaves half a report, and an existing file
+//! is replaced only when the user said --force.
+void writeReportFile(const std::filesystem::path& path, const std::string& content, bool force)
+{
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) && !force)
+    {
+        qdq::SourceLocation where;
+        where.path = path.string();
+        throw qdq::InputError(where, "already exists; pass --force to replace it");
+    }
+    std::filesystem::path temporary = path;
+    temporary += ".tmp";
+    {
+        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+        out.write(content.data(), static_cast<std::streamsize>(content.size()));
+        if (!out)
+        {
+            qdq::SourceLocation where;
+            where.path = temporary.string();
+            throw qdq::InputError(where, "cannot write");
+        }
+    }
+    std::filesystem::rename(temporary, path);
+}
+
+int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& options)
+{
+    std::string progressName = diagnoseOptions.files.files.empty() ? diagnoseOptions.files.log
+                                                                   : diagnoseOptions.files.files.front();
+    qdq::Inputs inputs = qdq::loadInputs(diagnoseOptions.files, options.limits(), progressReporter(options, progressName));
+    qdq::Report report = qdq::diagnose(inputs);
+    std::string text = qdq::renderReportText(report, inputs);
+    std::string json = qdq::renderReportJson(report, inputs);
+    if (!diagnoseOptions.outputDir.empty())
+    {
+        std::filesystem::path dir = diagnoseOptions.outputDir;
+        std::filesystem::create_directories(dir);
+        writeReportFile(dir / "report.json", json, diagnoseOptions.force);
+        writeReportFile(dir / "report.txt", text, diagnoseOptions.force);
+    }
+    const std::string& output = diagnoseOptions.format == "json" ? json : text;
+    std::fwrite(output.data(), 1, output.size(), stdout);
+    if (!diagnoseOptions.failOn.empty())
+    {
+        for (const auto& finding : report.findings)
+        {
+            if (finding.severity == qdq::Severity::kError
+                || (diagnoseOptions.failOn == "warning" && finding.severity == qdq::Severity::kWarning))
+            {
+                return 1;
+            }
+        }
+    }
+    return kExitOk;
+}
+
+//! `qdq-doctor demo`: diagnose on the sample compiled into the binary.
+int runDemo(const std::string& format, const GlobalOptions& options)
+{
+    std::string pattern = (std::filesystem::temp_directory_path() / "qdq-doctor-demo-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr)
+    {
+        std::perror("qdq-doctor: cannot create a temporary folder");
+        return kExitBadInput;
+    }
+    std::filesystem::path dir = pattern;
+    DiagnoseOptions diagnoseOptions;
+    diagnoseOptions.format = format;
+    for (const auto& file : qdq::embeddedSample())
+    {
+        std::ofstream out(dir / file.name, std::ios::binary);
+        out.write(file.bytes.data(), static_cast<std::streamsize>(file.bytes.size()));
+        diagnoseOptions.files.files.push_back((dir / file.name).string());
+    }
+    std::fprintf(stderr, "qdq-doctor demo: diagnosing the bundled sample (user report c: ResNet stem loses its "
+                         "Conv+MaxPool fusion in explicit INT8)\n");
+    int status = kExitOk;
+    try
+    {
+        status = runDiagnose(diagnoseOptions, options);
+    }
+    catch (...)
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+        throw;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    return status;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"qdq-doctor: explains why TensorRT built a slow engine from a Q/DQ ONNX model, and what to change."};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("qdq-doctor ") + QDQ_VERSION);
+    GlobalOptions options;
+
+    auto* inspect = app.add_subcommand("inspect", "Detect each file's kind from its content and summarize it");
+    std::vector<std::string> inspectFiles;
+    std::string inspectFormat = "text";
+    inspect->add_option("files", inspectFiles, "ONNX models, layer-info JSON, profile JSON, verbose build logs")
+        ->required();
+    inspect->add_option("--format", inspectFormat, "Output format")->check(CLI::IsMember({"text", "json"}));
+    addLimitOptions(*inspect, options);
+
+    auto* diagnose = app.add_subcommand("diagnose",
+        "Correlate engine layers with ONNX nodes and explain every missed fusion, standalone Q/DQ and reformat");
+    DiagnoseOptions diagnoseOptions;
+    diagnose->add_option("files", diagnoseOptions.files.files,
+        "Any of: the Q/DQ ONNX model, layer-info JSON, profile JSON, verbose build log (kinds from content)");
+    diagnose->add_option("--onnx", diagnoseOptions.files.onnx, "The ONNX model (when kinds must be named)");
+    diagnose->add_option("--layers", diagnoseOptions.files.layers, "The layer-info JSON (--exportLayerInfo)");
+    diagnose->add_option("--profile", diagnoseOptions.files.profile, "The profile JSON (--exportProfile)");
+    diagnose->add_option("--log", diagnoseOptions.files.log, "The verbose build log (--verbose)");
+    diagnose->add_option("--format", diagnoseOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    diagnose->add_option("-o,--output-dir", diagnoseOptions.outputDir, "Write report.json and report.txt here");
+    diagnose->add_flag("--force", diagnoseOptions.force, "Replace existing report files in the output folder");
+    diagnose->add_option("--fail-on", diagnoseOptions.failOn, "Exit 1 when findings of this severity or worse exist")
+        ->check(CLI::IsMember({"warning", "error"}));
+    addLimitOptions(*diagnose, options);
+
+    auto* demo = app.add_subcommand("demo", "Run diagnose on the sample compiled into the binary");
+    std::string demoFormat = "text";
+    demo->add_option("--format", demoFormat, "Output format")->check(CLI::IsMember({"text", "json"}));
+
+    try
+    {
+        app.parse(argc, argv);
+    }
+    catch (const CLI::CallForHelp& help)
+    {
+        return app.exit(help);
+    }
+    catch (const CLI::CallForAllHelp& help)
+    {
+        return app.exit(help);
+    }
+    catch (const CLI::CallForVersion& version)
+    {
+        return app.exit(version);
+    }
+    catch (const CLI::ParseError& error)
+    {
+        app.exit(error);
+        return kExitBadInput;
+    }
+
+    try
+    {
+        if (inspect->parsed())
+        {
+            return runInspect(inspectFiles, inspectFormat, options);
+        }
+        if (diagnose->parsed())
+        {
+            const auto& f = diagnoseOptions.files;
+            if (f.files.empty() && f.onnx.empty() && f.layers.empty() && f.profile.empty() && f.log.empty())
+            {
+                std::fprintf(stderr, "qdq-doctor diagnose: no input files (try `qdq-doctor demo`)\n");
+                return kExitBadInput;
+            }
+            return runDiagnose(diagnoseOptions, options);
+        }
+        if (demo->parsed())
+        {
+            return runDemo(demoFormat, options);
+        }
+    }
+    catch (const qdq::InputError& error)
+    {
+        reportError(error);
+        return kExitBadInput;
+    }
+    catch (const std::filesystem::filesystem_error& error)
+    {
+        std::fprintf(stderr, "qdq-doctor: %s\n", qdq::printable(error.what(), 2000).c_str());
+        return kExitBadInput;
+    }
+    catch (const std::exception& error)
+    {
+        // Anything else is a bug in qdq-doctor, not in the user's input; still no crash.
+        std::fprintf(stderr, "qdq-doctor: internal error: %s\n", qdq::printable(error.what(), 2000).c_str());
+        return 3;
+    }
+    return kExitOk;
 }

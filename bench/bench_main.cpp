@@ -1,0 +1,178 @@
+// qdq-bench: generates large inputs and measures each reader's throughput (MB/s) and peak RSS. Each measurement
+// runs in a child process so that its peak RSS is its own.
+#include "bench/generate_inputs.h"
+#include "qdq/readers.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace
+{
+
+struct Measurement
+{
+    double seconds = 0.0;
+    long peakRssKb = 0;
+    char detail[256] = {};
+    bool ok = false;
+};
+
+Measurement measureInChild(const std::function<std::string()>& work)
+{
+    int pipeFds[2];
+    if (::pipe(pipeFds) != 0)
+    {
+        std::perror("pipe");
+        std::exit(1);
+    }
+    pid_t child = ::fork();
+    if (child == 0)
+    {
+        ::close(pipeFds[0]);
+        Measurement result;
+        auto start = std::chrono::steady_clock::now();
+        try
+        {
+            std::string detail = work();
+            std::snprintf(result.detail, sizeof(result.detail), "%s", detail.c_str());
+            result.ok = true;
+        }
+        catch (const std::exception& error)
+        {
+            std::snprintf(result.detail, sizeof(result.detail), "FAILED: %s", error.what());
+        }
+        result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        struct rusage usage
+        {
+        };
+        ::getrusage(RUSAGE_SELF, &usage);
+        result.peakRssKb = usage.ru_maxrss;
+        ssize_t written = ::write(pipeFds[1], &result, sizeof(result));
+        ::_exit(written == sizeof(result) ? 0 : 1);
+    }
+    ::close(pipeFds[1]);
+    Measurement result;
+    ssize_t got = ::read(pipeFds[0], &result, sizeof(result));
+    ::close(pipeFds[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    if (got != sizeof(result))
+    {
+        std::snprintf(result.detail, sizeof(result.detail), "child died (status %d)", status);
+    }
+    return result;
+}
+
+void report(const char* what, std::uint64_t inputBytes, const Measurement& m, double targetMbPerS, double rssFactor)
+{
+    double mb = static_cast<double>(inputBytes) / 1e6;
+    double mbPerS = m.seconds > 0 ? mb / m.seconds : 0.0;
+    double rssMb = static_cast<double>(m.peakRssKb) / 1024.0;
+    double rssRatio = rssMb / (static_cast<double>(inputBytes) / (1 << 20));
+    std::printf("%-28s %9.1f MB  %7.3f s  %8.1f MB/s (target >= %.0f: %s)  peak RSS %8.1f MiB = %.2fx input "
+                "(target <= %.1fx: %s)  %s\n",
+        what, mb, m.seconds, mbPerS, targetMbPerS, mbPerS >= targetMbPerS ? "met" : "NOT MET", rssMb, rssRatio,
+        rssFactor, rssRatio <= rssFactor ? "met" : "NOT MET", m.detail);
+    std::fflush(stdout);
+}
+
+int usage()
+{
+    std::fprintf(stderr,
+        "usage: qdq-bench generate DIR [--log-mb N] [--layers N] [--onnx-mb N]\n"
+        "       qdq-bench readers DIR\n"
+        "Generates the large inputs in DIR (default sizes: 1024 MB log, 100000 layers, 500 MB ONNX), then\n"
+        "measures each reader on them.\n");
+    return 2;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc < 3)
+    {
+        return usage();
+    }
+    std::string command = argv[1];
+    fs::path dir = argv[2];
+    std::uint64_t logMb = 1024;
+    std::size_t layers = 100000;
+    std::uint64_t onnxMb = 500;
+    for (int i = 3; i + 1 < argc; i += 2)
+    {
+        std::string option = argv[i];
+        std::uint64_t value = std::stoull(argv[i + 1]);
+        if (option == "--log-mb")
+        {
+            logMb = value;
+        }
+        else if (option == "--layers")
+        {
+            layers = value;
+        }
+        else if (option == "--onnx-mb")
+        {
+            onnxMb = value;
+        }
+        else
+        {
+            return usage();
+        }
+    }
+    if (command == "generate")
+    {
+        fs::create_directories(dir);
+        std::printf("generating in %s ...\n", dir.c_str());
+        std::fflush(stdout);
+        std::uint64_t b = qdq::bench::generateBuildLog((dir / "build.log").string(), logMb << 20, 2000);
+        std::printf("  build.log        %10.1f MB\n", b / 1e6);
+        std::fflush(stdout);
+        b = qdq::bench::generateLayerInfo((dir / "layers.json").string(), layers);
+        std::printf("  layers.json      %10.1f MB (%zu layers)\n", b / 1e6, layers);
+        b = qdq::bench::generateProfile((dir / "profile.json").string(), layers);
+        std::printf("  profile.json     %10.1f MB\n", b / 1e6);
+        std::fflush(stdout);
+        std::size_t nodes = 0;
+        b = qdq::bench::generateOnnx((dir / "model.onnx").string(), onnxMb << 20, &nodes);
+        std::printf("  model.onnx       %10.1f MB (%zu nodes, inline weights)\n", b / 1e6, nodes);
+        return 0;
+    }
+    if (command != "readers")
+    {
+        return usage();
+    }
+    auto size = [&](const char* name) { return static_cast<std::uint64_t>(fs::file_size(dir / name)); };
+    std::printf("reader benchmarks on %s (%u cores)\n", dir.c_str(), static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN)));
+    report("build log", size("build.log"), measureInChild([&] {
+        auto log = qdq::readBuildLog((dir / "build.log").string());
+        return std::to_string(log.engine.layers.size()) + " engine layers, " + std::to_string(log.events.size())
+            + " events, " + std::to_string(log.tactics.size()) + " tactics";
+    }),
+        500, 2.0);
+    report("layer-info JSON", size("layers.json"), measureInChild([&] {
+        auto plan = qdq::readLayerInfo((dir / "layers.json").string());
+        return std::to_string(plan.layers.size()) + " layers";
+    }),
+        150, 2.0);
+    report("profile JSON", size("profile.json"), measureInChild([&] {
+        auto profile = qdq::readProfile((dir / "profile.json").string());
+        return std::to_string(profile.entries.size()) + " entries";
+    }),
+        150, 2.0);
+    report("ONNX (graph only)", size("model.onnx"), measureInChild([&] {
+        auto graph = qdq::readOnnx((dir / "model.onnx").string());
+        return std::to_string(graph.nodes.size()) + " nodes, " + std::to_string(graph.qdq.size()) + " Q/DQ";
+    }),
+        300, 1.2);
+    return 0;
+}

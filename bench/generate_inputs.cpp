@@ -1,0 +1,321 @@
+// Generators for large benchmark inputs, written in the exact formats real TensorRT artifacts use
+// (../shared/realdata/FORMATS.md): a verbose build log, a detailed layer-info JSON, its profile JSON, and a Q/DQ ONNX
+// model with inline weights. Deterministic: the same arguments give the same bytes.
+#include "bench/generate_inputs.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+namespace qdq::bench
+{
+
+namespace
+{
+
+class Output
+{
+public:
+    explicit Output(const std::string& path)
+        : mFile(std::fopen(path.c_str(), "wb"))
+    {
+        if (mFile == nullptr)
+        {
+            throw std::runtime_error("cannot write " + path);
+        }
+        std::setvbuf(mFile, nullptr, _IOFBF, 1 << 20);
+    }
+    ~Output()
+    {
+        if (mFile != nullptr)
+        {
+            std::fclose(mFile);
+        }
+    }
+    void write(const std::string& text)
+    {
+        std::fwrite(text.data(), 1, text.size(), mFile);
+        mBytes += text.size();
+    }
+    std::uint64_t bytes() const { return mBytes; }
+
+private:
+    std::FILE* mFile;
+    std::uint64_t mBytes = 0;
+};
+
+std::string layerName(std::size_t i)
+{
+    return "/model/stage" + std::to_string(i / 64) + "/block" + std::to_string(i % 64) + "/conv/Conv";
+}
+
+std::string weightName(std::size_t i)
+{
+    return "model.stage" + std::to_string(i / 64) + ".block" + std::to_string(i % 64) + ".conv.weight";
+}
+
+std::string quantizeName(std::size_t i)
+{
+    return "/model/stage" + std::to_string(i / 64) + "/block" + std::to_string(i % 64)
+        + "/conv/_input_quantizer/QuantizeLinear";
+}
+
+std::string hex16(std::uint64_t value)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "0x%016llx", static_cast<unsigned long long>(value));
+    return buffer;
+}
+
+} // namespace
+
+std::uint64_t generateBuildLog(const std::string& path, std::uint64_t targetBytes, std::size_t layers)
+{
+    Output out(path);
+    const std::string stamp = "[11/22/2026-08:00:00] ";
+    out.write("&&&& RUNNING TensorRT.trtexec [TensorRT v101601] [b11] # trtexec --onnx=model.onnx --int8 --fp16 "
+              "--verbose --dumpProfile\n");
+    out.write(stamp + "[I] === Build Options ===\n" + stamp + "[I] Precision: FP32+FP16+INT8\n");
+    out.write(stamp + "[I] TensorRT version: 10.16.1\n");
+    for (std::size_t i = 0; i < layers; ++i)
+    {
+        out.write(stamp + "[V] [TRT] Parsing node: " + quantizeName(i) + " [QuantizeLinear]\n");
+        out.write(stamp + "[V] [TRT] Registering layer: " + quantizeName(i) + " for ONNX node: " + quantizeName(i)
+            + "\n");
+        out.write(stamp + "[V] [TRT] Parsing node: " + layerName(i) + " [Conv]\n");
+        out.write(stamp + "[V] [TRT] Registering layer: " + layerName(i) + " for ONNX node: " + layerName(i) + "\n");
+    }
+    out.write(stamp + "[W] [TRT] Calibrator won't be used in explicit precision mode. Use quantization aware training "
+                      "to generate network with Quantize/Dequantize nodes.\n");
+    for (std::size_t i = 0; i < layers; ++i)
+    {
+        out.write(stamp + "[V] [TRT] Running: ConstWeightsQuantizeFusion on " + weightName(i) + "\n");
+        out.write(stamp + "[V] [TRT] ConstWeightsQuantizeFusion: Fusing " + weightName(i) + " with " + quantizeName(i)
+            + "\n");
+        out.write(stamp + "[V] [TRT] QuantizeDoubleInputNodes: fusing " + quantizeName(i + 1) + " into " + layerName(i)
+            + "\n");
+    }
+    // Tactic timing noise fills the bulk of a real verbose log.
+    std::uint64_t tactic = 0x9cb304e2edbc1221ull;
+    std::size_t layer = 0;
+    const std::uint64_t tailReserve = static_cast<std::uint64_t>(layers) * 420 + 4096;
+    while (out.bytes() + tailReserve < targetBytes)
+    {
+        out.write(stamp + "[V] [TRT] *************** Autotuning format combination: Int8(802816,1:32,14336,256) -> "
+                          "Int8(802816,1:32,14336,256) ***************\n");
+        out.write(stamp + "[V] [TRT] --------------- Timing Runner: " + layerName(layer) + " (CaskConvolution)\n");
+        for (int k = 0; k < 16; ++k)
+        {
+            tactic = tactic * 6364136223846793005ull + 1442695040888963407ull;
+            out.write(stamp + "[V] [TRT] Tactic Name: sm80_xmma_fprop_implicit_gemm_interleaved_i8i8_i8i32_f32_"
+                              "nchw_vect_c_32kcrs_vect_c_32_nchw_vect_c_32_tilesize128x128x64_stage3_warpsize2x2x1_"
+                              "g1_tensor16x8x32 Tactic: "
+                + hex16(tactic) + " Time: 0.0" + std::to_string(1000 + k * 37) + "\n");
+        }
+        out.write(stamp + "[V] [TRT] " + layerName(layer) + " (CaskConvolution[0x80000009]) profiling completed in "
+                                                           "0.0819 seconds. Fastest Tactic: "
+            + hex16(tactic) + " Time: 0.0107\n");
+        layer = (layer + 1) % layers;
+    }
+    out.write(stamp + "[V] [TRT] Engine Layer Information:\n");
+    for (std::size_t i = 0; i < layers; ++i)
+    {
+        out.write("Layer(CaskConvolution): " + weightName(i) + " + " + quantizeName(i) + " + " + layerName(i)
+            + ", Tactic: " + hex16(0x4749124f62d8bd23ull + i) + ", t" + std::to_string(i)
+            + " (Int8[1,64:32,56,56]) -> t" + std::to_string(i + 1) + " (Int8[1,64:32,56,56])\n");
+    }
+    out.write(stamp + "[I] === Profile (100 iterations ) ===\n");
+    out.write(stamp + "[I]    Time(ms)     Avg.(ms)   Median(ms)   Time(%)   Layer\n");
+    for (std::size_t i = 0; i < layers; ++i)
+    {
+        out.write(stamp + "[I]        1.23       0.0123       0.0120       0.1   " + weightName(i) + " + "
+            + quantizeName(i) + " + " + layerName(i) + "\n");
+    }
+    out.write(stamp + "[I]      123.00       1.2300       1.2000     100.0   Total\n");
+    out.write("&&&& PASSED TensorRT.trtexec [TensorRT v101601] [b11]\n");
+    return out.bytes();
+}
+
+std::uint64_t generateLayerInfo(const std::string& path, std::size_t layers)
+{
+    Output out(path);
+    out.write("{\"Layers\": [");
+    for (std::size_t i = 0; i < layers; ++i)
+    {
+        const bool standaloneQuantize = i % 10 == 0;
+        std::string name = standaloneQuantize ? quantizeName(i) : weightName(i) + " + " + quantizeName(i) + " + "
+                                                                      + layerName(i) + " + /model/act" + std::to_string(i)
+                                                                      + "/Relu";
+        std::string record = i == 0 ? "{\n" : ",{\n";
+        record += "  \"Name\": \"" + name + "\",\n";
+        record += std::string("  \"LayerType\": \"") + (standaloneQuantize ? "Reformat" : "CaskConvolution") + "\",\n";
+        record += "  \"Inputs\": [\n  {\n    \"Name\": \"t" + std::to_string(i)
+            + "\",\n    \"Location\": \"Device\",\n    \"Dimensions\": [1,64,56,56],\n    \"Format/Datatype\": "
+              "\"Thirty-two wide channel vectorized row major Int8 format\"\n  }],\n";
+        record += "  \"Outputs\": [\n  {\n    \"Name\": \"t" + std::to_string(i + 1)
+            + "\",\n    \"Location\": \"Device\",\n    \"Dimensions\": [1,64,56,56],\n    \"Format/Datatype\": "
+              "\"Thirty-two wide channel vectorized row major Int8 format\"\n  }],\n";
+        if (standaloneQuantize)
+        {
+            record += "  \"ParameterType\": \"Reformat\",\n  \"Origin\": \"QDQ\",\n  \"TacticValue\": "
+                      "\"0x00000000000003ea\",\n  \"StreamId\": 0,\n  \"Metadata\": \"[ONNX Layer: "
+                + quantizeName(i) + "]\"\n}";
+        }
+        else
+        {
+            record += "  \"ParameterType\": \"Convolution\",\n  \"Kernel\": [3,3],\n  \"PaddingMode\": "
+                      "\"kEXPLICIT_ROUND_DOWN\",\n  \"PrePadding\": [1,1],\n  \"PostPadding\": [1,1],\n  \"Stride\": "
+                      "[1,1],\n  \"Dilation\": [1,1],\n  \"OutMaps\": 64,\n  \"Groups\": 1,\n  \"Weights\": "
+                      "{\"Type\": \"Int8\", \"Count\": 36864},\n  \"Bias\": {\"Type\": \"Float\", \"Count\": 64},\n  "
+                      "\"HasBias\": 1,\n  \"HasReLU\": 1,\n  \"HasSparseWeights\": 0,\n  \"HasDynamicFilter\": 0,\n  "
+                      "\"HasDynamicBias\": 0,\n  \"HasResidual\": 0,\n  \"ConvXAsActInputIdx\": -1,\n  "
+                      "\"BiasAsActInputIdx\": -1,\n  \"ResAsActInputIdx\": -1,\n  \"Activation\": \"RELU\",\n  "
+                      "\"TacticName\": \"sm80_xmma_fprop_implicit_gemm_interleaved_i8i8_i8i32_f32_nchw_vect_c_32kcrs_"
+                      "vect_c_32_nchw_vect_c_32_tilesize32x32x64_stage6_warpsize2x1x1_g1_tensor16x8x32_t1r3s3\",\n  "
+                      "\"TacticValue\": \""
+                + hex16(0x4749124f62d8bd23ull + i) + "\",\n  \"StreamId\": 0,\n  \"Metadata\": \"[ONNX Layer: "
+                + layerName(i) + "]\\u001e[ONNX Layer: " + quantizeName(i + 1) + "]\\u001e[ONNX Layer: /model/act"
+                + std::to_string(i) + "/Relu]\"\n}";
+        }
+        out.write(record);
+    }
+    out.write("],\n\"Bindings\": [\"t0\"\n,\"t" + std::to_string(layers) + "\"\n]}\n");
+    return out.bytes();
+}
+
+std::uint64_t generateProfile(const std::string& path, std::size_t layers)
+{
+    Output out(path);
+    out.write("[\n  { \"count\" : 100 }\n");
+    for (std::size_t i = 0; i < layers; ++i)
+    {
+        const bool standaloneQuantize = i % 10 == 0;
+        std::string name = standaloneQuantize ? quantizeName(i) : weightName(i) + " + " + quantizeName(i) + " + "
+                                                                      + layerName(i) + " + /model/act" + std::to_string(i)
+                                                                      + "/Relu";
+        out.write(", { \"name\" : \"" + name
+            + "\", \"timeMs\" : 1.2288, \"averageMs\" : 0.012288, \"medianMs\" : 0.012288, \"percentage\" : 0.001 }\n");
+    }
+    out.write("]\n");
+    return out.bytes();
+}
+
+std::uint64_t generateOnnx(const std::string& path, std::uint64_t targetBytes, std::size_t* nodesWritten)
+{
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.set_producer_name("qdq-doctor-bench");
+    auto* opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(17);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("bench");
+    auto* input = graph->add_input();
+    input->set_name("input");
+    input->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+
+    const int channels = 256;
+    const std::size_t weightBytes = static_cast<std::size_t>(channels) * channels * 3 * 3 * 4; // 2.25 MiB per conv
+    std::string weightData(weightBytes, '\0');
+    for (std::size_t k = 0; k < weightBytes; ++k)
+    {
+        weightData[k] = static_cast<char>((k * 2654435761u) >> 24);
+    }
+    std::string current = "input";
+    std::size_t block = 0;
+    std::uint64_t bytes = 0;
+    auto addScalar = [&](const std::string& name, float value) {
+        auto* tensor = graph->add_initializer();
+        tensor->set_name(name);
+        tensor->set_data_type(onnx::TensorProto::FLOAT);
+        tensor->add_float_data(value);
+    };
+    auto addZeroPoint = [&](const std::string& name) {
+        auto* tensor = graph->add_initializer();
+        tensor->set_name(name);
+        tensor->set_data_type(onnx::TensorProto::INT8);
+        tensor->add_int32_data(0);
+    };
+    auto addNode = [&](const std::string& op, const std::string& name, std::vector<std::string> inputs,
+                       std::vector<std::string> outputs) {
+        auto* node = graph->add_node();
+        node->set_op_type(op);
+        node->set_name(name);
+        for (auto& in : inputs)
+        {
+            node->add_input(in);
+        }
+        for (auto& out : outputs)
+        {
+            node->add_output(out);
+        }
+        return node;
+    };
+    while (bytes < targetBytes)
+    {
+        std::string prefix = "/block" + std::to_string(block);
+        addScalar(prefix + "/x_scale", 0.02f);
+        addZeroPoint(prefix + "/x_zero_point");
+        addNode("QuantizeLinear", prefix + "/input_quantizer/QuantizeLinear",
+            {current, prefix + "/x_scale", prefix + "/x_zero_point"}, {prefix + "/xq"});
+        addNode("DequantizeLinear", prefix + "/input_quantizer/DequantizeLinear",
+            {prefix + "/xq", prefix + "/x_scale", prefix + "/x_zero_point"}, {prefix + "/xdq"});
+        auto* weight = graph->add_initializer();
+        weight->set_name(prefix + ".conv.weight");
+        weight->set_data_type(onnx::TensorProto::FLOAT);
+        for (long d : {channels, channels, 3, 3})
+        {
+            weight->add_dims(d);
+        }
+        weight->set_raw_data(weightData);
+        auto* wscale = graph->add_initializer();
+        wscale->set_name(prefix + "/w_scale");
+        wscale->set_data_type(onnx::TensorProto::FLOAT);
+        wscale->add_dims(channels);
+        for (int c = 0; c < channels; ++c)
+        {
+            wscale->add_float_data(0.001f * static_cast<float>(c + 1));
+        }
+        auto* wzero = graph->add_initializer();
+        wzero->set_name(prefix + "/w_zero_point");
+        wzero->set_data_type(onnx::TensorProto::INT8);
+        wzero->add_dims(channels);
+        for (int c = 0; c < channels; ++c)
+        {
+            wzero->add_int32_data(0);
+        }
+        auto* wq = addNode("QuantizeLinear", prefix + "/weight_quantizer/QuantizeLinear",
+            {prefix + ".conv.weight", prefix + "/w_scale", prefix + "/w_zero_point"}, {prefix + "/wq"});
+        auto* axis = wq->add_attribute();
+        axis->set_name("axis");
+        axis->set_type(onnx::AttributeProto::INT);
+        axis->set_i(0);
+        auto* wdq = addNode("DequantizeLinear", prefix + "/weight_quantizer/DequantizeLinear",
+            {prefix + "/wq", prefix + "/w_scale", prefix + "/w_zero_point"}, {prefix + "/wdq"});
+        wdq->add_attribute()->CopyFrom(*axis);
+        addNode("Conv", prefix + "/conv/Conv", {prefix + "/xdq", prefix + "/wdq"}, {prefix + "/conv_out"});
+        addNode("Relu", prefix + "/act/Relu", {prefix + "/conv_out"}, {prefix + "/relu_out"});
+        current = prefix + "/relu_out";
+        bytes += weightBytes + 600;
+        ++block;
+    }
+    auto* output = graph->add_output();
+    output->set_name(current);
+    output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    if (nodesWritten != nullptr)
+    {
+        *nodesWritten = static_cast<std::size_t>(graph->node_size());
+    }
+    std::ofstream file(path, std::ios::binary);
+    if (!model.SerializeToOstream(&file))
+    {
+        throw std::runtime_error("cannot write " + path);
+    }
+    file.close();
+    return static_cast<std::uint64_t>(model.ByteSizeLong());
+}
+
+} // namespace qdq::bench

@@ -1,0 +1,24 @@
+// Large-input generators for the benchmarks (see bench/README.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace qdq::bench
+{
+
+//! A trtexec --verbose style build log of about targetBytes: parse map, fusion events, tactic timing noise, an
+//! Engine Layer Information block of `layers` layers and a --dumpProfile table. Returns bytes written.
+std::uint64_t generateBuildLog(const std::string& path, std::uint64_t targetBytes, std::size_t layers);
+
+//! A detailed --exportLayerInfo JSON (TensorRT 10 style, with Metadata) of `layers` layers.
+std::uint64_t generateLayerInfo(const std::string& path, std::size_t layers);
+
+//! The --exportProfile JSON matching generateLayerInfo's layers.
+std::uint64_t generateProfile(const std::string& path, std::size_t layers);
+
+//! A Q/DQ ONNX model (Q/DQ -> Conv -> Relu blocks) with inline float weights, about targetBytes in size.
+std::uint64_t generateOnnx(const std::string& path, std::uint64_t targetBytes, std::size_t* nodesWritten = nullptr);
+
+} // namespace qdq::bench

@@ -1,0 +1,263 @@
+// The analysis model: what the user handed in, how engine layers map to ONNX nodes (the correlation), and the
+// findings the rules produce. Everything here is read-only for rules.
+#pragma once
+
+#include "qdq/build_log.h"
+#include "qdq/engine_plan.h"
+#include "qdq/onnx_graph.h"
+#include "qdq/profile.h"
+#include "qdq/readers.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace qdq
+{
+
+//! The artifacts of one engine build, in any combination.
+struct Inputs
+{
+    struct Source
+    {
+        InputKind kind = InputKind::kUnknown;
+        std::string path;
+        std::optional<std::string> trtVersion;
+    };
+    std::vector<Source> sources;
+
+    std::optional<OnnxGraph> onnx;
+    std::optional<EnginePlan> layerInfo; //!< from --exportLayerInfo
+    std::optional<Profile> profile;      //!< from --exportProfile
+    std::optional<BuildLog> buildLog;
+
+    //! The engine layer list to analyze: the layer-info JSON when given, else the build log's engine block.
+    const EnginePlan* engine() const;
+    //! Per-layer timings: the profile JSON when given, else the build log's --dumpProfile table.
+    const Profile* timings() const;
+    //! TensorRT version when any input tells it ("8.5.2"), else empty.
+    std::string trtVersion() const;
+    //! Major version (8, 10, ...) or 0 when unknown.
+    int trtMajor() const;
+};
+
+enum class LayerState
+{
+    kMapped,           //!< executes ONNX nodes of the user's model
+    kInsertedQdq,      //!< executes nothing but Q/DQ nodes: a standalone Quantize/Dequantize
+    kInsertedReformat, //!< builder-inserted reformat or copy
+    kDropped,          //!< executes no ONNX node: NoOp and builder bookkeeping layers
+    kUnattributed,     //!< none of the above could be established
+};
+std::string_view layerStateName(LayerState state);
+
+enum class QdqState
+{
+    kFused,      //!< executed inside a layer together with other nodes
+    kStandalone, //!< executed as its own layer
+    kFolded,     //!< folded into constant weights at build time
+    kEliminated, //!< removed by the optimizer (cancelled pair, merged duplicate, dangling)
+    kUnknown,
+};
+std::string_view qdqStateName(QdqState state);
+
+//! Which evidence decided a mapping, in order of trust.
+enum class MappingEvidence
+{
+    kMetadata,     //!< layer Metadata [ONNX Layer: ...]
+    kBuildLog,     //!< parse-time map or fusion events of the build log
+    kNameGrammar,  //!< the layer name (" + ", " || ", PWN(), ForeignNode ranges, clones, weights)
+    kTensorNames,  //!< input/output tensor names
+    kNameOnly,     //!< no ONNX model: node names read from the layer name alone
+    kNone,
+};
+std::string_view mappingEvidenceName(MappingEvidence evidence);
+
+struct LayerMapping
+{
+    std::size_t layer = 0; //!< index in the engine plan
+    LayerState state = LayerState::kUnattributed;
+    std::vector<std::string> onnxNodes; //!< the ONNX nodes it executes (names), in name order
+    MappingEvidence evidence = MappingEvidence::kNone;
+    std::optional<std::size_t> reformatTarget; //!< for reformats: the layer it feeds or drains
+    std::optional<double> timeMs;              //!< average time from the profile
+};
+
+struct QdqNodeState
+{
+    std::string node;     //!< ONNX node name
+    bool isQuantize = false;
+    QdqState state = QdqState::kUnknown;
+    std::optional<std::size_t> layer; //!< the engine layer that executes it (fused or standalone)
+    std::string why;                  //!< short evidence text
+};
+
+struct Correlation
+{
+    std::vector<LayerMapping> layers;      //!< one per engine layer, same order
+    std::vector<QdqNodeState> qdqNodes;    //!< one per Q/DQ node (ONNX, or names seen in the engine without ONNX)
+    std::map<std::string, std::vector<std::size_t>> layersOfNode; //!< ONNX node -> engine layers executing it
+    std::vector<std::string> notes;                                //!< what could not be established, and why
+
+    struct LayerTotals
+    {
+        std::size_t total = 0, mapped = 0, insertedQdq = 0, insertedReformat = 0, dropped = 0, unattributed = 0;
+    };
+    struct QdqTotals
+    {
+        std::size_t total = 0, fused = 0, standalone = 0, folded = 0, eliminated = 0, unknown = 0;
+    };
+    LayerTotals layerTotals() const;
+    QdqTotals qdqTotals() const;
+};
+
+enum class Severity
+{
+    kInfo,
+    kWarning,
+    kError,
+};
+std::string_view severityName(Severity severity);
+
+struct Evidence
+{
+    std::string file;
+    std::uint64_t line = 0; //!< 0 when the evidence is a field, not a line
+    std::string field;      //!< e.g. "Layers[12].Origin" or "node Conv_9"
+    std::string text;       //!< what was seen
+};
+
+struct Finding
+{
+    std::string rule; //!< slug
+    Severity severity = Severity::kWarning;
+    std::string message;
+    std::vector<std::string> onnxNodes;
+    std::vector<std::string> engineLayers;
+    std::vector<Evidence> evidence;
+    std::string fix;
+    std::optional<double> costMs;
+    bool likely = false; //!< rests on observations, not documentation
+};
+
+//! A layer TensorRT is expected to build, predicted from the ONNX graph alone (reference section 7.1).
+struct PredictedLayer
+{
+    std::string kind;                   //!< "quantized-conv", "standalone-quantize", "float-op", ...
+    std::vector<std::string> onnxNodes; //!< nodes it would execute
+    bool int8Input = false;
+    bool int8Output = false;
+};
+
+//! What the simulation expects to happen to one Q/DQ node.
+struct PredictedQdq
+{
+    std::string node;
+    bool isQuantize = false;
+    enum class Fate
+    {
+        kFusedIntoProducer, //!< output quantization absorbed by a quantized producer
+        kFusedIntoConsumer, //!< input dequantization absorbed by a quantized consumer
+        kFolded,            //!< weight path, folded at build time
+        kCancelled,         //!< DQ(s) -> Q(s) with equal scales: erased
+        kRequantize,        //!< DQ(s1) -> Q(s2) with different scales: a Scale/Reformat layer
+        kStandalone,        //!< nothing to fuse with: its own Quantize/Dequantize layer
+    } fate = Fate::kStandalone;
+    std::string partner; //!< the node it fuses with, or the other half of a requantize pair
+    std::string reason;
+};
+std::string_view predictedFateName(PredictedQdq::Fate fate);
+
+struct Prediction
+{
+    std::vector<PredictedLayer> layers;
+    std::vector<PredictedQdq> qdq;
+    const PredictedQdq* find(const std::string& node) const;
+};
+
+struct AnalysisOptions
+{
+    bool predict = true;
+};
+
+//! What every rule gets. Read-only.
+struct Context
+{
+    const Inputs& inputs;
+    const Correlation& correlation;
+    const Prediction& prediction;
+    const AnalysisOptions& options;
+
+    const OnnxGraph* graph() const { return inputs.onnx ? &*inputs.onnx : nullptr; }
+    const EnginePlan* engine() const { return inputs.engine(); }
+    const Profile* timings() const { return inputs.timings(); }
+};
+
+class FindingSink
+{
+public:
+    void add(Finding finding) { mFindings.push_back(std::move(finding)); }
+    std::vector<Finding>& findings() { return mFindings; }
+
+private:
+    std::vector<Finding> mFindings;
+};
+
+//! What a rule needs to judge its pattern.
+enum RuleNeeds : unsigned
+{
+    kNeedsOnnx = 1u << 0,
+    kNeedsEngine = 1u << 1,
+    kNeedsOnnxOrEngine = 1u << 2,
+};
+
+struct RuleInfo
+{
+    std::string slug;
+    std::string id; //!< catalogue id, e.g. "R08", or "" for rules added by qdq-doctor
+    std::string summary;
+    Severity defaultSeverity = Severity::kWarning;
+    std::string trtVersions; //!< e.g. "8.0-10.x", "8.x only"
+    unsigned needs = kNeedsOnnxOrEngine;
+};
+
+class Rule
+{
+public:
+    virtual ~Rule() = default;
+    virtual const RuleInfo& info() const = 0;
+    virtual void check(const Context& context, FindingSink& sink) const = 0;
+};
+
+//! The explicit rule list (rules/registry.cpp), in catalogue order.
+const std::vector<std::unique_ptr<Rule>>& allRules();
+
+//! Builds the correlation between engine layers and ONNX nodes.
+Correlation correlate(const Inputs& inputs);
+
+//! Predicts the engine TensorRT will build from the ONNX graph alone.
+Prediction predictEngine(const OnnxGraph& graph);
+
+struct Report
+{
+    std::vector<Inputs::Source> inputs;
+    Correlation correlation;
+    Prediction prediction;
+    std::vector<Finding> findings; //!< sorted: severity, cost, rule, first node
+    std::vector<std::string> notes;
+    double totalMs = 0.0;
+    double standaloneQdqMs = 0.0;
+    double reformatMs = 0.0;
+    bool hasTimings = false;
+};
+
+//! Runs correlation, prediction and every rule; findings sorted and de-duplicated.
+Report diagnose(const Inputs& inputs, const AnalysisOptions& options = {});
+
+std::string renderReportText(const Report& report, const Inputs& inputs);
+std::string renderReportJson(const Report& report, const Inputs& inputs);
+
+} // namespace qdq

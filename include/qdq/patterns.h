@@ -1,0 +1,93 @@
+// Graph and engine helpers shared by the rules: operator classes (reference section 0), walks through commuting
+// ops, Q/DQ predicates (qin/qout), and finding construction.
+#pragma once
+
+#include "qdq/analysis.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qdq::patterns
+{
+
+// ---- operator classes -------------------------------------------------------------------------------------------
+
+bool isQuantize(const OnnxNode& node);
+bool isDequantize(const OnnxNode& node);
+bool isQdq(const OnnxNode& node);
+//! Conv, ConvTranspose, Gemm, and MatMul whose second input is constant (possibly through Q/DQ).
+bool isWeighted(const OnnxGraph& graph, const OnnxNode& node);
+//! Data-movement ops Q/DQ commute with: MaxPool, Concat, Slice, Split, Reshape, Transpose, Flatten, Squeeze,
+//! Unsqueeze, Identity, GlobalMaxPool, Pad (constant zero padding assumed).
+bool isCommuting(const std::string& opType);
+//! Single-input pointwise ops TensorRT fuses as a conv epilogue ("generic activation") and BatchNormalization.
+bool isEpilogue(const std::string& opType);
+bool isActivation(const std::string& opType);
+//! Non-weighted ops that run INT8 when wrapped `DQ > op > Q`: Add, Mul, Sub, AveragePool, GlobalAveragePool, ...
+bool isQuantizableNonWeighted(const std::string& opType);
+bool isCustomOp(const OnnxNode& node);
+
+// ---- graph navigation ---------------------------------------------------------------------------------------------
+
+const OnnxNode* producerOf(const OnnxGraph& graph, const std::string& tensor);
+std::vector<const OnnxNode*> consumersOf(const OnnxGraph& graph, const std::string& tensor);
+bool isConstantTensor(const OnnxGraph& graph, const std::string& tensor);
+bool isGraphInput(const OnnxGraph& graph, const std::string& tensor);
+bool isGraphOutput(const OnnxGraph& graph, const std::string& tensor);
+
+//! The DQ feeding tensor, walking back through commuting ops (qin in the reference); nullptr when float.
+const OnnxNode* feedingDequantize(const OnnxGraph& graph, const std::string& tensor);
+
+//! The Qs reached from tensor going forward through commuting ops (and, when throughEpilogue, through single-
+//! consumer epilogue ops). allPaths is set false when some path ends at a non-Q op or a graph output first.
+struct ForwardQuantizers
+{
+    std::vector<const OnnxNode*> quantizers;
+    bool allPaths = true;
+};
+ForwardQuantizers forwardQuantizers(const OnnxGraph& graph, const std::string& tensor, bool throughEpilogue);
+
+//! Follows single-consumer epilogue ops (BN, activations, SiLU's Sigmoid*Mul) from a weighted op's output; returns
+//! the last tensor of the epilogue chain and the nodes passed.
+struct EpilogueChain
+{
+    std::string tensor;
+    std::vector<const OnnxNode*> nodes;
+};
+EpilogueChain epilogueChain(const OnnxGraph& graph, const OnnxNode& weighted);
+
+//! The scale of a Q/DQ node as a single value when per-tensor and constant.
+std::optional<double> perTensorScale(const OnnxGraph& graph, const OnnxNode& qdqNode);
+bool scalesEqual(double a, double b);
+
+// ---- engine side ------------------------------------------------------------------------------------------------
+
+//! Average time of a layer when a profile is present.
+std::optional<double> layerTime(const Context& context, std::size_t layer);
+//! Sum of the times of the given layers; nullopt when no profile.
+std::optional<double> sumTimes(const Context& context, const std::vector<std::size_t>& layers);
+//! Engine layers executing an ONNX node.
+std::vector<std::size_t> layersOf(const Context& context, const std::string& onnxNode);
+//! Precision of a layer's first output / first input.
+Precision outputPrecision(const EngineLayer& layer);
+Precision inputPrecision(const EngineLayer& layer, std::size_t input = 0);
+//! Layers producing / consuming a tensor name.
+std::optional<std::size_t> producerLayer(const EnginePlan& plan, const std::string& tensor);
+std::vector<std::size_t> consumerLayers(const EnginePlan& plan, const std::string& tensor);
+
+// ---- findings ---------------------------------------------------------------------------------------------------
+
+//! Evidence pointing at an engine layer record (layer-info or build-log line).
+Evidence layerEvidence(const Context& context, std::size_t layer, const std::string& field, const std::string& text);
+//! Evidence pointing at an ONNX node.
+Evidence nodeEvidence(const Context& context, const OnnxNode& node, const std::string& text);
+//! Starts a finding with the rule's slug and default severity.
+Finding makeFinding(const RuleInfo& info, std::string message);
+//! Names of engine layers.
+std::vector<std::string> layerNames(const Context& context, const std::vector<std::size_t>& layers);
+//! "Conv_9" style list for messages: first few names then "and N more".
+std::string nameList(const std::vector<std::string>& names, std::size_t shown = 4);
+std::string formatMs(double ms);
+
+} // namespace qdq::patterns

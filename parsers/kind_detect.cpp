@@ -1,0 +1,306 @@
+// Decides what a file is from its content. File names lie (modelInformation.log is layer-info JSON; profiles are
+// saved as .log, .txt or .json), so only bytes count.
+#include "parsers/file_source.h"
+#include "qdq/readers.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace qdq
+{
+
+std::string_view inputKindName(InputKind kind)
+{
+    switch (kind)
+    {
+    case InputKind::kOnnx: return "onnx";
+    case InputKind::kLayerInfo: return "layer-info";
+    case InputKind::kProfile: return "profile";
+    case InputKind::kBuildLog: return "build-log";
+    case InputKind::kTiming: return "timing";
+    case InputKind::kMetadata: return "metadata";
+    case InputKind::kUnknown: break;
+    }
+    return "unknown";
+}
+
+namespace
+{
+
+constexpr std::size_t kDetectionPrefixBytes = 256 * 1024;
+
+bool contains(std::string_view haystack, std::string_view needle)
+{
+    return haystack.find(needle) != std::string_view::npos;
+}
+
+std::string_view skipWhitespace(std::string_view text)
+{
+    std::size_t i = 0;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
+    {
+        ++i;
+    }
+    return text.substr(i);
+}
+
+//! Reads a protobuf varint; returns false when it runs past the buffer or exceeds 10 bytes.
+bool readVarint(std::string_view bytes, std::size_t& position, std::uint64_t& value)
+{
+    value = 0;
+    for (int shift = 0; shift < 70; shift += 7)
+    {
+        if (position >= bytes.size())
+        {
+            return false;
+        }
+        auto byte = static_cast<unsigned char>(bytes[position++]);
+        value |= static_cast<std::uint64_t>(byte & 0x7F) << shift;
+        if ((byte & 0x80) == 0)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+//! True when the prefix walks as a ModelProto: known field numbers with the right wire types. A prefix that ends
+//! inside a field (large graphs) still counts when the fields seen so far are consistent and one is the graph.
+bool looksLikeOnnx(std::string_view bytes, bool wholeFile)
+{
+    std::size_t position = 0;
+    int fieldsSeen = 0;
+    bool sawGraphOrIr = false;
+    while (position < bytes.size())
+    {
+        std::uint64_t tag = 0;
+        if (!readVarint(bytes, position, tag))
+        {
+            return !wholeFile && fieldsSeen > 0 && sawGraphOrIr;
+        }
+        std::uint64_t field = tag >> 3;
+        std::uint64_t wireType = tag & 7;
+        // ModelProto: 1 ir_version (varint), 2 producer_name, 3 producer_version, 4 domain (len), 5 model_version
+        // (varint), 6 doc_string, 7 graph, 8 opset_import, 14 metadata_props, 20 training_info, 25 functions,
+        // 26 configuration (all len).
+        static constexpr std::array<std::uint64_t, 10> kLengthFields = {2, 3, 4, 6, 7, 8, 14, 20, 25, 26};
+        bool isVarintField = field == 1 || field == 5;
+        bool isLengthField = std::find(kLengthFields.begin(), kLengthFields.end(), field) != kLengthFields.end();
+        if (isVarintField && wireType == 0)
+        {
+            std::uint64_t value = 0;
+            if (!readVarint(bytes, position, value))
+            {
+                return !wholeFile && fieldsSeen > 0;
+            }
+            sawGraphOrIr = sawGraphOrIr || field == 1;
+        }
+        else if (isLengthField && wireType == 2)
+        {
+            std::uint64_t length = 0;
+            if (!readVarint(bytes, position, length))
+            {
+                return !wholeFile && fieldsSeen > 0;
+            }
+            sawGraphOrIr = sawGraphOrIr || field == 7;
+            if (length > bytes.size() - position)
+            {
+                // The field continues past what we hold: fine for a prefix, a truncation for a whole file (the
+                // reader reports that with the byte offset).
+                return sawGraphOrIr || !wholeFile;
+            }
+            position += length;
+        }
+        else
+        {
+            return false;
+        }
+        ++fieldsSeen;
+    }
+    return fieldsSeen > 0 && sawGraphOrIr;
+}
+
+bool looksBinary(std::string_view bytes)
+{
+    std::size_t sample = std::min<std::size_t>(bytes.size(), 4096);
+    std::size_t control = 0;
+    for (std::size_t i = 0; i < sample; ++i)
+    {
+        auto c = static_cast<unsigned char>(bytes[i]);
+        if (c == 0)
+        {
+            return true;
+        }
+        if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != 0x1e && c != 0x1f && c != 0x1b)
+        {
+            ++control;
+        }
+    }
+    return sample > 0 && control * 20 > sample;
+}
+
+InputKind classifyJson(std::string_view text)
+{
+    // Only the beginning is inspected: the markers sit in the first element / first keys.
+    std::string_view head = text.substr(0, 64 * 1024);
+    if (head.front() == '[')
+    {
+        std::string_view inner = skipWhitespace(head.substr(1));
+        if (!inner.empty() && inner.front() == '{')
+        {
+            std::string_view firstElement = inner.substr(0, inner.find('}') == std::string_view::npos
+                                                                ? inner.size()
+                                                                : inner.find('}') + 1);
+            if (contains(firstElement, "\"count\""))
+            {
+                return InputKind::kProfile;
+            }
+            if (contains(firstElement, "\"startEnqMs\"") || contains(firstElement, "\"latencyMs\"")
+                || contains(firstElement, "\"computeMs\""))
+            {
+                return InputKind::kTiming;
+            }
+            if (contains(firstElement, "\"averageMs\"") && contains(firstElement, "\"name\""))
+            {
+                return InputKind::kProfile;
+            }
+        }
+        if (contains(head, "\"CUDA_VERSION\"") || contains(head, "\"ComputeCapability\""))
+        {
+            return InputKind::kMetadata;
+        }
+        if (contains(head, "\"startEnqMs\""))
+        {
+            return InputKind::kTiming;
+        }
+        if (contains(head, "\"averageMs\""))
+        {
+            return InputKind::kProfile;
+        }
+        return InputKind::kUnknown;
+    }
+    if (contains(head, "\"Layers\""))
+    {
+        return InputKind::kLayerInfo;
+    }
+    if (contains(head, "\"model_options\"") || contains(head, "\"build_options\"")
+        || contains(head, "\"performance_summary\"") || contains(head, "\"inference_options\"")
+        || contains(head, "\"device_information\""))
+    {
+        return InputKind::kMetadata;
+    }
+    if (contains(head, "\"LayerType\"") && contains(head, "\"Name\""))
+    {
+        return InputKind::kLayerInfo; // a single inspector layer object
+    }
+    return InputKind::kUnknown;
+}
+
+bool looksLikeLog(std::string_view text)
+{
+    static constexpr std::array<std::string_view, 22> kMarkers = {"[TRT]", "TensorRT", "&&&& ", "[V] ", "[I] ", "[W] ",
+        "[E] ", "verbose: ", "info: ", "Layer(", "Engine Layer Information", "Registering layer", "=== Profile",
+        "trtexec", "Tactic:", "LayerType:", "Timing Runner", "\"LayerType\"", "Reformatting CopyNode", "Autotuning",
+        "ForeignNode", "[profile "};
+    for (auto marker : kMarkers)
+    {
+        if (contains(text, marker))
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+//! UTF-8 validity of the first 4 KiB, allowing a sequence cut at the sample's end.
+bool startsAsUtf8(std::string_view bytes)
+{
+    std::size_t sample = std::min<std::size_t>(bytes.size(), 4096);
+    for (std::size_t cut = 0; cut < 4 && cut <= sample; ++cut)
+    {
+        if (isValidUtf8(bytes.substr(0, sample - cut)))
+        {
+            return true;
+        }
+        if (sample == bytes.size())
+        {
+            return false; // the whole file is in the sample: nothing was cut
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+InputKind detectInputKindFromPrefix(std::string_view prefix, const std::string& pathForMessages)
+{
+    SourceLocation where;
+    where.path = pathForMessages;
+    if (prefix.empty())
+    {
+        throw InputError(where, "empty file");
+    }
+    std::string_view text = prefix;
+    if (text.substr(0, 3) == "\xEF\xBB\xBF")
+    {
+        text.remove_prefix(3);
+    }
+    std::string_view trimmed = skipWhitespace(text);
+    if (trimmed.empty())
+    {
+        throw InputError(where, "file holds only whitespace");
+    }
+    bool binary = looksBinary(prefix);
+    if (binary || !startsAsUtf8(prefix))
+    {
+        if (looksLikeOnnx(prefix, prefix.size() < kDetectionPrefixBytes))
+        {
+            return InputKind::kOnnx;
+        }
+        if (binary)
+        {
+            throw InputError(where,
+                "binary data that is not an ONNX model (expected an ONNX model, layer-info or profile JSON, or a "
+                "TensorRT build log)");
+        }
+    }
+    if (trimmed.front() == '{' || trimmed.front() == '[')
+    {
+        InputKind kind = classifyJson(trimmed);
+        if (kind != InputKind::kUnknown)
+        {
+            return kind;
+        }
+        // A log that starts with a bracketed prefix ("[08/18/2022-12:25:06] [TRT] [V]") is still a log.
+        if (trimmed.front() == '[' && looksLikeLog(trimmed.substr(0, 4096)))
+        {
+            return InputKind::kBuildLog;
+        }
+        throw InputError(where, "JSON document of unknown kind (no \"Layers\", no {\"count\": N} profile header, no "
+                                "per-inference timing records)");
+    }
+    if (trimmed.substr(0, 9) == "--- Layer")
+    {
+        return InputKind::kLayerInfo;
+    }
+    if (looksLikeOnnx(prefix, prefix.size() < kDetectionPrefixBytes))
+    {
+        return InputKind::kOnnx;
+    }
+    if (looksLikeLog(text))
+    {
+        return InputKind::kBuildLog;
+    }
+    std::size_t lineEnd = trimmed.find('\n');
+    throw InputError(where, "not a TensorRT artifact: the content matches no known kind (first line: \""
+            + printable(trimmed.substr(0, std::min<std::size_t>(lineEnd, 80))) + "\")");
+}
+
+InputKind detectInputKind(const std::string& path)
+{
+    std::string prefix = readFilePrefix(path, kDetectionPrefixBytes);
+    return detectInputKindFromPrefix(prefix, path);
+}
+
+} // namespace qdq

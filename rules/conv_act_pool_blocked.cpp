@@ -1,0 +1,239 @@
+// R09 conv-act-pool-blocked: Conv -> [BN] -> Relu -> MaxPool did not become one ConvActPool layer.
+#include "qdq/layer_names.h"
+#include "qdq/patterns.h"
+#include "rules/rules.h"
+
+namespace qdq::rules
+{
+
+namespace
+{
+
+using namespace patterns;
+
+bool isPoolingLayer(const EngineLayer& layer)
+{
+    return layer.type.find("Pooling") != std::string::npos || layer.type == "maxpool";
+}
+
+bool tokensHave(const EngineLayer& layer, std::string_view op)
+{
+    for (const auto& token : parseLayerName(layer.name).tokens)
+    {
+        if (token.find(op) != std::string::npos)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+class ConvActPoolBlocked final : public Rule
+{
+public:
+    const RuleInfo& info() const override
+    {
+        static const RuleInfo kInfo{"conv-act-pool-blocked", "R09",
+            "Conv -> [BN] -> Relu -> MaxPool was not fused into one ConvActPool layer", Severity::kWarning, "8.0-10.x",
+            kNeedsOnnxOrEngine};
+        return kInfo;
+    }
+
+    void check(const Context& context, FindingSink& sink) const override
+    {
+        if (context.graph() != nullptr)
+        {
+            checkGraph(context, sink);
+        }
+        else if (context.engine() != nullptr)
+        {
+            checkEngine(context, sink);
+        }
+    }
+
+private:
+    void checkGraph(const Context& context, FindingSink& sink) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        for (const auto& pool : graph.nodes)
+        {
+            if (pool.opType != "MaxPool" || pool.inputs.empty() || pool.outputs.empty())
+            {
+                continue;
+            }
+            // Walk back: Q/DQ, then the activation, BN, the conv.
+            std::vector<const OnnxNode*> between;
+            const OnnxNode* node = producerOf(graph, pool.inputs[0]);
+            while (node != nullptr && isQdq(*node) && !node->inputs.empty())
+            {
+                between.push_back(node);
+                node = producerOf(graph, node->inputs[0]);
+            }
+            if (node == nullptr || !isActivation(node->opType) || node->inputs.empty())
+            {
+                continue;
+            }
+            const OnnxNode* activation = node;
+            node = producerOf(graph, activation->inputs[0]);
+            std::vector<const OnnxNode*> insideEpilogue;
+            while (node != nullptr && (isQdq(*node) || node->opType == "BatchNormalization") && !node->inputs.empty())
+            {
+                if (isQdq(*node))
+                {
+                    insideEpilogue.push_back(node);
+                }
+                node = producerOf(graph, node->inputs[0]);
+            }
+            if (node == nullptr || node->opType != "Conv")
+            {
+                continue;
+            }
+            const OnnxNode& conv = *node;
+            bool convQuantized = !conv.inputs.empty() && feedingDequantize(graph, conv.inputs[0]) != nullptr;
+            std::vector<std::string> causes;
+            std::vector<std::string> fixes;
+            std::vector<std::string> nodes = {conv.name, activation->name, pool.name};
+            if (!between.empty() || !insideEpilogue.empty())
+            {
+                std::vector<std::string> names;
+                for (const auto* q : insideEpilogue)
+                {
+                    names.push_back(q->name);
+                }
+                for (const auto* q : between)
+                {
+                    names.push_back(q->name);
+                }
+                nodes.insert(nodes.end(), names.begin(), names.end());
+                causes.push_back("Q/DQ " + nameList(names, 4) + " sit between the conv and the MaxPool");
+                fixes.push_back("remove " + nameList(names, 4) + " (MaxPool commutes with Q/DQ, so the Q on its output "
+                                                                  "still reaches the conv)");
+            }
+            if (!activation->outputs.empty() && consumersOf(graph, activation->outputs[0]).size() > 1)
+            {
+                causes.push_back(activation->name + " has more than one consumer, so its output must be written out");
+                fixes.push_back("keep " + activation->name + " single-consumer");
+            }
+            auto forward = forwardQuantizers(graph, pool.outputs[0], false);
+            if (convQuantized && !forward.allPaths)
+            {
+                std::string floatUser;
+                for (const OnnxNode* consumer : consumersOf(graph, pool.outputs[0]))
+                {
+                    if (!isQuantize(*consumer))
+                    {
+                        floatUser = consumer->name + " (" + consumer->opType + ")";
+                        break;
+                    }
+                }
+                causes.push_back("the MaxPool output also feeds " + (floatUser.empty() ? "a float consumer" : floatUser)
+                    + " without quantization, so the pool cannot run in the conv's INT8 precision");
+                fixes.push_back("quantize every consumer of " + pool.outputs[0]
+                    + " with one shared scale (e.g. a Q/DQ on the residual input it feeds)");
+            }
+            if (causes.empty())
+            {
+                continue;
+            }
+            Finding finding = makeFinding(info(), "Conv " + conv.name + " -> " + activation->name + " -> MaxPool "
+                    + pool.name + " cannot fuse into one ConvActPool layer: " + nameList(causes, 3) + ".");
+            finding.onnxNodes = nodes;
+            finding.evidence.push_back(nodeEvidence(context, pool, nameList(causes, 3)));
+            finding.fix = nameList(fixes, 3);
+            if (const EnginePlan* plan = context.engine())
+            {
+                std::vector<std::size_t> poolLayers;
+                for (std::size_t layer : layersOf(context, pool.name))
+                {
+                    bool fusedWithConv = false;
+                    for (const auto& n : context.correlation.layers[layer].onnxNodes)
+                    {
+                        fusedWithConv = fusedWithConv || n == conv.name;
+                    }
+                    if (fusedWithConv)
+                    {
+                        poolLayers.clear();
+                        break; // the engine fused them after all
+                    }
+                    poolLayers.push_back(layer);
+                    finding.engineLayers.push_back(plan->layers[layer].name);
+                }
+                if (layersOf(context, pool.name).size() > 0 && poolLayers.empty())
+                {
+                    continue;
+                }
+                finding.costMs = sumTimes(context, poolLayers);
+            }
+            sink.add(std::move(finding));
+        }
+    }
+
+    void checkEngine(const Context& context, FindingSink& sink) const
+    {
+        const EnginePlan& plan = *context.engine();
+        for (std::size_t index = 0; index < plan.layers.size(); ++index)
+        {
+            const EngineLayer& pool = plan.layers[index];
+            if (!isPoolingLayer(pool) || !tokensHave(pool, "MaxPool") || tokensHave(pool, "Conv") || pool.inputs.empty())
+            {
+                continue;
+            }
+            auto producer = producerLayer(plan, pool.inputs[0].name);
+            std::vector<std::size_t> extra;
+            while (producer && context.correlation.layers[*producer].state != LayerState::kMapped)
+            {
+                extra.push_back(*producer); // reformats or Q/DQ between conv and pool
+                const auto& inputs = plan.layers[*producer].inputs;
+                producer = inputs.empty() ? std::nullopt : producerLayer(plan, inputs[0].name);
+            }
+            if (!producer || !(tokensHave(plan.layers[*producer], "Conv")
+                                 || plan.layers[*producer].type.find("Convolution") != std::string::npos))
+            {
+                continue;
+            }
+            const EngineLayer& conv = plan.layers[*producer];
+            std::vector<std::size_t> costly = {index};
+            costly.insert(costly.end(), extra.begin(), extra.end());
+            // Reformats right after the pool are part of the price.
+            for (const auto& output : pool.outputs)
+            {
+                for (std::size_t consumer : consumerLayers(plan, output.name))
+                {
+                    if (context.correlation.layers[consumer].state == LayerState::kInsertedReformat)
+                    {
+                        costly.push_back(consumer);
+                    }
+                }
+            }
+            Finding finding = makeFinding(info(),
+                "\"" + conv.name + "\" and \"" + pool.name + "\" run as separate layers ("
+                    + std::string(precisionName(outputPrecision(conv))) + " between them): the Conv-Act-Pool fusion "
+                    "was likely lost. Typical causes: Q/DQ between the activation and the MaxPool, or a MaxPool output "
+                    "that also feeds an unquantized consumer (e.g. a float residual input).");
+            finding.likely = true;
+            finding.engineLayers = layerNames(context, costly);
+            finding.engineLayers.insert(finding.engineLayers.begin(), conv.name);
+            for (const auto& mapping : {context.correlation.layers[*producer], context.correlation.layers[index]})
+            {
+                finding.onnxNodes.insert(finding.onnxNodes.end(), mapping.onnxNodes.begin(), mapping.onnxNodes.end());
+            }
+            finding.evidence.push_back(layerEvidence(context, *producer, "Outputs[0]",
+                conv.outputs.empty() ? "" : conv.outputs[0].name + " " + conv.outputs[0].format));
+            finding.evidence.push_back(layerEvidence(context, index, "LayerType", pool.type));
+            finding.costMs = sumTimes(context, costly);
+            finding.fix = "keep Q/DQ out of the Conv -> Relu -> MaxPool chain, quantize only the MaxPool output (the "
+                          "next conv's input), and quantize every other consumer of the MaxPool output with the same "
+                          "scale (the residual Add input in ResNet), so TensorRT builds one ConvActPool layer";
+            sink.add(std::move(finding));
+        }
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Rule> makeConvActPoolBlocked()
+{
+    return std::make_unique<ConvActPoolBlocked>();
+}
+
+} // namespace qdq::rules

@@ -1,0 +1,111 @@
+// R12 qdq-between-conv-and-add: both Add inputs are quantized, one of them right after a conv, so TensorRT cannot
+// fuse the Add into the conv.
+#include "qdq/patterns.h"
+#include "rules/rules.h"
+
+namespace qdq::rules
+{
+
+namespace
+{
+
+using namespace patterns;
+
+class QdqBetweenConvAndAdd final : public Rule
+{
+public:
+    const RuleInfo& info() const override
+    {
+        static const RuleInfo kInfo{"qdq-between-conv-and-add", "R12",
+            "A Q/DQ pair on the conv-output input of a residual Add keeps the Add out of the conv", Severity::kWarning,
+            "8.0-10.x", kNeedsOnnx};
+        return kInfo;
+    }
+
+    //! The weighted op behind tensor (through BN and activations), or nullptr.
+    static const OnnxNode* convBehind(const OnnxGraph& graph, const std::string& tensor)
+    {
+        const OnnxNode* producer = producerOf(graph, tensor);
+        for (int depth = 0; producer != nullptr && depth < 6; ++depth)
+        {
+            if (isWeighted(graph, *producer))
+            {
+                return producer;
+            }
+            if (!isEpilogue(producer->opType) || producer->inputs.empty())
+            {
+                return nullptr;
+            }
+            producer = producerOf(graph, producer->inputs[0]);
+        }
+        return nullptr;
+    }
+
+    void check(const Context& context, FindingSink& sink) const override
+    {
+        const OnnxGraph& graph = *context.graph();
+        for (const auto& add : graph.nodes)
+        {
+            if (add.opType != "Add" || add.inputs.size() != 2)
+            {
+                continue;
+            }
+            const OnnxNode* dq[2] = {producerOf(graph, add.inputs[0]), producerOf(graph, add.inputs[1])};
+            if (dq[0] == nullptr || dq[1] == nullptr || !isDequantize(*dq[0]) || !isDequantize(*dq[1]))
+            {
+                continue;
+            }
+            for (int side = 0; side < 2; ++side)
+            {
+                const OnnxNode* q = dq[side]->inputs.empty() ? nullptr : producerOf(graph, dq[side]->inputs[0]);
+                if (q == nullptr || !isQuantize(*q) || q->inputs.empty())
+                {
+                    continue;
+                }
+                const OnnxNode* conv = convBehind(graph, q->inputs[0]);
+                if (conv == nullptr)
+                {
+                    continue;
+                }
+                Finding finding = makeFinding(info(), "Both inputs of Add " + add.name + " are quantized, including the "
+                        "one straight from " + conv->opType + " " + conv->name + " (through " + q->name + " -> "
+                        + dq[side]->name + "): TensorRT runs " + conv->name + " and the Add as separate layers "
+                        "instead of one Conv+Add.");
+                finding.onnxNodes = {add.name, conv->name, q->name, dq[side]->name};
+                finding.evidence.push_back(nodeEvidence(context, add, "input " + std::to_string(side) + " from "
+                        + dq[side]->name + " <- " + q->name + " <- " + conv->name));
+                finding.fix = "remove " + q->name + " and " + dq[side]->name + " on the conv-side input of " + add.name
+                    + "; keep the Q/DQ on the residual input (" + add.inputs[1 - side] + ")";
+                if (context.engine() != nullptr)
+                {
+                    auto layers = layersOf(context, add.name);
+                    finding.engineLayers = layerNames(context, layers);
+                    bool fused = false;
+                    for (std::size_t layer : layers)
+                    {
+                        for (const auto& n : context.correlation.layers[layer].onnxNodes)
+                        {
+                            fused = fused || n == conv->name;
+                        }
+                    }
+                    if (fused)
+                    {
+                        continue; // the engine fused them anyway
+                    }
+                    finding.costMs = sumTimes(context, layers);
+                }
+                sink.add(std::move(finding));
+                break;
+            }
+        }
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Rule> makeQdqBetweenConvAndAdd()
+{
+    return std::make_unique<QdqBetweenConvAndAdd>();
+}
+
+} // namespace qdq::rules

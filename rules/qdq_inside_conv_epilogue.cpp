@@ -1,0 +1,92 @@
+// R08 qdq-inside-conv-epilogue: a Q/DQ pair between a weighted op and the BN/activation/MaxPool TensorRT would fuse
+// into its epilogue.
+#include "qdq/patterns.h"
+#include "rules/rules.h"
+
+namespace qdq::rules
+{
+
+namespace
+{
+
+using namespace patterns;
+
+class QdqInsideConvEpilogue final : public Rule
+{
+public:
+    const RuleInfo& info() const override
+    {
+        static const RuleInfo kInfo{"qdq-inside-conv-epilogue", "R08",
+            "A Q/DQ pair sits between a weighted op and the BatchNorm/activation/MaxPool TensorRT would fuse into it",
+            Severity::kWarning, "8.0-10.x", kNeedsOnnx};
+        return kInfo;
+    }
+
+    void check(const Context& context, FindingSink& sink) const override
+    {
+        const OnnxGraph& graph = *context.graph();
+        for (const auto& node : graph.nodes)
+        {
+            if (!isWeighted(graph, node) || node.outputs.empty())
+            {
+                continue;
+            }
+            // W -> [BN] -> Q -> DQ -> {BN | activation | MaxPool}
+            std::string tensor = node.outputs[0];
+            auto consumers = consumersOf(graph, tensor);
+            if (consumers.size() == 1 && consumers[0]->opType == "BatchNormalization" && !consumers[0]->outputs.empty())
+            {
+                tensor = consumers[0]->outputs[0];
+                consumers = consumersOf(graph, tensor);
+            }
+            for (const OnnxNode* q : consumers)
+            {
+                if (!isQuantize(*q) || q->outputs.empty())
+                {
+                    continue;
+                }
+                for (const OnnxNode* dq : consumersOf(graph, q->outputs[0]))
+                {
+                    if (!isDequantize(*dq) || dq->outputs.empty())
+                    {
+                        continue;
+                    }
+                    for (const OnnxNode* next : consumersOf(graph, dq->outputs[0]))
+                    {
+                        if (!(isEpilogue(next->opType) || next->opType == "MaxPool"))
+                        {
+                            continue;
+                        }
+                        Finding finding = makeFinding(info(), "QuantizeLinear " + q->name + " -> DequantizeLinear "
+                                + dq->name + " sits between " + node.opType + " " + node.name + " and "
+                                + next->opType + " " + next->name + ": TensorRT cannot fuse " + next->name
+                                + " into the " + node.opType
+                                + " epilogue and runs them as separate layers with an INT8 round trip between.");
+                        finding.onnxNodes = {node.name, q->name, dq->name, next->name};
+                        finding.evidence.push_back(nodeEvidence(context, *q, "input from " + node.name + ", output "
+                                "dequantized by " + dq->name + " for " + next->name));
+                        finding.fix = "delete " + q->name + " and " + dq->name + " (connect " + tensor + " to "
+                            + next->name + " directly) and quantize after the " + next->opType
+                            + ", at the next weighted op's input";
+                        if (context.engine() != nullptr)
+                        {
+                            auto layers = layersOf(context, next->name);
+                            finding.engineLayers = layerNames(context, layers);
+                            finding.costMs = sumTimes(context, layers);
+                        }
+                        sink.add(std::move(finding));
+                    }
+                }
+            }
+        }
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Rule> makeQdqInsideConvEpilogue()
+{
+    return std::make_unique<QdqInsideConvEpilogue>();
+}
+
+} // namespace qdq::rules

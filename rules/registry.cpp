@@ -1,0 +1,22 @@
+// The explicit rule list, in catalogue order (reference section 5). One line per rule.
+#include "rules/rules.h"
+
+namespace qdq
+{
+
+const std::vector<std::unique_ptr<Rule>>& allRules()
+{
+    static const std::vector<std::unique_ptr<Rule>> rules = [] {
+        std::vector<std::unique_ptr<Rule>> list;
+        list.push_back(rules::makeQdqInsideConvEpilogue());     // R08
+        list.push_back(rules::makeConvActPoolBlocked());        // R09
+        list.push_back(rules::makeResidualInputNotQuantized()); // R11
+        list.push_back(rules::makeQdqBetweenConvAndAdd());      // R12
+        list.push_back(rules::makeStandaloneQdq());             // R20
+        list.push_back(rules::makeQuantizedBias());             // R32
+        return list;
+    }();
+    return rules;
+}
+
+} // namespace qdq

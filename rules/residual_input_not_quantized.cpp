@@ -1,0 +1,276 @@
+// R11 residual-input-not-quantized: the Add after a quantized conv has a float residual input, so the fused
+// Conv+Add cannot emit INT8 and a separate Quantize follows (or the Add runs in float).
+#include "qdq/layer_names.h"
+#include "qdq/patterns.h"
+#include "rules/rules.h"
+
+#include <map>
+#include <set>
+
+namespace qdq::rules
+{
+
+namespace
+{
+
+using namespace patterns;
+
+bool tokensHave(const EngineLayer& layer, std::string_view op)
+{
+    for (const auto& token : parseLayerName(layer.name).tokens)
+    {
+        if (token.find(op) != std::string::npos)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+std::string addToken(const EngineLayer& layer)
+{
+    for (const auto& token : parseLayerName(layer.name).tokens)
+    {
+        if (token.find("Add") != std::string::npos)
+        {
+            return token;
+        }
+    }
+    return layer.name;
+}
+
+class ResidualInputNotQuantized final : public Rule
+{
+public:
+    const RuleInfo& info() const override
+    {
+        static const RuleInfo kInfo{"residual-input-not-quantized", "R11",
+            "The residual (identity) input of an Add after a quantized conv is not quantized, so the fused Conv+Add "
+            "cannot produce INT8",
+            Severity::kWarning, "8.0-10.x", kNeedsOnnxOrEngine};
+        return kInfo;
+    }
+
+    void check(const Context& context, FindingSink& sink) const override
+    {
+        if (context.graph() != nullptr)
+        {
+            checkGraph(context, sink);
+        }
+        else if (context.engine() != nullptr)
+        {
+            checkEngine(context, sink);
+        }
+    }
+
+private:
+    //! The quantized weighted op whose output (through epilogue ops) is tensor, or nullptr.
+    static const OnnxNode* quantizedConvBehind(const OnnxGraph& graph, const std::string& tensor)
+    {
+        const OnnxNode* producer = producerOf(graph, tensor);
+        for (int depth = 0; producer != nullptr && depth < 6; ++depth)
+        {
+            if (isWeighted(graph, *producer))
+            {
+                return !producer->inputs.empty() && feedingDequantize(graph, producer->inputs[0]) != nullptr
+                    ? producer
+                    : nullptr;
+            }
+            if (!isEpilogue(producer->opType) || producer->inputs.empty())
+            {
+                return nullptr;
+            }
+            producer = producerOf(graph, producer->inputs[0]);
+        }
+        return nullptr;
+    }
+
+    void checkGraph(const Context& context, FindingSink& sink) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        for (const auto& node : graph.nodes)
+        {
+            if (node.opType != "Add" || node.inputs.size() != 2)
+            {
+                continue;
+            }
+            const OnnxNode* conv[2] = {quantizedConvBehind(graph, node.inputs[0]),
+                quantizedConvBehind(graph, node.inputs[1])};
+            bool quantized[2] = {feedingDequantize(graph, node.inputs[0]) != nullptr,
+                feedingDequantize(graph, node.inputs[1]) != nullptr};
+            if ((conv[0] == nullptr && conv[1] == nullptr) || quantized[0] || quantized[1])
+            {
+                continue; // no conv to fuse with, or the residual is already quantized
+            }
+            if (isConstantTensor(graph, node.inputs[0]) || isConstantTensor(graph, node.inputs[1]))
+            {
+                continue; // a bias-like Add, not a residual
+            }
+            // TensorRT fuses the Add into the conv on one side; the other input is the residual. When both sides
+            // come from convs (downsample blocks), the later conv is the one fused.
+            std::size_t fusedSide = conv[1] != nullptr ? 1 : 0;
+            if (conv[0] != nullptr && conv[1] != nullptr && conv[0]->index > conv[1]->index)
+            {
+                fusedSide = 0;
+            }
+            std::size_t residualSide = 1 - fusedSide;
+            const std::string& residual = node.inputs[residualSide];
+            const OnnxNode* residualProducer = producerOf(graph, residual);
+            auto existing = forwardQuantizers(graph, residual, false);
+            std::string scaleHint;
+            if (!existing.quantizers.empty())
+            {
+                if (auto scale = perTensorScale(graph, *existing.quantizers[0]))
+                {
+                    char buffer[64];
+                    std::snprintf(buffer, sizeof(buffer), "%.8g", *scale);
+                    scaleHint = " with the scale of " + existing.quantizers[0]->name + " (" + buffer
+                        + ") so TensorRT can merge the two";
+                }
+            }
+            Finding finding = makeFinding(info(),
+                "Add " + node.name + " follows the quantized " + conv[fusedSide]->opType + " " + conv[fusedSide]->name
+                    + " but its residual input " + residual
+                    + (residualProducer ? " (from " + residualProducer->name + ")" : std::string())
+                    + " is not quantized: the fused Conv+Add cannot emit INT8, so a separate Quantize or a float Add "
+                      "follows.");
+            finding.onnxNodes = {node.name, conv[fusedSide]->name};
+            if (residualProducer != nullptr)
+            {
+                finding.onnxNodes.push_back(residualProducer->name);
+            }
+            finding.evidence.push_back(nodeEvidence(context, node,
+                "input " + std::to_string(residualSide) + " (" + residual + ") has no DequantizeLinear"));
+            finding.fix = "insert QuantizeLinear -> DequantizeLinear on tensor " + residual + " (input "
+                + std::to_string(residualSide) + " of " + node.name + ")" + scaleHint
+                + "; keep the conv-side input of the Add unquantized";
+            attachEngineCost(context, node.name, finding);
+            sink.add(std::move(finding));
+        }
+    }
+
+    //! With engine artifacts too: the cost is that of standalone Q/DQ layers next to the Add's layer.
+    static void attachEngineCost(const Context& context, const std::string& addNode, Finding& finding)
+    {
+        const EnginePlan* plan = context.engine();
+        if (plan == nullptr)
+        {
+            return;
+        }
+        std::vector<std::size_t> costly;
+        for (std::size_t layer : layersOf(context, addNode))
+        {
+            finding.engineLayers.push_back(plan->layers[layer].name);
+            for (const auto& output : plan->layers[layer].outputs)
+            {
+                for (std::size_t consumer : consumerLayers(*plan, output.name))
+                {
+                    if (context.correlation.layers[consumer].state == LayerState::kInsertedQdq)
+                    {
+                        costly.push_back(consumer);
+                        finding.engineLayers.push_back(plan->layers[consumer].name);
+                    }
+                }
+            }
+        }
+        finding.costMs = sumTimes(context, costly);
+    }
+
+    void checkEngine(const Context& context, FindingSink& sink) const
+    {
+        const EnginePlan& plan = *context.engine();
+        // Each standalone Q/DQ layer is charged to one fused Conv+Add: the one that produced its input, else the one
+        // that uses its input as the residual.
+        std::map<std::size_t, std::vector<std::size_t>> chargedTo;
+        std::map<std::size_t, std::vector<std::string>> reasons;
+        auto isConvAdd = [&](std::size_t layer) {
+            const EngineLayer& l = plan.layers[layer];
+            return l.inputs.size() >= 2 && tokensHave(l, "Add")
+                && (tokensHave(l, "Conv") || tokensHave(l, "Gemm") || l.type.find("Conv") != std::string::npos);
+        };
+        for (const auto& mapping : context.correlation.layers)
+        {
+            if (mapping.state != LayerState::kInsertedQdq)
+            {
+                continue;
+            }
+            const EngineLayer& q = plan.layers[mapping.layer];
+            if (q.inputs.empty())
+            {
+                continue;
+            }
+            const std::string& input = q.inputs[0].name;
+            auto producer = producerLayer(plan, input);
+            if (producer && isConvAdd(*producer))
+            {
+                chargedTo[*producer].push_back(mapping.layer);
+                reasons[*producer].push_back("\"" + q.name + "\" requantizes its output " + input);
+                continue;
+            }
+            for (std::size_t consumer : consumerLayers(plan, input))
+            {
+                if (consumer != mapping.layer && isConvAdd(consumer) && plan.layers[consumer].inputs[0].name != input)
+                {
+                    chargedTo[consumer].push_back(mapping.layer);
+                    reasons[consumer].push_back("its residual input " + input + " is also quantized separately by \""
+                        + q.name + "\"");
+                    break;
+                }
+            }
+        }
+        // A float residual input to a fused Conv+Add whose other input is INT8.
+        for (std::size_t layer = 0; layer < plan.layers.size(); ++layer)
+        {
+            if (!isConvAdd(layer))
+            {
+                continue;
+            }
+            const EngineLayer& l = plan.layers[layer];
+            if (isQuantized(l.inputs[0].precision) && isFloat(l.inputs[1].precision))
+            {
+                reasons[layer].push_back("its residual input " + l.inputs[1].name + " is "
+                    + std::string(precisionName(l.inputs[1].precision)) + " while the conv input is INT8");
+                if (auto producer = producerLayer(plan, l.inputs[1].name);
+                    producer && context.correlation.layers[*producer].state == LayerState::kInsertedQdq)
+                {
+                    chargedTo[layer].push_back(*producer);
+                }
+                chargedTo[layer];
+            }
+        }
+        for (const auto& [layer, standalone] : chargedTo)
+        {
+            const EngineLayer& l = plan.layers[layer];
+            std::string add = addToken(l);
+            Finding finding = makeFinding(info(),
+                "The residual input of " + add + " (fused into \"" + l.name
+                    + "\") is likely not quantized: " + nameList(reasons[layer], 3) + ".");
+            finding.likely = true;
+            finding.engineLayers.push_back(l.name);
+            finding.onnxNodes.push_back(add);
+            for (std::size_t q : standalone)
+            {
+                finding.engineLayers.push_back(plan.layers[q].name);
+                finding.evidence.push_back(layerEvidence(context, q, "Origin",
+                    plan.layers[q].type + (plan.layers[q].origin.empty() ? "" : " (Origin: " + plan.layers[q].origin + ")")));
+            }
+            finding.evidence.push_back(layerEvidence(context, layer, "Inputs[1]",
+                l.inputs[1].name + " " + std::string(precisionName(l.inputs[1].precision))));
+            finding.costMs = sumTimes(context, standalone);
+            finding.fix = "in the ONNX model, insert QuantizeLinear -> DequantizeLinear on the residual (identity) input "
+                          "of "
+                + add + ", with the same scale as the Q/DQ that quantizes that tensor for the next conv, so the fused "
+                        "Conv+Add emits INT8 and the standalone Quantize disappears";
+            sink.add(std::move(finding));
+        }
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Rule> makeResidualInputNotQuantized()
+{
+    return std::make_unique<ResidualInputNotQuantized>();
+}
+
+} // namespace qdq::rules

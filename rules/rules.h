@@ -1,0 +1,19 @@
+// One factory per rule; each rule lives in rules/<slug with underscores>.cpp and documents itself in
+// docs/rules/<slug>.md. The list in rules/registry.cpp is the catalogue.
+#pragma once
+
+#include "qdq/analysis.h"
+
+#include <memory>
+
+namespace qdq::rules
+{
+
+std::unique_ptr<Rule> makeStandaloneQdq();
+std::unique_ptr<Rule> makeResidualInputNotQuantized();
+std::unique_ptr<Rule> makeConvActPoolBlocked();
+std::unique_ptr<Rule> makeQdqInsideConvEpilogue();
+std::unique_ptr<Rule> makeQdqBetweenConvAndAdd();
+std::unique_ptr<Rule> makeQuantizedBias();
+
+} // namespace qdq::rules

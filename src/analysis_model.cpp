@@ -1,0 +1,147 @@
+#include "qdq/analysis.h"
+
+#include <cstdlib>
+
+namespace qdq
+{
+
+const EnginePlan* Inputs::engine() const
+{
+    if (layerInfo && !layerInfo->layers.empty())
+    {
+        return &*layerInfo;
+    }
+    if (buildLog && buildLog->hasEngineBlock)
+    {
+        return &buildLog->engine;
+    }
+    if (layerInfo)
+    {
+        return &*layerInfo;
+    }
+    return nullptr;
+}
+
+const Profile* Inputs::timings() const
+{
+    if (profile)
+    {
+        return &*profile;
+    }
+    if (buildLog && buildLog->hasProfileTable)
+    {
+        return &buildLog->profile;
+    }
+    return nullptr;
+}
+
+std::string Inputs::trtVersion() const
+{
+    if (buildLog && buildLog->trtVersion)
+    {
+        return *buildLog->trtVersion;
+    }
+    for (const auto& source : sources)
+    {
+        if (source.trtVersion)
+        {
+            return *source.trtVersion;
+        }
+    }
+    return {};
+}
+
+int Inputs::trtMajor() const
+{
+    std::string version = trtVersion();
+    return version.empty() ? 0 : std::atoi(version.c_str());
+}
+
+std::string_view layerStateName(LayerState state)
+{
+    switch (state)
+    {
+    case LayerState::kMapped: return "mapped";
+    case LayerState::kInsertedQdq: return "inserted_qdq";
+    case LayerState::kInsertedReformat: return "inserted_reformat";
+    case LayerState::kDropped: return "dropped";
+    case LayerState::kUnattributed: break;
+    }
+    return "unattributed";
+}
+
+std::string_view qdqStateName(QdqState state)
+{
+    switch (state)
+    {
+    case QdqState::kFused: return "fused";
+    case QdqState::kStandalone: return "standalone";
+    case QdqState::kFolded: return "folded";
+    case QdqState::kEliminated: return "eliminated";
+    case QdqState::kUnknown: break;
+    }
+    return "unknown";
+}
+
+std::string_view mappingEvidenceName(MappingEvidence evidence)
+{
+    switch (evidence)
+    {
+    case MappingEvidence::kMetadata: return "metadata";
+    case MappingEvidence::kBuildLog: return "build-log";
+    case MappingEvidence::kNameGrammar: return "name-grammar";
+    case MappingEvidence::kTensorNames: return "tensor-names";
+    case MappingEvidence::kNameOnly: return "layer-name-only";
+    case MappingEvidence::kNone: break;
+    }
+    return "none";
+}
+
+std::string_view severityName(Severity severity)
+{
+    switch (severity)
+    {
+    case Severity::kInfo: return "info";
+    case Severity::kWarning: return "warning";
+    case Severity::kError: return "error";
+    }
+    return "warning";
+}
+
+Correlation::LayerTotals Correlation::layerTotals() const
+{
+    LayerTotals totals;
+    totals.total = layers.size();
+    for (const auto& layer : layers)
+    {
+        switch (layer.state)
+        {
+        case LayerState::kMapped: totals.mapped++; break;
+        case LayerState::kInsertedQdq: totals.insertedQdq++; break;
+        case LayerState::kInsertedReformat: totals.insertedReformat++; break;
+        case LayerState::kDropped: totals.dropped++; break;
+        case LayerState::kUnattributed: totals.unattributed++; break;
+        }
+    }
+    return totals;
+}
+
+Correlation::QdqTotals Correlation::qdqTotals() const
+{
+    QdqTotals totals;
+    totals.total = qdqNodes.size();
+    for (const auto& node : qdqNodes)
+    {
+        switch (node.state)
+        {
+        case QdqState::kFused: totals.fused++; break;
+        case QdqState::kStandalone: totals.standalone++; break;
+        case QdqState::kFolded: totals.folded++; break;
+        case QdqState::kEliminated: totals.eliminated++; break;
+        case QdqState::kUnknown: totals.unknown++; break;
+        }
+    }
+    return totals;
+}
+
+} // namespace qdq

@@ -1,0 +1,577 @@
+// Correlator: maps every engine layer to the ONNX nodes it executes and gives every layer and every Q/DQ node
+// exactly one state. Evidence in order of trust: Metadata, the build log's parse-time map, the layer-name grammar,
+// tensor names.
+#include "qdq/analysis.h"
+#include "qdq/layer_names.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace qdq
+{
+
+namespace
+{
+
+bool isQdqOp(const std::string& opType)
+{
+    return opType == "QuantizeLinear" || opType == "DequantizeLinear";
+}
+
+//! Builder bookkeeping layers that execute no ONNX node.
+bool isBookkeepingType(const std::string& type)
+{
+    static const std::unordered_set<std::string> kTypes = {
+        "NoOp", "TrainStation", "signal", "wait", "shape_call", "Constant"};
+    return kTypes.count(type) > 0;
+}
+
+class Correlator
+{
+public:
+    explicit Correlator(const Inputs& inputs)
+        : mInputs(inputs)
+        , mGraph(inputs.onnx ? &*inputs.onnx : nullptr)
+        , mPlan(inputs.engine())
+    {
+    }
+
+    Correlation run()
+    {
+        if (mPlan != nullptr)
+        {
+            indexLayerNames();
+            if (mInputs.buildLog)
+            {
+                for (const auto& registered : mInputs.buildLog->registeredLayers)
+                {
+                    mRegistered.emplace(registered.trtLayer, registered.onnxNode);
+                }
+            }
+            for (std::size_t i = 0; i < mPlan->layers.size(); ++i)
+            {
+                mResult.layers.push_back(mapLayer(i));
+            }
+            joinTimings();
+        }
+        assignQdqStates();
+        return std::move(mResult);
+    }
+
+private:
+    void indexLayerNames()
+    {
+        for (std::size_t i = 0; i < mPlan->layers.size(); ++i)
+        {
+            mLayerByName.emplace(mPlan->layers[i].name, i);
+            mLayerByName.emplace(mPlan->layers[i].baseName.empty() ? mPlan->layers[i].name : mPlan->layers[i].baseName,
+                i);
+        }
+    }
+
+    //! Resolves one name token to ONNX node names (appended to nodes). Returns true when it named something.
+    bool resolveToken(const std::string& token, std::vector<std::string>& nodes, bool& usedTensorName)
+    {
+        if (mGraph == nullptr)
+        {
+            return false;
+        }
+        if (mGraph->nodeByName.count(token) > 0)
+        {
+            nodes.push_back(token);
+            return true;
+        }
+        if (auto registered = mRegistered.find(token); registered != mRegistered.end())
+        {
+            if (mGraph->nodeByName.count(registered->second) > 0)
+            {
+                nodes.push_back(registered->second);
+                return true;
+            }
+        }
+        if (mGraph->constantByName.count(token) > 0)
+        {
+            return true; // a weight initializer: not a node, but a known name
+        }
+        if (auto producer = mGraph->producerOf.find(token); producer != mGraph->producerOf.end())
+        {
+            nodes.push_back(mGraph->nodes[producer->second].name);
+            usedTensorName = true;
+            return true;
+        }
+        if (auto subject = helperSubject(token))
+        {
+            std::vector<std::string> ignored;
+            bool dummy = false;
+            return resolveToken(*subject, ignored, dummy); // a parser helper around a known node: no node of its own
+        }
+        return false;
+    }
+
+    LayerMapping mapLayer(std::size_t index)
+    {
+        const EngineLayer& layer = mPlan->layers[index];
+        LayerMapping mapping;
+        mapping.layer = index;
+        LayerNameParts parts = parseLayerName(layer.name);
+
+        if (parts.reformatCopyNode || parts.tensorCopy || layer.origin == "REFORMAT")
+        {
+            mapping.state = LayerState::kInsertedReformat;
+            mapping.evidence = layer.origin == "REFORMAT" ? MappingEvidence::kMetadata : MappingEvidence::kNameGrammar;
+            if (parts.reformatCopyNode)
+            {
+                if (auto target = mLayerByName.find(parts.reformatTarget); target != mLayerByName.end())
+                {
+                    mapping.reformatTarget = target->second;
+                }
+            }
+            return mapping;
+        }
+
+        std::vector<std::string> nodes;
+        // 1. Metadata: authoritative when present.
+        std::vector<std::string> metadataNodes = layer.metadataOnnxNodes();
+        if (!metadataNodes.empty())
+        {
+            for (const auto& node : metadataNodes)
+            {
+                if (mGraph == nullptr || mGraph->nodeByName.count(node) > 0)
+                {
+                    nodes.push_back(node);
+                }
+            }
+            if (!nodes.empty() || mGraph == nullptr)
+            {
+                mapping.evidence = MappingEvidence::kMetadata;
+            }
+        }
+        // 2/3. Name grammar (with the build log's parse-time map for parser-created layer names).
+        bool usedTensorName = false;
+        bool usedRegistered = false;
+        if (nodes.empty())
+        {
+            if (parts.foreignNode && mGraph != nullptr && mGraph->nodeByName.count(parts.rangeFirst) > 0
+                && mGraph->nodeByName.count(parts.rangeLast) > 0)
+            {
+                // Myelin range: every node between the two in topological (graph) order.
+                std::size_t first = mGraph->nodeByName.at(parts.rangeFirst);
+                std::size_t last = mGraph->nodeByName.at(parts.rangeLast);
+                if (first > last)
+                {
+                    std::swap(first, last);
+                }
+                for (std::size_t n = first; n <= last; ++n)
+                {
+                    nodes.push_back(mGraph->nodes[n].name);
+                }
+            }
+            for (const auto& token : parts.tokens)
+            {
+                std::size_t before = nodes.size();
+                if (mGraph != nullptr)
+                {
+                    resolveToken(token, nodes, usedTensorName);
+                    usedRegistered = usedRegistered || (nodes.size() > before && mRegistered.count(token) > 0);
+                }
+            }
+            if (!nodes.empty())
+            {
+                mapping.evidence = usedRegistered ? MappingEvidence::kBuildLog
+                    : usedTensorName             ? MappingEvidence::kTensorNames
+                                                 : MappingEvidence::kNameGrammar;
+            }
+            else if (mGraph == nullptr)
+            {
+                // No model: keep the names that look like node names (not weights, not parser helpers).
+                for (const auto& token : parts.tokens)
+                {
+                    if (token.empty() || isUnnamedLayerToken(token) || helperSubject(token))
+                    {
+                        continue;
+                    }
+                    nodes.push_back(token);
+                }
+                if (!nodes.empty())
+                {
+                    mapping.evidence = MappingEvidence::kNameOnly;
+                }
+            }
+        }
+        // 4. Tensor names: a layer whose name says nothing may still write a tensor the model names.
+        if (nodes.empty() && mGraph != nullptr)
+        {
+            for (const auto& output : layer.outputs)
+            {
+                if (auto producer = mGraph->producerOf.find(output.name); producer != mGraph->producerOf.end())
+                {
+                    nodes.push_back(mGraph->nodes[producer->second].name);
+                }
+            }
+            if (!nodes.empty())
+            {
+                mapping.evidence = MappingEvidence::kTensorNames;
+            }
+        }
+        std::sort(nodes.begin(), nodes.end());
+        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+        mapping.onnxNodes = nodes;
+        for (const auto& node : nodes)
+        {
+            mResult.layersOfNode[node].push_back(index);
+        }
+
+        if (layer.origin == "QDQ" || (!nodes.empty() && allQdq(nodes)))
+        {
+            mapping.state = LayerState::kInsertedQdq;
+        }
+        else if (!nodes.empty())
+        {
+            mapping.state = LayerState::kMapped;
+        }
+        else if (isBookkeepingType(layer.type) || parts.tokens.empty()
+            || std::all_of(parts.tokens.begin(), parts.tokens.end(),
+                [](const std::string& t) { return isUnnamedLayerToken(t) || helperSubject(t).has_value(); }))
+        {
+            mapping.state = LayerState::kDropped;
+        }
+        else
+        {
+            mapping.state = LayerState::kUnattributed;
+        }
+        // A NoOp that executes only shape helpers is dropped even when its helper names resolve.
+        if (layer.type == "NoOp" && mapping.state == LayerState::kMapped && helperOnly(parts))
+        {
+            mapping.state = LayerState::kDropped;
+        }
+        return mapping;
+    }
+
+    static bool helperOnly(const LayerNameParts& parts)
+    {
+        return std::all_of(parts.tokens.begin(), parts.tokens.end(),
+            [](const std::string& t) { return isUnnamedLayerToken(t) || helperSubject(t).has_value(); });
+    }
+
+    bool allQdq(const std::vector<std::string>& nodes) const
+    {
+        return std::all_of(nodes.begin(), nodes.end(), [&](const std::string& name) {
+            if (mGraph != nullptr)
+            {
+                auto found = mGraph->nodeByName.find(name);
+                return found != mGraph->nodeByName.end() && isQdqOp(mGraph->nodes[found->second].opType);
+            }
+            return looksLikeQuantizeName(name) || looksLikeDequantizeName(name);
+        });
+    }
+
+    void joinTimings()
+    {
+        const Profile* profile = mInputs.timings();
+        if (profile == nullptr)
+        {
+            return;
+        }
+        std::unordered_map<std::string, double> timeByName;
+        for (const auto& entry : profile->entries)
+        {
+            timeByName[entry.name] += entry.averageMs;
+        }
+        std::size_t missing = 0;
+        std::string firstMissing;
+        for (auto& mapping : mResult.layers)
+        {
+            const EngineLayer& layer = mPlan->layers[mapping.layer];
+            auto found = timeByName.find(layer.name);
+            if (found == timeByName.end() && !layer.baseName.empty())
+            {
+                found = timeByName.find(layer.baseName);
+            }
+            if (found != timeByName.end())
+            {
+                mapping.timeMs = found->second;
+            }
+            else
+            {
+                if (missing++ == 0)
+                {
+                    firstMissing = layer.name;
+                }
+            }
+        }
+        if (missing > 0)
+        {
+            mResult.notes.push_back(std::to_string(missing) + " engine layer(s) have no timing in the profile (first: "
+                + firstMissing + ")");
+        }
+    }
+
+    bool isWeightPath(const OnnxNode& node) const
+    {
+        if (node.inputs.empty())
+        {
+            return false;
+        }
+        const std::string& data = node.inputs[0];
+        if (mGraph->constantByName.count(data) > 0)
+        {
+            return true;
+        }
+        auto producer = mGraph->producerOf.find(data);
+        if (producer == mGraph->producerOf.end())
+        {
+            return false;
+        }
+        const OnnxNode& previous = mGraph->nodes[producer->second];
+        if (previous.opType == "QuantizeLinear" || previous.opType == "Identity" || previous.opType == "Constant")
+        {
+            return previous.opType == "Constant" || isWeightPath(previous);
+        }
+        return false;
+    }
+
+    std::optional<std::size_t> layerOf(const std::string& node, bool preferMapped = true) const
+    {
+        auto found = mResult.layersOfNode.find(node);
+        if (found == mResult.layersOfNode.end() || found->second.empty())
+        {
+            return std::nullopt;
+        }
+        if (preferMapped)
+        {
+            for (std::size_t layer : found->second)
+            {
+                if (mResult.layers[layer].state == LayerState::kMapped)
+                {
+                    return layer;
+                }
+            }
+        }
+        return found->second.front();
+    }
+
+    bool removedByLog(const std::string& node) const
+    {
+        if (!mInputs.buildLog)
+        {
+            return false;
+        }
+        for (const auto& event : mInputs.buildLog->events)
+        {
+            if ((event.kind == OptimizerEventKind::kRemove || event.kind == OptimizerEventKind::kEliminate)
+                && stripTrtSuffixes(event.subject) == node)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    void assignQdqStates()
+    {
+        if (mGraph != nullptr)
+        {
+            for (const auto& parameters : mGraph->qdq)
+            {
+                const OnnxNode& node = mGraph->nodes[parameters.node];
+                mResult.qdqNodes.push_back(stateOfOnnxQdq(node));
+            }
+            return;
+        }
+        if (mPlan == nullptr)
+        {
+            return;
+        }
+        // No model: the Q/DQ nodes are those whose names appear in the engine.
+        std::map<std::string, QdqNodeState> seen;
+        for (const auto& mapping : mResult.layers)
+        {
+            const EngineLayer& layer = mPlan->layers[mapping.layer];
+            LayerNameParts parts = parseLayerName(layer.name);
+            std::vector<std::string> names = mapping.onnxNodes;
+            for (std::size_t t = 0; t < names.size(); ++t)
+            {
+                const std::string& name = names[t];
+                bool isQ = looksLikeQuantizeName(name);
+                bool isDq = looksLikeDequantizeName(name);
+                if (!isQ && !isDq)
+                {
+                    continue;
+                }
+                QdqNodeState state;
+                state.node = name;
+                state.isQuantize = isQ;
+                state.layer = mapping.layer;
+                if (mapping.state == LayerState::kInsertedQdq)
+                {
+                    state.state = QdqState::kStandalone;
+                    state.why = "its own engine layer";
+                }
+                else if (followsWeightToken(parts.tokens, name))
+                {
+                    state.state = QdqState::kFolded;
+                    state.why = "weight quantizer named after a weight initializer in the layer name";
+                }
+                else
+                {
+                    state.state = QdqState::kFused;
+                    state.why = "named inside a fused layer";
+                }
+                auto [it, inserted] = seen.emplace(name, state);
+                if (!inserted && state.state == QdqState::kStandalone)
+                {
+                    it->second = state;
+                }
+            }
+        }
+        for (auto& [name, state] : seen)
+        {
+            mResult.qdqNodes.push_back(state);
+        }
+        mResult.notes.push_back("no ONNX model given: Q/DQ nodes are counted from the names the engine shows; "
+                                "nodes TensorRT fused without naming them are not counted");
+    }
+
+    //! In `w + Q + Conv`, Q follows a weight name (TensorRT names a constant-folded weight quantizer this way).
+    static bool followsWeightToken(const std::vector<std::string>& tokens, const std::string& name)
+    {
+        for (std::size_t i = 1; i < tokens.size(); ++i)
+        {
+            if (tokens[i] == name)
+            {
+                const std::string& previous = tokens[i - 1];
+                return previous.find("weight") != std::string::npos || previous.find(".w_") != std::string::npos
+                    || previous.find("kernel") != std::string::npos;
+            }
+        }
+        return false;
+    }
+
+    QdqNodeState stateOfOnnxQdq(const OnnxNode& node)
+    {
+        QdqNodeState state;
+        state.node = node.name;
+        state.isQuantize = node.opType == "QuantizeLinear";
+        auto own = layerOf(node.name, false);
+        if (own && mResult.layers[*own].state == LayerState::kInsertedQdq)
+        {
+            state.state = QdqState::kStandalone;
+            state.layer = own;
+            state.why = "executed as its own layer";
+            return state;
+        }
+        if (isWeightPath(node))
+        {
+            // Weight Q/DQ are folded into the weights when their weighted consumer runs quantized.
+            state.state = QdqState::kFolded;
+            state.layer = own ? own : consumerLayer(node);
+            state.why = "on a constant weight path";
+            return state;
+        }
+        if (own)
+        {
+            state.state = QdqState::kFused;
+            state.layer = own;
+            state.why = "named in a fused layer";
+            return state;
+        }
+        if (mPlan == nullptr)
+        {
+            state.why = "no engine artifacts";
+            return state;
+        }
+        if (removedByLog(node.name))
+        {
+            state.state = QdqState::kEliminated;
+            state.why = "removed by the optimizer (build log)";
+            return state;
+        }
+        // Activation DQs and output Qs are rarely named: a DQ belongs to its consumer's layer, a Q to its
+        // producer's layer (output quantization) or, failing that, to the consumers of its DQ.
+        if (node.opType == "DequantizeLinear")
+        {
+            if (auto layer = consumerLayer(node))
+            {
+                state.state = QdqState::kFused;
+                state.layer = layer;
+                state.why = "absorbed by the layer of its consumer";
+                return state;
+            }
+        }
+        else
+        {
+            if (!node.inputs.empty())
+            {
+                if (auto producer = mGraph->producerOf.find(node.inputs[0]); producer != mGraph->producerOf.end())
+                {
+                    if (auto layer = layerOf(mGraph->nodes[producer->second].name))
+                    {
+                        state.state = QdqState::kFused;
+                        state.layer = layer;
+                        state.why = "output quantization of its producer's layer";
+                        return state;
+                    }
+                }
+            }
+            if (auto layer = consumerLayer(node))
+            {
+                state.state = QdqState::kFused;
+                state.layer = layer;
+                state.why = "absorbed with its DequantizeLinear by the consumer's layer";
+                return state;
+            }
+        }
+        state.why = "no engine layer executes it or its neighbours";
+        return state;
+    }
+
+    //! The engine layer of the first consumer of node's output (through a following DQ for a Q).
+    std::optional<std::size_t> consumerLayer(const OnnxNode& node, int depth = 0) const
+    {
+        if (node.outputs.empty() || depth > 4)
+        {
+            return std::nullopt;
+        }
+        auto consumers = mGraph->consumersOf.find(node.outputs[0]);
+        if (consumers == mGraph->consumersOf.end())
+        {
+            return std::nullopt;
+        }
+        for (std::size_t consumer : consumers->second)
+        {
+            const OnnxNode& next = mGraph->nodes[consumer];
+            if (auto layer = layerOf(next.name))
+            {
+                if (mResult.layers[*layer].state == LayerState::kMapped)
+                {
+                    return layer;
+                }
+            }
+            if (isQdqOp(next.opType))
+            {
+                if (auto layer = consumerLayer(next, depth + 1))
+                {
+                    return layer;
+                }
+            }
+        }
+        return std::nullopt;
+    }
+
+    const Inputs& mInputs;
+    const OnnxGraph* mGraph;
+    const EnginePlan* mPlan;
+    Correlation mResult;
+    std::unordered_map<std::string, std::size_t> mLayerByName;
+    std::unordered_map<std::string, std::string> mRegistered;
+};
+
+} // namespace
+
+Correlation correlate(const Inputs& inputs)
+{
+    return Correlator(inputs).run();
+}
+
+} // namespace qdq

@@ -1,0 +1,129 @@
+// diagnose: correlation, prediction and every rule, with findings sorted worst first.
+#include "qdq/analysis.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+namespace qdq
+{
+
+namespace
+{
+
+int severityRank(Severity severity)
+{
+    switch (severity)
+    {
+    case Severity::kError: return 0;
+    case Severity::kWarning: return 1;
+    case Severity::kInfo: return 2;
+    }
+    return 3;
+}
+
+std::string missingInputNote(const RuleInfo& info, bool haveOnnx, bool haveEngine)
+{
+    if ((info.needs & kNeedsOnnx) && !haveOnnx)
+    {
+        return info.slug + ": not checked, needs the ONNX model";
+    }
+    if ((info.needs & kNeedsEngine) && !haveEngine)
+    {
+        return info.slug + ": not checked, needs the engine's layer list (--exportLayerInfo JSON or a verbose build "
+                           "log)";
+    }
+    return {};
+}
+
+} // namespace
+
+Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
+{
+    Report report;
+    report.inputs = inputs.sources;
+    report.correlation = correlate(inputs);
+    if (inputs.onnx && options.predict)
+    {
+        report.prediction = predictEngine(*inputs.onnx);
+    }
+    Context context{inputs, report.correlation, report.prediction, options};
+    const bool haveOnnx = inputs.onnx.has_value();
+    const bool haveEngine = inputs.engine() != nullptr;
+
+    FindingSink sink;
+    for (const auto& rule : allRules())
+    {
+        std::string note = missingInputNote(rule->info(), haveOnnx, haveEngine);
+        if (!note.empty())
+        {
+            report.notes.push_back(note);
+            continue;
+        }
+        if (!haveOnnx && !haveEngine)
+        {
+            continue;
+        }
+        rule->check(context, sink);
+    }
+
+    // De-duplicate (same rule on the same nodes and layers) and sort worst first.
+    std::set<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>> seen;
+    for (auto& finding : sink.findings())
+    {
+        std::sort(finding.onnxNodes.begin(), finding.onnxNodes.end());
+        finding.onnxNodes.erase(std::unique(finding.onnxNodes.begin(), finding.onnxNodes.end()), finding.onnxNodes.end());
+        if (seen.emplace(finding.rule, finding.onnxNodes, finding.engineLayers).second)
+        {
+            report.findings.push_back(std::move(finding));
+        }
+    }
+    std::stable_sort(report.findings.begin(), report.findings.end(), [](const Finding& a, const Finding& b) {
+        if (severityRank(a.severity) != severityRank(b.severity))
+        {
+            return severityRank(a.severity) < severityRank(b.severity);
+        }
+        double costA = a.costMs.value_or(-1.0);
+        double costB = b.costMs.value_or(-1.0);
+        if (costA != costB)
+        {
+            return costA > costB;
+        }
+        if (a.rule != b.rule)
+        {
+            return a.rule < b.rule;
+        }
+        std::string nodeA = a.onnxNodes.empty() ? (a.engineLayers.empty() ? "" : a.engineLayers[0]) : a.onnxNodes[0];
+        std::string nodeB = b.onnxNodes.empty() ? (b.engineLayers.empty() ? "" : b.engineLayers[0]) : b.onnxNodes[0];
+        return nodeA < nodeB;
+    });
+
+    for (const auto& note : report.correlation.notes)
+    {
+        report.notes.push_back(note);
+    }
+    if (inputs.timings() != nullptr)
+    {
+        report.hasTimings = true;
+        for (const auto& mapping : report.correlation.layers)
+        {
+            double time = mapping.timeMs.value_or(0.0);
+            report.totalMs += time;
+            if (mapping.state == LayerState::kInsertedQdq)
+            {
+                report.standaloneQdqMs += time;
+            }
+            else if (mapping.state == LayerState::kInsertedReformat)
+            {
+                report.reformatMs += time;
+            }
+        }
+        if (inputs.engine() == nullptr)
+        {
+            report.totalMs = inputs.timings()->totalAverageMs();
+        }
+    }
+    return report;
+}
+
+} // namespace qdq

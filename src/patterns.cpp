@@ -1,0 +1,400 @@
+#include "qdq/patterns.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <unordered_set>
+
+namespace qdq::patterns
+{
+
+bool isQuantize(const OnnxNode& node)
+{
+    return node.opType == "QuantizeLinear";
+}
+
+bool isDequantize(const OnnxNode& node)
+{
+    return node.opType == "DequantizeLinear";
+}
+
+bool isQdq(const OnnxNode& node)
+{
+    return isQuantize(node) || isDequantize(node);
+}
+
+bool isCustomOp(const OnnxNode& node)
+{
+    return !node.domain.empty() && node.domain != "ai.onnx" && node.domain != "ai.onnx.ml";
+}
+
+bool isConstantTensor(const OnnxGraph& graph, const std::string& tensor)
+{
+    return graph.constantByName.count(tensor) > 0;
+}
+
+namespace
+{
+//! True when tensor is constant, possibly through Q, DQ, Identity, Transpose or Reshape of constants.
+bool isConstantLike(const OnnxGraph& graph, const std::string& tensor, int depth = 0)
+{
+    if (isConstantTensor(graph, tensor))
+    {
+        return true;
+    }
+    const OnnxNode* producer = producerOf(graph, tensor);
+    if (producer == nullptr || depth > 6 || producer->inputs.empty())
+    {
+        return false;
+    }
+    static const std::unordered_set<std::string> kPassThrough
+        = {"QuantizeLinear", "DequantizeLinear", "Identity", "Transpose", "Reshape", "Cast"};
+    if (producer->opType == "Constant")
+    {
+        return true;
+    }
+    return kPassThrough.count(producer->opType) > 0 && isConstantLike(graph, producer->inputs[0], depth + 1);
+}
+} // namespace
+
+bool isWeighted(const OnnxGraph& graph, const OnnxNode& node)
+{
+    if (node.opType == "Conv" || node.opType == "ConvTranspose" || node.opType == "Gemm")
+    {
+        return true;
+    }
+    if (node.opType == "MatMul" && node.inputs.size() >= 2)
+    {
+        return isConstantLike(graph, node.inputs[1]);
+    }
+    return false;
+}
+
+bool isCommuting(const std::string& opType)
+{
+    static const std::unordered_set<std::string> kOps = {"MaxPool", "Concat", "Slice", "Split", "Reshape", "Transpose",
+        "Flatten", "Squeeze", "Unsqueeze", "Identity", "GlobalMaxPool", "Pad"};
+    return kOps.count(opType) > 0;
+}
+
+bool isActivation(const std::string& opType)
+{
+    static const std::unordered_set<std::string> kOps = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSwish",
+        "HardSigmoid", "Gelu", "Elu", "Selu", "Softplus", "PRelu", "ThresholdedRelu", "Mish"};
+    return kOps.count(opType) > 0;
+}
+
+bool isEpilogue(const std::string& opType)
+{
+    return opType == "BatchNormalization" || isActivation(opType);
+}
+
+bool isQuantizableNonWeighted(const std::string& opType)
+{
+    static const std::unordered_set<std::string> kOps = {"Add", "Mul", "Sub", "Div", "AveragePool",
+        "GlobalAveragePool", "Resize", "Upsample", "Sum", "Max", "Min", "ReduceMean", "Softmax"};
+    return kOps.count(opType) > 0;
+}
+
+const OnnxNode* producerOf(const OnnxGraph& graph, const std::string& tensor)
+{
+    auto found = graph.producerOf.find(tensor);
+    return found == graph.producerOf.end() ? nullptr : &graph.nodes[found->second];
+}
+
+std::vector<const OnnxNode*> consumersOf(const OnnxGraph& graph, const std::string& tensor)
+{
+    std::vector<const OnnxNode*> nodes;
+    auto found = graph.consumersOf.find(tensor);
+    if (found != graph.consumersOf.end())
+    {
+        for (std::size_t index : found->second)
+        {
+            nodes.push_back(&graph.nodes[index]);
+        }
+    }
+    return nodes;
+}
+
+bool isGraphInput(const OnnxGraph& graph, const std::string& tensor)
+{
+    return std::find(graph.graphInputs.begin(), graph.graphInputs.end(), tensor) != graph.graphInputs.end();
+}
+
+bool isGraphOutput(const OnnxGraph& graph, const std::string& tensor)
+{
+    return std::find(graph.graphOutputs.begin(), graph.graphOutputs.end(), tensor) != graph.graphOutputs.end();
+}
+
+const OnnxNode* feedingDequantize(const OnnxGraph& graph, const std::string& tensor)
+{
+    std::string current = tensor;
+    for (int depth = 0; depth < 64; ++depth)
+    {
+        const OnnxNode* producer = producerOf(graph, current);
+        if (producer == nullptr)
+        {
+            return nullptr;
+        }
+        if (isDequantize(*producer))
+        {
+            return producer;
+        }
+        if (!isCommuting(producer->opType) || producer->inputs.empty() || producer->opType == "Concat")
+        {
+            return nullptr;
+        }
+        current = producer->inputs[0];
+    }
+    return nullptr;
+}
+
+ForwardQuantizers forwardQuantizers(const OnnxGraph& graph, const std::string& tensor, bool throughEpilogue)
+{
+    ForwardQuantizers result;
+    std::vector<std::pair<std::string, int>> stack = {{tensor, 0}};
+    std::unordered_set<std::string> visited;
+    while (!stack.empty())
+    {
+        auto [current, depth] = stack.back();
+        stack.pop_back();
+        if (!visited.insert(current).second || depth > 64)
+        {
+            continue;
+        }
+        auto consumers = consumersOf(graph, current);
+        if (consumers.empty() || isGraphOutput(graph, current))
+        {
+            result.allPaths = false;
+        }
+        for (const OnnxNode* consumer : consumers)
+        {
+            if (isQuantize(*consumer))
+            {
+                result.quantizers.push_back(consumer);
+            }
+            else if ((isCommuting(consumer->opType) || (throughEpilogue && isEpilogue(consumer->opType)))
+                && !consumer->outputs.empty())
+            {
+                for (const auto& output : consumer->outputs)
+                {
+                    stack.emplace_back(output, depth + 1);
+                }
+            }
+            else
+            {
+                result.allPaths = false;
+            }
+        }
+    }
+    return result;
+}
+
+EpilogueChain epilogueChain(const OnnxGraph& graph, const OnnxNode& weighted)
+{
+    EpilogueChain chain;
+    if (weighted.outputs.empty())
+    {
+        return chain;
+    }
+    chain.tensor = weighted.outputs[0];
+    for (int depth = 0; depth < 8; ++depth)
+    {
+        auto consumers = consumersOf(graph, chain.tensor);
+        // SiLU: x -> Sigmoid -> Mul(x, sigmoid(x)); both consumers of x.
+        if (consumers.size() == 2)
+        {
+            const OnnxNode* sigmoid = nullptr;
+            const OnnxNode* mul = nullptr;
+            for (const OnnxNode* consumer : consumers)
+            {
+                if (consumer->opType == "Sigmoid")
+                {
+                    sigmoid = consumer;
+                }
+                else if (consumer->opType == "Mul")
+                {
+                    mul = consumer;
+                }
+            }
+            if (sigmoid != nullptr && mul != nullptr && !sigmoid->outputs.empty()
+                && std::find(mul->inputs.begin(), mul->inputs.end(), sigmoid->outputs[0]) != mul->inputs.end())
+            {
+                chain.nodes.push_back(sigmoid);
+                chain.nodes.push_back(mul);
+                chain.tensor = mul->outputs[0];
+                continue;
+            }
+        }
+        if (consumers.size() != 1 || !isEpilogue(consumers[0]->opType) || consumers[0]->outputs.empty())
+        {
+            break;
+        }
+        chain.nodes.push_back(consumers[0]);
+        chain.tensor = consumers[0]->outputs[0];
+    }
+    return chain;
+}
+
+std::optional<double> perTensorScale(const OnnxGraph& graph, const OnnxNode& qdqNode)
+{
+    const QdqParameters* parameters = graph.qdqOf(qdqNode.index);
+    if (parameters == nullptr || parameters->scale.size() != 1)
+    {
+        return std::nullopt;
+    }
+    return parameters->scale[0];
+}
+
+bool scalesEqual(double a, double b)
+{
+    return std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b));
+}
+
+std::optional<double> layerTime(const Context& context, std::size_t layer)
+{
+    if (layer < context.correlation.layers.size())
+    {
+        return context.correlation.layers[layer].timeMs;
+    }
+    return std::nullopt;
+}
+
+std::optional<double> sumTimes(const Context& context, const std::vector<std::size_t>& layers)
+{
+    if (context.timings() == nullptr)
+    {
+        return std::nullopt;
+    }
+    double total = 0.0;
+    bool any = false;
+    for (std::size_t layer : layers)
+    {
+        if (auto time = layerTime(context, layer))
+        {
+            total += *time;
+            any = true;
+        }
+    }
+    return any ? std::optional<double>(total) : std::nullopt;
+}
+
+std::vector<std::size_t> layersOf(const Context& context, const std::string& onnxNode)
+{
+    auto found = context.correlation.layersOfNode.find(onnxNode);
+    return found == context.correlation.layersOfNode.end() ? std::vector<std::size_t>{} : found->second;
+}
+
+Precision outputPrecision(const EngineLayer& layer)
+{
+    return layer.outputs.empty() ? Precision::kUnknown : layer.outputs.front().precision;
+}
+
+Precision inputPrecision(const EngineLayer& layer, std::size_t input)
+{
+    return input < layer.inputs.size() ? layer.inputs[input].precision : Precision::kUnknown;
+}
+
+std::optional<std::size_t> producerLayer(const EnginePlan& plan, const std::string& tensor)
+{
+    for (std::size_t i = 0; i < plan.layers.size(); ++i)
+    {
+        for (const auto& output : plan.layers[i].outputs)
+        {
+            if (output.name == tensor)
+            {
+                return i;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+std::vector<std::size_t> consumerLayers(const EnginePlan& plan, const std::string& tensor)
+{
+    std::vector<std::size_t> layers;
+    for (std::size_t i = 0; i < plan.layers.size(); ++i)
+    {
+        for (const auto& input : plan.layers[i].inputs)
+        {
+            if (input.name == tensor)
+            {
+                layers.push_back(i);
+                break;
+            }
+        }
+    }
+    return layers;
+}
+
+Evidence layerEvidence(const Context& context, std::size_t layer, const std::string& field, const std::string& text)
+{
+    Evidence evidence;
+    const EnginePlan* plan = context.engine();
+    if (plan != nullptr && layer < plan->layers.size())
+    {
+        evidence.file = plan->sourcePath;
+        evidence.line = plan->layers[layer].line;
+        evidence.field = "layer \"" + plan->layers[layer].name + "\"" + (field.empty() ? "" : " " + field);
+    }
+    evidence.text = text;
+    return evidence;
+}
+
+Evidence nodeEvidence(const Context& context, const OnnxNode& node, const std::string& text)
+{
+    Evidence evidence;
+    if (const OnnxGraph* graph = context.graph())
+    {
+        evidence.file = graph->sourcePath;
+    }
+    evidence.field = "node " + node.name + " (" + node.opType + ")";
+    evidence.text = text;
+    return evidence;
+}
+
+Finding makeFinding(const RuleInfo& info, std::string message)
+{
+    Finding finding;
+    finding.rule = info.slug;
+    finding.severity = info.defaultSeverity;
+    finding.message = std::move(message);
+    return finding;
+}
+
+std::vector<std::string> layerNames(const Context& context, const std::vector<std::size_t>& layers)
+{
+    std::vector<std::string> names;
+    const EnginePlan* plan = context.engine();
+    for (std::size_t layer : layers)
+    {
+        if (plan != nullptr && layer < plan->layers.size())
+        {
+            names.push_back(plan->layers[layer].name);
+        }
+    }
+    return names;
+}
+
+std::string nameList(const std::vector<std::string>& names, std::size_t shown)
+{
+    std::string text;
+    for (std::size_t i = 0; i < names.size() && i < shown; ++i)
+    {
+        text += (i == 0 ? "" : ", ") + names[i];
+    }
+    if (names.size() > shown)
+    {
+        text += " and " + std::to_string(names.size() - shown) + " more";
+    }
+    return text;
+}
+
+std::string formatMs(double ms)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.3f ms", ms);
+    return buffer;
+}
+
+} // namespace qdq::patterns

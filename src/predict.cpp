@@ -1,0 +1,412 @@
+// Predicts, from the ONNX graph alone, what TensorRT's Q/DQ optimizer will do (reference section 7.1): which Q/DQ
+// fuse into a quantized neighbour, fold into weights, cancel, requantize or stay standalone, and which layers the
+// engine will contain. It is a simulation of documented behaviour, not of TensorRT's code: it is a prediction to be
+// held against a real engine.
+#include "qdq/analysis.h"
+#include "qdq/patterns.h"
+
+#include <unordered_set>
+
+namespace qdq
+{
+
+using namespace patterns;
+
+std::string_view predictedFateName(PredictedQdq::Fate fate)
+{
+    switch (fate)
+    {
+    case PredictedQdq::Fate::kFusedIntoProducer: return "fused-into-producer";
+    case PredictedQdq::Fate::kFusedIntoConsumer: return "fused-into-consumer";
+    case PredictedQdq::Fate::kFolded: return "folded";
+    case PredictedQdq::Fate::kCancelled: return "cancelled";
+    case PredictedQdq::Fate::kRequantize: return "requantize";
+    case PredictedQdq::Fate::kStandalone: break;
+    }
+    return "standalone";
+}
+
+const PredictedQdq* Prediction::find(const std::string& node) const
+{
+    for (const auto& entry : qdq)
+    {
+        if (entry.node == node)
+        {
+            return &entry;
+        }
+    }
+    return nullptr;
+}
+
+namespace
+{
+
+class Predictor
+{
+public:
+    explicit Predictor(const OnnxGraph& graph)
+        : mGraph(graph)
+    {
+    }
+
+    Prediction run()
+    {
+        for (const auto& node : mGraph.nodes)
+        {
+            if (isWeighted(mGraph, node) && allActivationInputsQuantized(node))
+            {
+                mQuantizedWeighted.insert(node.name);
+            }
+        }
+        for (const auto& node : mGraph.nodes)
+        {
+            if (isQuantize(node))
+            {
+                mResult.qdq.push_back(predictQuantize(node));
+            }
+            else if (isDequantize(node))
+            {
+                mResult.qdq.push_back(predictDequantize(node));
+            }
+        }
+        buildLayers();
+        return std::move(mResult);
+    }
+
+private:
+    //! The first input of a weighted op (the activation) is DQ-fed and the weight is DQ-fed or constant.
+    bool allActivationInputsQuantized(const OnnxNode& node) const
+    {
+        if (node.inputs.size() < 2)
+        {
+            return false;
+        }
+        return feedingDequantize(mGraph, node.inputs[0]) != nullptr
+            && (feedingDequantize(mGraph, node.inputs[1]) != nullptr);
+    }
+
+    bool onWeightPath(const OnnxNode& node) const
+    {
+        if (node.inputs.empty())
+        {
+            return false;
+        }
+        if (isConstantTensor(mGraph, node.inputs[0]))
+        {
+            return true;
+        }
+        const OnnxNode* producer = producerOf(mGraph, node.inputs[0]);
+        return producer != nullptr && (producer->opType == "Constant" || (isQuantize(*producer) && onWeightPath(*producer))
+                                       || (producer->opType == "Identity" && onWeightPath(*producer)));
+    }
+
+    //! A producer that can emit INT8 through its epilogue: a quantized weighted op (possibly through epilogue ops),
+    //! or a quantizable non-weighted op whose inputs are all DQ-fed.
+    const OnnxNode* quantizedProducer(const std::string& tensor) const
+    {
+        std::string current = tensor;
+        for (int depth = 0; depth < 16; ++depth)
+        {
+            const OnnxNode* producer = producerOf(mGraph, current);
+            if (producer == nullptr)
+            {
+                return nullptr;
+            }
+            if (mQuantizedWeighted.count(producer->name) > 0)
+            {
+                return producer;
+            }
+            if (isQuantizableNonWeighted(producer->opType) && !producer->inputs.empty())
+            {
+                bool allQuantized = true;
+                for (const auto& input : producer->inputs)
+                {
+                    if (!input.empty() && !isConstantTensor(mGraph, input) && feedingDequantize(mGraph, input) == nullptr
+                        && !residualOfQuantizedConv(*producer, input))
+                    {
+                        allQuantized = false;
+                    }
+                }
+                return allQuantized ? producer : nullptr;
+            }
+            bool passThrough = (isEpilogue(producer->opType) || isCommuting(producer->opType)
+                                   || (producer->opType == "Mul" && isSiluMul(*producer)))
+                && !producer->inputs.empty() && producer->opType != "Concat";
+            if (!passThrough)
+            {
+                return nullptr;
+            }
+            current = producer->opType == "Mul" ? siluInput(*producer) : producer->inputs[0];
+        }
+        return nullptr;
+    }
+
+    //! Add(x, conv_out) where conv_out comes from a quantized conv: the conv side need not be DQ-fed.
+    bool residualOfQuantizedConv(const OnnxNode& add, const std::string& input) const
+    {
+        if (add.opType != "Add")
+        {
+            return false;
+        }
+        const OnnxNode* producer = producerOf(mGraph, input);
+        for (int depth = 0; producer != nullptr && depth < 4; ++depth)
+        {
+            if (mQuantizedWeighted.count(producer->name) > 0)
+            {
+                return true;
+            }
+            if (!isEpilogue(producer->opType) || producer->inputs.empty())
+            {
+                return false;
+            }
+            producer = producerOf(mGraph, producer->inputs[0]);
+        }
+        return false;
+    }
+
+    bool isSiluMul(const OnnxNode& mul) const
+    {
+        return !siluInput(mul).empty();
+    }
+
+    std::string siluInput(const OnnxNode& mul) const
+    {
+        if (mul.inputs.size() != 2)
+        {
+            return {};
+        }
+        for (int k = 0; k < 2; ++k)
+        {
+            const OnnxNode* sigmoid = producerOf(mGraph, mul.inputs[static_cast<std::size_t>(k)]);
+            if (sigmoid != nullptr && sigmoid->opType == "Sigmoid" && !sigmoid->inputs.empty()
+                && sigmoid->inputs[0] == mul.inputs[static_cast<std::size_t>(1 - k)])
+            {
+                return sigmoid->inputs[0];
+            }
+        }
+        return {};
+    }
+
+    PredictedQdq predictQuantize(const OnnxNode& node) const
+    {
+        PredictedQdq result;
+        result.node = node.name;
+        result.isQuantize = true;
+        if (onWeightPath(node))
+        {
+            result.fate = PredictedQdq::Fate::kFolded;
+            result.reason = "quantizes a constant weight";
+            return result;
+        }
+        if (node.inputs.empty())
+        {
+            result.reason = "no input";
+            return result;
+        }
+        // Walk back through commuting ops: a DQ there makes a DQ -> Q pair.
+        std::string current = node.inputs[0];
+        for (int depth = 0; depth < 16; ++depth)
+        {
+            const OnnxNode* producer = producerOf(mGraph, current);
+            if (producer == nullptr)
+            {
+                break;
+            }
+            if (isDequantize(*producer))
+            {
+                auto a = perTensorScale(mGraph, *producer);
+                auto b = perTensorScale(mGraph, node);
+                result.partner = producer->name;
+                if (a && b && scalesEqual(*a, *b))
+                {
+                    result.fate = PredictedQdq::Fate::kCancelled;
+                    result.reason = "follows " + producer->name + " with the same scale";
+                }
+                else
+                {
+                    result.fate = PredictedQdq::Fate::kRequantize;
+                    result.reason = "follows " + producer->name + " with a different scale";
+                }
+                return result;
+            }
+            if (!isCommuting(producer->opType) || producer->inputs.empty() || producer->opType == "Concat")
+            {
+                break;
+            }
+            current = producer->inputs[0];
+        }
+        if (const OnnxNode* producer = quantizedProducer(node.inputs[0]))
+        {
+            result.fate = PredictedQdq::Fate::kFusedIntoProducer;
+            result.partner = producer->name;
+            result.reason = "output quantization of " + producer->name;
+            return result;
+        }
+        if (isGraphInput(mGraph, node.inputs[0]))
+        {
+            result.reason = "quantizes the network input " + node.inputs[0];
+            return result;
+        }
+        const OnnxNode* producer = producerOf(mGraph, node.inputs[0]);
+        result.reason = producer == nullptr ? "nothing produces its input"
+                                            : "its producer " + producer->name + " (" + producer->opType
+                + ") runs in float and cannot absorb it";
+        return result;
+    }
+
+    PredictedQdq predictDequantize(const OnnxNode& node) const
+    {
+        PredictedQdq result;
+        result.node = node.name;
+        if (onWeightPath(node))
+        {
+            result.fate = PredictedQdq::Fate::kFolded;
+            result.reason = "dequantizes a constant weight";
+            return result;
+        }
+        if (node.outputs.empty())
+        {
+            result.reason = "no output";
+            return result;
+        }
+        // Walk forward through commuting ops to the consumers.
+        std::vector<std::string> frontier = {node.outputs[0]};
+        bool allFused = true;
+        std::string partner;
+        for (int depth = 0; depth < 16 && !frontier.empty(); ++depth)
+        {
+            std::vector<std::string> next;
+            for (const auto& tensor : frontier)
+            {
+                auto consumers = consumersOf(mGraph, tensor);
+                if (consumers.empty())
+                {
+                    allFused = false;
+                }
+                for (const OnnxNode* consumer : consumers)
+                {
+                    if (mQuantizedWeighted.count(consumer->name) > 0 || isQuantize(*consumer)
+                        || quantizableWithOutputQ(*consumer))
+                    {
+                        partner = partner.empty() ? consumer->name : partner;
+                    }
+                    else if (isCommuting(consumer->opType) && consumer->opType != "Concat")
+                    {
+                        next.insert(next.end(), consumer->outputs.begin(), consumer->outputs.end());
+                    }
+                    else
+                    {
+                        allFused = false;
+                        if (result.reason.empty())
+                        {
+                            result.reason = "its consumer " + consumer->name + " (" + consumer->opType
+                                + ") runs in float";
+                        }
+                    }
+                }
+            }
+            frontier = std::move(next);
+        }
+        if (allFused && !partner.empty())
+        {
+            result.fate = PredictedQdq::Fate::kFusedIntoConsumer;
+            result.partner = partner;
+            result.reason = "input dequantization of " + partner;
+        }
+        else if (result.reason.empty())
+        {
+            result.reason = "no quantized consumer";
+        }
+        return result;
+    }
+
+    //! A non-weighted quantizable op with every input DQ-fed and its output quantized.
+    bool quantizableWithOutputQ(const OnnxNode& node) const
+    {
+        if (!isQuantizableNonWeighted(node.opType) || node.outputs.empty())
+        {
+            return false;
+        }
+        for (const auto& input : node.inputs)
+        {
+            if (!input.empty() && !isConstantTensor(mGraph, input) && feedingDequantize(mGraph, input) == nullptr
+                && !residualOfQuantizedConv(node, input))
+            {
+                return false;
+            }
+        }
+        auto forward = forwardQuantizers(mGraph, node.outputs[0], true);
+        return forward.allPaths && !forward.quantizers.empty();
+    }
+
+    void buildLayers()
+    {
+        std::unordered_set<std::string> absorbed;
+        for (const auto& node : mGraph.nodes)
+        {
+            if (mQuantizedWeighted.count(node.name) == 0)
+            {
+                continue;
+            }
+            PredictedLayer layer;
+            layer.kind = node.opType == "ConvTranspose" ? "quantized-deconvolution" : "quantized-" + node.opType;
+            layer.onnxNodes.push_back(node.name);
+            layer.int8Input = true;
+            EpilogueChain chain = epilogueChain(mGraph, node);
+            for (const OnnxNode* epilogue : chain.nodes)
+            {
+                layer.onnxNodes.push_back(epilogue->name);
+                absorbed.insert(epilogue->name);
+            }
+            for (const auto& entry : mResult.qdq)
+            {
+                if (entry.fate == PredictedQdq::Fate::kFusedIntoProducer && entry.partner == node.name)
+                {
+                    layer.int8Output = true;
+                    layer.onnxNodes.push_back(entry.node);
+                }
+            }
+            absorbed.insert(node.name);
+            mResult.layers.push_back(std::move(layer));
+        }
+        for (const auto& entry : mResult.qdq)
+        {
+            if (entry.fate == PredictedQdq::Fate::kStandalone || entry.fate == PredictedQdq::Fate::kRequantize)
+            {
+                PredictedLayer layer;
+                layer.kind = entry.fate == PredictedQdq::Fate::kRequantize ? "requantize"
+                    : entry.isQuantize                                     ? "standalone-quantize"
+                                                                           : "standalone-dequantize";
+                layer.onnxNodes.push_back(entry.node);
+                layer.int8Input = !entry.isQuantize;
+                layer.int8Output = entry.isQuantize;
+                mResult.layers.push_back(std::move(layer));
+            }
+        }
+        for (const auto& node : mGraph.nodes)
+        {
+            if (absorbed.count(node.name) > 0 || isQdq(node) || node.opType == "Constant" || node.opType == "Identity")
+            {
+                continue;
+            }
+            PredictedLayer layer;
+            layer.kind = quantizableWithOutputQ(node) ? "quantized-" + node.opType : "float-" + node.opType;
+            layer.onnxNodes.push_back(node.name);
+            layer.int8Input = layer.int8Output = layer.kind.rfind("quantized-", 0) == 0;
+            mResult.layers.push_back(std::move(layer));
+        }
+    }
+
+    const OnnxGraph& mGraph;
+    std::unordered_set<std::string> mQuantizedWeighted;
+    Prediction mResult;
+};
+
+} // namespace
+
+Prediction predictEngine(const OnnxGraph& graph)
+{
+    return Predictor(graph).run();
+}
+
+} // namespace qdq
