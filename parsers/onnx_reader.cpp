@@ -32,7 +32,7 @@ using google::protobuf::io::CodedInputStream;
 using namespace onnx_detail;
 
 constexpr std::size_t kWarningCap = 20;
-constexpr int kFileBlockBytes = 1 << 20;
+constexpr int kFileBlockBytes = 1 << 16;
 
 enum WireType : int
 {

@@ -633,6 +633,19 @@ TEST(OnnxReader, KeepsSubgraphNodesWithoutFlattening)
     EXPECT_TRUE(read.warnings.empty());
 }
 
+TEST(OnnxReader, KeepsNamesThatAreNotUtf8AsBytes)
+{
+    onnx::ModelProto model = emptyModel();
+    onnx::GraphProto& graph = *model.mutable_graph();
+    addValueInfo(graph.mutable_input(), "x", onnx::TensorProto::FLOAT);
+    addNode(graph, "bad\xFF\xFEname", "Relu", {"x"}, {"y\xC3"});
+    OnnxGraph read = qdq::readOnnxFromBuffer(serialize(model), "utf8.onnx");
+    ASSERT_EQ(read.nodes.size(), 1U);
+    EXPECT_EQ(read.nodes[0].name, "bad\xFF\xFEname");
+    EXPECT_EQ(read.nodes[0].outputs, std::vector<std::string>{"y\xC3"});
+    EXPECT_TRUE(read.warnings.empty());
+}
+
 TEST(OnnxReader, EnforcesTheNodeLimit)
 {
     qdq::Limits limits;
@@ -722,6 +735,33 @@ TEST(OnnxReaderBroken, TextInputs)
     fs::path path = qdq::test::writeFile(qdq::test::tempDir("onnx-line") / "line.onnx", line);
     error = errorOf([&] { qdq::readOnnx(path.string()); });
     EXPECT_NE(error.find("not an ONNX model: truncated protobuf at byte 10485756"), std::string::npos) << error;
+}
+
+TEST(OnnxReaderBroken, CorruptedBytesGiveAGraphOrAnInputError)
+{
+    // Flipped bytes anywhere in a valid model: the reader either reads a graph or throws InputError, nothing else.
+    std::string bytes = serialize(buildQdqModel());
+    std::mt19937 random(42);
+    std::size_t errors = 0;
+    for (int round = 0; round < 3000; ++round)
+    {
+        std::string corrupted = bytes;
+        const int flips = 1 + static_cast<int>(random() % 4);
+        for (int i = 0; i < flips; ++i)
+        {
+            corrupted[random() % corrupted.size()] = static_cast<char>(random() & 0xFF);
+        }
+        try
+        {
+            OnnxGraph graph = qdq::readOnnxFromBuffer(corrupted, "corrupted.onnx");
+            EXPECT_LE(graph.nodes.size(), 10U);
+        }
+        catch (const InputError&)
+        {
+            ++errors;
+        }
+    }
+    EXPECT_GT(errors, 100U);
 }
 
 TEST(OnnxReaderBroken, HugeDeclaredLengths)
