@@ -1,0 +1,1554 @@
+// ONNX reader: streams the protobuf file, walking ModelProto and GraphProto by tag so that large weights are
+// skipped (never loaded unless asked). Nodes, value infos and opset entries are small and parsed with the ONNX
+// protobuf classes; initializers are parsed field by field.
+#include "parsers/file_source.h"
+#include "parsers/onnx_tensor_data.h"
+#include "qdq/readers.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <unordered_set>
+
+namespace qdq
+{
+
+namespace
+{
+
+namespace fs = std::filesystem;
+using google::protobuf::io::CodedInputStream;
+using namespace onnx_detail;
+
+constexpr std::size_t kWarningCap = 20;
+constexpr int kFileBlockBytes = 1 << 16;
+
+enum WireType : int
+{
+    kVarint = 0,
+    kFixed64 = 1,
+    kLengthDelimited = 2,
+    kStartGroup = 3,
+    kEndGroup = 4,
+    kFixed32 = 5,
+};
+
+const char* wireTypeName(int wireType)
+{
+    switch (wireType)
+    {
+    case kVarint:
+        return "varint";
+    case kFixed64:
+        return "fixed64";
+    case kLengthDelimited:
+        return "length-delimited";
+    case kStartGroup:
+    case kEndGroup:
+        return "group";
+    case kFixed32:
+        return "fixed32";
+    default:
+        return "invalid";
+    }
+}
+
+bool isStandardDomain(const std::string& domain)
+{
+    return domain.empty() || domain == "ai.onnx";
+}
+
+//! Where the model's bytes come from, for the few tensors that are read after the streaming pass.
+class ByteSource
+{
+public:
+    virtual ~ByteSource() = default;
+    virtual bool read(std::uint64_t offset, std::uint64_t length, std::string& out) const = 0;
+};
+
+class BufferSource : public ByteSource
+{
+public:
+    explicit BufferSource(std::string_view bytes) : mBytes(bytes) {}
+    bool read(std::uint64_t offset, std::uint64_t length, std::string& out) const override
+    {
+        if (offset > mBytes.size() || length > mBytes.size() - offset)
+        {
+            return false;
+        }
+        out.assign(mBytes.substr(offset, length));
+        return true;
+    }
+
+private:
+    std::string_view mBytes;
+};
+
+bool preadAll(int fd, std::uint64_t offset, std::uint64_t length, std::string& out)
+{
+    out.resize(length);
+    std::uint64_t done = 0;
+    while (done < length)
+    {
+        ssize_t n = ::pread(fd, out.data() + done, length - done, static_cast<off_t>(offset + done));
+        if (n < 0 && errno == EINTR)
+        {
+            continue;
+        }
+        if (n <= 0)
+        {
+            return false;
+        }
+        done += static_cast<std::uint64_t>(n);
+    }
+    return true;
+}
+
+class FdSource : public ByteSource
+{
+public:
+    explicit FdSource(int fd) : mFd(fd) {}
+    bool read(std::uint64_t offset, std::uint64_t length, std::string& out) const override
+    {
+        return preadAll(mFd, offset, length, out);
+    }
+
+private:
+    int mFd;
+};
+
+struct Fd
+{
+    int fd = -1;
+    Fd() = default;
+    explicit Fd(int value) : fd(value) {}
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    Fd(Fd&& other) noexcept : fd(other.fd) { other.fd = -1; }
+    ~Fd()
+    {
+        if (fd >= 0)
+        {
+            ::close(fd);
+        }
+    }
+};
+
+//! One protobuf input being walked by tag: the stream, the absolute offset of its first byte, and its end.
+struct Wire
+{
+    CodedInputStream& in;
+    std::uint64_t base = 0; //!< absolute offset of the stream's position 0 in the model
+    std::uint64_t size = 0; //!< bytes in the stream
+};
+
+//! Data of a tensor that was not read while streaming, to read later if a Q/DQ node needs it.
+struct PendingData
+{
+    bool fromConstantNode = false;
+    std::uint64_t offset = 0; //!< absolute offset of the field payload, or of the Constant NodeProto
+    std::uint64_t length = 0;
+    int field = kFieldNone;
+};
+
+struct TensorRecord
+{
+    OnnxConstant constant;
+    int dataType = 0;
+    int dataField = kFieldNone;
+    std::string payload;
+    bool payloadSkipped = false;
+    PendingData pending;
+    std::vector<std::pair<std::string, std::string>> externalEntries;
+    std::int64_t dataLocation = 0;
+    bool weightless = false;
+    std::uint64_t offset = 0;
+};
+
+struct ExternalFile
+{
+    bool missing = false;
+    fs::path resolved;
+    std::uint64_t size = 0;
+    std::shared_ptr<Fd> fd;
+    std::size_t references = 0;
+    std::string firstTensor;
+};
+
+class OnnxReader
+{
+public:
+    OnnxReader(std::string path, const OnnxReadOptions& options, const Limits& limits, const ByteSource& source)
+        : mPath(std::move(path)), mOptions(options), mLimits(limits), mSource(source)
+    {
+        mGraph.sourcePath = mPath;
+        fs::path parent = fs::path(mPath).parent_path();
+        mModelDir = parent.empty() ? fs::path(".") : parent;
+    }
+
+    OnnxGraph read(CodedInputStream& in, std::uint64_t size)
+    {
+        if (size == 0)
+        {
+            fail(0, "empty file: not an ONNX model");
+        }
+        Wire wire{in, 0, size};
+        parseModel(wire);
+        finish();
+        return std::move(mGraph);
+    }
+
+private:
+    // ----- errors ---------------------------------------------------------------------------------------------
+    [[noreturn]] void fail(std::uint64_t offset, const std::string& message) const
+    {
+        SourceLocation where;
+        where.path = mPath;
+        where.byteOffset = offset;
+        where.hasByteOffset = true;
+        throw InputError(where, message);
+    }
+
+    [[noreturn]] void failAt(std::uint64_t offset, const std::string& message) const
+    {
+        // Before the graph field starts the input may well be something else than a model.
+        fail(offset, (mGraphStarted ? std::string() : std::string("not an ONNX model: ")) + message + " at byte " +
+                         std::to_string(offset) + contextSuffix());
+    }
+
+    std::string contextSuffix() const { return mContext.empty() ? std::string() : " (in " + mContext + ")"; }
+
+    void warn(std::uint64_t offset, bool hasOffset, std::string message)
+    {
+        ReaderWarning warning;
+        warning.where.path = mPath;
+        warning.where.byteOffset = offset;
+        warning.where.hasByteOffset = hasOffset;
+        warning.message = std::move(message);
+        mGraph.warnings.push_back(std::move(warning));
+    }
+
+    void warnNode(std::size_t node, std::string message) { warn(mNodeOffsets[node], true, std::move(message)); }
+
+    // ----- wire primitives ----------------------------------------------------------------------------------
+    static std::uint64_t position(const Wire& wire)
+    {
+        return wire.base + static_cast<std::uint64_t>(wire.in.CurrentPosition());
+    }
+
+    static std::uint64_t remaining(const Wire& wire)
+    {
+        int untilLimit = wire.in.BytesUntilLimit();
+        auto toEnd = wire.size - static_cast<std::uint64_t>(wire.in.CurrentPosition());
+        return untilLimit >= 0 ? std::min<std::uint64_t>(static_cast<std::uint64_t>(untilLimit), toEnd) : toEnd;
+    }
+
+    //! Reads the next tag; false at the end of the current message. Throws on malformed data.
+    bool nextTag(Wire& wire, std::uint32_t& tag, std::uint64_t& tagOffset)
+    {
+        tagOffset = position(wire);
+        if (remaining(wire) == 0)
+        {
+            return false;
+        }
+        tag = wire.in.ReadTag();
+        if (tag == 0 && position(wire) > tagOffset)
+        {
+            failAt(tagOffset, "invalid protobuf field number 0");
+        }
+        if (tag == 0)
+        {
+            const void* data = nullptr;
+            int available = 0;
+            if (!wire.in.GetDirectBufferPointer(&data, &available) || available <= 0)
+            {
+                failAt(tagOffset, "truncated protobuf");
+            }
+            const auto* bytes = static_cast<const unsigned char*>(data);
+            if (bytes[0] == 0)
+            {
+                failAt(tagOffset, "invalid protobuf field number 0");
+            }
+            bool allContinue = true;
+            for (int i = 0; i < available && i < 10; ++i)
+            {
+                allContinue = allContinue && (bytes[i] & 0x80) != 0;
+            }
+            if (allContinue && static_cast<std::uint64_t>(available) == remaining(wire) && available < 10)
+            {
+                failAt(tagOffset, "truncated protobuf");
+            }
+            failAt(tagOffset, "invalid protobuf tag");
+        }
+        const int wireType = static_cast<int>(tag & 7);
+        if (wireType == 6 || wireType == 7)
+        {
+            failAt(tagOffset, "invalid protobuf wire type " + std::to_string(wireType));
+        }
+        if (wireType == kStartGroup || wireType == kEndGroup)
+        {
+            failAt(tagOffset,
+                   "unsupported protobuf wire type " + std::to_string(wireType) + " (group, never used by ONNX)");
+        }
+        if ((tag >> 3) == 0)
+        {
+            failAt(tagOffset, "invalid protobuf field number 0");
+        }
+        return true;
+    }
+
+    void expectWireType(std::uint32_t tag, int expected, std::uint64_t tagOffset, const char* field)
+    {
+        const int wireType = static_cast<int>(tag & 7);
+        if (wireType != expected)
+        {
+            failAt(tagOffset, std::string("field ") + field + " has wire type " + wireTypeName(wireType) +
+                                  ", expected " + wireTypeName(expected) + " (not an ONNX model?)");
+        }
+    }
+
+    std::uint64_t readVarint(Wire& wire, std::uint64_t tagOffset)
+    {
+        std::uint64_t value = 0;
+        if (!wire.in.ReadVarint64(&value))
+        {
+            failAt(tagOffset, remaining(wire) < 10 ? "truncated protobuf" : "malformed protobuf varint");
+        }
+        return value;
+    }
+
+    //! Reads a length prefix and checks it against what is left of the enclosing message and of the input.
+    std::uint32_t readLength(Wire& wire, std::uint64_t tagOffset)
+    {
+        std::uint64_t length = readVarint(wire, tagOffset);
+        std::uint64_t left = remaining(wire);
+        if (length > left)
+        {
+            failAt(tagOffset, "field length " + std::to_string(length) + " exceeds the remaining " +
+                                  std::to_string(left) + " bytes");
+        }
+        return static_cast<std::uint32_t>(length);
+    }
+
+    void skipBytes(Wire& wire, std::uint64_t count, std::uint64_t tagOffset)
+    {
+        if (count > remaining(wire))
+        {
+            failAt(tagOffset, "truncated protobuf");
+        }
+        if (count > 0 && !wire.in.Skip(static_cast<int>(count)))
+        {
+            failAt(tagOffset, "truncated protobuf");
+        }
+    }
+
+    void skipField(Wire& wire, std::uint32_t tag, std::uint64_t tagOffset)
+    {
+        switch (static_cast<int>(tag & 7))
+        {
+        case kVarint:
+            readVarint(wire, tagOffset);
+            break;
+        case kFixed64:
+            skipBytes(wire, 8, tagOffset);
+            break;
+        case kFixed32:
+            skipBytes(wire, 4, tagOffset);
+            break;
+        case kLengthDelimited:
+            skipBytes(wire, readLength(wire, tagOffset), tagOffset);
+            break;
+        default:
+            failAt(tagOffset, "invalid protobuf wire type");
+        }
+    }
+
+    std::string readString(Wire& wire, std::uint32_t tag, std::uint64_t tagOffset, const char* field)
+    {
+        expectWireType(tag, kLengthDelimited, tagOffset, field);
+        std::uint32_t length = readLength(wire, tagOffset);
+        std::string value;
+        if (!wire.in.ReadString(&value, static_cast<int>(length)))
+        {
+            failAt(tagOffset, "truncated protobuf");
+        }
+        return value;
+    }
+
+    //! Parses a length-delimited submessage with the ONNX protobuf classes.
+    template <typename Message>
+    void parseMessage(Wire& wire, std::uint32_t tag, std::uint64_t tagOffset, Message& message, const char* what)
+    {
+        expectWireType(tag, kLengthDelimited, tagOffset, what);
+        std::uint32_t length = readLength(wire, tagOffset);
+        auto limit = wire.in.PushLimit(static_cast<int>(length));
+        if (!message.ParseFromCodedStream(&wire.in) || wire.in.BytesUntilLimit() != 0)
+        {
+            failAt(tagOffset, std::string("invalid ") + what);
+        }
+        wire.in.PopLimit(limit);
+    }
+
+    // ----- ModelProto / GraphProto ----------------------------------------------------------------------------
+    void parseModel(Wire& wire)
+    {
+        bool sawGraph = false;
+        std::uint32_t tag = 0;
+        std::uint64_t tagOffset = 0;
+        onnx::OperatorSetIdProto opset;
+        while (nextTag(wire, tag, tagOffset))
+        {
+            switch (tag >> 3)
+            {
+            case 1:
+                expectWireType(tag, kVarint, tagOffset, "ir_version");
+                mGraph.irVersion = static_cast<std::int64_t>(readVarint(wire, tagOffset));
+                break;
+            case 2:
+                mGraph.producerName = readString(wire, tag, tagOffset, "producer_name");
+                break;
+            case 3:
+                mGraph.producerVersion = readString(wire, tag, tagOffset, "producer_version");
+                break;
+            case 7:
+            {
+                expectWireType(tag, kLengthDelimited, tagOffset, "graph");
+                std::uint32_t length = readLength(wire, tagOffset);
+                mGraphStarted = true;
+                auto limit = wire.in.PushLimit(static_cast<int>(length));
+                parseGraph(wire);
+                wire.in.PopLimit(limit);
+                sawGraph = true;
+                break;
+            }
+            case 8:
+                parseMessage(wire, tag, tagOffset, opset, "opset_import");
+                mGraph.opsets.emplace_back(opset.domain(), opset.version());
+                break;
+            default:
+                skipField(wire, tag, tagOffset);
+                break;
+            }
+        }
+        if (!sawGraph)
+        {
+            fail(0, "not an ONNX model: no graph field");
+        }
+    }
+
+    void parseGraph(Wire& wire)
+    {
+        std::uint32_t tag = 0;
+        std::uint64_t tagOffset = 0;
+        onnx::ValueInfoProto valueInfo;
+        while (nextTag(wire, tag, tagOffset))
+        {
+            switch (tag >> 3)
+            {
+            case 1:
+                mContext = "graph.node[" + std::to_string(mGraph.nodes.size()) + "]";
+                parseNode(wire, tag, tagOffset);
+                break;
+            case 2:
+                mGraph.graphName = readString(wire, tag, tagOffset, "graph.name");
+                break;
+            case 5:
+                mContext = "graph.initializer[" + std::to_string(mInitializerCount) + "]";
+                parseInitializer(wire, tag, tagOffset);
+                ++mInitializerCount;
+                break;
+            case 11:
+            case 12:
+            case 13:
+            {
+                const int field = static_cast<int>(tag >> 3);
+                mContext = field == 11 ? "graph.input" : field == 12 ? "graph.output" : "graph.value_info";
+                parseMessage(wire, tag, tagOffset, valueInfo, "ValueInfoProto");
+                if (valueInfo.type().has_tensor_type() && valueInfo.type().tensor_type().elem_type() != 0)
+                {
+                    mGraph.tensorTypes[valueInfo.name()] =
+                        static_cast<OnnxDataType>(valueInfo.type().tensor_type().elem_type());
+                }
+                if (field == 11)
+                {
+                    mAllGraphInputs.push_back(valueInfo.name());
+                }
+                else if (field == 12)
+                {
+                    mGraph.graphOutputs.push_back(valueInfo.name());
+                }
+                break;
+            }
+            case 15:
+                mContext = "graph.sparse_initializer";
+                parseSparseInitializer(wire, tag, tagOffset);
+                break;
+            default:
+                skipField(wire, tag, tagOffset);
+                break;
+            }
+            mContext.clear();
+        }
+    }
+
+    static OnnxAttribute convertAttribute(const onnx::AttributeProto& proto)
+    {
+        OnnxAttribute attribute;
+        attribute.name = proto.name();
+        int type = proto.type();
+        if (type == onnx::AttributeProto::UNDEFINED)
+        {
+            // Old models leave the type out: infer it from the field that is set.
+            type = proto.has_f()             ? onnx::AttributeProto::FLOAT
+                   : proto.has_i()           ? onnx::AttributeProto::INT
+                   : proto.has_s()           ? onnx::AttributeProto::STRING
+                   : proto.has_t()           ? onnx::AttributeProto::TENSOR
+                   : proto.has_g()           ? onnx::AttributeProto::GRAPH
+                   : proto.floats_size() > 0 ? onnx::AttributeProto::FLOATS
+                   : proto.ints_size() > 0   ? onnx::AttributeProto::INTS
+                                             : onnx::AttributeProto::UNDEFINED;
+        }
+        switch (type)
+        {
+        case onnx::AttributeProto::INT:
+            attribute.kind = OnnxAttribute::Kind::kInt;
+            attribute.i = proto.i();
+            break;
+        case onnx::AttributeProto::FLOAT:
+            attribute.kind = OnnxAttribute::Kind::kFloat;
+            attribute.f = proto.f();
+            break;
+        case onnx::AttributeProto::STRING:
+            attribute.kind = OnnxAttribute::Kind::kString;
+            attribute.s = proto.s();
+            break;
+        case onnx::AttributeProto::INTS:
+            attribute.kind = OnnxAttribute::Kind::kInts;
+            attribute.ints.assign(proto.ints().begin(), proto.ints().end());
+            break;
+        case onnx::AttributeProto::FLOATS:
+            attribute.kind = OnnxAttribute::Kind::kFloats;
+            attribute.floats.assign(proto.floats().begin(), proto.floats().end());
+            break;
+        case onnx::AttributeProto::TENSOR:
+            attribute.kind = OnnxAttribute::Kind::kTensor;
+            break;
+        case onnx::AttributeProto::GRAPH:
+        case onnx::AttributeProto::GRAPHS:
+            attribute.kind = OnnxAttribute::Kind::kGraph;
+            break;
+        default:
+            attribute.kind = OnnxAttribute::Kind::kOther;
+            break;
+        }
+        return attribute;
+    }
+
+    void parseNode(Wire& wire, std::uint32_t tag, std::uint64_t tagOffset)
+    {
+        if (mGraph.nodes.size() >= mLimits.maxGraphNodes)
+        {
+            fail(tagOffset, "graph has more than " + std::to_string(mLimits.maxGraphNodes) +
+                                " nodes, over the graph node limit (raise it with --max-graph-nodes)");
+        }
+        expectWireType(tag, kLengthDelimited, tagOffset, "graph.node");
+        // Remember the whole NodeProto's byte range for a later re-read of a large Constant value.
+        std::uint32_t length = 0;
+        {
+            length = readLength(wire, tagOffset);
+        }
+        const std::uint64_t bodyOffset = position(wire);
+        auto limit = wire.in.PushLimit(static_cast<int>(length));
+        if (!mNodeProto.ParseFromCodedStream(&wire.in) || wire.in.BytesUntilLimit() != 0)
+        {
+            failAt(tagOffset, "invalid NodeProto");
+        }
+        wire.in.PopLimit(limit);
+
+        OnnxNode node;
+        node.index = mGraph.nodes.size();
+        node.name = mNodeProto.name();
+        node.opType = mNodeProto.op_type();
+        node.domain = mNodeProto.domain();
+        node.inputs.assign(mNodeProto.input().begin(), mNodeProto.input().end());
+        node.outputs.assign(mNodeProto.output().begin(), mNodeProto.output().end());
+        node.attributes.reserve(static_cast<std::size_t>(mNodeProto.attribute_size()));
+        for (const auto& attribute : mNodeProto.attribute())
+        {
+            node.attributes.push_back(convertAttribute(attribute));
+        }
+        if (node.name.empty())
+        {
+            node.nameWasEmpty = true;
+            node.name = "node_of_" + (node.outputs.empty() ? std::to_string(node.index) : node.outputs.front());
+        }
+        if (node.opType == "Constant" && isStandardDomain(node.domain) && !node.outputs.empty())
+        {
+            addConstantNode(mNodeProto, node, tagOffset, bodyOffset, length);
+        }
+        mGraph.nodes.push_back(std::move(node));
+        mNodeOffsets.push_back(tagOffset);
+    }
+
+    // ----- tensors ------------------------------------------------------------------------------------------
+    //! Walks a TensorProto's fields (the caller pushed a limit around it). Data fields longer than
+    //! options.smallTensorBytes are skipped unless forceLoad or options.loadWeights.
+    void parseTensorFields(Wire& wire, TensorRecord& record, bool forceLoad)
+    {
+        std::uint32_t tag = 0;
+        std::uint64_t tagOffset = 0;
+        const bool loadAll = forceLoad || mOptions.loadWeights;
+        onnx::StringStringEntryProto entry;
+        while (nextTag(wire, tag, tagOffset))
+        {
+            const int field = static_cast<int>(tag >> 3);
+            const int wireType = static_cast<int>(tag & 7);
+            switch (field)
+            {
+            case 1: // dims
+                if (wireType == kVarint)
+                {
+                    record.constant.dims.push_back(static_cast<std::int64_t>(readVarint(wire, tagOffset)));
+                }
+                else
+                {
+                    expectWireType(tag, kLengthDelimited, tagOffset, "TensorProto.dims");
+                    std::uint32_t length = readLength(wire, tagOffset);
+                    auto limit = wire.in.PushLimit(static_cast<int>(length));
+                    while (wire.in.BytesUntilLimit() > 0)
+                    {
+                        record.constant.dims.push_back(static_cast<std::int64_t>(readVarint(wire, tagOffset)));
+                    }
+                    wire.in.PopLimit(limit);
+                }
+                break;
+            case 2:
+                expectWireType(tag, kVarint, tagOffset, "TensorProto.data_type");
+                record.dataType = static_cast<int>(static_cast<std::int32_t>(readVarint(wire, tagOffset)));
+                break;
+            case kFieldFloatData:
+            case kFieldInt32Data:
+            case kFieldInt64Data:
+            case kFieldRawData:
+            case kFieldDoubleData:
+            case kFieldUint64Data:
+                readDataField(wire, record, tag, tagOffset, loadAll);
+                break;
+            case 8:
+                record.constant.name = readString(wire, tag, tagOffset, "TensorProto.name");
+                break;
+            case 12:
+            {
+                std::string doc = readString(wire, tag, tagOffset, "TensorProto.doc_string");
+                record.weightless = doc.rfind("TRT_WEIGHTLESS", 0) == 0;
+                break;
+            }
+            case 13:
+                parseMessage(wire, tag, tagOffset, entry, "TensorProto.external_data");
+                record.externalEntries.emplace_back(entry.key(), entry.value());
+                break;
+            case 14:
+                expectWireType(tag, kVarint, tagOffset, "TensorProto.data_location");
+                record.dataLocation = static_cast<std::int64_t>(readVarint(wire, tagOffset));
+                break;
+            default:
+                skipField(wire, tag, tagOffset);
+                break;
+            }
+        }
+    }
+
+    void readDataField(Wire& wire, TensorRecord& record, std::uint32_t tag, std::uint64_t tagOffset, bool loadAll)
+    {
+        const int field = static_cast<int>(tag >> 3);
+        const int wireType = static_cast<int>(tag & 7);
+        if (record.dataField != kFieldNone && record.dataField != field)
+        {
+            // Two different data fields: keep the first one, as TensorRT reads only one of them.
+            skipField(wire, tag, tagOffset);
+            return;
+        }
+        record.dataField = field;
+        if (wireType == kLengthDelimited)
+        {
+            std::uint32_t length = readLength(wire, tagOffset);
+            const std::uint64_t dataOffset = position(wire);
+            if (field == kFieldRawData)
+            {
+                record.payload.clear(); // optional bytes: the last one wins
+                record.payloadSkipped = false;
+            }
+            if (!record.payloadSkipped && (loadAll || record.payload.size() + length <= mOptions.smallTensorBytes))
+            {
+                std::size_t old = record.payload.size();
+                record.payload.resize(old + length);
+                if (length > 0 && !wire.in.ReadRaw(record.payload.data() + old, static_cast<int>(length)))
+                {
+                    failAt(tagOffset, "truncated protobuf");
+                }
+                return;
+            }
+            if (!record.payloadSkipped && record.payload.empty())
+            {
+                record.pending = PendingData{false, dataOffset, length, field};
+            }
+            else
+            {
+                record.pending = PendingData{}; // data split over several chunks: not re-read later
+            }
+            record.payload.clear();
+            record.payloadSkipped = true;
+            skipBytes(wire, length, tagOffset);
+            return;
+        }
+        // Unpacked repeated element: keep it in the packed encoding.
+        char buffer[10];
+        std::size_t size = 0;
+        if (field == kFieldFloatData)
+        {
+            expectWireType(tag, kFixed32, tagOffset, "TensorProto.float_data");
+            std::uint32_t bits = 0;
+            if (!wire.in.ReadLittleEndian32(&bits))
+            {
+                failAt(tagOffset, "truncated protobuf");
+            }
+            std::memcpy(buffer, &bits, 4);
+            size = 4;
+        }
+        else if (field == kFieldDoubleData)
+        {
+            expectWireType(tag, kFixed64, tagOffset, "TensorProto.double_data");
+            std::uint64_t bits = 0;
+            if (!wire.in.ReadLittleEndian64(&bits))
+            {
+                failAt(tagOffset, "truncated protobuf");
+            }
+            std::memcpy(buffer, &bits, 8);
+            size = 8;
+        }
+        else
+        {
+            expectWireType(tag, kVarint, tagOffset, "TensorProto data");
+            std::uint64_t value = readVarint(wire, tagOffset);
+            do
+            {
+                auto byte = static_cast<unsigned char>(value & 0x7F);
+                value >>= 7;
+                buffer[size++] = static_cast<char>(value != 0 ? (byte | 0x80) : byte);
+            } while (value != 0);
+        }
+        record.pending = PendingData{};
+        if (!record.payloadSkipped)
+        {
+            record.payload.append(buffer, size);
+        }
+    }
+
+    //! Element count from dims; -1 when a dimension is negative or the product overflows.
+    static std::int64_t elementCountOf(const std::vector<std::int64_t>& dims)
+    {
+        std::int64_t count = 1;
+        for (std::int64_t dim : dims)
+        {
+            if (dim < 0)
+            {
+                return -1;
+            }
+            if (dim != 0 && count > INT64_MAX / dim)
+            {
+                return -1;
+            }
+            count *= dim;
+        }
+        return count;
+    }
+
+    //! Finishes a tensor record: element count, external data, decoding of what was read.
+    void finishTensor(TensorRecord& record, std::uint64_t offset)
+    {
+        OnnxConstant& constant = record.constant;
+        constant.dataType = static_cast<OnnxDataType>(record.dataType);
+        constant.elementCount = elementCountOf(constant.dims);
+        if (constant.elementCount < 0)
+        {
+            warn(offset, true,
+                 "tensor '" + printable(constant.name, 256) + "' has a negative or overflowing dimension");
+            constant.elementCount = 0;
+        }
+        bool external = record.dataLocation == onnx::TensorProto::EXTERNAL;
+        for (const auto& [key, value] : record.externalEntries)
+        {
+            if (key == "location")
+            {
+                external = true;
+                constant.externalLocation = value;
+            }
+        }
+        if (external)
+        {
+            constant.external = true;
+            for (const auto& [key, value] : record.externalEntries)
+            {
+                if (key == "offset" || key == "length")
+                {
+                    std::int64_t number = parseExternalNumber(value, key, constant.name, offset);
+                    (key == "offset" ? constant.externalOffset : constant.externalLength) = number;
+                }
+            }
+            registerExternal(constant, offset);
+            return;
+        }
+        if (record.dataField == kFieldNone || (!record.payloadSkipped && record.payload.empty()))
+        {
+            if (constant.elementCount == 0)
+            {
+                constant.dataLoaded = true;
+            }
+            else if (rawElementBytes(record.dataType) >= 0)
+            {
+                ++mTensorsWithoutData;
+                mWeightlessSeen = mWeightlessSeen || record.weightless;
+                if (mFirstTensorWithoutData.empty())
+                {
+                    mFirstTensorWithoutData = constant.name;
+                }
+            }
+            return;
+        }
+        if (record.payloadSkipped)
+        {
+            return;
+        }
+        std::string why = decodeTensorPayload(record.dataType, record.dataField, record.payload, constant.elementCount,
+                                              constant.values);
+        if (why.empty())
+        {
+            constant.dataLoaded = true;
+        }
+        else if (rawElementBytes(record.dataType) >= 0)
+        {
+            warn(offset, true, "tensor '" + printable(constant.name, 256) + "': " + why);
+        }
+        record.payload.clear();
+        record.payload.shrink_to_fit();
+    }
+
+    std::int64_t parseExternalNumber(const std::string& text, const std::string& key, const std::string& tensor,
+                                     std::uint64_t offset)
+    {
+        std::int64_t value = 0;
+        bool ok = !text.empty() && text.size() <= 18;
+        for (char c : text)
+        {
+            ok = ok && c >= '0' && c <= '9';
+            if (ok)
+            {
+                value = value * 10 + (c - '0');
+            }
+        }
+        if (!ok)
+        {
+            fail(offset, "external data " + key + " '" + printable(text, 64) + "' of tensor '" +
+                             printable(tensor, 256) + "' is not a non-negative integer");
+        }
+        return value;
+    }
+
+    //! Checks an external data location (relative, inside the model's folder) and whether its file exists.
+    void registerExternal(OnnxConstant& constant, std::uint64_t offset)
+    {
+        const std::string& location = constant.externalLocation;
+        const std::string tensor = printable(constant.name, 256);
+        auto existing = mExternalFiles.find(location);
+        if (existing == mExternalFiles.end())
+        {
+            if (location.empty())
+            {
+                fail(offset, "tensor '" + tensor + "' has external data without a location");
+            }
+            if (location.find('\0') != std::string::npos)
+            {
+                fail(offset, "external data location of tensor '" + tensor + "' contains a NUL byte");
+            }
+            if (location.front() == '/' || location.front() == '\\' || fs::path(location).is_absolute())
+            {
+                fail(offset, "external data location '" + printable(location, 512) + "' of tensor '" + tensor +
+                                 "' is an absolute path; only paths relative to the model's folder are read");
+            }
+            std::size_t start = 0;
+            while (start <= location.size())
+            {
+                std::size_t end = location.find_first_of("/\\", start);
+                if (end == std::string::npos)
+                {
+                    end = location.size();
+                }
+                if (location.compare(start, end - start, "..") == 0 && end - start == 2)
+                {
+                    fail(offset, "external data location '" + printable(location, 512) + "' of tensor '" + tensor +
+                                     "' contains a '..' component; only files inside the model's folder are read");
+                }
+                start = end + 1;
+            }
+            ExternalFile file;
+            std::error_code error;
+            fs::path folder = fs::weakly_canonical(fs::absolute(mModelDir, error), error);
+            fs::path resolved = fs::weakly_canonical(fs::absolute(mModelDir / location, error), error);
+            if (error)
+            {
+                fail(offset, "cannot resolve external data location '" + printable(location, 512) + "'");
+            }
+            auto mismatch = std::mismatch(folder.begin(), folder.end(), resolved.begin(), resolved.end());
+            if (mismatch.first != folder.end())
+            {
+                fail(offset, "external data location '" + printable(location, 512) + "' of tensor '" + tensor +
+                                 "' resolves outside the model's folder (through a symbolic link?)");
+            }
+            file.resolved = resolved;
+            struct stat info
+            {
+            };
+            if (::stat(resolved.c_str(), &info) != 0)
+            {
+                file.missing = true;
+            }
+            else if (!S_ISREG(info.st_mode))
+            {
+                fail(offset, "external data location '" + printable(location, 512) + "' is not a regular file");
+            }
+            else
+            {
+                file.size = static_cast<std::uint64_t>(info.st_size);
+            }
+            file.firstTensor = constant.name;
+            existing = mExternalFiles.emplace(location, std::move(file)).first;
+            mExternalOrder.push_back(location);
+        }
+        ++existing->second.references;
+        if (existing->second.missing)
+        {
+            mGraph.externalDataMissing = true;
+        }
+    }
+
+    void parseInitializer(Wire& wire, std::uint32_t tag, std::uint64_t tagOffset)
+    {
+        expectWireType(tag, kLengthDelimited, tagOffset, "graph.initializer");
+        std::uint32_t length = readLength(wire, tagOffset);
+        auto limit = wire.in.PushLimit(static_cast<int>(length));
+        TensorRecord record;
+        parseTensorFields(wire, record, false);
+        wire.in.PopLimit(limit);
+        finishTensor(record, tagOffset);
+        addConstant(std::move(record), tagOffset);
+    }
+
+    void parseSparseInitializer(Wire& wire, std::uint32_t tag, std::uint64_t tagOffset)
+    {
+        expectWireType(tag, kLengthDelimited, tagOffset, "graph.sparse_initializer");
+        std::uint32_t length = readLength(wire, tagOffset);
+        auto limit = wire.in.PushLimit(static_cast<int>(length));
+        TensorRecord values;
+        std::vector<std::int64_t> dims;
+        std::uint32_t innerTag = 0;
+        std::uint64_t innerOffset = 0;
+        while (nextTag(wire, innerTag, innerOffset))
+        {
+            if ((innerTag >> 3) == 1)
+            {
+                expectWireType(innerTag, kLengthDelimited, innerOffset, "SparseTensorProto.values");
+                std::uint32_t valuesLength = readLength(wire, innerOffset);
+                auto valuesLimit = wire.in.PushLimit(static_cast<int>(valuesLength));
+                parseTensorFields(wire, values, false);
+                wire.in.PopLimit(valuesLimit);
+            }
+            else if ((innerTag >> 3) == 3 && (innerTag & 7) == kVarint)
+            {
+                dims.push_back(static_cast<std::int64_t>(readVarint(wire, innerOffset)));
+            }
+            else
+            {
+                skipField(wire, innerTag, innerOffset);
+            }
+        }
+        wire.in.PopLimit(limit);
+        TensorRecord record;
+        record.constant.name = values.constant.name;
+        record.constant.dims = dims;
+        record.constant.dataType = static_cast<OnnxDataType>(values.dataType);
+        record.constant.elementCount = std::max<std::int64_t>(0, elementCountOf(dims));
+        addConstant(std::move(record), tagOffset);
+    }
+
+    void addConstant(TensorRecord&& record, std::uint64_t offset)
+    {
+        const std::size_t index = mGraph.constants.size();
+        if (!mGraph.constantByName.emplace(record.constant.name, index).second)
+        {
+            ++mDuplicateConstants;
+            if (mDuplicateConstants <= kWarningCap)
+            {
+                warn(offset, true,
+                     "constant tensor '" + printable(record.constant.name, 256) +
+                         "' is defined more than once; the first definition is used");
+            }
+        }
+        if (record.pending.length > 0 || record.pending.fromConstantNode)
+        {
+            mPending.emplace(index, record.pending);
+        }
+        mGraph.constants.push_back(std::move(record.constant));
+    }
+
+    //! Parses a tensor held in memory (a Constant node's value) with the same field walker.
+    void parseTensorBytes(const std::string& bytes, TensorRecord& record, std::uint64_t offset, bool forceLoad)
+    {
+        CodedInputStream in(reinterpret_cast<const std::uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+        Wire wire{in, offset, bytes.size()};
+        std::string savedContext = mContext;
+        parseTensorFields(wire, record, forceLoad);
+        mContext = savedContext;
+    }
+
+    void addConstantNode(const onnx::NodeProto& proto, const OnnxNode& node, std::uint64_t nodeOffset,
+                         std::uint64_t bodyOffset, std::uint32_t bodyLength, bool forceLoad = false)
+    {
+        TensorRecord record;
+        bool found = false;
+        for (const auto& attribute : proto.attribute())
+        {
+            const std::string& name = attribute.name();
+            if (name == "value" && attribute.has_t())
+            {
+                std::string bytes;
+                attribute.t().SerializeToString(&bytes);
+                parseTensorBytes(bytes, record, nodeOffset, forceLoad);
+                finishTensor(record, nodeOffset);
+                found = true;
+            }
+            else if (name == "value_float" || name == "value_int")
+            {
+                record.constant.dataType = name == "value_float" ? OnnxDataType::kFloat : OnnxDataType::kInt64;
+                record.constant.elementCount = 1;
+                record.constant.values = {name == "value_float" ? static_cast<double>(attribute.f())
+                                                                : static_cast<double>(attribute.i())};
+                record.constant.dataLoaded = true;
+                found = true;
+            }
+            else if (name == "value_floats" || name == "value_ints")
+            {
+                const bool isFloat = name == "value_floats";
+                record.constant.dataType = isFloat ? OnnxDataType::kFloat : OnnxDataType::kInt64;
+                record.constant.elementCount = isFloat ? attribute.floats_size() : attribute.ints_size();
+                record.constant.dims = {record.constant.elementCount};
+                if (isFloat)
+                {
+                    record.constant.values.assign(attribute.floats().begin(), attribute.floats().end());
+                }
+                else
+                {
+                    for (std::int64_t value : attribute.ints())
+                    {
+                        record.constant.values.push_back(static_cast<double>(value));
+                    }
+                }
+                record.constant.dataLoaded = true;
+                found = true;
+            }
+            else if (name == "value_string" || name == "value_strings")
+            {
+                record.constant.dataType = OnnxDataType::kString;
+                found = true;
+            }
+            else if (name == "sparse_value")
+            {
+                found = true;
+            }
+        }
+        if (!found)
+        {
+            return;
+        }
+        record.constant.name = node.outputs.front();
+        record.constant.fromConstantNode = true;
+        record.pending = PendingData{};
+        if (record.payloadSkipped)
+        {
+            record.pending = PendingData{true, bodyOffset, bodyLength, kFieldNone};
+        }
+        if (forceLoad)
+        {
+            mReloaded = std::move(record.constant);
+            return;
+        }
+        addConstant(std::move(record), nodeOffset);
+    }
+
+    // ----- after the streaming pass ---------------------------------------------------------------------------
+    //! Loads the data of a constant that was skipped while streaming (a Q/DQ scale or zero point, or weights).
+    void ensureLoaded(std::size_t index)
+    {
+        OnnxConstant& constant = mGraph.constants[index];
+        if (constant.dataLoaded)
+        {
+            return;
+        }
+        if (constant.external)
+        {
+            loadExternal(constant);
+            return;
+        }
+        auto pending = mPending.find(index);
+        if (pending == mPending.end())
+        {
+            return;
+        }
+        const PendingData data = pending->second;
+        mPending.erase(pending);
+        std::string bytes;
+        if (!mSource.read(data.offset, data.length, bytes))
+        {
+            warn(data.offset, true, "cannot re-read the data of tensor '" + printable(constant.name, 256) + "'");
+            return;
+        }
+        if (data.fromConstantNode)
+        {
+            onnx::NodeProto proto;
+            if (!proto.ParseFromString(bytes))
+            {
+                return;
+            }
+            OnnxNode node;
+            node.outputs.assign(proto.output().begin(), proto.output().end());
+            if (node.outputs.empty())
+            {
+                return;
+            }
+            addConstantNode(proto, node, data.offset, data.offset, static_cast<std::uint32_t>(data.length), true);
+            if (mReloaded.dataLoaded)
+            {
+                constant.values = std::move(mReloaded.values);
+                constant.dataLoaded = true;
+            }
+            return;
+        }
+        std::string why = decodeTensorPayload(static_cast<int>(constant.dataType), data.field, bytes,
+                                              constant.elementCount, constant.values);
+        if (why.empty())
+        {
+            constant.dataLoaded = true;
+        }
+        else if (rawElementBytes(static_cast<int>(constant.dataType)) >= 0)
+        {
+            warn(data.offset, true, "tensor '" + printable(constant.name, 256) + "': " + why);
+        }
+    }
+
+    void loadExternal(OnnxConstant& constant)
+    {
+        ExternalFile& file = mExternalFiles.at(constant.externalLocation);
+        if (file.missing)
+        {
+            return;
+        }
+        SourceLocation where;
+        where.path = file.resolved.string();
+        if (!file.fd)
+        {
+            if (file.size > mLimits.maxInputBytes)
+            {
+                throw InputError(where, "external data file is " + std::to_string(file.size >> 20) +
+                                            " MiB, over the input size limit of " +
+                                            std::to_string(mLimits.maxInputBytes >> 20) +
+                                            " MiB (raise it with --max-input-mb)");
+            }
+            file.fd = std::make_shared<Fd>(::open(file.resolved.c_str(), O_RDONLY | O_CLOEXEC));
+            if (file.fd->fd < 0)
+            {
+                throw InputError(where, std::string("cannot open external data file: ") + std::strerror(errno));
+            }
+        }
+        const auto offset = static_cast<std::uint64_t>(constant.externalOffset);
+        std::uint64_t length = constant.externalLength >= 0 ? static_cast<std::uint64_t>(constant.externalLength)
+                                                            : (offset <= file.size ? file.size - offset : 0);
+        if (offset > file.size || length > file.size - offset)
+        {
+            where.byteOffset = offset;
+            where.hasByteOffset = true;
+            throw InputError(where, "external data of tensor '" + printable(constant.name, 256) + "' (offset " +
+                                        std::to_string(offset) + ", length " + std::to_string(length) +
+                                        ") lies outside the " + std::to_string(file.size) + "-byte file");
+        }
+        std::string bytes;
+        if (!preadAll(file.fd->fd, offset, length, bytes))
+        {
+            throw InputError(where, "cannot read external data of tensor '" + printable(constant.name, 256) + "'");
+        }
+        std::string why = decodeTensorPayload(static_cast<int>(constant.dataType), kFieldRawData, bytes,
+                                              constant.elementCount, constant.values);
+        if (why.empty())
+        {
+            constant.dataLoaded = true;
+        }
+        else if (rawElementBytes(static_cast<int>(constant.dataType)) >= 0)
+        {
+            warn(0, false, "external data of tensor '" + printable(constant.name, 256) + "': " + why);
+        }
+    }
+
+    //! The constant a tensor holds, looking through Identity nodes.
+    std::optional<std::size_t> resolveConstant(std::string tensor) const
+    {
+        for (int hop = 0; hop < 64; ++hop)
+        {
+            auto found = mGraph.constantByName.find(tensor);
+            if (found != mGraph.constantByName.end())
+            {
+                return found->second;
+            }
+            auto producer = mGraph.producerOf.find(tensor);
+            if (producer == mGraph.producerOf.end())
+            {
+                return std::nullopt;
+            }
+            const OnnxNode& node = mGraph.nodes[producer->second];
+            if (node.opType != "Identity" || !isStandardDomain(node.domain) || node.inputs.empty())
+            {
+                return std::nullopt;
+            }
+            tensor = node.inputs.front();
+        }
+        return std::nullopt;
+    }
+
+    void finish()
+    {
+        linkGraph();
+        checkCycles();
+        collectQdq();
+        if (mOptions.loadWeights)
+        {
+            for (std::size_t i = 0; i < mGraph.constants.size(); ++i)
+            {
+                ensureLoaded(i);
+            }
+        }
+        for (const std::string& location : mExternalOrder)
+        {
+            const ExternalFile& file = mExternalFiles.at(location);
+            if (file.missing)
+            {
+                warn(0, false,
+                     "external data file '" + printable(location, 512) + "' is missing (looked for " +
+                         printable(file.resolved.string(), 1024) + "); the weights of " +
+                         std::to_string(file.references) + " initializer(s) such as '" +
+                         printable(file.firstTensor, 256) + "' are not available");
+            }
+        }
+        if (mTensorsWithoutData > 0)
+        {
+            warn(0, false,
+                 std::to_string(mTensorsWithoutData) + " initializer(s) such as '" +
+                     printable(mFirstTensorWithoutData, 256) + "' hold no data" +
+                     (mWeightlessSeen ? " (weights stripped: TRT_WEIGHTLESS)" : std::string()));
+        }
+    }
+
+    void linkGraph()
+    {
+        std::size_t duplicateNames = 0;
+        std::size_t duplicateProducers = 0;
+        for (const OnnxNode& node : mGraph.nodes)
+        {
+            if (!mGraph.nodeByName.emplace(node.name, node.index).second && ++duplicateNames <= kWarningCap)
+            {
+                warnNode(node.index, "node name '" + printable(node.name, 256) + "' is used by more than one node");
+            }
+            for (const std::string& output : node.outputs)
+            {
+                if (output.empty())
+                {
+                    continue;
+                }
+                if (!mGraph.producerOf.emplace(output, node.index).second && ++duplicateProducers <= kWarningCap)
+                {
+                    warnNode(node.index, "tensor '" + printable(output, 256) +
+                                             "' is produced by more than one node ('" +
+                                             printable(mGraph.nodes[mGraph.producerOf[output]].name, 256) + "' and '" +
+                                             printable(node.name, 256) + "')");
+                }
+            }
+            for (const std::string& input : node.inputs)
+            {
+                if (input.empty())
+                {
+                    continue;
+                }
+                auto& consumers = mGraph.consumersOf[input];
+                if (consumers.empty() || consumers.back() != node.index)
+                {
+                    consumers.push_back(node.index);
+                }
+            }
+        }
+        if (duplicateNames > kWarningCap)
+        {
+            warn(0, false, std::to_string(duplicateNames - kWarningCap) + " more duplicate node names");
+        }
+        if (duplicateProducers > kWarningCap)
+        {
+            warn(0, false, std::to_string(duplicateProducers - kWarningCap) + " more tensors with several producers");
+        }
+
+        std::unordered_set<std::string> inputs(mAllGraphInputs.begin(), mAllGraphInputs.end());
+        for (const std::string& input : mAllGraphInputs)
+        {
+            if (mGraph.constantByName.find(input) == mGraph.constantByName.end())
+            {
+                mGraph.graphInputs.push_back(input);
+            }
+        }
+        for (const OnnxConstant& constant : mGraph.constants)
+        {
+            if (constant.dataType != OnnxDataType::kUndefined)
+            {
+                mGraph.tensorTypes.emplace(constant.name, constant.dataType);
+            }
+        }
+        std::size_t dangling = 0;
+        std::unordered_set<std::string> reported;
+        for (const OnnxNode& node : mGraph.nodes)
+        {
+            for (const std::string& input : node.inputs)
+            {
+                if (input.empty() || mGraph.producerOf.count(input) != 0 || mGraph.constantByName.count(input) != 0 ||
+                    inputs.count(input) != 0 || !reported.insert(input).second)
+                {
+                    continue;
+                }
+                if (++dangling <= kWarningCap)
+                {
+                    warnNode(node.index, "input '" + printable(input, 256) + "' of node '" + printable(node.name, 256) +
+                                             "' is produced by no node, initializer or graph input");
+                }
+            }
+        }
+        if (dangling > kWarningCap)
+        {
+            warn(0, false, std::to_string(dangling - kWarningCap) + " more dangling node inputs");
+        }
+    }
+
+    void checkCycles()
+    {
+        const std::size_t count = mGraph.nodes.size();
+        std::vector<std::vector<std::size_t>> successors(count);
+        std::vector<std::size_t> pendingInputs(count, 0);
+        for (const OnnxNode& node : mGraph.nodes)
+        {
+            for (const std::string& input : node.inputs)
+            {
+                auto producer = mGraph.producerOf.find(input);
+                if (!input.empty() && producer != mGraph.producerOf.end())
+                {
+                    successors[producer->second].push_back(node.index);
+                    ++pendingInputs[node.index];
+                }
+            }
+        }
+        std::vector<std::size_t> ready;
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (pendingInputs[i] == 0)
+            {
+                ready.push_back(i);
+            }
+        }
+        std::size_t done = 0;
+        while (!ready.empty())
+        {
+            std::size_t current = ready.back();
+            ready.pop_back();
+            ++done;
+            for (std::size_t next : successors[current])
+            {
+                if (--pendingInputs[next] == 0)
+                {
+                    ready.push_back(next);
+                }
+            }
+        }
+        if (done == count)
+        {
+            return;
+        }
+        // Walk back through unfinished producers until a node repeats: that node lies on a cycle.
+        std::size_t current = 0;
+        while (pendingInputs[current] == 0)
+        {
+            ++current;
+        }
+        std::vector<bool> seen(count, false);
+        while (!seen[current])
+        {
+            seen[current] = true;
+            for (const std::string& input : mGraph.nodes[current].inputs)
+            {
+                auto producer = mGraph.producerOf.find(input);
+                if (!input.empty() && producer != mGraph.producerOf.end() && pendingInputs[producer->second] != 0)
+                {
+                    current = producer->second;
+                    break;
+                }
+            }
+        }
+        warnNode(current, "the graph has a cycle through node '" + printable(mGraph.nodes[current].name, 256) + "' (" +
+                              std::to_string(count - done) + " nodes are on or after a cycle)");
+    }
+
+    void collectQdq()
+    {
+        for (const OnnxNode& node : mGraph.nodes)
+        {
+            const bool isQuantize = node.opType == "QuantizeLinear";
+            if ((!isQuantize && node.opType != "DequantizeLinear") || !isStandardDomain(node.domain))
+            {
+                continue;
+            }
+            QdqParameters parameters;
+            parameters.node = node.index;
+            parameters.isQuantize = isQuantize;
+            if (node.inputs.size() > 1 && !node.inputs[1].empty())
+            {
+                if (auto scale = resolveConstant(node.inputs[1]))
+                {
+                    ensureLoaded(*scale);
+                    const OnnxConstant& constant = mGraph.constants[*scale];
+                    parameters.scaleIsConstant = true;
+                    parameters.scaleElements = constant.elementCount;
+                    if (constant.dataLoaded)
+                    {
+                        parameters.scale = constant.values;
+                    }
+                }
+            }
+            if (node.inputs.size() > 2 && !node.inputs[2].empty())
+            {
+                parameters.hasZeroPoint = true;
+                if (auto zeroPoint = resolveConstant(node.inputs[2]))
+                {
+                    ensureLoaded(*zeroPoint);
+                    const OnnxConstant& constant = mGraph.constants[*zeroPoint];
+                    parameters.zeroPointIsConstant = true;
+                    parameters.zeroPointType = constant.dataType;
+                    if (constant.dataLoaded)
+                    {
+                        parameters.zeroPoint = constant.values;
+                    }
+                }
+                else if (auto type = mGraph.tensorTypes.find(node.inputs[2]); type != mGraph.tensorTypes.end())
+                {
+                    parameters.zeroPointType = type->second;
+                }
+            }
+            parameters.axis = node.intAttribute("axis");
+            parameters.blockSize = node.intAttribute("block_size");
+            if (isQuantize)
+            {
+                parameters.outputDtype = node.intAttribute("output_dtype");
+            }
+            mGraph.qdqByNode.emplace(node.index, mGraph.qdq.size());
+            mGraph.qdq.push_back(std::move(parameters));
+        }
+    }
+
+    std::string mPath;
+    const OnnxReadOptions& mOptions;
+    const Limits& mLimits;
+    const ByteSource& mSource;
+    fs::path mModelDir;
+    OnnxGraph mGraph;
+    std::string mContext;
+    bool mGraphStarted = false;
+    onnx::NodeProto mNodeProto;
+    std::vector<std::uint64_t> mNodeOffsets;
+    std::vector<std::string> mAllGraphInputs;
+    std::size_t mInitializerCount = 0;
+    std::size_t mDuplicateConstants = 0;
+    std::size_t mTensorsWithoutData = 0;
+    bool mWeightlessSeen = false;
+    std::string mFirstTensorWithoutData;
+    std::unordered_map<std::size_t, PendingData> mPending;
+    std::map<std::string, ExternalFile> mExternalFiles;
+    std::vector<std::string> mExternalOrder;
+    OnnxConstant mReloaded;
+};
+
+[[noreturn]] void failWhole(const std::string& path, const std::string& message)
+{
+    SourceLocation where;
+    where.path = path;
+    throw InputError(where, message);
+}
+
+void checkProtobufSize(const std::string& path, std::uint64_t size)
+{
+    if (size > static_cast<std::uint64_t>(INT_MAX))
+    {
+        failWhole(
+            path,
+            "file is " + std::to_string(size >> 20) +
+                " MiB; an ONNX protobuf file cannot exceed 2 GiB (larger models keep their weights in external data "
+                "files)");
+    }
+}
+
+} // namespace
+
+OnnxGraph readOnnx(const std::string& path, const OnnxReadOptions& options, const Limits& limits)
+{
+    const std::uint64_t size = checkedFileSize(path, limits);
+    checkProtobufSize(path, size);
+    Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (file.fd < 0)
+    {
+        failWhole(path, std::string("cannot open: ") + std::strerror(errno));
+    }
+    google::protobuf::io::FileInputStream stream(file.fd, kFileBlockBytes);
+    CodedInputStream in(&stream);
+    in.SetTotalBytesLimit(static_cast<int>(size));
+    FdSource source(file.fd);
+    OnnxReader reader(path, options, limits, source);
+    return reader.read(in, size);
+}
+
+OnnxGraph readOnnxFromBuffer(std::string_view bytes, const std::string& pathForMessages, const OnnxReadOptions& options,
+                             const Limits& limits)
+{
+    if (bytes.size() > limits.maxInputBytes)
+    {
+        failWhole(pathForMessages,
+                  "input is " + std::to_string(bytes.size() >> 20) + " MiB, over the input size limit of " +
+                      std::to_string(limits.maxInputBytes >> 20) + " MiB (raise it with --max-input-mb)");
+    }
+    checkProtobufSize(pathForMessages, bytes.size());
+    google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+    CodedInputStream in(&stream);
+    in.SetTotalBytesLimit(static_cast<int>(bytes.size()));
+    BufferSource source(bytes);
+    OnnxReader reader(pathForMessages, options, limits, source);
+    return reader.read(in, bytes.size());
+}
+
+} // namespace qdq

@@ -1,0 +1,129 @@
+#include "qdq/onnx_graph.h"
+
+#include <algorithm>
+
+namespace qdq
+{
+
+std::string_view onnxDataTypeName(OnnxDataType type)
+{
+    switch (type)
+    {
+    case OnnxDataType::kUndefined:
+        return "undefined";
+    case OnnxDataType::kFloat:
+        return "float";
+    case OnnxDataType::kUint8:
+        return "uint8";
+    case OnnxDataType::kInt8:
+        return "int8";
+    case OnnxDataType::kUint16:
+        return "uint16";
+    case OnnxDataType::kInt16:
+        return "int16";
+    case OnnxDataType::kInt32:
+        return "int32";
+    case OnnxDataType::kInt64:
+        return "int64";
+    case OnnxDataType::kString:
+        return "string";
+    case OnnxDataType::kBool:
+        return "bool";
+    case OnnxDataType::kFloat16:
+        return "float16";
+    case OnnxDataType::kDouble:
+        return "double";
+    case OnnxDataType::kUint32:
+        return "uint32";
+    case OnnxDataType::kUint64:
+        return "uint64";
+    case OnnxDataType::kBfloat16:
+        return "bfloat16";
+    case OnnxDataType::kFloat8E4M3FN:
+        return "float8e4m3fn";
+    case OnnxDataType::kFloat8E4M3FNUZ:
+        return "float8e4m3fnuz";
+    case OnnxDataType::kFloat8E5M2:
+        return "float8e5m2";
+    case OnnxDataType::kFloat8E5M2FNUZ:
+        return "float8e5m2fnuz";
+    case OnnxDataType::kUint4:
+        return "uint4";
+    case OnnxDataType::kInt4:
+        return "int4";
+    case OnnxDataType::kFloat4E2M1:
+        return "float4e2m1";
+    }
+    return "unknown";
+}
+
+const OnnxAttribute* OnnxNode::attribute(std::string_view attributeName) const
+{
+    for (const auto& candidate : attributes)
+    {
+        if (candidate.name == attributeName)
+        {
+            return &candidate;
+        }
+    }
+    return nullptr;
+}
+
+std::optional<std::int64_t> OnnxNode::intAttribute(std::string_view attributeName) const
+{
+    const OnnxAttribute* found = attribute(attributeName);
+    if (found == nullptr || found->kind != OnnxAttribute::Kind::kInt)
+    {
+        return std::nullopt;
+    }
+    return found->i;
+}
+
+bool OnnxNode::isCustomDomain() const
+{
+    return !domain.empty() && domain != "ai.onnx";
+}
+
+const OnnxNode* OnnxGraph::findNode(std::string_view nodeName) const
+{
+    auto found = nodeByName.find(std::string(nodeName));
+    return found == nodeByName.end() ? nullptr : &nodes[found->second];
+}
+
+const OnnxNode* OnnxGraph::producer(std::string_view tensor) const
+{
+    auto found = producerOf.find(std::string(tensor));
+    return found == producerOf.end() ? nullptr : &nodes[found->second];
+}
+
+const std::vector<std::size_t>& OnnxGraph::consumers(std::string_view tensor) const
+{
+    static const std::vector<std::size_t> kNone;
+    auto found = consumersOf.find(std::string(tensor));
+    return found == consumersOf.end() ? kNone : found->second;
+}
+
+const OnnxConstant* OnnxGraph::constant(std::string_view tensor) const
+{
+    auto found = constantByName.find(std::string(tensor));
+    return found == constantByName.end() ? nullptr : &constants[found->second];
+}
+
+const QdqParameters* OnnxGraph::qdqOf(std::size_t nodeIndex) const
+{
+    auto found = qdqByNode.find(nodeIndex);
+    return found == qdqByNode.end() ? nullptr : &qdq[found->second];
+}
+
+std::size_t OnnxGraph::quantizeCount() const
+{
+    return static_cast<std::size_t>(
+        std::count_if(qdq.begin(), qdq.end(), [](const QdqParameters& entry) { return entry.isQuantize; }));
+}
+
+std::size_t OnnxGraph::dequantizeCount() const
+{
+    return qdq.size() - quantizeCount();
+}
+
+} // namespace qdq
