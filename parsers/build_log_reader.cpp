@@ -260,10 +260,12 @@ Prefixed stripPrefix(std::string_view line)
     if (line[0] == '[')
     {
         std::size_t p = 0;
-        bool timestamp = isTimestampAt(line);
-        if (timestamp)
+        // Interleaved output can repeat the timestamp: "[03/07/2022-05:05:44] [03/07/2022-05:05:44] [V] [TRT] ...".
+        bool timestamp = false;
+        while (isTimestampAt(line.substr(p)))
         {
-            p = 21;
+            timestamp = true;
+            p += 21;
             if (p < line.size() && line[p] == ' ')
             {
                 ++p;
@@ -842,6 +844,13 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
         }
     }
     mPendingJsonName.clear();
+    // A crash of the process itself: "trtexec: .../graph.cpp:1059: ...: Assertion `0 && "Unsupported type"' failed."
+    if (text.find(": Assertion `") != std::string_view::npos)
+    {
+        mLog.errors.push_back({std::string(text), lineNo});
+        ++mRecognized;
+        return;
+    }
     if (text.starts_with("$ ") && mLog.commandLine.empty() && text.find("trtexec") != std::string_view::npos)
     {
         mLog.commandLine = std::string(trim(text.substr(2)));

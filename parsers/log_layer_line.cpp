@@ -214,7 +214,7 @@ bool isKeyStart(std::string_view s, std::size_t k)
     {
         ++i;
     }
-    return i + 1 < s.size() && s[i] == ':' && s[i + 1] == ' ';
+    return i < s.size() && s[i] == ':' && (i + 1 == s.size() || s[i + 1] == ' ');
 }
 
 //! End of a bracketed value starting at p ('[' or '{'), honoring nesting and double quotes; npos if unbalanced.
