@@ -28,6 +28,19 @@ constexpr std::size_t kMaxBadLineWarnings = 3;
 // ----------------------------------------------------------------------------------------------------------------
 // Small string helpers
 
+//! Prefix test against a string literal: the length is known at compile time (no strlen on the hot path).
+template <std::size_t N>
+inline bool startsWith(std::string_view s, const char (&literal)[N])
+{
+    return s.size() >= N - 1 && std::memcmp(s.data(), literal, N - 1) == 0;
+}
+
+template <std::size_t N>
+inline bool endsWith(std::string_view s, const char (&literal)[N])
+{
+    return s.size() >= N - 1 && std::memcmp(s.data() + s.size() - (N - 1), literal, N - 1) == 0;
+}
+
 bool isSpace(char c)
 {
     return c == ' ' || c == '\t' || c == '\r';
@@ -275,7 +288,7 @@ Prefixed stripPrefix(std::string_view line)
         for (int k = 0; k < 3 && p < line.size() && line[p] == '['; ++k)
         {
             std::string_view rest = line.substr(p);
-            if (rest.starts_with("[TRT]"))
+            if (startsWith(rest, "[TRT]"))
             {
                 out.trt = true;
                 p += 5;
@@ -301,7 +314,7 @@ Prefixed stripPrefix(std::string_view line)
             out.message = line.substr(p);
             return out;
         }
-        if (line.starts_with("[TensorRT] "))
+        if (startsWith(line, "[TensorRT] "))
         {
             std::string_view rest = line.substr(11);
             static constexpr std::pair<std::string_view, Severity> kWords[] = {{"VERBOSE: ", Severity::kVerbose},
@@ -403,6 +416,25 @@ private:
     void addEvent(OptimizerEventKind kind, std::string_view pass, std::string_view subject, std::string_view object,
                   std::string_view detail, std::uint64_t lineNo);
     void setVersion(std::string version, int priority);
+
+    // The per-runner tables are bounded so that a log without the usual resets cannot make lookups quadratic.
+    static constexpr std::size_t kMaxTacticTable = 1024;
+    void rememberTacticName(std::string_view tactic, std::string_view name)
+    {
+        if (mTacticNames.size() >= kMaxTacticTable)
+        {
+            mTacticNames.clear();
+        }
+        mTacticNames.emplace_back(tactic, name);
+    }
+    void rememberRunnerResult(const RunnerResult& result)
+    {
+        if (mRunnerResults.size() >= kMaxTacticTable)
+        {
+            mRunnerResults.clear();
+        }
+        mRunnerResults.push_back(result);
+    }
 
     void openBlock(LayerListForm form, std::uint64_t lineNo);
     void closeBlock();
@@ -580,7 +612,7 @@ void BuildLogParser::run(std::string_view data, MappedFile* mapped, const Progre
             std::size_t eol = data.find('\n', first);
             std::string_view firstLine =
                 data.substr(first, eol == std::string_view::npos ? data.size() - first : eol - first);
-            mLooksLikeJson = !stripPrefix(firstLine).prefixed && !firstLine.starts_with("[TensorRT");
+            mLooksLikeJson = !stripPrefix(firstLine).prefixed && !startsWith(firstLine, "[TensorRT");
         }
     }
 
@@ -646,7 +678,7 @@ void BuildLogParser::run(std::string_view data, MappedFile* mapped, const Progre
 
 void BuildLogParser::handleLine(std::string_view line, std::uint64_t lineNo)
 {
-    if (line.starts_with("&&&& "))
+    if (startsWith(line, "&&&& "))
     {
         closeBlock();
         ++mRecognized;
@@ -659,7 +691,7 @@ void BuildLogParser::handleLine(std::string_view line, std::uint64_t lineNo)
                 setVersion(decodeVersionNumber(line.substr(v + 11, close - v - 11)), 3);
             }
         }
-        if (line.starts_with("&&&& RUNNING"))
+        if (startsWith(line, "&&&& RUNNING"))
         {
             mSawStart = true;
             std::size_t hash = line.find(" # ");
@@ -727,7 +759,7 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
         }
         return;
     }
-    if (text.starts_with("Layer(") && (mInBlock || text.find(", Tactic: ") != std::string_view::npos))
+    if (startsWith(text, "Layer(") && (mInBlock || text.find(", Tactic: ") != std::string_view::npos))
     {
         if (!mInBlock || mBlock.form == LayerListForm::kNamesOnly)
         {
@@ -747,7 +779,7 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
         }
         return;
     }
-    if (text.starts_with("Name: ") && text.find(", LayerType: ") != std::string_view::npos)
+    if (startsWith(text, "Name: ") && text.find(", LayerType: ") != std::string_view::npos)
     {
         if (!mInBlock || mBlock.form == LayerListForm::kLogLine)
         {
@@ -818,7 +850,7 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
     // Pasted layer-info JSON: `"Name": "X",` followed by `"LayerType": "T",`.
     if (!mLooksLikeJson && text.size() > 10 && text[0] == '"')
     {
-        if (text.starts_with("\"Name\": \""))
+        if (startsWith(text, "\"Name\": \""))
         {
             std::string_view value = text.substr(9);
             std::size_t q = value.rfind('"');
@@ -829,7 +861,7 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
                 return;
             }
         }
-        else if (text.starts_with("\"LayerType\": \"") && !mPendingJsonName.empty())
+        else if (startsWith(text, "\"LayerType\": \"") && !mPendingJsonName.empty())
         {
             std::string_view value = text.substr(14);
             std::size_t q = value.rfind('"');
@@ -851,7 +883,7 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
         ++mRecognized;
         return;
     }
-    if (text.starts_with("$ ") && mLog.commandLine.empty() && text.find("trtexec") != std::string_view::npos)
+    if (startsWith(text, "$ ") && mLog.commandLine.empty() && text.find("trtexec") != std::string_view::npos)
     {
         mLog.commandLine = std::string(trim(text.substr(2)));
     }
@@ -860,7 +892,7 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
 bool BuildLogParser::handleOptionLine(const Prefixed& prefixed)
 {
     std::string_view text = trim(prefixed.message);
-    if (prefixed.trt || prefixed.severity != Severity::kInfo || text.empty() || text.starts_with("==="))
+    if (prefixed.trt || prefixed.severity != Severity::kInfo || text.empty() || startsWith(text, "==="))
     {
         mOptions = nullptr;
         return false;
@@ -899,11 +931,11 @@ bool BuildLogParser::handleProfileLine(const Prefixed& prefixed, std::uint64_t l
     }
     if (mProfileState == ProfileState::kHeader)
     {
-        if (text.starts_with("Layer") && text.find("Time") != std::string_view::npos)
+        if (startsWith(text, "Layer") && text.find("Time") != std::string_view::npos)
         {
             mProfileNameLast = false;
         }
-        else if (text.starts_with("Time"))
+        else if (startsWith(text, "Time"))
         {
             mProfileNameLast = true;
         }
@@ -1019,7 +1051,7 @@ bool BuildLogParser::handleFallback(std::string_view message, std::uint64_t line
     {
         std::string_view pass = message.substr(0, k);
         std::string_view rest = message.substr(k + 2);
-        if (rest.starts_with("Fusing "))
+        if (startsWith(rest, "Fusing "))
         {
             rest.remove_prefix(7);
             std::size_t with = rest.find(" with ");
@@ -1027,7 +1059,7 @@ bool BuildLogParser::handleFallback(std::string_view message, std::uint64_t line
                      with == std::string_view::npos ? std::string_view{} : rest.substr(with + 6), {}, lineNo);
             return true;
         }
-        if (rest.starts_with("fusing "))
+        if (startsWith(rest, "fusing "))
         {
             rest.remove_prefix(7);
             std::size_t into = rest.rfind(" into ");
@@ -1041,6 +1073,17 @@ bool BuildLogParser::handleFallback(std::string_view message, std::uint64_t line
     {
         return false;
     }
+    // Both remaining forms end in "Tactic: <id>" or "Time: <t>": look at the token before the last one first.
+    std::size_t lastSpace = message.rfind(' ');
+    if (lastSpace == std::string_view::npos || lastSpace < 6)
+    {
+        return false;
+    }
+    std::string_view beforeLast = message.substr(0, lastSpace);
+    if (!endsWith(beforeLast, " Tactic:") && !endsWith(beforeLast, " Time:"))
+    {
+        return false;
+    }
     static constexpr std::string_view kSetTactic = " Set Tactic Name: ";
     static constexpr std::string_view kCompleted = " profiling completed in ";
     if (std::size_t s = message.find(kSetTactic); s != std::string_view::npos)
@@ -1049,7 +1092,7 @@ bool BuildLogParser::handleFallback(std::string_view message, std::uint64_t line
         std::size_t t = rest.rfind(" Tactic: ");
         if (t != std::string_view::npos)
         {
-            mTacticNames.emplace_back(trim(rest.substr(t + 9)), trim(rest.substr(0, t)));
+            rememberTacticName(trim(rest.substr(t + 9)), trim(rest.substr(0, t)));
         }
         return true;
     }
@@ -1083,7 +1126,7 @@ bool BuildLogParser::handleFallback(std::string_view message, std::uint64_t line
                     result.tacticName = name;
                 }
             }
-            mRunnerResults.push_back(result);
+            rememberRunnerResult(result);
         }
         mTacticNames.clear();
         return true;
@@ -1101,11 +1144,11 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
     switch (m[0])
     {
     case 'T':
-        if (m.starts_with("Tactic: "))
+        if (startsWith(m, "Tactic: "))
         {
             return; // per-tactic timing noise
         }
-        if (m.starts_with("Tactic Name: "))
+        if (startsWith(m, "Tactic Name: "))
         {
             // 8.6+: "Tactic Name: K Tactic: 0x.. Time: t"
             std::string_view rest = m.substr(13);
@@ -1114,17 +1157,17 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
             {
                 std::string_view id = rest.substr(t + 9);
                 id = id.substr(0, id.find(' '));
-                mTacticNames.emplace_back(id, rest.substr(0, t));
+                rememberTacticName(id, rest.substr(0, t));
             }
             return;
         }
-        if (m.starts_with("TensorRT version: "))
+        if (startsWith(m, "TensorRT version: "))
         {
             std::string_view v = trim(m.substr(18));
             setVersion(v.find('.') != std::string_view::npos ? std::string(v) : decodeVersionNumber(v), 2);
             return;
         }
-        if (m.starts_with("Trying to load shared library libnvinfer_builder_resource"))
+        if (startsWith(m, "Trying to load shared library libnvinfer_builder_resource"))
         {
             std::size_t so = m.find(".so.");
             if (so != std::string_view::npos)
@@ -1133,14 +1176,14 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
             }
             return;
         }
-        if (m.starts_with("The profiling verbosity was set to ProfilingVerbosity::kLAYER_NAMES_ONLY"))
+        if (startsWith(m, "The profiling verbosity was set to ProfilingVerbosity::kLAYER_NAMES_ONLY"))
         {
             mNamesOnlyNext = true;
             return;
         }
         break;
     case '-':
-        if (m.starts_with("--------------- Timing Runner: "))
+        if (startsWith(m, "--------------- Timing Runner: "))
         {
             std::string_view rest = trim(m.substr(31));
             std::size_t open = rest.rfind(" (");
@@ -1160,7 +1203,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         }
         break;
     case '*':
-        if (m.starts_with("*************** Autotuning "))
+        if (startsWith(m, "*************** Autotuning "))
         {
             mRunnerResults.clear();
             return;
@@ -1174,7 +1217,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         }
         break;
     case 'F':
-        if (m.starts_with("Fastest Tactic: "))
+        if (startsWith(m, "Fastest Tactic: "))
         {
             std::string_view rest = m.substr(16);
             std::size_t time = rest.find(" Time: ");
@@ -1192,10 +1235,10 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
                     result.tacticName = name;
                 }
             }
-            mRunnerResults.push_back(result);
+            rememberRunnerResult(result);
             return;
         }
-        if (m.starts_with("Fusing "))
+        if (startsWith(m, "Fusing "))
         {
             std::string_view rest = m.substr(7);
             std::size_t with = rest.find(" with ");
@@ -1205,16 +1248,16 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         }
         break;
     case '=':
-        if (m.starts_with("=============== Computing "))
+        if (startsWith(m, "=============== Computing "))
         {
             mRunnerResults.clear();
-            if (m.starts_with("=============== Computing costs for "))
+            if (startsWith(m, "=============== Computing costs for "))
             {
                 mTimingLayer = trim(m.substr(36));
             }
             return;
         }
-        if (m.starts_with("=== Profile ("))
+        if (startsWith(m, "=== Profile ("))
         {
             std::int64_t iterations = 0;
             std::string_view rest = m.substr(13);
@@ -1231,7 +1274,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
             mProfileState = ProfileState::kHeader;
             return;
         }
-        if (m.starts_with("=== ") && !prefixed.trt)
+        if (startsWith(m, "=== ") && !prefixed.trt)
         {
             std::string_view title = trim(m);
             mOptions = nullptr;
@@ -1253,7 +1296,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         }
         break;
     case 'P':
-        if (m.starts_with("Parsing node: "))
+        if (startsWith(m, "Parsing node: "))
         {
             std::string_view rest = trim(m.substr(14));
             ParsedOnnxNode node;
@@ -1273,7 +1316,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         }
         break;
     case 'R':
-        if (m.starts_with("Registering layer: "))
+        if (startsWith(m, "Registering layer: "))
         {
             std::string_view rest = trim(m.substr(19));
             RegisteredLayer layer;
@@ -1292,7 +1335,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
             mLog.registeredLayers.push_back(std::move(layer));
             return;
         }
-        if (m.starts_with("Running: "))
+        if (startsWith(m, "Running: "))
         {
             std::string_view rest = trim(m.substr(9));
             std::size_t on = rest.find(" on ");
@@ -1302,12 +1345,12 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
                      on == std::string_view::npos ? std::string_view{} : rest.substr(on + 4), {}, {}, lineNo);
             return;
         }
-        if (m.starts_with("Removing "))
+        if (startsWith(m, "Removing "))
         {
             addEvent(OptimizerEventKind::kRemove, mCurrentPass, m.substr(9), {}, {}, lineNo);
             return;
         }
-        if (m.starts_with("Retargeting "))
+        if (startsWith(m, "Retargeting "))
         {
             std::string_view rest = m.substr(12);
             std::size_t to = rest.rfind(" to ");
@@ -1317,7 +1360,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         }
         break;
     case 'S':
-        if (m.starts_with("Swapping "))
+        if (startsWith(m, "Swapping "))
         {
             std::string_view rest = m.substr(9);
             std::size_t with = rest.find(" with ");
@@ -1325,7 +1368,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
                      with == std::string_view::npos ? std::string_view{} : rest.substr(with + 6), {}, lineNo);
             return;
         }
-        if (m.starts_with("Swap the layer type of "))
+        if (startsWith(m, "Swap the layer type of "))
         {
             std::string_view rest = m.substr(23);
             std::size_t from = rest.rfind(" from ");
@@ -1335,19 +1378,19 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
                      to == std::string_view::npos ? std::string_view{} : rest.substr(from + 6, to - from - 6), lineNo);
             return;
         }
-        if (m.starts_with("Setting dynamic range for "))
+        if (startsWith(m, "Setting dynamic range for "))
         {
             mLog.implicitInt8Marker = true;
             return;
         }
-        if (m.starts_with("Starting Calibration"))
+        if (startsWith(m, "Starting Calibration"))
         {
             mLog.implicitInt8Marker = true;
             return;
         }
         break;
     case 'C':
-        if (m.starts_with("Convert layer type of "))
+        if (startsWith(m, "Convert layer type of "))
         {
             std::string_view rest = m.substr(22);
             std::size_t from = rest.rfind(" from ");
@@ -1357,26 +1400,26 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
                      to == std::string_view::npos ? std::string_view{} : rest.substr(from + 6, to - from - 6), lineNo);
             return;
         }
-        if (m.starts_with("Calibrator won't be used in explicit precision mode"))
+        if (startsWith(m, "Calibrator won't be used in explicit precision mode"))
         {
             mLog.explicitPrecisionMarker = true;
             return;
         }
-        if (m.starts_with("Calibration completed") || m.starts_with("Calibrated batch "))
+        if (startsWith(m, "Calibration completed") || startsWith(m, "Calibrated batch "))
         {
             mLog.implicitInt8Marker = true;
             return;
         }
         break;
     case 'E':
-        if (m.starts_with("Eliminating "))
+        if (startsWith(m, "Eliminating "))
         {
             std::string_view rest = m.substr(12);
-            if (rest.starts_with("concatenation "))
+            if (startsWith(rest, "concatenation "))
             {
                 addEvent(OptimizerEventKind::kEliminate, {}, rest.substr(14), {}, "concatenation", lineNo);
             }
-            else if (rest.starts_with("slice "))
+            else if (startsWith(rest, "slice "))
             {
                 rest.remove_prefix(6);
                 std::size_t by = rest.find(" by ");
@@ -1392,7 +1435,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
                 {
                     object = rest.substr(dup + 18);
                     detail = "duplicates";
-                    if (object.starts_with("("))
+                    if (startsWith(object, "("))
                     {
                         std::size_t close = object.find(") ");
                         if (close != std::string_view::npos)
@@ -1420,7 +1463,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         }
         break;
     case 'M':
-        if (m.starts_with("Merging layers: "))
+        if (startsWith(m, "Merging layers: "))
         {
             std::string_view rest = m.substr(16);
             std::size_t bar = rest.find(" || ");
@@ -1430,7 +1473,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         }
         break;
     case 'G':
-        if (m.starts_with("Generating copy for "))
+        if (startsWith(m, "Generating copy for "))
         {
             std::string_view rest = m.substr(20);
             std::size_t because = rest.find(" because ");
@@ -1447,7 +1490,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         }
         break;
     case 'Q':
-        if (m.starts_with("QDQ graph optimizer") || m.starts_with("QDQ optimization pass"))
+        if (startsWith(m, "QDQ graph optimizer") || startsWith(m, "QDQ optimization pass"))
         {
             mCurrentPass.clear();
             addEvent(OptimizerEventKind::kQdqPhase, {}, {}, {}, trim(m), lineNo);
@@ -1455,7 +1498,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         }
         break;
     case 'O':
-        if (m.starts_with("Original: ") && m.ends_with(" layers"))
+        if (startsWith(m, "Original: ") && endsWith(m, " layers"))
         {
             mCurrentPass.clear();
             addEvent(OptimizerEventKind::kLayerCount, {}, "Original", m.substr(10, m.size() - 17), {}, lineNo);
@@ -1463,7 +1506,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         }
         break;
     case 'A':
-        if (m.starts_with("After ") && m.ends_with(" layers"))
+        if (startsWith(m, "After ") && endsWith(m, " layers"))
         {
             std::size_t colon = m.rfind(": ");
             if (colon != std::string_view::npos)
@@ -1474,7 +1517,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
                 return;
             }
         }
-        if (m.starts_with("Adding reformat layer: "))
+        if (startsWith(m, "Adding reformat layer: "))
         {
             std::string_view rest = m.substr(23);
             std::size_t from = rest.rfind(" from ");
@@ -1497,7 +1540,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
     default:
         break;
     }
-    if (m.starts_with("Loaded shared library libnvinfer_builder_resource"))
+    if (startsWith(m, "Loaded shared library libnvinfer_builder_resource"))
     {
         std::size_t so = m.find(".so.");
         if (so != std::string_view::npos)
@@ -1506,7 +1549,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         }
         return;
     }
-    if (m.starts_with("[MemUsageChange] Init CUDA") || m.starts_with("[MemUsageChange] Init builder kernel library"))
+    if (startsWith(m, "[MemUsageChange] Init CUDA") || startsWith(m, "[MemUsageChange] Init builder kernel library"))
     {
         mSawStart = true;
         return;
