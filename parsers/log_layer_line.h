@@ -1,0 +1,35 @@
+// Parsing of one engine layer as a TensorRT build log prints it. Internal to parsers/.
+//
+//   Layer(<Type>): <name>, Tactic: <id>, <inputs> -> <outputs>
+//       8.0-8.4 tensors: `name[Type(d0,d1,...)]`; 8.5+ tensors: `name (Type[d0,d1:V,...])`; lists may be empty.
+//   Name: <name>, LayerType: <type>, Inputs: [ { Name: .., Location: .., Dimensions: [..], Format/Datatype: .. }],
+//       Outputs: [...], ParameterType: .., ..., TacticValue: 0x.., StreamId: 0, Metadata: [ONNX Layer: ..]
+//       (the single-line records of the 10.x `Layers:` block, IEngineInspector ONELINE and --dumpLayerInfo)
+#pragma once
+
+#include "qdq/engine_plan.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qdq
+{
+
+//! Parses a `Layer(Type): name, Tactic: id, in -> out` line (without logger prefix). On failure returns false and
+//! says why; layer is then unspecified.
+bool parseLogLayerLine(std::string_view text, EngineLayer& layer, std::string& why);
+
+//! Parses a single-line `Name: ..., LayerType: ..., ...` record. On failure returns false and says why.
+bool parseLayerInfoRecord(std::string_view text, EngineLayer& layer, std::string& why);
+
+//! Splits a trailing " [profile N]" off a layer name: sets name, baseName and optimizationProfile.
+void setLayerName(EngineLayer& layer, std::string_view name);
+
+//! Parses `[ONNX Layer: a]\x1f[ONNX Layer: b]\x1e[ONNX Layer: c]` into groups (split on \x1e, then \x1f).
+std::vector<MetadataGroup> parseMetadataGroups(std::string_view metadata);
+
+//! Parses a dims list "1,64:32,56,56" (vectorized "C:V" gives C and vectorWidth V). False on anything else.
+bool parseDimensions(std::string_view text, std::vector<std::int64_t>& dims, int& vectorWidth);
+
+} // namespace qdq
