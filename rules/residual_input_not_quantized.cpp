@@ -161,14 +161,26 @@ private:
         for (std::size_t layer : layersOf(context, addNode))
         {
             finding.engineLayers.push_back(plan->layers[layer].name);
+            // Standalone Q/DQ layers reading the fused layer's output, or reading the residual tensor it uses.
+            std::vector<std::string> tensors;
             for (const auto& output : plan->layers[layer].outputs)
             {
-                for (std::size_t consumer : consumerLayers(*plan, output.name))
+                tensors.push_back(output.name);
+            }
+            for (std::size_t input = 1; input < plan->layers[layer].inputs.size(); ++input)
+            {
+                tensors.push_back(plan->layers[layer].inputs[input].name);
+            }
+            for (const auto& tensor : tensors)
+            {
+                for (std::size_t consumer : consumerLayers(*plan, tensor))
                 {
                     if (context.correlation.layers[consumer].state == LayerState::kInsertedQdq)
                     {
                         costly.push_back(consumer);
                         finding.engineLayers.push_back(plan->layers[consumer].name);
+                        finding.evidence.push_back(layerEvidence(context, consumer, "",
+                            "standalone " + plan->layers[consumer].type + " reading " + tensor));
                     }
                 }
             }

@@ -1,0 +1,273 @@
+// Positive and near-identical negative cases for the ResNet-family rules: qdq-inside-conv-epilogue,
+// conv-act-pool-blocked, residual-input-not-quantized, qdq-between-conv-and-add, standalone-qdq, quantized-bias.
+#include "graph_builder.h"
+
+#include <gtest/gtest.h>
+
+using namespace qdq;
+using namespace qdq::test;
+
+namespace
+{
+
+//! in -> Q/DQ -> conv0 -> relu0 -> [pool] -> r0; r0 -> Q/DQ -> conv1 -> relu1 -> Q/DQ -> conv2 -> Add(conv2, residual)
+struct ResidualBlockOptions
+{
+    bool quantizeResidual = false;     //!< Q/DQ on the residual input of the Add
+    bool quantizeConvSideOfAdd = false; //!< Q/DQ on the conv-output input of the Add
+    bool qdqBetweenConvAndRelu = false; //!< conv0 -> Q/DQ -> relu0
+    bool qdqBeforePool = false;         //!< relu0 -> Q/DQ -> MaxPool
+};
+
+OnnxGraph residualBlock(const ResidualBlockOptions& options)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images"));
+    std::string c0 = g.node("Conv", "/conv0/Conv", {x, g.quantizedWeight("conv0", 8, 3)});
+    if (options.qdqBetweenConvAndRelu)
+    {
+        c0 = g.qdq("/conv0/out_q", c0);
+    }
+    std::string r0 = g.node("Relu", "/relu0/Relu", {c0});
+    if (options.qdqBeforePool)
+    {
+        r0 = g.qdq("/pool/in_q", r0);
+    }
+    std::string p0 = g.node("MaxPool", "/pool/MaxPool", {r0});
+    std::string c1 = g.node("Conv", "/conv1/Conv", {g.qdq("/conv1/in_q", p0), g.quantizedWeight("conv1", 8, 8)});
+    std::string r1 = g.node("Relu", "/relu1/Relu", {c1});
+    std::string c2 = g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/in_q", r1), g.quantizedWeight("conv2", 8, 8)});
+    std::string convSide = options.quantizeConvSideOfAdd ? g.qdq("/add/conv_q", c2) : c2;
+    std::string residual = options.quantizeResidual ? g.qdq("/add/residual_q", p0) : p0;
+    std::string sum = g.node("Add", "/add/Add", {convSide, residual});
+    std::string out = g.node("Relu", "/relu2/Relu", {sum});
+    g.output(out);
+    return g.build();
+}
+
+} // namespace
+
+TEST(RuleResidualInputNotQuantized, TriggersOnFloatResidual)
+{
+    Report report = runDiagnose(residualBlock({}), std::nullopt);
+    auto findings = findingsOf(report, "residual-input-not-quantized");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_NE(findings[0].message.find("/add/Add"), std::string::npos);
+    EXPECT_NE(findings[0].fix.find("/pool/MaxPool_out"), std::string::npos) << findings[0].fix;
+}
+
+TEST(RuleResidualInputNotQuantized, SilentWhenResidualQuantized)
+{
+    ResidualBlockOptions options;
+    options.quantizeResidual = true;
+    Report report = runDiagnose(residualBlock(options), std::nullopt);
+    EXPECT_TRUE(findingsOf(report, "residual-input-not-quantized").empty());
+}
+
+TEST(RuleQdqBetweenConvAndAdd, TriggersWhenBothAddInputsQuantized)
+{
+    ResidualBlockOptions options;
+    options.quantizeResidual = true;
+    options.quantizeConvSideOfAdd = true;
+    Report report = runDiagnose(residualBlock(options), std::nullopt);
+    auto findings = findingsOf(report, "qdq-between-conv-and-add");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_NE(findings[0].fix.find("/add/conv_q/QuantizeLinear"), std::string::npos) << findings[0].fix;
+}
+
+TEST(RuleQdqBetweenConvAndAdd, SilentWithOnlyResidualQuantized)
+{
+    ResidualBlockOptions options;
+    options.quantizeResidual = true;
+    Report report = runDiagnose(residualBlock(options), std::nullopt);
+    EXPECT_TRUE(findingsOf(report, "qdq-between-conv-and-add").empty());
+}
+
+TEST(RuleQdqInsideConvEpilogue, TriggersOnQdqBetweenConvAndRelu)
+{
+    ResidualBlockOptions options;
+    options.quantizeResidual = true;
+    options.qdqBetweenConvAndRelu = true;
+    Report report = runDiagnose(residualBlock(options), std::nullopt);
+    auto findings = findingsOf(report, "qdq-inside-conv-epilogue");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_NE(findings[0].message.find("/conv0/Conv"), std::string::npos);
+    EXPECT_NE(findings[0].message.find("/relu0/Relu"), std::string::npos);
+}
+
+TEST(RuleQdqInsideConvEpilogue, SilentWhenQuantizedAfterActivation)
+{
+    ResidualBlockOptions options;
+    options.quantizeResidual = true;
+    Report report = runDiagnose(residualBlock(options), std::nullopt);
+    EXPECT_TRUE(findingsOf(report, "qdq-inside-conv-epilogue").empty());
+}
+
+TEST(RuleConvActPoolBlocked, TriggersOnQdqBeforeMaxPool)
+{
+    ResidualBlockOptions options;
+    options.quantizeResidual = true;
+    options.qdqBeforePool = true;
+    Report report = runDiagnose(residualBlock(options), std::nullopt);
+    auto findings = findingsOf(report, "conv-act-pool-blocked");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_NE(findings[0].fix.find("/pool/in_q/QuantizeLinear"), std::string::npos) << findings[0].fix;
+}
+
+TEST(RuleConvActPoolBlocked, TriggersWhenPoolOutputFeedsFloatResidual)
+{
+    Report report = runDiagnose(residualBlock({}), std::nullopt);
+    auto findings = findingsOf(report, "conv-act-pool-blocked");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_NE(findings[0].message.find("/add/Add"), std::string::npos) << findings[0].message;
+}
+
+TEST(RuleConvActPoolBlocked, SilentWhenEveryPoolConsumerIsQuantized)
+{
+    ResidualBlockOptions options;
+    options.quantizeResidual = true;
+    Report report = runDiagnose(residualBlock(options), std::nullopt);
+    EXPECT_TRUE(findingsOf(report, "conv-act-pool-blocked").empty());
+}
+
+TEST(RuleQuantizedBias, TriggersOnInt32BiasBehindDequantize)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("x"));
+    std::string bias = g.node("DequantizeLinear", "/conv/bias_DequantizeLinear",
+        {g.int32Constant("conv.bias_quantized", {8}), g.scale("/conv/bias_scale", 0.0005f)});
+    g.output(g.node("Conv", "/conv/Conv", {x, g.int8Weight("conv", 8, 3), bias}));
+    auto findings = findingsOf(runDiagnose(g.build(), std::nullopt), "quantized-bias");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_EQ(findings[0].severity, Severity::kError);
+    EXPECT_NE(findings[0].message.find("conv.bias_quantized"), std::string::npos);
+}
+
+TEST(RuleQuantizedBias, SilentOnFloatBias)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("x"));
+    g.output(g.node("Conv", "/conv/Conv", {x, g.int8Weight("conv", 8, 3), g.weight("conv.bias", {8})}));
+    EXPECT_TRUE(findingsOf(runDiagnose(g.build(), std::nullopt), "quantized-bias").empty());
+}
+
+TEST(RuleStandaloneQdq, PredictsLoneQuantizeBeforeFloatOp)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("x"));
+    std::string c = g.node("Conv", "/conv/Conv", {x, g.quantizedWeight("conv", 8, 3)});
+    std::string s = g.node("Softmax", "/head/Softmax", {c});
+    std::string q = g.qdq("/head/out_q", s);
+    g.output(g.node("Sigmoid", "/head/Sigmoid", {q}));
+    auto findings = findingsOf(runDiagnose(g.build(), std::nullopt), "standalone-qdq");
+    std::vector<std::string> nodes;
+    for (const auto& finding : findings)
+    {
+        nodes.insert(nodes.end(), finding.onnxNodes.begin(), finding.onnxNodes.end());
+    }
+    EXPECT_NE(std::find(nodes.begin(), nodes.end(), "/head/out_q/QuantizeLinear"), nodes.end());
+    EXPECT_NE(std::find(nodes.begin(), nodes.end(), "/head/out_q/DequantizeLinear"), nodes.end());
+}
+
+TEST(RuleStandaloneQdq, NoPredictionWhenQuantizeFeedsAConv)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("x"));
+    std::string c = g.node("Conv", "/conv/Conv", {x, g.quantizedWeight("conv", 8, 3)});
+    std::string r = g.node("Relu", "/relu/Relu", {c});
+    std::string c2 = g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/in_q", r), g.quantizedWeight("conv2", 8, 8)});
+    g.output(c2);
+    auto findings = findingsOf(runDiagnose(g.build(), std::nullopt), "standalone-qdq");
+    for (const auto& finding : findings)
+    {
+        // Only the network-input Quantize may remain, as info.
+        EXPECT_EQ(finding.severity, Severity::kInfo) << finding.message;
+    }
+}
+
+namespace
+{
+
+const char* kInt8 = "Thirty-two wide channel vectorized row major Int8 format";
+const char* kFp32 = "Row major linear FP32";
+
+//! The TREx ResNet18 "qat" shape: conv1 FP32 out -> separate MaxPool -> reformat -> standalone Q; the pool output is
+//! also the residual of a fused Conv+Add whose output is requantized by another standalone Q.
+EnginePlan residualEngine(bool quantizedResidual)
+{
+    EnginePlan plan;
+    plan.sourcePath = "engine.json";
+    if (!quantizedResidual)
+    {
+        plan.layers.push_back(layer("QuantizeLinear_2", "Reformat", {{"input.1", kFp32}}, {{"t125", kInt8}}, "QDQ"));
+        plan.layers.push_back(
+            layer("conv1.weight + QuantizeLinear_7 + Conv_9", "CaskConvolution", {{"t125", kInt8}}, {{"t136", kFp32}}));
+        plan.layers.push_back(layer("MaxPool_12", "TiledPooling", {{"t136", kFp32}}, {{"r0", kFp32}}));
+        plan.layers.push_back(layer("Reformatting CopyNode for Output Tensor 0 to MaxPool_12", "Reformat",
+            {{"r0", kFp32}}, {{"inputs", kInt8}}, "REFORMAT"));
+        plan.layers.push_back(layer("QuantizeLinear_15", "Reformat", {{"inputs", kInt8}}, {{"t140", kInt8}}, "QDQ"));
+        plan.layers.push_back(layer(
+            "layer1.0.conv1.weight + QuantizeLinear_20 + Conv_22", "CaskConvolution", {{"t140", kInt8}}, {{"t154", kInt8}}));
+        plan.layers.push_back(layer("layer1.0.conv2.weight + QuantizeLinear_32 + Conv_34 + Add_36 + Relu_37",
+            "CaskConvolution", {{"t154", kInt8}, {"inputs", kInt8}}, {{"inputs.4", kInt8}}));
+        plan.layers.push_back(layer("QuantizeLinear_40", "Reformat", {{"inputs.4", kInt8}}, {{"t169", kInt8}}, "QDQ"));
+    }
+    else
+    {
+        plan.layers.push_back(layer("QuantizeLinear_2", "Reformat", {{"input.1", kFp32}}, {{"t125", kInt8}}, "QDQ"));
+        plan.layers.push_back(layer(
+            "conv1.weight + QuantizeLinear_7 + Conv_9 + MaxPool_12", "ConvActPool", {{"t125", kInt8}}, {{"t140", kInt8}}));
+        plan.layers.push_back(layer(
+            "layer1.0.conv1.weight + QuantizeLinear_20 + Conv_22", "CaskConvolution", {{"t140", kInt8}}, {{"t154", kInt8}}));
+        plan.layers.push_back(layer("layer1.0.conv2.weight + QuantizeLinear_32 + Conv_34 + Add_42 + Relu_43",
+            "CaskConvolution", {{"t154", kInt8}, {"t140", kInt8}}, {{"t175", kInt8}}));
+    }
+    plan.bindings = {"input.1"};
+    plan.form = LayerListForm::kDetailed;
+    return plan;
+}
+
+Profile profileFor(const EnginePlan& plan)
+{
+    Profile profile;
+    profile.iterations = 1;
+    for (const auto& l : plan.layers)
+    {
+        ProfileEntry entry;
+        entry.name = l.name;
+        entry.averageMs = entry.timeMs = 0.01;
+        profile.entries.push_back(entry);
+    }
+    return profile;
+}
+
+} // namespace
+
+TEST(RuleEngineOnly, QatResidualShapeTriggersThreeRules)
+{
+    EnginePlan plan = residualEngine(false);
+    Report report = runDiagnose(std::nullopt, plan, profileFor(plan));
+    auto standalone = findingsOf(report, "standalone-qdq");
+    ASSERT_EQ(standalone.size(), 1u);
+    EXPECT_EQ(standalone[0].engineLayers.size(), 3u);
+    ASSERT_TRUE(standalone[0].costMs.has_value());
+    EXPECT_NEAR(*standalone[0].costMs, 0.03, 1e-9);
+    auto residual = findingsOf(report, "residual-input-not-quantized");
+    ASSERT_EQ(residual.size(), 1u);
+    EXPECT_NE(residual[0].message.find("Add_36"), std::string::npos);
+    EXPECT_NEAR(residual[0].costMs.value_or(0), 0.02, 1e-9); // QuantizeLinear_15 and QuantizeLinear_40
+    auto pool = findingsOf(report, "conv-act-pool-blocked");
+    ASSERT_EQ(pool.size(), 1u);
+    EXPECT_TRUE(pool[0].likely);
+}
+
+TEST(RuleEngineOnly, QuantizedResidualShapeIsQuiet)
+{
+    EnginePlan plan = residualEngine(true);
+    Report report = runDiagnose(std::nullopt, plan, profileFor(plan));
+    EXPECT_TRUE(findingsOf(report, "residual-input-not-quantized").empty());
+    EXPECT_TRUE(findingsOf(report, "conv-act-pool-blocked").empty());
+    auto standalone = findingsOf(report, "standalone-qdq");
+    ASSERT_EQ(standalone.size(), 1u); // only the network-input Quantize
+    EXPECT_EQ(standalone[0].engineLayers, std::vector<std::string>{"QuantizeLinear_2"});
+}

@@ -1,0 +1,266 @@
+#include "tools/onnx_builder.h"
+
+#include "qdq/readers.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+#include <stdexcept>
+
+namespace qdq::tools
+{
+
+struct GraphBuilder::Impl
+{
+    onnx::ModelProto model;
+    onnx::GraphProto* graph = nullptr;
+};
+
+GraphBuilder::GraphBuilder()
+    : mImpl(std::make_unique<Impl>())
+{
+    mImpl->model.set_ir_version(8);
+    mImpl->model.set_producer_name("qdq-doctor-tests");
+    auto* opset = mImpl->model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(17);
+    mImpl->graph = mImpl->model.mutable_graph();
+    mImpl->graph->set_name("test");
+}
+
+GraphBuilder::~GraphBuilder() = default;
+
+std::string GraphBuilder::input(const std::string& name)
+{
+    auto* value = mImpl->graph->add_input();
+    value->set_name(name);
+    value->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    return name;
+}
+
+void GraphBuilder::output(const std::string& tensor)
+{
+    auto* value = mImpl->graph->add_output();
+    value->set_name(tensor);
+    value->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+}
+
+std::string GraphBuilder::weight(const std::string& name, std::vector<long> dims, float value)
+{
+    auto* tensor = mImpl->graph->add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(onnx::TensorProto::FLOAT);
+    long count = 1;
+    for (long d : dims)
+    {
+        tensor->add_dims(d);
+        count *= d;
+    }
+    for (long i = 0; i < count; ++i)
+    {
+        tensor->add_float_data(value);
+    }
+    return name;
+}
+
+std::string GraphBuilder::int32Constant(const std::string& name, std::vector<long> dims)
+{
+    auto* tensor = mImpl->graph->add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(onnx::TensorProto::INT32);
+    long count = 1;
+    for (long d : dims)
+    {
+        tensor->add_dims(d);
+        count *= d;
+    }
+    for (long i = 0; i < count; ++i)
+    {
+        tensor->add_int32_data(static_cast<int>(i));
+    }
+    return name;
+}
+
+std::string GraphBuilder::int8Constant(const std::string& name, std::vector<long> dims)
+{
+    auto* tensor = mImpl->graph->add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(onnx::TensorProto::INT8);
+    long count = 1;
+    for (long d : dims)
+    {
+        tensor->add_dims(d);
+        count *= d;
+    }
+    for (long i = 0; i < count; ++i)
+    {
+        tensor->add_int32_data(static_cast<int>(i % 100));
+    }
+    return name;
+}
+
+std::string GraphBuilder::scale(const std::string& name, float value)
+{
+    auto* tensor = mImpl->graph->add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(onnx::TensorProto::FLOAT);
+    tensor->add_float_data(value);
+    return name;
+}
+
+std::string GraphBuilder::scaleVector(const std::string& name, std::vector<float> values)
+{
+    auto* tensor = mImpl->graph->add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(onnx::TensorProto::FLOAT);
+    tensor->add_dims(static_cast<long>(values.size()));
+    for (float v : values)
+    {
+        tensor->add_float_data(v);
+    }
+    return name;
+}
+
+std::string GraphBuilder::zeroPoint(const std::string& name, bool unsignedType, int value)
+{
+    auto* tensor = mImpl->graph->add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(unsignedType ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8);
+    tensor->add_int32_data(value);
+    return name;
+}
+
+std::string GraphBuilder::node(const std::string& opType, const std::string& name, std::vector<std::string> inputs,
+    std::vector<std::string> outputs, const std::string& domain)
+{
+    auto* node = mImpl->graph->add_node();
+    node->set_op_type(opType);
+    node->set_name(name);
+    if (!domain.empty())
+    {
+        node->set_domain(domain);
+    }
+    for (const auto& in : inputs)
+    {
+        node->add_input(in);
+    }
+    if (outputs.empty())
+    {
+        outputs.push_back(name + "_out");
+    }
+    for (const auto& out : outputs)
+    {
+        node->add_output(out);
+    }
+    return outputs.front();
+}
+
+void GraphBuilder::intAttribute(const std::string& nodeName, const std::string& attribute, long value)
+{
+    for (auto& node : *mImpl->graph->mutable_node())
+    {
+        if (node.name() == nodeName)
+        {
+            auto* a = node.add_attribute();
+            a->set_name(attribute);
+            a->set_type(onnx::AttributeProto::INT);
+            a->set_i(value);
+        }
+    }
+}
+
+std::string GraphBuilder::qdq(const std::string& prefix, const std::string& tensor, float scaleValue)
+{
+    std::string s = scale(prefix + "/scale", scaleValue);
+    std::string z = zeroPoint(prefix + "/zero_point");
+    std::string q = node("QuantizeLinear", prefix + "/QuantizeLinear", {tensor, s, z});
+    return node("DequantizeLinear", prefix + "/DequantizeLinear", {q, s, z});
+}
+
+std::string GraphBuilder::quantizedWeight(const std::string& prefix, long outChannels, long inChannels, long kernel)
+{
+    std::string w = weight(prefix + ".weight", {outChannels, inChannels, kernel, kernel});
+    std::string s = scaleVector(prefix + "/w_scale", std::vector<float>(static_cast<std::size_t>(outChannels), 0.01f));
+    auto* zp = mImpl->graph->add_initializer();
+    zp->set_name(prefix + "/w_zero_point");
+    zp->set_data_type(onnx::TensorProto::INT8);
+    zp->add_dims(outChannels);
+    for (long i = 0; i < outChannels; ++i)
+    {
+        zp->add_int32_data(0);
+    }
+    std::string q = node("QuantizeLinear", prefix + "/_weight_quantizer/QuantizeLinear", {w, s, prefix + "/w_zero_point"});
+    intAttribute(prefix + "/_weight_quantizer/QuantizeLinear", "axis", 0);
+    std::string dq
+        = node("DequantizeLinear", prefix + "/_weight_quantizer/DequantizeLinear", {q, s, prefix + "/w_zero_point"});
+    intAttribute(prefix + "/_weight_quantizer/DequantizeLinear", "axis", 0);
+    return dq;
+}
+
+std::string GraphBuilder::int8Weight(const std::string& prefix, long outChannels, long inChannels, long kernel)
+{
+    std::string w = int8Constant(prefix + ".weight_quantized", {outChannels, inChannels, kernel, kernel});
+    std::string s = scaleVector(prefix + "/w_scale", std::vector<float>(static_cast<std::size_t>(outChannels), 0.01f));
+    std::string dq = node("DequantizeLinear", prefix + "/weight_DequantizeLinear", {w, s});
+    intAttribute(prefix + "/weight_DequantizeLinear", "axis", 0);
+    return dq;
+}
+
+void GraphBuilder::floatAttribute(const std::string& nodeName, const std::string& attribute, float value)
+{
+    for (auto& node : *mImpl->graph->mutable_node())
+    {
+        if (node.name() == nodeName)
+        {
+            auto* a = node.add_attribute();
+            a->set_name(attribute);
+            a->set_type(onnx::AttributeProto::FLOAT);
+            a->set_f(value);
+        }
+    }
+}
+
+void GraphBuilder::intsAttribute(const std::string& nodeName, const std::string& attribute, std::vector<long> values)
+{
+    for (auto& node : *mImpl->graph->mutable_node())
+    {
+        if (node.name() == nodeName)
+        {
+            auto* a = node.add_attribute();
+            a->set_name(attribute);
+            a->set_type(onnx::AttributeProto::INTS);
+            for (long v : values)
+            {
+                a->add_ints(v);
+            }
+        }
+    }
+}
+
+void GraphBuilder::opset(const std::string& domain, long version)
+{
+    auto* entry = mImpl->model.add_opset_import();
+    entry->set_domain(domain);
+    entry->set_version(version);
+}
+
+void GraphBuilder::save(const std::string& path) const
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!mImpl->model.SerializeToOstream(&out))
+    {
+        throw std::runtime_error("cannot write " + path);
+    }
+}
+
+std::string GraphBuilder::serialize() const
+{
+    return mImpl->model.SerializeAsString();
+}
+
+OnnxGraph GraphBuilder::build(const std::string& pathForMessages) const
+{
+    return readOnnxFromBuffer(serialize(), pathForMessages);
+}
+
+} // namespace qdq::tools

@@ -1,0 +1,64 @@
+// Builds small ONNX graphs in code with the onnx protobuf classes. Used by the tests (read back through the real
+// ONNX reader) and by tools/make_samples (the samples/ models).
+#pragma once
+
+#include "qdq/onnx_graph.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace qdq::tools
+{
+
+class GraphBuilder
+{
+public:
+    GraphBuilder();
+    ~GraphBuilder();
+    GraphBuilder(const GraphBuilder&) = delete;
+    GraphBuilder& operator=(const GraphBuilder&) = delete;
+
+    //! A float graph input.
+    std::string input(const std::string& name);
+    void output(const std::string& tensor);
+    //! A float initializer with the given dims (values all `value`).
+    std::string weight(const std::string& name, std::vector<long> dims, float value = 0.01f);
+    //! An INT32 / INT8 initializer.
+    std::string int32Constant(const std::string& name, std::vector<long> dims);
+    std::string int8Constant(const std::string& name, std::vector<long> dims);
+    //! A per-tensor float scale initializer.
+    std::string scale(const std::string& name, float value);
+    std::string scaleVector(const std::string& name, std::vector<float> values);
+    //! An INT8 zero point (0) initializer; uint8 when unsignedType.
+    std::string zeroPoint(const std::string& name, bool unsignedType = false, int value = 0);
+
+    //! Adds a node; returns its first output name ("<name>_out" when outputs empty).
+    std::string node(const std::string& opType, const std::string& name, std::vector<std::string> inputs,
+        std::vector<std::string> outputs = {}, const std::string& domain = "");
+    void intAttribute(const std::string& nodeName, const std::string& attribute, long value);
+
+    //! x -> Q(scale) -> DQ(scale); returns the DQ output. Node names: <prefix>/QuantizeLinear, <prefix>/DequantizeLinear.
+    std::string qdq(const std::string& prefix, const std::string& tensor, float scaleValue = 0.05f);
+    //! A weight initializer with a per-channel Q/DQ (axis 0) for a conv of `outChannels`; returns the DQ output.
+    std::string quantizedWeight(const std::string& prefix, long outChannels, long inChannels, long kernel = 3);
+    //! DQ(int8 weight initializer) only (TensorRT 10 / ONNX Runtime style).
+    std::string int8Weight(const std::string& prefix, long outChannels, long inChannels, long kernel = 3);
+
+    void floatAttribute(const std::string& nodeName, const std::string& attribute, float value);
+    void intsAttribute(const std::string& nodeName, const std::string& attribute, std::vector<long> values);
+    //! Declares an operator set (e.g. a custom plugin domain).
+    void opset(const std::string& domain, long version);
+    //! Writes the serialized model to a file.
+    void save(const std::string& path) const;
+
+    //! Serializes and reads back through readOnnxFromBuffer.
+    OnnxGraph build(const std::string& pathForMessages = "test.onnx") const;
+    std::string serialize() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> mImpl;
+};
+
+} // namespace qdq::tools
