@@ -169,6 +169,10 @@ Profile readProfileText(std::string_view text, const std::string& path, const Li
     parser.expectEndOfInput();
     parser.checkAllLines();
 
+    if (profile.entries.empty() && !profile.iterations && element > 0)
+    {
+        parser.fail(0, "no element has \"name\" or \"count\": not " + std::string(kWhat));
+    }
     if (!profile.iterations)
     {
         profile.warnings.push_back(fileWarning(path, "no leading {\"count\": N} element"));

@@ -100,6 +100,10 @@ TimingSummary readTimingText(std::string_view text, const std::string& path, con
     parser.expectEndOfInput();
     parser.checkAllLines();
 
+    if (summary.records > 0 && compute.empty() && latencyCount == 0)
+    {
+        parser.fail(0, "no record has \"computeMs\" or \"latencyMs\": not " + std::string(kWhat));
+    }
     if (missingCompute > 0 || missingLatency > 0)
     {
         summary.warnings.push_back(parser.warningAt(firstMissingLine - 1,
