@@ -34,6 +34,54 @@ constexpr std::array<std::uint8_t, 256> makeStringClasses()
 }
 constexpr std::array<std::uint8_t, 256> kStringClasses = makeStringClasses();
 
+constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+constexpr std::uint64_t kHighBits = 0x8080808080808080ULL;
+
+std::uint64_t load8(const char* p)
+{
+    std::uint64_t value = 0;
+    std::memcpy(&value, p, sizeof(value));
+    return value;
+}
+
+// Nonzero when some byte of v is below n (n <= 128).
+constexpr std::uint64_t hasByteLess(std::uint64_t v, std::uint64_t n)
+{
+    return (v - kOnes * n) & ~v & kHighBits;
+}
+
+// Nonzero when some byte of v equals c.
+constexpr std::uint64_t hasByte(std::uint64_t v, std::uint64_t c)
+{
+    return hasByteLess(v ^ (kOnes * c), 1);
+}
+
+// Nonzero when some byte of v needs a look inside a string: quote, backslash, control, or >= 0x80.
+constexpr std::uint64_t hasStringSpecial(std::uint64_t v)
+{
+    return hasByte(v, '"') | hasByte(v, '\\') | hasByteLess(v, 0x20) | (v & kHighBits);
+}
+
+// Exact number of '\n' bytes in [begin, end).
+std::uint64_t countNewlines(const char* begin, const char* end)
+{
+    std::uint64_t count = 0;
+    constexpr std::uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL;
+    while (end - begin >= 8)
+    {
+        std::uint64_t x = load8(begin) ^ (kOnes * '\n');
+        std::uint64_t t = ((x & kLow7) + kLow7) | x; // high bit set in every nonzero byte
+        // One bit (bit 7) per newline byte: move each to bit 0 and sum the bytes with a multiply.
+        count += (((~t & kHighBits) >> 7) * kOnes) >> 56;
+        begin += 8;
+    }
+    for (; begin < end; ++begin)
+    {
+        count += *begin == '\n' ? 1 : 0;
+    }
+    return count;
+}
+
 bool isWhitespace(char c)
 {
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
@@ -82,8 +130,8 @@ std::size_t utf8Length(std::string_view text, std::size_t i)
         }
         codePoint = (codePoint << 6) | (byte(i + k) & 0x3F);
     }
-    if ((length == 2 && codePoint < 0x80) || (length == 3 && codePoint < 0x800) || (length == 4 && codePoint < 0x10000)
-        || (codePoint >= 0xD800 && codePoint <= 0xDFFF) || codePoint > 0x10FFFF)
+    if ((length == 2 && codePoint < 0x80) || (length == 3 && codePoint < 0x800) ||
+        (length == 4 && codePoint < 0x10000) || (codePoint >= 0xD800 && codePoint <= 0xDFFF) || codePoint > 0x10FFFF)
     {
         return 0;
     }
@@ -140,25 +188,34 @@ std::string_view tokenDescription(Token token)
 {
     switch (token)
     {
-    case Token::kObjectBegin: return "an object";
-    case Token::kObjectEnd: return "'}'";
-    case Token::kArrayBegin: return "an array";
-    case Token::kArrayEnd: return "']'";
-    case Token::kKey: return "a key";
-    case Token::kString: return "a string";
-    case Token::kNumber: return "a number";
-    case Token::kTrue: return "true";
-    case Token::kFalse: return "false";
-    case Token::kNull: return "null";
-    case Token::kEnd: return "the end of the value";
+    case Token::kObjectBegin:
+        return "an object";
+    case Token::kObjectEnd:
+        return "'}'";
+    case Token::kArrayBegin:
+        return "an array";
+    case Token::kArrayEnd:
+        return "']'";
+    case Token::kKey:
+        return "a key";
+    case Token::kString:
+        return "a string";
+    case Token::kNumber:
+        return "a number";
+    case Token::kTrue:
+        return "true";
+    case Token::kFalse:
+        return "false";
+    case Token::kNull:
+        return "null";
+    case Token::kEnd:
+        return "the end of the value";
     }
     return "a token";
 }
 
 PullParser::PullParser(std::string_view text, std::string pathForMessages, const Limits& limits)
-    : mInput(text)
-    , mPath(std::move(pathForMessages))
-    , mLimits(limits)
+    : mInput(text), mPath(std::move(pathForMessages)), mLimits(limits)
 {
     mStack.reserve(64);
 }
@@ -169,15 +226,23 @@ std::uint64_t PullParser::countLines(std::size_t offset, bool checkLimit)
     if (offset < mCountedTo)
     {
         // Going back (error messages only): count the newlines between offset and the counted position.
-        std::uint64_t back = 0;
-        for (std::size_t i = offset; i < mCountedTo; ++i)
-        {
-            back += mInput[i] == '\n' ? 1 : 0;
-        }
-        return mLine - back;
+        return mLine - countNewlines(mInput.data() + offset, mInput.data() + mCountedTo);
     }
     const char* data = mInput.data();
     std::size_t pos = mCountedTo;
+    if (!checkLimit || offset - mLineStart <= mLimits.maxLineBytes)
+    {
+        // No line in [mLineStart, offset) can be over the limit: count without looking at each line.
+        std::uint64_t newlines = countNewlines(data + pos, data + offset);
+        if (newlines > 0)
+        {
+            const void* last = ::memrchr(data + pos, '\n', offset - pos);
+            mLineStart = static_cast<std::size_t>(static_cast<const char*>(last) - data) + 1;
+            mLine += newlines;
+        }
+        mCountedTo = offset;
+        return mLine;
+    }
     while (pos < offset)
     {
         const void* found = std::memchr(data + pos, '\n', offset - pos);
@@ -190,8 +255,8 @@ std::uint64_t PullParser::countLines(std::size_t offset, bool checkLimit)
         {
             std::uint64_t line = mLine;
             mCountedTo = pos;
-            fail(mLineStart, "line " + std::to_string(line) + " is longer than the line length limit of "
-                    + std::to_string(mLimits.maxLineBytes >> 20) + " MiB (raise it with --max-line-mb)");
+            fail(mLineStart, "line " + std::to_string(line) + " is longer than the line length limit of " +
+                                 std::to_string(mLimits.maxLineBytes >> 20) + " MiB (raise it with --max-line-mb)");
         }
         ++mLine;
         mLineStart = newline + 1;
@@ -200,8 +265,8 @@ std::uint64_t PullParser::countLines(std::size_t offset, bool checkLimit)
     mCountedTo = offset;
     if (checkLimit && offset - mLineStart > mLimits.maxLineBytes)
     {
-        fail(mLineStart, "line " + std::to_string(mLine) + " is longer than the line length limit of "
-                + std::to_string(mLimits.maxLineBytes >> 20) + " MiB (raise it with --max-line-mb)");
+        fail(mLineStart, "line " + std::to_string(mLine) + " is longer than the line length limit of " +
+                             std::to_string(mLimits.maxLineBytes >> 20) + " MiB (raise it with --max-line-mb)");
     }
     return mLine;
 }
@@ -243,8 +308,8 @@ void PullParser::push(char container)
 {
     if (mStack.size() >= mLimits.maxJsonDepth)
     {
-        fail(mPos, "JSON nesting deeper than " + std::to_string(mLimits.maxJsonDepth)
-                + " (raise it with --max-json-depth)");
+        fail(mPos,
+             "JSON nesting deeper than " + std::to_string(mLimits.maxJsonDepth) + " (raise it with --max-json-depth)");
     }
     mStack.push_back(container);
 }
@@ -319,9 +384,9 @@ Token PullParser::next()
             }
             if (mPos >= size || mInput[mPos] != '"')
             {
-                fail(mPos, mPos >= size ? "unexpected end of input inside an object (truncated file?)"
-                                        : "expected a string key after ',' in an object, found "
-                                            + describeByte(mInput[mPos]));
+                fail(mPos, mPos >= size
+                               ? "unexpected end of input inside an object (truncated file?)"
+                               : "expected a string key after ',' in an object, found " + describeByte(mInput[mPos]));
             }
             parseString();
             mState = State::kAfterKey;
@@ -342,7 +407,8 @@ Token PullParser::next()
         fail(mPos, inObject ? "expected ',' or '}' after object member, found " + describeByte(c)
                             : "expected ',' or ']' after array element, found " + describeByte(c));
     }
-    case State::kDone: return Token::kEnd;
+    case State::kDone:
+        return Token::kEnd;
     }
     return Token::kEnd;
 }
@@ -373,17 +439,22 @@ Token PullParser::parseValue()
         parseString();
         mState = State::kAfterValue;
         return Token::kString;
-    case 't': return parseLiteral("true", Token::kTrue);
-    case 'f': return parseLiteral("false", Token::kFalse);
+    case 't':
+        return parseLiteral("true", Token::kTrue);
+    case 'f':
+        return parseLiteral("false", Token::kFalse);
     case 'n':
         if (startsWith(mInput.substr(mPos), "nan"))
         {
             return parseLiteral("nan", Token::kNumber);
         }
         return parseLiteral("null", Token::kNull);
-    case 'N': return parseLiteral("NaN", Token::kNumber);
-    case 'I': return parseLiteral("Infinity", Token::kNumber);
-    case 'i': return parseLiteral("inf", Token::kNumber);
+    case 'N':
+        return parseLiteral("NaN", Token::kNumber);
+    case 'I':
+        return parseLiteral("Infinity", Token::kNumber);
+    case 'i':
+        return parseLiteral("inf", Token::kNumber);
     default:
         if (c == '-' || isDigit(c))
         {
@@ -494,6 +565,10 @@ void PullParser::parseString()
     std::size_t pos = start;
     for (;;)
     {
+        while (pos + 8 <= size && hasStringSpecial(load8(mInput.data() + pos)) == 0)
+        {
+            pos += 8;
+        }
         while (pos < size && kStringClasses[data[pos]] == 0)
         {
             ++pos;
@@ -508,7 +583,9 @@ void PullParser::parseString()
             mText = mInput.substr(start, pos - start);
             mPos = pos + 1;
             return;
-        case 2: parseStringSlow(start, pos); return;
+        case 2:
+            parseStringSlow(start, pos);
+            return;
         case 3:
             fail(pos, data[pos] == '\n' ? "line break inside a string (unterminated string?)"
                                         : "control character " + describeByte(data[pos]) + " inside a string");
@@ -589,14 +666,30 @@ void PullParser::parseStringSlow(std::size_t start, std::size_t pos)
             pos += 2;
             switch (e)
             {
-            case '"': mScratch += '"'; break;
-            case '\\': mScratch += '\\'; break;
-            case '/': mScratch += '/'; break;
-            case 'b': mScratch += '\b'; break;
-            case 'f': mScratch += '\f'; break;
-            case 'n': mScratch += '\n'; break;
-            case 'r': mScratch += '\r'; break;
-            case 't': mScratch += '\t'; break;
+            case '"':
+                mScratch += '"';
+                break;
+            case '\\':
+                mScratch += '\\';
+                break;
+            case '/':
+                mScratch += '/';
+                break;
+            case 'b':
+                mScratch += '\b';
+                break;
+            case 'f':
+                mScratch += '\f';
+                break;
+            case 'n':
+                mScratch += '\n';
+                break;
+            case 'r':
+                mScratch += '\r';
+                break;
+            case 't':
+                mScratch += '\t';
+                break;
             case 'u':
             {
                 std::uint32_t codePoint = parseHex4(pos);
@@ -688,11 +781,16 @@ std::string PullParser::valueText(Token first)
     switch (first)
     {
     case Token::kString:
-    case Token::kNumber: return std::string(mText);
-    case Token::kTrue: return "true";
-    case Token::kFalse: return "false";
-    case Token::kNull: return "null";
-    default: break;
+    case Token::kNumber:
+        return std::string(mText);
+    case Token::kTrue:
+        return "true";
+    case Token::kFalse:
+        return "false";
+    case Token::kNull:
+        return "null";
+    default:
+        break;
     }
     if (first != Token::kObjectBegin && first != Token::kArrayBegin)
     {
@@ -742,7 +840,8 @@ std::string PullParser::valueText(Token first)
             out += token == Token::kTrue ? "true" : token == Token::kFalse ? "false" : "null";
             needComma = true;
             break;
-        default: break;
+        default:
+            break;
         }
     }
     return out;
@@ -791,8 +890,8 @@ void PullParser::expectEndOfInput()
 {
     if (!atEndOfInput())
     {
-        fail(mPos, "unexpected " + describeByte(static_cast<unsigned char>(mInput[mPos]))
-                + " after the end of the JSON value (trailing garbage)");
+        fail(mPos, "unexpected " + describeByte(static_cast<unsigned char>(mInput[mPos])) +
+                       " after the end of the JSON value (trailing garbage)");
     }
 }
 
@@ -818,14 +917,15 @@ std::size_t firstContentOffset(std::string_view text)
 }
 
 void requireJsonStart(std::string_view text, const std::string& path, std::string_view allowed, std::string_view what,
-    const Limits& limits)
+                      const Limits& limits)
 {
     SourceLocation where;
     where.path = path;
     if (text.size() > limits.maxInputBytes)
     {
-        throw InputError(where, "input is " + std::to_string(text.size() >> 20) + " MiB, over the input size limit of "
-                + std::to_string(limits.maxInputBytes >> 20) + " MiB (raise it with --max-input-mb)");
+        throw InputError(where, "input is " + std::to_string(text.size() >> 20) +
+                                    " MiB, over the input size limit of " + std::to_string(limits.maxInputBytes >> 20) +
+                                    " MiB (raise it with --max-input-mb)");
     }
     if (text.empty())
     {
@@ -841,20 +941,23 @@ void requireJsonStart(std::string_view text, const std::string& path, std::strin
     {
         // A TensorRT log line also starts with '[': "[04/25/2026-00:54:26] [I] ..." or "[I] ...".
         std::string_view rest = text.substr(pos);
-        bool logLike = first == '['
-            && ((rest.size() > 3 && isDigit(rest[1]) && isDigit(rest[2]) && rest[3] == '/')
-                || (rest.size() > 2 && std::strchr("IVWEF", rest[1]) != nullptr && rest[1] != '\0' && rest[2] == ']'));
+        bool logLike =
+            first == '[' &&
+            ((rest.size() > 3 && isDigit(rest[1]) && isDigit(rest[2]) && rest[3] == '/') ||
+             (rest.size() > 2 && std::strchr("IVWEF", rest[1]) != nullptr && rest[1] != '\0' && rest[2] == ']'));
         if (!logLike)
         {
             return;
         }
-        where.line = 1 + static_cast<std::uint64_t>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
+        where.line =
+            1 + static_cast<std::uint64_t>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
         throw InputError(where, "this looks like a TensorRT log (text), not " + std::string(what));
     }
     where.line = 1 + static_cast<std::uint64_t>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
     std::string_view prefix = text.substr(0, 4096);
-    bool binary = prefix.find('\0') != std::string_view::npos || (first < 0x20 && !isWhitespace(static_cast<char>(first)))
-        || (first >= 0x80 && utf8Length(text, pos) == 0);
+    bool binary = prefix.find('\0') != std::string_view::npos ||
+                  (first < 0x20 && !isWhitespace(static_cast<char>(first))) ||
+                  (first >= 0x80 && utf8Length(text, pos) == 0);
     if (binary)
     {
         where.line = 0;
@@ -863,8 +966,8 @@ void requireJsonStart(std::string_view text, const std::string& path, std::strin
         throw InputError(where, "binary data (starts with " + describeByte(first) + "), not " + std::string(what));
     }
     std::string_view rest = text.substr(pos);
-    if (startsWith(rest, "&&&&") || startsWith(rest, "[I]") || startsWith(rest, "[V]") || startsWith(rest, "[W]")
-        || rest.find("[TRT]") < 512)
+    if (startsWith(rest, "&&&&") || startsWith(rest, "[I]") || startsWith(rest, "[V]") || startsWith(rest, "[W]") ||
+        rest.find("[TRT]") < 512)
     {
         throw InputError(where, "this looks like a TensorRT log (text), not " + std::string(what));
     }
@@ -874,8 +977,8 @@ void requireJsonStart(std::string_view text, const std::string& path, std::strin
         expected += expected.empty() ? "" : " or ";
         expected += "'" + std::string(1, c) + "'";
     }
-    throw InputError(where, "not " + std::string(what) + ": expected " + expected + " at the start, found "
-            + describeByte(first));
+    throw InputError(where, "not " + std::string(what) + ": expected " + expected + " at the start, found " +
+                                describeByte(first));
 }
 
 } // namespace qdq::json

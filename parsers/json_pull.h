@@ -132,7 +132,7 @@ std::size_t firstContentOffset(std::string_view text);
 //! The message says what was found instead: an empty file, binary data, a TensorRT log, other text.
 //! `what` names the expected input, e.g. "layer-information JSON".
 void requireJsonStart(std::string_view text, const std::string& path, std::string_view allowed, std::string_view what,
-    const Limits& limits);
+                      const Limits& limits);
 
 //! Appends text to out as a JSON string literal (with quotes and escapes).
 void appendQuoted(std::string& out, std::string_view text);

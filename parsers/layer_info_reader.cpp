@@ -5,6 +5,7 @@
 #include "parsers/json_pull.h"
 #include "qdq/readers.h"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 
@@ -116,6 +117,7 @@ void extractOnnxNodes(std::string_view text, std::vector<std::string>& out)
 void parseMetadata(EngineLayer& layer)
 {
     std::string_view text = layer.metadata;
+    layer.metadataGroups.reserve(1 + static_cast<std::size_t>(std::count(text.begin(), text.end(), '\x1e')));
     std::size_t groupStart = 0;
     while (groupStart <= text.size())
     {
@@ -126,6 +128,7 @@ void parseMetadata(EngineLayer& layer)
         }
         std::string_view groupText = text.substr(groupStart, groupEnd - groupStart);
         MetadataGroup group;
+        group.onnxNodes.reserve(1 + static_cast<std::size_t>(std::count(groupText.begin(), groupText.end(), '\x1f')));
         std::size_t itemStart = 0;
         while (itemStart <= groupText.size())
         {
@@ -149,9 +152,7 @@ class LayerInfoReader
 {
 public:
     LayerInfoReader(std::string_view text, const std::string& path, const Limits& limits, MappedFile* mapped)
-        : mParser(text, path, limits)
-        , mLimits(limits)
-        , mMapped(mapped)
+        : mParser(text, path, limits), mLimits(limits), mMapped(mapped)
     {
         mPlan.sourcePath = path;
     }
@@ -188,7 +189,8 @@ public:
                 mParser.atEndOfInput();
                 pos = mParser.position();
             }
-            while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\n' || text[pos] == '\r' || text[pos] == '\t'))
+            while (pos < text.size() &&
+                   (text[pos] == ' ' || text[pos] == '\n' || text[pos] == '\r' || text[pos] == '\t'))
             {
                 ++pos;
             }
@@ -214,6 +216,7 @@ private:
         EngineLayer single;
         single.line = mParser.lineOf(start);
         mSeenKeys = 0;
+        mOtherFields.clear();
         bool sawLayers = false;
         bool sawLayerKey = false;
         for (Token token = mParser.next(); token != Token::kObjectEnd; token = mParser.next())
@@ -260,7 +263,7 @@ private:
         if (first != Token::kArrayBegin)
         {
             mParser.fail(mParser.tokenOffset(),
-                "\"Layers\" must be an array, found " + std::string(json::tokenDescription(first)));
+                         "\"Layers\" must be an array, found " + std::string(json::tokenDescription(first)));
         }
         for (Token token = mParser.next(); token != Token::kArrayEnd; token = mParser.next())
         {
@@ -283,9 +286,9 @@ private:
             }
             else
             {
-                mPlan.warnings.push_back(mParser.warningAt(start,
-                    "a \"Layers\" entry is " + std::string(json::tokenDescription(token))
-                        + ", not a name or a layer object; skipped"));
+                mPlan.warnings.push_back(mParser.warningAt(start, "a \"Layers\" entry is " +
+                                                                      std::string(json::tokenDescription(token)) +
+                                                                      ", not a name or a layer object; skipped"));
                 mParser.skipValue(token);
             }
         }
@@ -307,7 +310,8 @@ private:
             }
             else
             {
-                mPlan.warnings.push_back(mParser.warningAt(mParser.tokenOffset(), "a binding is not a string; skipped"));
+                mPlan.warnings.push_back(
+                    mParser.warningAt(mParser.tokenOffset(), "a binding is not a string; skipped"));
                 mParser.skipValue(token);
             }
         }
@@ -317,6 +321,7 @@ private:
     void readLayerObject(EngineLayer& layer)
     {
         mSeenKeys = 0;
+        mOtherFields.clear();
         for (Token token = mParser.next(); token != Token::kObjectEnd; token = mParser.next())
         {
             readLayerMember(layer, mParser.text(), mParser.tokenOffset());
@@ -331,8 +336,9 @@ private:
             return std::string(mParser.text());
         }
         std::size_t at = mParser.tokenOffset();
-        mPlan.warnings.push_back(mParser.warningAt(at,
-            "\"" + std::string(key) + "\" is " + std::string(json::tokenDescription(value)) + ", expected a string"));
+        mPlan.warnings.push_back(mParser.warningAt(at, "\"" + std::string(key) + "\" is " +
+                                                           std::string(json::tokenDescription(value)) +
+                                                           ", expected a string"));
         return mParser.valueText(value);
     }
 
@@ -340,99 +346,145 @@ private:
     {
         if ((mSeenKeys & bit) != 0)
         {
-            mPlan.warnings.push_back(mParser.warningAt(
-                offset, "duplicate key \"" + std::string(key) + "\" in a layer; the last value is used"));
+            mPlan.warnings.push_back(mParser.warningAt(offset, "duplicate key \"" + std::string(key) +
+                                                                   "\" in a layer; the last value is used"));
         }
         mSeenKeys |= bit;
+    }
+
+    enum class LayerKey
+    {
+        kName,
+        kLayerType,
+        kInputs,
+        kOutputs,
+        kParameterType,
+        kOrigin,
+        kTacticName,
+        kTacticValue,
+        kPluginType,
+        kMetadata,
+        kActivation, // Activation, ConvActivation
+        kWeights,    // Weights, ConvWeights
+        kOther,
+    };
+
+    static LayerKey classify(std::string_view key)
+    {
+        static constexpr std::pair<std::string_view, LayerKey> kKeys[] = {
+            {"Name", LayerKey::kName},
+            {"LayerType", LayerKey::kLayerType},
+            {"Inputs", LayerKey::kInputs},
+            {"Outputs", LayerKey::kOutputs},
+            {"ParameterType", LayerKey::kParameterType},
+            {"Origin", LayerKey::kOrigin},
+            {"TacticName", LayerKey::kTacticName},
+            {"TacticValue", LayerKey::kTacticValue},
+            {"PluginType", LayerKey::kPluginType},
+            {"Metadata", LayerKey::kMetadata},
+            {"Activation", LayerKey::kActivation},
+            {"ConvActivation", LayerKey::kActivation},
+            {"Weights", LayerKey::kWeights},
+            {"ConvWeights", LayerKey::kWeights},
+        };
+        for (const auto& [name, id] : kKeys)
+        {
+            if (key == name) // compares sizes first
+            {
+                return id;
+            }
+        }
+        return LayerKey::kOther;
     }
 
     // Reads the value of one layer member (the key was just read). Returns true for keys that only layers have.
     bool readLayerMember(EngineLayer& layer, std::string_view key, std::size_t keyOffset)
     {
-        std::string keyCopy(key); // the key view dies with the next token
+        LayerKey id = classify(key);
+        if (id == LayerKey::kOther)
+        {
+            std::string name(key); // the key view dies with the next token
+            mOtherFields.emplace_back(std::move(name), mParser.valueText(mParser.next()));
+            return false;
+        }
+        std::string keyText(key); // known keys fit the short-string buffer: no allocation
         Token value = mParser.next();
-        if (keyCopy == "Name")
+        auto unique = [&](std::uint32_t bit) { noteDuplicate(bit, keyText, keyOffset); };
+        switch (id)
         {
-            noteDuplicate(1u << 0, keyCopy, keyOffset);
-            layer.name = stringMember(value, keyCopy);
+        case LayerKey::kName:
+            unique(1u << 0);
+            layer.name = stringMember(value, keyText);
             return true;
-        }
-        if (keyCopy == "LayerType")
-        {
-            noteDuplicate(1u << 1, keyCopy, keyOffset);
-            layer.type = stringMember(value, keyCopy);
+        case LayerKey::kLayerType:
+            unique(1u << 1);
+            layer.type = stringMember(value, keyText);
             return true;
-        }
-        if (keyCopy == "Inputs" || keyCopy == "Outputs")
+        case LayerKey::kInputs:
+        case LayerKey::kOutputs:
         {
-            bool inputs = keyCopy == "Inputs";
-            noteDuplicate(inputs ? 1u << 2 : 1u << 3, keyCopy, keyOffset);
+            bool inputs = id == LayerKey::kInputs;
+            unique(inputs ? 1u << 2 : 1u << 3);
+            mTensors.clear();
+            readTensors(value, keyText, mTensors);
             std::vector<EngineTensor>& tensors = inputs ? layer.inputs : layer.outputs;
             tensors.clear();
-            readTensors(value, keyCopy, tensors);
+            tensors.reserve(mTensors.size());
+            std::move(mTensors.begin(), mTensors.end(), std::back_inserter(tensors));
             return true;
         }
-        if (keyCopy == "ParameterType")
-        {
-            noteDuplicate(1u << 4, keyCopy, keyOffset);
-            layer.parameterType = stringMember(value, keyCopy);
+        case LayerKey::kParameterType:
+            unique(1u << 4);
+            layer.parameterType = stringMember(value, keyText);
             return true;
-        }
-        if (keyCopy == "Origin")
-        {
-            noteDuplicate(1u << 5, keyCopy, keyOffset);
-            layer.origin = stringMember(value, keyCopy);
+        case LayerKey::kOrigin:
+            unique(1u << 5);
+            layer.origin = stringMember(value, keyText);
             return true;
-        }
-        if (keyCopy == "TacticName")
-        {
-            noteDuplicate(1u << 6, keyCopy, keyOffset);
-            layer.tacticName = stringMember(value, keyCopy);
+        case LayerKey::kTacticName:
+            unique(1u << 6);
+            layer.tacticName = stringMember(value, keyText);
             return true;
-        }
-        if (keyCopy == "TacticValue")
-        {
-            noteDuplicate(1u << 7, keyCopy, keyOffset);
+        case LayerKey::kTacticValue:
+            unique(1u << 7);
             layer.tacticValue = mParser.valueText(value); // "0x..." string or a number
             return true;
-        }
-        if (keyCopy == "PluginType")
-        {
-            noteDuplicate(1u << 8, keyCopy, keyOffset);
-            layer.pluginType = stringMember(value, keyCopy);
+        case LayerKey::kPluginType:
+            unique(1u << 8);
+            layer.pluginType = stringMember(value, keyText);
             return true;
-        }
-        if (keyCopy == "Metadata")
-        {
-            noteDuplicate(1u << 9, keyCopy, keyOffset);
+        case LayerKey::kMetadata:
+            unique(1u << 9);
             layer.hasMetadata = true;
-            layer.metadata = stringMember(value, keyCopy);
+            layer.metadata = stringMember(value, keyText);
             layer.metadataGroups.clear();
             return true;
-        }
-        if (keyCopy == "Activation" || keyCopy == "ConvActivation")
+        case LayerKey::kActivation:
         {
-            std::string activation = stringMember(value, keyCopy);
+            std::string activation = stringMember(value, keyText);
             if (layer.activation.empty())
             {
                 layer.activation = activation;
             }
-            layer.otherFields.emplace_back(std::move(keyCopy), std::move(activation));
+            mOtherFields.emplace_back(std::move(keyText), std::move(activation));
             return true;
         }
-        if ((keyCopy == "Weights" || keyCopy == "ConvWeights") && value == Token::kObjectBegin)
+        case LayerKey::kWeights:
         {
             // {"Type": "Int8", "Count": 9408}: kept whole in otherFields, Type also as weightsPrecision.
             std::string text = mParser.valueText(value);
-            std::optional<Precision> precision = weightsTypeOf(text);
+            std::optional<Precision> precision =
+                value == Token::kObjectBegin ? weightsTypeOf(text) : std::optional<Precision>();
             if (precision && !layer.weightsPrecision)
             {
                 layer.weightsPrecision = precision;
             }
-            layer.otherFields.emplace_back(std::move(keyCopy), std::move(text));
+            mOtherFields.emplace_back(std::move(keyText), std::move(text));
             return true;
         }
-        layer.otherFields.emplace_back(std::move(keyCopy), mParser.valueText(value));
+        case LayerKey::kOther:
+            break;
+        }
         return false;
     }
 
@@ -523,6 +575,13 @@ private:
             mParser.skipValue(first);
             return;
         }
+        mDims.clear();
+        readDimensionValues(tensor);
+        tensor.dimensions.assign(mDims.begin(), mDims.end());
+    }
+
+    void readDimensionValues(EngineTensor& tensor)
+    {
         for (Token token = mParser.next(); token != Token::kArrayEnd; token = mParser.next())
         {
             std::int64_t value = 0;
@@ -534,7 +593,7 @@ private:
                     std::string shown = raw.size() > 40 ? std::string(raw.substr(0, 40)) + "..." : std::string(raw);
                     mParser.fail(mParser.tokenOffset(), "dimension " + shown + " is not an integer in range");
                 }
-                tensor.dimensions.push_back(value);
+                mDims.push_back(value);
             }
             else if (token == Token::kString)
             {
@@ -557,7 +616,7 @@ private:
                         mParser.tokenOffset(), "dimension \"" + printable(raw, 64) + "\" is not a number; read as -1"));
                     value = -1;
                 }
-                tensor.dimensions.push_back(value);
+                mDims.push_back(value);
                 if (width > 0)
                 {
                     tensor.vectorWidth = width;
@@ -568,7 +627,7 @@ private:
                 mPlan.warnings.push_back(
                     mParser.warningAt(mParser.tokenOffset(), "a dimension is not a number; read as -1"));
                 mParser.skipValue(token);
-                tensor.dimensions.push_back(-1);
+                mDims.push_back(-1);
             }
         }
     }
@@ -576,6 +635,10 @@ private:
     void finishLayer(EngineLayer& layer)
     {
         mSeenKeys = 0;
+        // Exact-size copies of the scratch lists keep the model small.
+        layer.otherFields.reserve(mOtherFields.size());
+        std::move(mOtherFields.begin(), mOtherFields.end(), std::back_inserter(layer.otherFields));
+        mOtherFields.clear();
         splitProfileSuffix(layer);
         if (!layer.metadata.empty())
         {
@@ -586,17 +649,23 @@ private:
 
     void addLayer(EngineLayer layer, std::size_t offset)
     {
-        if (mPlan.layers.size() >= mLimits.maxGraphNodes)
+        if (mLayerCount >= mLimits.maxGraphNodes)
         {
-            mParser.fail(offset, "more than " + std::to_string(mLimits.maxGraphNodes)
-                    + " layers (raise the limit with --max-graph-nodes)");
+            mParser.fail(offset, "more than " + std::to_string(mLimits.maxGraphNodes) +
+                                     " layers (raise the limit with --max-graph-nodes)");
         }
         if (layer.name.empty())
         {
             mPlan.warnings.push_back(mParser.warningAt(offset, "a layer has no name"));
         }
-        mPlan.layers.push_back(std::move(layer));
-        if (mMapped != nullptr && offset > mReleased + (16u << 20))
+        if (mChunks.empty() || mChunks.back().size() == kChunkSize)
+        {
+            mChunks.emplace_back();
+            mChunks.back().reserve(kChunkSize);
+        }
+        mChunks.back().push_back(std::move(layer));
+        ++mLayerCount;
+        if (mMapped != nullptr && offset > mReleased + (4u << 20))
         {
             // The text before this layer is not needed again (only error messages may look back, and re-reading a
             // released page of a file mapping is harmless).
@@ -607,6 +676,15 @@ private:
 
     void finish()
     {
+        // Layers were collected in chunks (no reallocation while reading); one exact-size vector now, freeing each
+        // chunk once moved.
+        mPlan.layers.reserve(mLayerCount);
+        for (std::vector<EngineLayer>& chunk : mChunks)
+        {
+            std::move(chunk.begin(), chunk.end(), std::back_inserter(mPlan.layers));
+            std::vector<EngineLayer>().swap(chunk);
+        }
+        mChunks.clear();
         if (mDetailed)
         {
             mPlan.form = LayerListForm::kDetailed;
@@ -622,10 +700,17 @@ private:
             where.path = mParser.path();
             mPlan.warnings.push_back(ReaderWarning{where, "the layer list is empty"});
         }
-        (void) mSawSeparators;
+        (void)mSawSeparators;
     }
 
+    static constexpr std::size_t kChunkSize = 4096;
+
     PullParser mParser;
+    std::vector<std::vector<EngineLayer>> mChunks;
+    std::size_t mLayerCount = 0;
+    std::vector<std::pair<std::string, std::string>> mOtherFields;
+    std::vector<EngineTensor> mTensors;
+    std::vector<std::int64_t> mDims;
     Limits mLimits;
     MappedFile* mMapped = nullptr;
     std::size_t mReleased = 0;
@@ -650,7 +735,8 @@ EnginePlan readLayerInfoText(std::string_view text, const std::string& path, con
         where.path = path;
         where.line = lineOfOffset(text, pos);
         throw InputError(where, "the top level is a JSON array: this looks like a profile (--exportProfile) or timing "
-                                "(--exportTimes) JSON, not " + std::string(kWhat));
+                                "(--exportTimes) JSON, not " +
+                                    std::string(kWhat));
     }
     LayerInfoReader reader(text, path, limits, mapped);
     return reader.read();

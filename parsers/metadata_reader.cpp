@@ -81,8 +81,8 @@ MetadataDocument readMetadataText(std::string_view text, const std::string& path
         }
         if (!build && !profile)
         {
-            parser.fail(start, "none of model_options, build_options, performance_summary or inference_options: not "
-                    + std::string(kWhat));
+            parser.fail(start, "none of model_options, build_options, performance_summary or inference_options: not " +
+                                   std::string(kWhat));
         }
         document.variant = build ? "build-metadata" : "profile-metadata";
     }
@@ -94,8 +94,9 @@ MetadataDocument readMetadataText(std::string_view text, const std::string& path
         {
             if (token != Token::kObjectBegin)
             {
-                parser.fail(parser.tokenOffset(), "a device-metadata list holds " + std::string(json::tokenDescription(token))
-                        + ", not device objects: not " + std::string(kWhat));
+                parser.fail(parser.tokenOffset(), "a device-metadata list holds " +
+                                                      std::string(json::tokenDescription(token)) +
+                                                      ", not device objects: not " + std::string(kWhat));
             }
             devices.emplace_back();
             flattenObject(parser, "", devices.back());
@@ -117,8 +118,8 @@ MetadataDocument readMetadataText(std::string_view text, const std::string& path
         {
             for (auto& [key, value] : devices[i])
             {
-                document.fields.emplace_back(
-                    devices.size() == 1 ? std::move(key) : std::to_string(i) + "." + key, std::move(value));
+                document.fields.emplace_back(devices.size() == 1 ? std::move(key) : std::to_string(i) + "." + key,
+                                             std::move(value));
             }
         }
         document.variant = "device-metadata";

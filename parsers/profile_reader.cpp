@@ -41,8 +41,9 @@ Profile readProfileText(std::string_view text, const std::string& path, const Li
         std::size_t start = parser.tokenOffset();
         if (token != Token::kObjectBegin)
         {
-            profile.warnings.push_back(parser.warningAt(start,
-                "a profile element is " + std::string(json::tokenDescription(token)) + ", not an object; skipped"));
+            profile.warnings.push_back(parser.warningAt(start, "a profile element is " +
+                                                                   std::string(json::tokenDescription(token)) +
+                                                                   ", not an object; skipped"));
             parser.skipValue(token);
             continue;
         }
@@ -58,8 +59,8 @@ Profile readProfileText(std::string_view text, const std::string& path, const Li
             std::string key(parser.text());
             std::size_t keyOffset = parser.tokenOffset();
             Token value = parser.next();
-            static constexpr std::string_view kKeys[] = {"name", "timeMs", "averageMs", "medianMs", "percentage",
-                "count"};
+            static constexpr std::string_view kKeys[] = {"name",     "timeMs",     "averageMs",
+                                                         "medianMs", "percentage", "count"};
             std::uint32_t bit = 0;
             for (std::size_t k = 0; k < std::size(kKeys); ++k)
             {
@@ -91,8 +92,9 @@ Profile readProfileText(std::string_view text, const std::string& path, const Li
             }
             if (value != Token::kNumber)
             {
-                profile.warnings.push_back(parser.warningAt(parser.tokenOffset(),
-                    "\"" + key + "\" is " + std::string(json::tokenDescription(value)) + ", expected a number; ignored"));
+                profile.warnings.push_back(parser.warningAt(
+                    parser.tokenOffset(), "\"" + key + "\" is " + std::string(json::tokenDescription(value)) +
+                                              ", expected a number; ignored"));
                 parser.skipValue(value);
                 continue;
             }
@@ -148,11 +150,12 @@ Profile readProfileText(std::string_view text, const std::string& path, const Li
         }
         if (!hasTime || !hasAverage)
         {
-            profile.warnings.push_back(parser.warningAt(start,
-                "profile entry \"" + printable(entry.name, 200) + "\" lacks "
-                    + (!hasTime && !hasAverage ? "\"timeMs\" and \"averageMs\""
-                                               : !hasTime ? "\"timeMs\"" : "\"averageMs\"")
-                    + "; read as 0"));
+            profile.warnings.push_back(
+                parser.warningAt(start, "profile entry \"" + printable(entry.name, 200) + "\" lacks " +
+                                            (!hasTime && !hasAverage ? "\"timeMs\" and \"averageMs\""
+                                             : !hasTime              ? "\"timeMs\""
+                                                                     : "\"averageMs\"") +
+                                            "; read as 0"));
         }
         if (entry.medianMs)
         {
@@ -160,8 +163,8 @@ Profile readProfileText(std::string_view text, const std::string& path, const Li
         }
         if (profile.entries.size() >= limits.maxGraphNodes)
         {
-            parser.fail(start, "more than " + std::to_string(limits.maxGraphNodes)
-                    + " profile entries (raise the limit with --max-graph-nodes)");
+            parser.fail(start, "more than " + std::to_string(limits.maxGraphNodes) +
+                                   " profile entries (raise the limit with --max-graph-nodes)");
         }
         profile.entries.push_back(std::move(entry));
     }
@@ -184,9 +187,9 @@ Profile readProfileText(std::string_view text, const std::string& path, const Li
     profile.hasMedian = withMedian > 0;
     if (withMedian > 0 && withMedian < profile.entries.size())
     {
-        profile.warnings.push_back(parser.warningAt(0,
-            std::to_string(profile.entries.size() - withMedian) + " of " + std::to_string(profile.entries.size())
-                + " profile entries lack \"medianMs\""));
+        profile.warnings.push_back(parser.warningAt(0, std::to_string(profile.entries.size() - withMedian) + " of " +
+                                                           std::to_string(profile.entries.size()) +
+                                                           " profile entries lack \"medianMs\""));
     }
     return profile;
 }

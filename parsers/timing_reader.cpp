@@ -47,8 +47,9 @@ TimingSummary readTimingText(std::string_view text, const std::string& path, con
         std::size_t start = parser.tokenOffset();
         if (token != Token::kObjectBegin)
         {
-            summary.warnings.push_back(parser.warningAt(start,
-                "a timing element is " + std::string(json::tokenDescription(token)) + ", not an object; skipped"));
+            summary.warnings.push_back(parser.warningAt(start, "a timing element is " +
+                                                                   std::string(json::tokenDescription(token)) +
+                                                                   ", not an object; skipped"));
             parser.skipValue(token);
             continue;
         }
@@ -67,8 +68,9 @@ TimingSummary readTimingText(std::string_view text, const std::string& path, con
             }
             if (value != Token::kNumber)
             {
-                summary.warnings.push_back(parser.warningAt(parser.tokenOffset(),
-                    std::string(isCompute ? "\"computeMs\"" : "\"latencyMs\"") + " is not a number; ignored"));
+                summary.warnings.push_back(
+                    parser.warningAt(parser.tokenOffset(), std::string(isCompute ? "\"computeMs\"" : "\"latencyMs\"") +
+                                                               " is not a number; ignored"));
                 parser.skipValue(value);
                 continue;
             }
@@ -106,9 +108,9 @@ TimingSummary readTimingText(std::string_view text, const std::string& path, con
     }
     if (missingCompute > 0 || missingLatency > 0)
     {
-        summary.warnings.push_back(parser.warningAt(firstMissingLine - 1,
-            std::to_string(missingCompute) + " records lack \"computeMs\" and " + std::to_string(missingLatency)
-                + " lack \"latencyMs\" (first one here)"));
+        summary.warnings.push_back(parser.warningAt(
+            firstMissingLine - 1, std::to_string(missingCompute) + " records lack \"computeMs\" and " +
+                                      std::to_string(missingLatency) + " lack \"latencyMs\" (first one here)"));
     }
     if (summary.records == 0)
     {

@@ -27,17 +27,38 @@ std::vector<std::string> tokensOf(std::string_view text, const Limits& limits = 
     {
         switch (token)
         {
-        case Token::kObjectBegin: out.emplace_back("{"); break;
-        case Token::kObjectEnd: out.emplace_back("}"); break;
-        case Token::kArrayBegin: out.emplace_back("["); break;
-        case Token::kArrayEnd: out.emplace_back("]"); break;
-        case Token::kKey: out.push_back("K:" + std::string(parser.text())); break;
-        case Token::kString: out.push_back("S:" + std::string(parser.text())); break;
-        case Token::kNumber: out.push_back("N:" + std::string(parser.text())); break;
-        case Token::kTrue: out.emplace_back("true"); break;
-        case Token::kFalse: out.emplace_back("false"); break;
-        case Token::kNull: out.emplace_back("null"); break;
-        case Token::kEnd: break;
+        case Token::kObjectBegin:
+            out.emplace_back("{");
+            break;
+        case Token::kObjectEnd:
+            out.emplace_back("}");
+            break;
+        case Token::kArrayBegin:
+            out.emplace_back("[");
+            break;
+        case Token::kArrayEnd:
+            out.emplace_back("]");
+            break;
+        case Token::kKey:
+            out.push_back("K:" + std::string(parser.text()));
+            break;
+        case Token::kString:
+            out.push_back("S:" + std::string(parser.text()));
+            break;
+        case Token::kNumber:
+            out.push_back("N:" + std::string(parser.text()));
+            break;
+        case Token::kTrue:
+            out.emplace_back("true");
+            break;
+        case Token::kFalse:
+            out.emplace_back("false");
+            break;
+        case Token::kNull:
+            out.emplace_back("null");
+            break;
+        case Token::kEnd:
+            break;
         }
     }
     parser.expectEndOfInput();
@@ -60,8 +81,8 @@ std::string tokenError(std::string_view text, const Limits& limits = {})
 TEST(JsonPull, TokensOfAllKinds)
 {
     EXPECT_EQ(tokensOf(R"( {"a" : [1, -2.5e3, 0, true, false, null, "x"], "b": {}, "c": []} )"),
-        (std::vector<std::string>{"{", "K:a", "[", "N:1", "N:-2.5e3", "N:0", "true", "false", "null", "S:x", "]", "K:b",
-            "{", "}", "K:c", "[", "]", "}"}));
+              (std::vector<std::string>{"{", "K:a", "[", "N:1", "N:-2.5e3", "N:0", "true", "false", "null", "S:x", "]",
+                                        "K:b", "{", "}", "K:c", "[", "]", "}"}));
     EXPECT_EQ(tokensOf("\"only\""), (std::vector<std::string>{"S:only"}));
     EXPECT_EQ(tokensOf("[nan, -nan, inf, -inf, NaN, Infinity, -Infinity]").size(), 9u);
 }
@@ -69,7 +90,8 @@ TEST(JsonPull, TokensOfAllKinds)
 TEST(JsonPull, StringEscapesAndSurrogates)
 {
     EXPECT_EQ(tokensOf(R"("\"\\\/\b\f\n\r\t")"), (std::vector<std::string>{"S:\"\\/\b\f\n\r\t"}));
-    EXPECT_EQ(tokensOf(R"("\u001e\u001f\u0041\u00e9")"), (std::vector<std::string>{"S:\x1e\x1f" "A\xc3\xa9"}));
+    EXPECT_EQ(tokensOf(R"("\u001e\u001f\u0041\u00e9")"), (std::vector<std::string>{"S:\x1e\x1f"
+                                                                                   "A\xc3\xa9"}));
     EXPECT_EQ(tokensOf(R"("\uD834\uDD1E")"), (std::vector<std::string>{"S:\xf0\x9d\x84\x9e"}));
     EXPECT_NE(tokenError(R"("\uD834x")").find("high surrogate without a low surrogate"), std::string::npos);
     EXPECT_NE(tokenError(R"("\uDD1E")").find("unpaired low surrogate"), std::string::npos);
@@ -80,11 +102,11 @@ TEST(JsonPull, StringEscapesAndSurrogates)
 
 TEST(JsonPull, RejectsInvalidUtf8InStrings)
 {
-    EXPECT_NE(tokenError("\"\xc3\x28\"").find("invalid UTF-8"), std::string::npos);  // bad continuation
-    EXPECT_NE(tokenError("\"\xc0\xaf\"").find("invalid UTF-8"), std::string::npos);  // overlong
-    EXPECT_NE(tokenError("\"\xed\xa0\x80\"").find("invalid UTF-8"), std::string::npos); // encoded surrogate
+    EXPECT_NE(tokenError("\"\xc3\x28\"").find("invalid UTF-8"), std::string::npos);         // bad continuation
+    EXPECT_NE(tokenError("\"\xc0\xaf\"").find("invalid UTF-8"), std::string::npos);         // overlong
+    EXPECT_NE(tokenError("\"\xed\xa0\x80\"").find("invalid UTF-8"), std::string::npos);     // encoded surrogate
     EXPECT_NE(tokenError("\"\xf4\x90\x80\x80\"").find("invalid UTF-8"), std::string::npos); // > U+10FFFF
-    EXPECT_NE(tokenError("\"\xe2\x82\"").find("invalid UTF-8"), std::string::npos); // truncated sequence
+    EXPECT_NE(tokenError("\"\xe2\x82\"").find("invalid UTF-8"), std::string::npos);         // truncated sequence
     EXPECT_EQ(tokenError("\"\xe2\x82\xac \xf0\x9f\x98\x80\""), "");
 }
 
@@ -130,7 +152,8 @@ TEST(JsonPull, ConcatenatedValuesAndSeek)
 
 TEST(JsonPull, ValueTextAndSkip)
 {
-    PullParser parser(R"({"x": {"k": ["a\"b", 1, true, null, {}], "m": {"n": -0.5}}, "y": "\u001e"})", "v.json", Limits{});
+    PullParser parser(R"({"x": {"k": ["a\"b", 1, true, null, {}], "m": {"n": -0.5}}, "y": "\u001e"})", "v.json",
+                      Limits{});
     ASSERT_EQ(parser.next(), Token::kObjectBegin);
     ASSERT_EQ(parser.next(), Token::kKey);
     Token value = parser.next();
@@ -148,7 +171,7 @@ TEST(JsonPull, DepthLimitWithoutRecursion)
     std::string deep(100000, '[');
     std::string error = tokenError(deep);
     EXPECT_NE(error.find("t.json:1: error: JSON nesting deeper than 256 (raise it with --max-json-depth)"),
-        std::string::npos)
+              std::string::npos)
         << error;
     Limits limits;
     limits.maxJsonDepth = 200000;
@@ -241,15 +264,16 @@ TEST(TimingReader, MissingFieldsWarn)
     ASSERT_EQ(summary.warnings.size(), 1u);
     EXPECT_EQ(summary.warnings[0].where.line, 3u);
     EXPECT_NE(summary.warnings[0].message.find("1 records lack \"computeMs\" and 1 lack \"latencyMs\""),
-        std::string::npos);
+              std::string::npos);
 }
 
 TEST(TimingReader, BrokenInputs)
 {
     EXPECT_NE(timingError(fixture("layer-info/broken/empty.json")).find("file is empty"), std::string::npos);
     EXPECT_NE(timingError(fixture("layer-info/broken/garbage.bin")).find("binary data"), std::string::npos);
-    EXPECT_NE(timingError(fixture("layer-info/trt84_detailed.json")).find("trt84_detailed.json:1: error: expected a JSON array"),
-        std::string::npos);
+    EXPECT_NE(timingError(fixture("layer-info/trt84_detailed.json"))
+                  .find("trt84_detailed.json:1: error: expected a JSON array"),
+              std::string::npos);
     EXPECT_NE(timingError(fixture("profile/broken/truncated.json")).find("unterminated string"), std::string::npos);
     EXPECT_NE(timingError(fixture("layer-info/broken/build_log.txt")).find("TensorRT log"), std::string::npos);
     EXPECT_NE(timingError(fixture("metadata/device.metadata.json")).find("not a timing JSON"), std::string::npos);
@@ -258,7 +282,10 @@ TEST(TimingReader, BrokenInputs)
     std::string text = "[";
     for (int i = 0; i < 70000; ++i)
     {
-        text += (i == 0 ? "" : ", ") + std::string(R"({ "startEnqMs" : 4.19666, "endEnqMs" : 4.28702, "startH2dMs" : 4.17414, "endH2dMs" : 4.17414, "h2dMs" : 0, "computeMs" : 0.5, "d2hMs" : 0, "latencyMs" : 0.5 })");
+        text +=
+            (i == 0 ? "" : ", ") +
+            std::string(
+                R"({ "startEnqMs" : 4.19666, "endEnqMs" : 4.28702, "startH2dMs" : 4.17414, "endH2dMs" : 4.17414, "h2dMs" : 0, "computeMs" : 0.5, "d2hMs" : 0, "latencyMs" : 0.5 })");
     }
     text += "]";
     ASSERT_GT(text.size(), 10'000'000u);
@@ -284,12 +311,12 @@ const RealTiming kRealTimings[] = {
     {"trex-pt-resnet-a100-fp16/resnet.onnx.engine.timing.json", 3698, 0.862354497025, 0.862183, 0.862354497025},
     {"trex-pt-resnet-a100-fp32/resnet.onnx.engine.timing.json", 1600, 1.9982015, 1.99072, 1.9982015},
     {"trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.timing.json", 6366, 0.499766854068,
-        0.499756, 0.499766854068},
+     0.499756, 0.499766854068},
     {"trex-pt-resnet-a100-qat-residual/resnet-qat-residual.onnx.engine.timing.json", 5833, 0.545708388822, 0.545776,
-        0.545708388822},
+     0.545708388822},
     {"trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.timing.json", 3614, 0.882261828722, 0.882568, 0.882261828722},
     {"trex-tests-mobilenet-qat-2022-04/mobilenet.qat.onnx.engine.timing.json", 6580, 0.477990457599, 0.447998,
-        0.477990457599},
+     0.477990457599},
     {"trex-tests-mobilenet-qat/mobilenet.qat.onnx.engine.timing.json", 8945, 0.356061545668, 0.351318, 0.356061545668},
 };
 
@@ -371,7 +398,7 @@ TEST(MetadataReader, DeviceMetadata)
     EXPECT_EQ(field(document, "TotalMemory"), "84929216512");
 
     auto path = test::writeFile(test::tempDir("metadata-two-devices") / "two.json",
-        R"([{"Name": "GPU A", "SMs": 1}, {"Name": "GPU B", "SMs": 2}])");
+                                R"([{"Name": "GPU A", "SMs": 1}, {"Name": "GPU B", "SMs": 2}])");
     MetadataDocument two = readMetadata(path.string());
     EXPECT_EQ(field(two, "0.Name"), "GPU A");
     EXPECT_EQ(field(two, "1.SMs"), "2");
@@ -382,7 +409,7 @@ TEST(MetadataReader, WrongKindAndBroken)
     std::string error = metadataError(fixture("metadata/unknown.json"));
     EXPECT_NE(error.find("unknown.json:1: error: none of model_options"), std::string::npos) << error;
     EXPECT_NE(metadataError(fixture("layer-info/trt84_detailed.json")).find("this is layer information"),
-        std::string::npos);
+              std::string::npos);
     EXPECT_NE(metadataError(fixture("profile/with_median.json")).find("not a device-metadata list"), std::string::npos);
     EXPECT_NE(metadataError(fixture("timing/small.json")).find("not a device-metadata list"), std::string::npos);
     EXPECT_NE(metadataError(fixture("layer-info/broken/empty.json")).find("file is empty"), std::string::npos);
@@ -408,57 +435,57 @@ struct RealMetadata
 // Read by hand with python3 json (fields = leaf count after flattening objects; arrays count as one field).
 const RealMetadata kRealMetadata[] = {
     {"fuzzylabs-alexnet-fp16-trt10/alexnet_fp16.build.metadata.json", "build-metadata", 56, "build_options.Precision",
-        "FP32+FP16", "model_options.Model", "models/alexnet/alexnet_fp16.onnx"},
+     "FP32+FP16", "model_options.Model", "models/alexnet/alexnet_fp16.onnx"},
     {"fuzzylabs-alexnet-fp16-trt10/alexnet_fp16.profile.metadata.json", "profile-metadata", 41,
-        "device_information.Selected Device", "NVIDIA GeForce RTX 3060 Laptop GPU", "performance_summary.Throughput",
-        "2012.22"},
+     "device_information.Selected Device", "NVIDIA GeForce RTX 3060 Laptop GPU", "performance_summary.Throughput",
+     "2012.22"},
     {"fuzzylabs-resnet18-fp16-trt10/resnet18_fp16.build.metadata.json", "build-metadata", 56, "build_options.Precision",
-        "FP32+FP16", "model_options.Model", "models/resnet18/resnet18_fp16.onnx"},
+     "FP32+FP16", "model_options.Model", "models/resnet18/resnet18_fp16.onnx"},
     {"fuzzylabs-resnet18-fp16-trt10/resnet18_fp16.profile.metadata.json", "profile-metadata", 41,
-        "device_information.Selected Device", "NVIDIA GeForce RTX 3060 Laptop GPU", "performance_summary.Throughput",
-        "3580.05"},
+     "device_information.Selected Device", "NVIDIA GeForce RTX 3060 Laptop GPU", "performance_summary.Throughput",
+     "3580.05"},
     {"trex-pt-resnet-a100-fp16/resnet.onnx.engine.build.metadata.json", "build-metadata", 7, "build_options.Precision",
-        "FP32+FP16", "model_options.Model", "./examples/pytorch/resnet/generated/resnet.onnx"},
+     "FP32+FP16", "model_options.Model", "./examples/pytorch/resnet/generated/resnet.onnx"},
     {"trex-pt-resnet-a100-fp16/resnet.onnx.engine.metadata.json", "device-metadata", 88, "Name",
-        "NVIDIA A100 80GB PCIe", "CUDA_VERSION", "[11,6,0]"},
+     "NVIDIA A100 80GB PCIe", "CUDA_VERSION", "[11,6,0]"},
     {"trex-pt-resnet-a100-fp16/resnet.onnx.engine.profile.metadata.json", "profile-metadata", 31,
-        "device_information.Selected Device", "NVIDIA A100 80GB PCIe", "performance_summary.Throughput", "1155.36"},
+     "device_information.Selected Device", "NVIDIA A100 80GB PCIe", "performance_summary.Throughput", "1155.36"},
     {"trex-pt-resnet-a100-fp32/resnet.onnx.engine.build.metadata.json", "build-metadata", 7, "build_options.Precision",
-        "FP32", "model_options.Model", "./examples/pytorch/resnet/generated/resnet.onnx"},
+     "FP32", "model_options.Model", "./examples/pytorch/resnet/generated/resnet.onnx"},
     {"trex-pt-resnet-a100-fp32/resnet.onnx.engine.metadata.json", "device-metadata", 88, "Name",
-        "NVIDIA A100 80GB PCIe", "ComputeCapability", "[8,0]"},
+     "NVIDIA A100 80GB PCIe", "ComputeCapability", "[8,0]"},
     {"trex-pt-resnet-a100-fp32/resnet.onnx.engine.profile.metadata.json", "profile-metadata", 31,
-        "device_information.Selected Device", "NVIDIA A100 80GB PCIe", "performance_summary.Throughput", "499.294"},
+     "device_information.Selected Device", "NVIDIA A100 80GB PCIe", "performance_summary.Throughput", "499.294"},
     {"trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.build.metadata.json", "build-metadata",
-        7, "build_options.Precision", "FP32+FP16+INT8", "model_options.Model",
-        "./examples/pytorch/resnet/generated/resnet-qat-residual-qgap.onnx"},
+     7, "build_options.Precision", "FP32+FP16+INT8", "model_options.Model",
+     "./examples/pytorch/resnet/generated/resnet-qat-residual-qgap.onnx"},
     {"trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.metadata.json", "device-metadata", 88,
-        "Name", "NVIDIA A100 80GB PCIe", "CUDA_VERSION", "[11,6,0]"},
+     "Name", "NVIDIA A100 80GB PCIe", "CUDA_VERSION", "[11,6,0]"},
     {"trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.profile.metadata.json",
-        "profile-metadata", 31, "device_information.Selected Device", "NVIDIA A100 80GB PCIe",
-        "performance_summary.Throughput", "1990.03"},
+     "profile-metadata", 31, "device_information.Selected Device", "NVIDIA A100 80GB PCIe",
+     "performance_summary.Throughput", "1990.03"},
     {"trex-pt-resnet-a100-qat-residual/resnet-qat-residual.onnx.engine.build.metadata.json", "build-metadata", 7,
-        "build_options.Precision", "FP32+FP16+INT8", "model_options.Model",
-        "./examples/pytorch/resnet/generated/resnet-qat-residual.onnx"},
+     "build_options.Precision", "FP32+FP16+INT8", "model_options.Model",
+     "./examples/pytorch/resnet/generated/resnet-qat-residual.onnx"},
     {"trex-pt-resnet-a100-qat-residual/resnet-qat-residual.onnx.engine.metadata.json", "device-metadata", 88, "Name",
-        "NVIDIA A100 80GB PCIe", "CUDA_VERSION", "[11,6,0]"},
+     "NVIDIA A100 80GB PCIe", "CUDA_VERSION", "[11,6,0]"},
     {"trex-pt-resnet-a100-qat-residual/resnet-qat-residual.onnx.engine.profile.metadata.json", "profile-metadata", 31,
-        "device_information.Selected Device", "NVIDIA A100 80GB PCIe", "performance_summary.Throughput", "1823.37"},
+     "device_information.Selected Device", "NVIDIA A100 80GB PCIe", "performance_summary.Throughput", "1823.37"},
     {"trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.build.metadata.json", "build-metadata", 7,
-        "build_options.Precision", "FP32+FP16+INT8", "model_options.Model",
-        "./examples/pytorch/resnet/generated/resnet-qat.onnx"},
+     "build_options.Precision", "FP32+FP16+INT8", "model_options.Model",
+     "./examples/pytorch/resnet/generated/resnet-qat.onnx"},
     {"trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.metadata.json", "device-metadata", 88, "Name",
-        "NVIDIA A100 80GB PCIe", "ComputeCapability", "[8,0]"},
+     "NVIDIA A100 80GB PCIe", "ComputeCapability", "[8,0]"},
     {"trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.metadata.json", "profile-metadata", 31,
-        "performance_summary.Latency", "[0.878601,0.889893,0.882274,0.882568,0.884766]",
-        "performance_summary.Throughput", "1130.01"},
+     "performance_summary.Latency", "[0.878601,0.889893,0.882274,0.882568,0.884766]", "performance_summary.Throughput",
+     "1130.01"},
     {"trex-tests-mobilenet-qat-2022-04/mobilenet.qat.onnx.engine.metadata.json", "device-metadata", 88, "Name",
-        "NVIDIA TITAN RTX", "ComputeCapability", "[7,5]"},
+     "NVIDIA TITAN RTX", "ComputeCapability", "[7,5]"},
     {"trex-tests-mobilenet-qat/mobilenet.qat.onnx.engine.build.metadata.json", "build-metadata", 7,
-        "build_options.Precision", "FP32+FP16+INT8", "model_options.Model",
-        "trt-engine-explorer-OSS/tests/inputs/mobilenet.qat.onnx"},
+     "build_options.Precision", "FP32+FP16+INT8", "model_options.Model",
+     "trt-engine-explorer-OSS/tests/inputs/mobilenet.qat.onnx"},
     {"trex-tests-mobilenet-qat/mobilenet.qat.onnx.engine.profile.metadata.json", "profile-metadata", 31,
-        "device_information.Selected Device", "NVIDIA TITAN RTX", "performance_summary.Throughput", "2829.15"},
+     "device_information.Selected Device", "NVIDIA TITAN RTX", "performance_summary.Throughput", "2829.15"},
 };
 
 class RealDataMetadata : public ::testing::TestWithParam<RealMetadata>

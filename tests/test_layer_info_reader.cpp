@@ -38,14 +38,14 @@ const EngineLayer& layerNamed(const EnginePlan& plan, std::string_view name)
 
 std::size_t countOrigin(const EnginePlan& plan, std::string_view origin)
 {
-    return static_cast<std::size_t>(std::count_if(
-        plan.layers.begin(), plan.layers.end(), [&](const EngineLayer& layer) { return layer.origin == origin; }));
+    return static_cast<std::size_t>(std::count_if(plan.layers.begin(), plan.layers.end(),
+                                                  [&](const EngineLayer& layer) { return layer.origin == origin; }));
 }
 
 std::size_t countType(const EnginePlan& plan, std::string_view type)
 {
-    return static_cast<std::size_t>(std::count_if(
-        plan.layers.begin(), plan.layers.end(), [&](const EngineLayer& layer) { return layer.type == type; }));
+    return static_cast<std::size_t>(std::count_if(plan.layers.begin(), plan.layers.end(),
+                                                  [&](const EngineLayer& layer) { return layer.type == type; }));
 }
 
 std::string otherField(const EngineLayer& layer, std::string_view key)
@@ -63,7 +63,7 @@ std::string otherField(const EngineLayer& layer, std::string_view key)
 bool hasWarningContaining(const std::vector<ReaderWarning>& warnings, std::string_view text)
 {
     return std::any_of(warnings.begin(), warnings.end(),
-        [&](const ReaderWarning& warning) { return warning.message.find(text) != std::string::npos; });
+                       [&](const ReaderWarning& warning) { return warning.message.find(text) != std::string::npos; });
 }
 
 // Runs the reader and returns the InputError text ("" when it did not throw).
@@ -105,7 +105,7 @@ TEST(LayerInfoReader, NamesOnly)
     EXPECT_EQ(plan.layers[0].baseName, "[trainStation1]");
     EXPECT_EQ(plan.layers[0].line, 1u);
     EXPECT_EQ(plan.layers[2].name,
-        "backbone.conv1.weight + /backbone/conv1/_weight_quantizer/QuantizeLinear + /backbone/conv1/Conv");
+              "backbone.conv1.weight + /backbone/conv1/_weight_quantizer/QuantizeLinear + /backbone/conv1/Conv");
     EXPECT_EQ(plan.layers[2].line, 3u);
     EXPECT_EQ(plan.layers[4].name, "PWN(PWN(/Sub), PWN(/Div))");
     EXPECT_TRUE(plan.layers[4].type.empty());
@@ -189,7 +189,7 @@ TEST(LayerInfoReader, Trt10MetadataGroupsAndStreamId)
     const EngineLayer& cap = plan.layers[1];
     EXPECT_EQ(cap.type, "CaskConvActPool");
     EXPECT_EQ(cap.weightsPrecision, Precision::kINT8); // from ConvWeights
-    EXPECT_EQ(cap.activation, "RELU");                  // from ConvActivation
+    EXPECT_EQ(cap.activation, "RELU");                 // from ConvActivation
     EXPECT_EQ(cap.tacticValue, "5137628413089386019"); // a number, kept as printed
     ASSERT_EQ(cap.metadataGroups.size(), 3u);
     EXPECT_EQ(cap.metadataGroups[0].onnxNodes, (std::vector<std::string>{"resnetv15_conv0_fwd"}));
@@ -201,9 +201,10 @@ TEST(LayerInfoReader, Trt10MetadataGroupsAndStreamId)
     const EngineLayer& conv = plan.layers[2];
     ASSERT_EQ(conv.metadataGroups.size(), 3u);
     EXPECT_EQ(conv.metadataGroups[0].onnxNodes,
-        (std::vector<std::string>{"resnetv15_stage3_conv1_fwd", "/model/Q[0]/QuantizeLinear"}));
-    EXPECT_EQ(conv.metadataOnnxNodes(), (std::vector<std::string>{"resnetv15_stage3_conv1_fwd",
-                                            "/model/Q[0]/QuantizeLinear", "resnetv15_stage3_batchnorm1_fwd"}));
+              (std::vector<std::string>{"resnetv15_stage3_conv1_fwd", "/model/Q[0]/QuantizeLinear"}));
+    EXPECT_EQ(conv.metadataOnnxNodes(),
+              (std::vector<std::string>{"resnetv15_stage3_conv1_fwd", "/model/Q[0]/QuantizeLinear",
+                                        "resnetv15_stage3_batchnorm1_fwd"}));
     EXPECT_EQ(otherField(conv, "HasSparseWeights"), "1");
     EXPECT_EQ(otherField(conv, "ResAsActInputIdx"), "-1");
 
@@ -231,8 +232,9 @@ TEST(LayerInfoReader, MyelinKgenShortDatatypes)
     const EngineLayer& gemm = plan.layers[2];
     EXPECT_EQ(gemm.outputs[0].precision, Precision::kFP16);
     ASSERT_EQ(gemm.metadataGroups.size(), 1u);
-    EXPECT_EQ(gemm.metadataOnnxNodes(), (std::vector<std::string>{"/fc1/Gemm", "/qact_input/DequantizeLinear",
-                                            "/fc1/DequantizeLinear", "/qact_fc1/QuantizeLinear"}));
+    EXPECT_EQ(gemm.metadataOnnxNodes(),
+              (std::vector<std::string>{"/fc1/Gemm", "/qact_input/DequantizeLinear", "/fc1/DequantizeLinear",
+                                        "/qact_fc1/QuantizeLinear"}));
 }
 
 TEST(LayerInfoReader, ProfileSuffix)
@@ -259,7 +261,7 @@ TEST(LayerInfoReader, InspectorLayerSeparators)
     EXPECT_EQ(plan.layers[1].line, 12u);
     EXPECT_EQ(plan.layers[2].line, 32u);
     EXPECT_EQ(plan.layers[2].metadataOnnxNodes(),
-        (std::vector<std::string>{"/qact_fc2/QuantizeLinear", "/qact_fc2/DequantizeLinear"}));
+              (std::vector<std::string>{"/qact_fc2/QuantizeLinear", "/qact_fc2/DequantizeLinear"}));
     EXPECT_TRUE(plan.bindings.empty());
 }
 
@@ -301,7 +303,8 @@ TEST(LayerInfoReader, MixedStringsAndObjectsAndSingleInspectorObject)
 
     // IEngineInspector getLayerInformation for one layer: a bare layer object.
     EnginePlan single = readLayerInfoFromBuffer(
-        "{\n  \"Name\": \"Conv_0\",\n  \"LayerType\": \"CaskConvolution\",\n  \"TacticValue\": \"0x1\"\n}\n", "one.json");
+        "{\n  \"Name\": \"Conv_0\",\n  \"LayerType\": \"CaskConvolution\",\n  \"TacticValue\": \"0x1\"\n}\n",
+        "one.json");
     ASSERT_EQ(single.layers.size(), 1u);
     EXPECT_EQ(single.layers[0].type, "CaskConvolution");
     EXPECT_EQ(single.form, LayerListForm::kDetailed);
@@ -316,8 +319,10 @@ TEST(LayerInfoReader, MixedStringsAndObjectsAndSingleInspectorObject)
 
 TEST(LayerInfoReader, EscapesAndUnicode)
 {
-    EnginePlan plan = readLayerInfoFromBuffer(
-        R"({"Layers": ["a\"b\\c\/d\n", "\u00e9\u4e2d\ud83d\ude00", "caf)" "\xc3\xa9" R"("]})", "esc.json");
+    EnginePlan plan = readLayerInfoFromBuffer(R"({"Layers": ["a\"b\\c\/d\n", "\u00e9\u4e2d\ud83d\ude00", "caf)"
+                                              "\xc3\xa9"
+                                              R"("]})",
+                                              "esc.json");
     ASSERT_EQ(plan.layers.size(), 3u);
     EXPECT_EQ(plan.layers[0].name, "a\"b\\c/d\n");
     EXPECT_EQ(plan.layers[1].name, "\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80");
@@ -372,7 +377,7 @@ TEST(LayerInfoReader, DeepNestingErrorsWithoutOverflow)
     Limits limits;
     limits.maxJsonDepth = 4;
     EXPECT_NE(errorOfBuffer(R"({"Layers": [{"Name": "x", "A": [[1]]}]})", limits).find("deeper than 4"),
-        std::string::npos);
+              std::string::npos);
     limits.maxJsonDepth = 5;
     EXPECT_EQ(errorOfBuffer(R"({"Layers": [{"Name": "x", "A": [[1]]}]})", limits), "");
 }
@@ -453,7 +458,7 @@ TEST(LayerInfoReaderBroken, SyntaxErrorsNameTheLine)
 {
     std::string error = errorOf(fixture("layer-info/broken/trailing_garbage.json"));
     EXPECT_NE(error.find("trailing_garbage.json:5: error: unexpected '}' after the end of the JSON value"),
-        std::string::npos)
+              std::string::npos)
         << error;
     error = errorOf(fixture("layer-info/broken/trailing_comma.json"));
     EXPECT_NE(error.find("trailing_comma.json:4: error: expected a JSON value, found ']'"), std::string::npos) << error;
@@ -532,7 +537,7 @@ TEST(RealDataLayerInfo, FuzzylabsAlexnetTrt10)
     EXPECT_EQ(conv.outputs[0].precision, Precision::kFP16);
     EXPECT_EQ(conv.metadataGroups.size(), 2u);
     EXPECT_EQ(conv.metadataOnnxNodes(),
-        (std::vector<std::string>{"/features/features.0/Conv", "/features/features.1/Relu"}));
+              (std::vector<std::string>{"/features/features.0/Conv", "/features/features.1/Relu"}));
     const EngineLayer& gemm = layerNamed(plan, "/classifier/classifier_1/Gemm_myl9_2");
     EXPECT_EQ(gemm.type, "gemm");
     ASSERT_EQ(gemm.inputs.size(), 5u);
@@ -543,7 +548,7 @@ TEST(RealDataLayerInfo, FuzzylabsAlexnetTrt10)
     EXPECT_EQ(gemm.line, 349u);
     ASSERT_EQ(gemm.metadataGroups.size(), 1u);
     EXPECT_EQ(gemm.metadataOnnxNodes(),
-        (std::vector<std::string>{"/classifier/classifier.1/Gemm", "/classifier/classifier.2/Relu"}));
+              (std::vector<std::string>{"/classifier/classifier.1/Gemm", "/classifier/classifier.2/Relu"}));
     EXPECT_EQ(layerNamed(plan, "dummy_shape_call__mye622_0_myl9_0").type, "shape_call");
     EXPECT_EQ(plan.bindings, (std::vector<std::string>{"input", "output"}));
 }
@@ -595,8 +600,7 @@ TEST(RealDataLayerInfo, LixAsPrettyPrintedTrt10)
     EXPECT_EQ(cap.outputs[0].precision, Precision::kINT8);
     EXPECT_EQ(cap.outputs[0].vectorWidth, 32);
     EXPECT_EQ(cap.metadataGroups.size(), 3u);
-    EXPECT_EQ(cap.metadataOnnxNodes(),
-        (std::vector<std::string>{"/conv1/Conv", "/relu/Relu", "/maxpool/MaxPool"}));
+    EXPECT_EQ(cap.metadataOnnxNodes(), (std::vector<std::string>{"/conv1/Conv", "/relu/Relu", "/maxpool/MaxPool"}));
     EXPECT_EQ(otherField(cap, "PoolingWindowSize"), "[3,3]");
     ASSERT_EQ(plan.bindings.size(), 17u);
     EXPECT_EQ(plan.bindings[0], "img");
@@ -623,11 +627,12 @@ TEST(RealDataLayerInfo, LixDmtMyelinTrt10)
     const EngineLayer& fused = layerNamed(plan, "__myl_CastMulCastMulAddReluMulMinMaxRounCast_myl2_18");
     EXPECT_EQ(fused.line, 302u);
     ASSERT_EQ(fused.metadataGroups.size(), 1u);
-    EXPECT_EQ(fused.metadataOnnxNodes(),
+    EXPECT_EQ(
+        fused.metadataOnnxNodes(),
         (std::vector<std::string>{"/img_backbone/layer1/layer1.0/conv2/Conv_output_0_DequantizeLinear",
-            "/img_backbone/layer1/layer1.0/Add", "/img_backbone/layer1/layer1.0/relu_1/Relu",
-            "/img_backbone/maxpool/MaxPool_output_0_DequantizeLinear",
-            "/img_backbone/layer1/layer1.0/relu_1/Relu_output_0_QuantizeLinear"}));
+                                  "/img_backbone/layer1/layer1.0/Add", "/img_backbone/layer1/layer1.0/relu_1/Relu",
+                                  "/img_backbone/maxpool/MaxPool_output_0_DequantizeLinear",
+                                  "/img_backbone/layer1/layer1.0/relu_1/Relu_output_0_QuantizeLinear"}));
     const EngineLayer& reshape = layerNamed(plan, "__myl_Resh_myl2_5");
     EXPECT_EQ(reshape.metadataGroups.size(), 2u); // joined by \x1e
     // 154 \x1e and 2272 \x1f separators in the file.
@@ -661,12 +666,12 @@ TEST(RealDataLayerInfo, IvitInspectorConcatenatedLayers)
     EXPECT_EQ(q.outputs[0].precision, Precision::kINT8);
     EXPECT_EQ(q.metadataOnnxNodes(), (std::vector<std::string>{"/qact_input/QuantizeLinear"}));
     EXPECT_EQ(plan.layers[2].metadataOnnxNodes(),
-        (std::vector<std::string>{"/fc1/Gemm", "/qact_input/DequantizeLinear", "/fc1/DequantizeLinear",
-            "/qact_fc1/QuantizeLinear", "/fc1/QuantizeLinear"}));
+              (std::vector<std::string>{"/fc1/Gemm", "/qact_input/DequantizeLinear", "/fc1/DequantizeLinear",
+                                        "/qact_fc1/QuantizeLinear", "/fc1/QuantizeLinear"}));
     EXPECT_EQ(plan.layers[3].metadataOnnxNodes().size(), 33u);
     EXPECT_EQ(plan.layers[3].metadataOnnxNodes().back(), "/qact_fc1/DequantizeLinear");
     EXPECT_EQ(plan.layers[5].metadataOnnxNodes(),
-        (std::vector<std::string>{"/qact_fc2/QuantizeLinear", "/qact_fc2/DequantizeLinear"}));
+              (std::vector<std::string>{"/qact_fc2/QuantizeLinear", "/qact_fc2/DequantizeLinear"}));
     EXPECT_EQ(countOrigin(plan, "QDQ"), 0u);
     EXPECT_TRUE(plan.bindings.empty());
 }
@@ -792,5 +797,52 @@ TEST(RealDataLayerInfo, TrexMobilenetQatTrt82ScaleQuantize)
     EXPECT_EQ(plan.bindings, (std::vector<std::string>{"input1", "1179"}));
 }
 
+} // namespace
+} // namespace qdq
+
+namespace qdq
+{
+namespace
+{
+// Every prefix and a set of single-byte corruptions of the fixtures either read or throw InputError: no crash, no
+// other exception, no hang.
+TEST(LayerInfoReaderBroken, EveryTruncationAndCorruptionFailsCleanly)
+{
+    for (const char* name : {"layer-info/trt10_metadata.json", "layer-info/inspector_layers.txt",
+                             "layer-info/names_only.json", "layer-info/trt82_detailed.json"})
+    {
+        const std::string text = test::readFile(test::fixture(name));
+        std::size_t errors = 0;
+        for (std::size_t length = 0; length < text.size(); ++length)
+        {
+            try
+            {
+                readLayerInfoFromBuffer(std::string_view(text).substr(0, length), name);
+            }
+            catch (const InputError&)
+            {
+                ++errors;
+            }
+        }
+        EXPECT_GT(errors, text.size() / 2) << name;
+        std::string corrupt = text;
+        const char replacements[] = {'\0', '"', '{', ']', '\\', ',', '\xff', '\n', '9'};
+        for (std::size_t at = 0; at < text.size(); at += 7)
+        {
+            for (char replacement : replacements)
+            {
+                corrupt[at] = replacement;
+                try
+                {
+                    readLayerInfoFromBuffer(corrupt, name);
+                }
+                catch (const InputError&)
+                {
+                }
+                corrupt[at] = text[at];
+            }
+        }
+    }
+}
 } // namespace
 } // namespace qdq

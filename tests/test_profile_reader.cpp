@@ -44,7 +44,7 @@ std::string errorOfBuffer(const std::string& text)
 bool hasWarningContaining(const std::vector<ReaderWarning>& warnings, std::string_view text)
 {
     return std::any_of(warnings.begin(), warnings.end(),
-        [&](const ReaderWarning& warning) { return warning.message.find(text) != std::string::npos; });
+                       [&](const ReaderWarning& warning) { return warning.message.find(text) != std::string::npos; });
 }
 
 const ProfileEntry& entryNamed(const Profile& profile, std::string_view name)
@@ -143,9 +143,9 @@ TEST(ProfileReader, TenMegabyteSingleLine)
     std::string text = "[{ \"count\" : 1 }";
     for (int i = 0; i < 100000; ++i)
     {
-        text += ", { \"name\" : \"layer_" + std::to_string(i)
-            + "_padding_padding_padding\", \"timeMs\" : 0.5, \"averageMs\" : 0.25, \"medianMs\" : 0.25, "
-              "\"percentage\" : 0.001 }";
+        text += ", { \"name\" : \"layer_" + std::to_string(i) +
+                "_padding_padding_padding\", \"timeMs\" : 0.5, \"averageMs\" : 0.25, \"medianMs\" : 0.25, "
+                "\"percentage\" : 0.001 }";
     }
     text += "]";
     ASSERT_GT(text.size(), 10'000'000u);
@@ -176,7 +176,7 @@ TEST(ProfileReaderBroken, EmptyTruncatedGarbageWrongKind)
     EXPECT_NE(errorOf(fixture("layer-info/broken/build_log.txt")).find("looks like a TensorRT log"), std::string::npos);
     error = errorOf(fixture("timing/small.json"));
     EXPECT_NE(error.find("small.json:1: error: no element has \"name\" or \"count\": not a layer profile"),
-        std::string::npos)
+              std::string::npos)
         << error;
     error = errorOfBuffer("[\n{ \"count\" : 1 }\n, { \"name\" : \"caf\xff\" }\n]");
     EXPECT_NE(error.find("buffer.json:3: error: invalid UTF-8"), std::string::npos) << error;
@@ -190,14 +190,15 @@ TEST(ProfileReaderBroken, HugeNumberAndSyntax)
     EXPECT_NE(error.find("huge_number.json:3: error: number 1e999 is out of range"), std::string::npos) << error;
     error = errorOf(fixture("profile/broken/missing_comma.json"));
     EXPECT_NE(error.find("missing_comma.json:3: error: expected ',' or '}' after object member, found '\"'"),
-        std::string::npos)
+              std::string::npos)
         << error;
 }
 
 TEST(ProfileReaderBroken, DuplicateKeysWarn)
 {
     Profile profile = readProfileFromBuffer(
-        "[{ \"count\" : 1 }\n, { \"name\" : \"a\", \"timeMs\" : 1, \"averageMs\" : 1, \"averageMs\" : 2 }]", "dup.json");
+        "[{ \"count\" : 1 }\n, { \"name\" : \"a\", \"timeMs\" : 1, \"averageMs\" : 1, \"averageMs\" : 2 }]",
+        "dup.json");
     ASSERT_EQ(profile.entries.size(), 1u);
     EXPECT_EQ(profile.entries[0].averageMs, 2.0);
     EXPECT_TRUE(hasWarningContaining(profile.warnings, "duplicate key \"averageMs\""));
@@ -217,8 +218,8 @@ TEST(RealDataProfile, DetrInt8Implicit)
     EXPECT_EQ(profile.entries[0].name, "/model/model/Transpose_1_output_0");
     EXPECT_EQ(profile.entries[0].timeMs, 0.0);
     EXPECT_EQ(profile.entries[0].line, 3u);
-    std::size_t zero = static_cast<std::size_t>(std::count_if(profile.entries.begin(), profile.entries.end(),
-        [](const ProfileEntry& entry) { return entry.timeMs == 0.0; }));
+    std::size_t zero = static_cast<std::size_t>(std::count_if(
+        profile.entries.begin(), profile.entries.end(), [](const ProfileEntry& entry) { return entry.timeMs == 0.0; }));
     EXPECT_EQ(zero, 340u);
     expectTotal(profile, 4.16160691);
     EXPECT_TRUE(profile.warnings.empty());
@@ -365,5 +366,38 @@ TEST(RealDataProfile, TrexMobilenetQatTrt82NoMedian)
     EXPECT_TRUE(profile.warnings.empty());
 }
 
+} // namespace
+} // namespace qdq
+
+namespace qdq
+{
+namespace
+{
+TEST(ProfileReaderBroken, EveryTruncationAndCorruptionFailsCleanly)
+{
+    const std::string text = test::readFile(test::fixture("profile/with_median.json"));
+    const std::size_t closing = text.rfind(']');
+    for (std::size_t length = 0; length <= closing; ++length)
+    {
+        EXPECT_THROW(readProfileFromBuffer(std::string_view(text).substr(0, length), "cut.json"), InputError) << length;
+    }
+    std::string corrupt = text;
+    const char replacements[] = {'\0', '"', '{', ']', '\\', ',', '\xff', '\n', '9', 'e'};
+    for (std::size_t at = 0; at < text.size(); ++at)
+    {
+        for (char replacement : replacements)
+        {
+            corrupt[at] = replacement;
+            try
+            {
+                readProfileFromBuffer(corrupt, "corrupt.json");
+            }
+            catch (const InputError&)
+            {
+            }
+            corrupt[at] = text[at];
+        }
+    }
+}
 } // namespace
 } // namespace qdq
