@@ -1,0 +1,757 @@
+// Layer-information JSON: trtexec --exportLayerInfo (names-only and detailed, TensorRT 8.2 to 10.x), the
+// IEngineInspector JSON (whole engine, or one object per layer with "--- Layer N ---" separators) and
+// re-serialized (pretty-printed) copies. Streams over the text with the pull tokenizer; copies only what it keeps.
+#include "parsers/file_source.h"
+#include "parsers/json_pull.h"
+#include "qdq/readers.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+
+namespace qdq
+{
+
+namespace
+{
+using json::PullParser;
+using json::Token;
+
+constexpr std::string_view kWhat = "layer-information JSON (trtexec --exportLayerInfo)";
+
+// Formats repeat throughout a file; remembers the precision of the formats seen so far.
+class PrecisionCache
+{
+public:
+    Precision get(std::string_view format)
+    {
+        for (const auto& [known, precision] : mEntries)
+        {
+            if (known == format)
+            {
+                return precision;
+            }
+        }
+        Precision precision = precisionFromFormat(format);
+        if (mEntries.size() < 64)
+        {
+            mEntries.emplace_back(std::string(format), precision);
+        }
+        return precision;
+    }
+
+private:
+    std::vector<std::pair<std::string, Precision>> mEntries;
+};
+
+// "Thirty-two wide channel vectorized row major Int8 format" -> 32.
+int vectorWidthFromFormat(std::string_view format)
+{
+    std::size_t at = format.find(" wide channel vectorized");
+    if (at == std::string_view::npos)
+    {
+        return 0;
+    }
+    std::string_view word = format.substr(0, at);
+    static constexpr std::pair<std::string_view, int> kWords[] = {
+        {"Two", 2}, {"Four", 4}, {"Eight", 8}, {"Sixteen", 16}, {"Thirty-two", 32}, {"Sixty-four", 64}};
+    for (const auto& [name, width] : kWords)
+    {
+        if (word == name)
+        {
+            return width;
+        }
+    }
+    return 0;
+}
+
+// " [profile N]" at the end of a layer name.
+void splitProfileSuffix(EngineLayer& layer)
+{
+    std::string_view name = layer.name;
+    static constexpr std::string_view kMarker = " [profile ";
+    layer.baseName = layer.name;
+    layer.optimizationProfile = 0;
+    if (name.empty() || name.back() != ']')
+    {
+        return;
+    }
+    std::size_t at = name.rfind(kMarker);
+    if (at == std::string_view::npos)
+    {
+        return;
+    }
+    std::string_view digits = name.substr(at + kMarker.size(), name.size() - 1 - at - kMarker.size());
+    int profile = 0;
+    auto result = std::from_chars(digits.data(), digits.data() + digits.size(), profile);
+    if (digits.empty() || result.ec != std::errc() || result.ptr != digits.data() + digits.size())
+    {
+        return;
+    }
+    layer.baseName = std::string(name.substr(0, at));
+    layer.optimizationProfile = profile;
+}
+
+// Appends the NAMEs of "[ONNX Layer: NAME]" items in text. A NAME may itself hold ']', so each item ends at the last
+// ']' before the next "[ONNX Layer: " (or the end of text).
+void extractOnnxNodes(std::string_view text, std::vector<std::string>& out)
+{
+    static constexpr std::string_view kPrefix = "[ONNX Layer: ";
+    std::size_t at = text.find(kPrefix);
+    while (at != std::string_view::npos)
+    {
+        std::size_t start = at + kPrefix.size();
+        std::size_t nextAt = text.find(kPrefix, start);
+        std::string_view region = text.substr(start, (nextAt == std::string_view::npos ? text.size() : nextAt) - start);
+        std::size_t close = region.rfind(']');
+        std::string_view name = close == std::string_view::npos ? region : region.substr(0, close);
+        if (!name.empty())
+        {
+            out.emplace_back(name);
+        }
+        at = nextAt;
+    }
+}
+
+// Metadata: groups split on U+001E, nodes within a group split on U+001F.
+void parseMetadata(EngineLayer& layer)
+{
+    std::string_view text = layer.metadata;
+    layer.metadataGroups.reserve(1 + static_cast<std::size_t>(std::count(text.begin(), text.end(), '\x1e')));
+    std::size_t groupStart = 0;
+    while (groupStart <= text.size())
+    {
+        std::size_t groupEnd = text.find('\x1e', groupStart);
+        if (groupEnd == std::string_view::npos)
+        {
+            groupEnd = text.size();
+        }
+        std::string_view groupText = text.substr(groupStart, groupEnd - groupStart);
+        MetadataGroup group;
+        group.onnxNodes.reserve(1 + static_cast<std::size_t>(std::count(groupText.begin(), groupText.end(), '\x1f')));
+        std::size_t itemStart = 0;
+        while (itemStart <= groupText.size())
+        {
+            std::size_t itemEnd = groupText.find('\x1f', itemStart);
+            if (itemEnd == std::string_view::npos)
+            {
+                itemEnd = groupText.size();
+            }
+            extractOnnxNodes(groupText.substr(itemStart, itemEnd - itemStart), group.onnxNodes);
+            itemStart = itemEnd + 1;
+        }
+        if (!group.onnxNodes.empty())
+        {
+            layer.metadataGroups.push_back(std::move(group));
+        }
+        groupStart = groupEnd + 1;
+    }
+}
+
+class LayerInfoReader
+{
+public:
+    LayerInfoReader(std::string_view text, const std::string& path, const Limits& limits, MappedFile* mapped)
+        : mParser(text, path, limits), mLimits(limits), mMapped(mapped)
+    {
+        mPlan.sourcePath = path;
+    }
+
+    EnginePlan read()
+    {
+        std::string_view text = mParser.input();
+        std::size_t pos = json::firstContentOffset(text);
+        std::size_t values = 0;
+        while (pos < text.size())
+        {
+            if (text.substr(pos, 3) == "---")
+            {
+                // IEngineInspector output written per layer: "--- Layer N ---" then one JSON object.
+                std::size_t end = text.find('\n', pos);
+                pos = end == std::string_view::npos ? text.size() : end + 1;
+                mSawSeparators = true;
+            }
+            else
+            {
+                if (text[pos] != '{')
+                {
+                    if (values == 0)
+                    {
+                        mParser.fail(pos, "expected '{' at the start of the layer information");
+                    }
+                    mParser.seek(pos);
+                    mParser.expectEndOfInput();
+                }
+                mParser.seek(pos);
+                Token first = mParser.next();
+                readTopObject(first);
+                ++values;
+                mParser.atEndOfInput();
+                pos = mParser.position();
+            }
+            while (pos < text.size() &&
+                   (text[pos] == ' ' || text[pos] == '\n' || text[pos] == '\r' || text[pos] == '\t'))
+            {
+                ++pos;
+            }
+        }
+        if (values == 0)
+        {
+            mParser.fail(text.size(), "no JSON object found after the \"--- Layer N ---\" separators");
+        }
+        mParser.checkAllLines();
+        finish();
+        return std::move(mPlan);
+    }
+
+private:
+    // A top-level object: {"Layers": [...], "Bindings": [...]} or, in inspector output, one layer object.
+    void readTopObject(Token first)
+    {
+        if (first != Token::kObjectBegin)
+        {
+            mParser.fail(mParser.tokenOffset(), "expected '{' at the start of the layer information");
+        }
+        std::size_t start = mParser.tokenOffset();
+        EngineLayer single;
+        single.line = mParser.lineOf(start);
+        mSeenKeys = 0;
+        mOtherFields.clear();
+        bool sawLayers = false;
+        bool sawLayerKey = false;
+        for (Token token = mParser.next(); token != Token::kObjectEnd; token = mParser.next())
+        {
+            std::string_view key = mParser.text();
+            std::size_t keyOffset = mParser.tokenOffset();
+            if (key == "Layers")
+            {
+                if (sawLayers)
+                {
+                    mPlan.warnings.push_back(
+                        mParser.warningAt(keyOffset, "duplicate \"Layers\" key; its layers are appended"));
+                }
+                sawLayers = true;
+                readLayers(mParser.next());
+            }
+            else if (key == "Bindings")
+            {
+                readBindings(mParser.next());
+            }
+            else
+            {
+                sawLayerKey = readLayerMember(single, key, keyOffset) || sawLayerKey;
+            }
+        }
+        if (!sawLayers)
+        {
+            if (!sawLayerKey)
+            {
+                mParser.fail(start, "no \"Layers\" array and no layer \"Name\": not " + std::string(kWhat));
+            }
+            finishLayer(single);
+            addLayer(std::move(single), start);
+        }
+        else if (sawLayerKey)
+        {
+            mPlan.warnings.push_back(
+                mParser.warningAt(start, "layer keys next to \"Layers\" at the top level were ignored"));
+        }
+    }
+
+    void readLayers(Token first)
+    {
+        if (first != Token::kArrayBegin)
+        {
+            mParser.fail(mParser.tokenOffset(),
+                         "\"Layers\" must be an array, found " + std::string(json::tokenDescription(first)));
+        }
+        for (Token token = mParser.next(); token != Token::kArrayEnd; token = mParser.next())
+        {
+            std::size_t start = mParser.tokenOffset();
+            if (token == Token::kString)
+            {
+                EngineLayer layer;
+                layer.name = mParser.text();
+                layer.line = mParser.lineOf(start);
+                splitProfileSuffix(layer);
+                mNamesOnly = true;
+                addLayer(std::move(layer), start);
+            }
+            else if (token == Token::kObjectBegin)
+            {
+                EngineLayer layer;
+                layer.line = mParser.lineOf(start);
+                readLayerObject(layer);
+                addLayer(std::move(layer), start);
+            }
+            else
+            {
+                mPlan.warnings.push_back(mParser.warningAt(start, "a \"Layers\" entry is " +
+                                                                      std::string(json::tokenDescription(token)) +
+                                                                      ", not a name or a layer object; skipped"));
+                mParser.skipValue(token);
+            }
+        }
+    }
+
+    void readBindings(Token first)
+    {
+        if (first != Token::kArrayBegin)
+        {
+            mPlan.warnings.push_back(mParser.warningAt(mParser.tokenOffset(), "\"Bindings\" is not an array; ignored"));
+            mParser.skipValue(first);
+            return;
+        }
+        for (Token token = mParser.next(); token != Token::kArrayEnd; token = mParser.next())
+        {
+            if (token == Token::kString)
+            {
+                mPlan.bindings.emplace_back(mParser.text());
+            }
+            else
+            {
+                mPlan.warnings.push_back(
+                    mParser.warningAt(mParser.tokenOffset(), "a binding is not a string; skipped"));
+                mParser.skipValue(token);
+            }
+        }
+    }
+
+    // After the layer's '{'.
+    void readLayerObject(EngineLayer& layer)
+    {
+        mSeenKeys = 0;
+        mOtherFields.clear();
+        for (Token token = mParser.next(); token != Token::kObjectEnd; token = mParser.next())
+        {
+            readLayerMember(layer, mParser.text(), mParser.tokenOffset());
+        }
+        finishLayer(layer);
+    }
+
+    std::string stringMember(Token value, std::string_view key)
+    {
+        if (value == Token::kString)
+        {
+            return std::string(mParser.text());
+        }
+        std::size_t at = mParser.tokenOffset();
+        mPlan.warnings.push_back(mParser.warningAt(at, "\"" + std::string(key) + "\" is " +
+                                                           std::string(json::tokenDescription(value)) +
+                                                           ", expected a string"));
+        return mParser.valueText(value);
+    }
+
+    void noteDuplicate(std::uint32_t bit, std::string_view key, std::size_t offset)
+    {
+        if ((mSeenKeys & bit) != 0)
+        {
+            mPlan.warnings.push_back(mParser.warningAt(offset, "duplicate key \"" + std::string(key) +
+                                                                   "\" in a layer; the last value is used"));
+        }
+        mSeenKeys |= bit;
+    }
+
+    enum class LayerKey
+    {
+        kName,
+        kLayerType,
+        kInputs,
+        kOutputs,
+        kParameterType,
+        kOrigin,
+        kTacticName,
+        kTacticValue,
+        kPluginType,
+        kMetadata,
+        kActivation, // Activation, ConvActivation
+        kWeights,    // Weights, ConvWeights
+        kOther,
+    };
+
+    static LayerKey classify(std::string_view key)
+    {
+        static constexpr std::pair<std::string_view, LayerKey> kKeys[] = {
+            {"Name", LayerKey::kName},
+            {"LayerType", LayerKey::kLayerType},
+            {"Inputs", LayerKey::kInputs},
+            {"Outputs", LayerKey::kOutputs},
+            {"ParameterType", LayerKey::kParameterType},
+            {"Origin", LayerKey::kOrigin},
+            {"TacticName", LayerKey::kTacticName},
+            {"TacticValue", LayerKey::kTacticValue},
+            {"PluginType", LayerKey::kPluginType},
+            {"Metadata", LayerKey::kMetadata},
+            {"Activation", LayerKey::kActivation},
+            {"ConvActivation", LayerKey::kActivation},
+            {"Weights", LayerKey::kWeights},
+            {"ConvWeights", LayerKey::kWeights},
+        };
+        for (const auto& [name, id] : kKeys)
+        {
+            if (key == name) // compares sizes first
+            {
+                return id;
+            }
+        }
+        return LayerKey::kOther;
+    }
+
+    // Reads the value of one layer member (the key was just read). Returns true for keys that only layers have.
+    bool readLayerMember(EngineLayer& layer, std::string_view key, std::size_t keyOffset)
+    {
+        LayerKey id = classify(key);
+        if (id == LayerKey::kOther)
+        {
+            std::string name(key); // the key view dies with the next token
+            mOtherFields.emplace_back(std::move(name), mParser.valueText(mParser.next()));
+            return false;
+        }
+        std::string keyText(key); // known keys fit the short-string buffer: no allocation
+        Token value = mParser.next();
+        auto unique = [&](std::uint32_t bit) { noteDuplicate(bit, keyText, keyOffset); };
+        switch (id)
+        {
+        case LayerKey::kName:
+            unique(1u << 0);
+            layer.name = stringMember(value, keyText);
+            return true;
+        case LayerKey::kLayerType:
+            unique(1u << 1);
+            layer.type = stringMember(value, keyText);
+            return true;
+        case LayerKey::kInputs:
+        case LayerKey::kOutputs:
+        {
+            bool inputs = id == LayerKey::kInputs;
+            unique(inputs ? 1u << 2 : 1u << 3);
+            mTensors.clear();
+            readTensors(value, keyText, mTensors);
+            std::vector<EngineTensor>& tensors = inputs ? layer.inputs : layer.outputs;
+            tensors.clear();
+            tensors.reserve(mTensors.size());
+            std::move(mTensors.begin(), mTensors.end(), std::back_inserter(tensors));
+            return true;
+        }
+        case LayerKey::kParameterType:
+            unique(1u << 4);
+            layer.parameterType = stringMember(value, keyText);
+            return true;
+        case LayerKey::kOrigin:
+            unique(1u << 5);
+            layer.origin = stringMember(value, keyText);
+            return true;
+        case LayerKey::kTacticName:
+            unique(1u << 6);
+            layer.tacticName = stringMember(value, keyText);
+            return true;
+        case LayerKey::kTacticValue:
+            unique(1u << 7);
+            layer.tacticValue = mParser.valueText(value); // "0x..." string or a number
+            return true;
+        case LayerKey::kPluginType:
+            unique(1u << 8);
+            layer.pluginType = stringMember(value, keyText);
+            return true;
+        case LayerKey::kMetadata:
+            unique(1u << 9);
+            layer.hasMetadata = true;
+            layer.metadata = stringMember(value, keyText);
+            layer.metadataGroups.clear();
+            return true;
+        case LayerKey::kActivation:
+        {
+            std::string activation = stringMember(value, keyText);
+            if (layer.activation.empty())
+            {
+                layer.activation = activation;
+            }
+            mOtherFields.emplace_back(std::move(keyText), std::move(activation));
+            return true;
+        }
+        case LayerKey::kWeights:
+        {
+            // {"Type": "Int8", "Count": 9408}: kept whole in otherFields, Type also as weightsPrecision.
+            std::string text = mParser.valueText(value);
+            std::optional<Precision> precision =
+                value == Token::kObjectBegin ? weightsTypeOf(text) : std::optional<Precision>();
+            if (precision && !layer.weightsPrecision)
+            {
+                layer.weightsPrecision = precision;
+            }
+            mOtherFields.emplace_back(std::move(keyText), std::move(text));
+            return true;
+        }
+        case LayerKey::kOther:
+            break;
+        }
+        return false;
+    }
+
+    // "Type" of a compact {"Type":"Int8","Count":9408} object.
+    static std::optional<Precision> weightsTypeOf(std::string_view compact)
+    {
+        static constexpr std::string_view kType = "\"Type\":\"";
+        std::size_t at = compact.find(kType);
+        if (at == std::string_view::npos)
+        {
+            return std::nullopt;
+        }
+        std::size_t start = at + kType.size();
+        std::size_t end = compact.find('"', start);
+        if (end == std::string_view::npos)
+        {
+            return std::nullopt;
+        }
+        return precisionFromFormat(compact.substr(start, end - start));
+    }
+
+    void readTensors(Token first, std::string_view key, std::vector<EngineTensor>& tensors)
+    {
+        if (first != Token::kArrayBegin)
+        {
+            mPlan.warnings.push_back(mParser.warningAt(
+                mParser.tokenOffset(), "\"" + std::string(key) + "\" is not an array of tensors; ignored"));
+            mParser.skipValue(first);
+            return;
+        }
+        for (Token token = mParser.next(); token != Token::kArrayEnd; token = mParser.next())
+        {
+            if (token != Token::kObjectBegin)
+            {
+                if (token == Token::kString)
+                {
+                    // Some writers list tensor names only.
+                    EngineTensor tensor;
+                    tensor.name = mParser.text();
+                    tensors.push_back(std::move(tensor));
+                    continue;
+                }
+                mPlan.warnings.push_back(
+                    mParser.warningAt(mParser.tokenOffset(), "a tensor entry is not an object; skipped"));
+                mParser.skipValue(token);
+                continue;
+            }
+            EngineTensor tensor;
+            for (Token member = mParser.next(); member != Token::kObjectEnd; member = mParser.next())
+            {
+                std::string_view name = mParser.text();
+                if (name == "Name")
+                {
+                    tensor.name = stringMember(mParser.next(), "Name");
+                }
+                else if (name == "Location")
+                {
+                    tensor.location = stringMember(mParser.next(), "Location");
+                }
+                else if (name == "Format/Datatype")
+                {
+                    tensor.format = stringMember(mParser.next(), "Format/Datatype");
+                    tensor.precision = mPrecisions.get(tensor.format);
+                }
+                else if (name == "Dimensions")
+                {
+                    readDimensions(mParser.next(), tensor);
+                }
+                else
+                {
+                    mParser.skipValue(mParser.next());
+                }
+            }
+            if (tensor.vectorWidth == 0)
+            {
+                tensor.vectorWidth = vectorWidthFromFormat(tensor.format);
+            }
+            tensors.push_back(std::move(tensor));
+        }
+    }
+
+    void readDimensions(Token first, EngineTensor& tensor)
+    {
+        if (first != Token::kArrayBegin)
+        {
+            mPlan.warnings.push_back(
+                mParser.warningAt(mParser.tokenOffset(), "\"Dimensions\" is not an array; ignored"));
+            mParser.skipValue(first);
+            return;
+        }
+        mDims.clear();
+        readDimensionValues(tensor);
+        tensor.dimensions.assign(mDims.begin(), mDims.end());
+    }
+
+    void readDimensionValues(EngineTensor& tensor)
+    {
+        for (Token token = mParser.next(); token != Token::kArrayEnd; token = mParser.next())
+        {
+            std::int64_t value = 0;
+            if (token == Token::kNumber)
+            {
+                if (!mParser.integerValue(value))
+                {
+                    std::string_view raw = mParser.text();
+                    std::string shown = raw.size() > 40 ? std::string(raw.substr(0, 40)) + "..." : std::string(raw);
+                    mParser.fail(mParser.tokenOffset(), "dimension " + shown + " is not an integer in range");
+                }
+                mDims.push_back(value);
+            }
+            else if (token == Token::kString)
+            {
+                // A vectorized channel printed as "64:32".
+                std::string_view raw = mParser.text();
+                std::size_t colon = raw.find(':');
+                std::string_view count = raw.substr(0, colon);
+                auto result = std::from_chars(count.data(), count.data() + count.size(), value);
+                int width = 0;
+                bool ok = result.ec == std::errc() && result.ptr == count.data() + count.size();
+                if (ok && colon != std::string_view::npos)
+                {
+                    std::string_view vector = raw.substr(colon + 1);
+                    auto widthResult = std::from_chars(vector.data(), vector.data() + vector.size(), width);
+                    ok = widthResult.ec == std::errc() && widthResult.ptr == vector.data() + vector.size();
+                }
+                if (!ok)
+                {
+                    mPlan.warnings.push_back(mParser.warningAt(
+                        mParser.tokenOffset(), "dimension \"" + printable(raw, 64) + "\" is not a number; read as -1"));
+                    value = -1;
+                }
+                mDims.push_back(value);
+                if (width > 0)
+                {
+                    tensor.vectorWidth = width;
+                }
+            }
+            else
+            {
+                mPlan.warnings.push_back(
+                    mParser.warningAt(mParser.tokenOffset(), "a dimension is not a number; read as -1"));
+                mParser.skipValue(token);
+                mDims.push_back(-1);
+            }
+        }
+    }
+
+    void finishLayer(EngineLayer& layer)
+    {
+        mSeenKeys = 0;
+        // Exact-size copies of the scratch lists keep the model small.
+        layer.otherFields.reserve(mOtherFields.size());
+        std::move(mOtherFields.begin(), mOtherFields.end(), std::back_inserter(layer.otherFields));
+        mOtherFields.clear();
+        splitProfileSuffix(layer);
+        if (!layer.metadata.empty())
+        {
+            parseMetadata(layer);
+        }
+        mDetailed = true;
+    }
+
+    void addLayer(EngineLayer layer, std::size_t offset)
+    {
+        if (mLayerCount >= mLimits.maxGraphNodes)
+        {
+            mParser.fail(offset, "more than " + std::to_string(mLimits.maxGraphNodes) +
+                                     " layers (raise the limit with --max-graph-nodes)");
+        }
+        if (layer.name.empty())
+        {
+            mPlan.warnings.push_back(mParser.warningAt(offset, "a layer has no name"));
+        }
+        if (mChunks.empty() || mChunks.back().size() == kChunkSize)
+        {
+            mChunks.emplace_back();
+            mChunks.back().reserve(kChunkSize);
+        }
+        mChunks.back().push_back(std::move(layer));
+        ++mLayerCount;
+        if (mMapped != nullptr && offset > mReleased + (4u << 20))
+        {
+            // The text before this layer is not needed again (only error messages may look back, and re-reading a
+            // released page of a file mapping is harmless).
+            mMapped->releaseBefore(offset);
+            mReleased = offset;
+        }
+    }
+
+    void finish()
+    {
+        // Layers were collected in chunks (no reallocation while reading); one exact-size vector now, freeing each
+        // chunk once moved.
+        mPlan.layers.reserve(mLayerCount);
+        for (std::vector<EngineLayer>& chunk : mChunks)
+        {
+            std::move(chunk.begin(), chunk.end(), std::back_inserter(mPlan.layers));
+            std::vector<EngineLayer>().swap(chunk);
+        }
+        mChunks.clear();
+        if (mDetailed)
+        {
+            mPlan.form = LayerListForm::kDetailed;
+        }
+        else if (mNamesOnly)
+        {
+            mPlan.form = LayerListForm::kNamesOnly;
+        }
+        else
+        {
+            mPlan.form = LayerListForm::kUnknown;
+            SourceLocation where;
+            where.path = mParser.path();
+            mPlan.warnings.push_back(ReaderWarning{where, "the layer list is empty"});
+        }
+        (void)mSawSeparators;
+    }
+
+    static constexpr std::size_t kChunkSize = 4096;
+
+    PullParser mParser;
+    std::vector<std::vector<EngineLayer>> mChunks;
+    std::size_t mLayerCount = 0;
+    std::vector<std::pair<std::string, std::string>> mOtherFields;
+    std::vector<EngineTensor> mTensors;
+    std::vector<std::int64_t> mDims;
+    Limits mLimits;
+    MappedFile* mMapped = nullptr;
+    std::size_t mReleased = 0;
+    EnginePlan mPlan;
+    PrecisionCache mPrecisions;
+    std::uint32_t mSeenKeys = 0;
+    bool mNamesOnly = false;
+    bool mDetailed = false;
+    bool mSawSeparators = false;
+};
+
+EnginePlan readLayerInfoText(std::string_view text, const std::string& path, const Limits& limits, MappedFile* mapped)
+{
+    std::size_t pos = json::firstContentOffset(text);
+    if (text.substr(pos, 3) != "---" || text.size() > limits.maxInputBytes)
+    {
+        json::requireJsonStart(text, path, "{[", kWhat, limits);
+    }
+    if (pos < text.size() && text[pos] == '[')
+    {
+        SourceLocation where;
+        where.path = path;
+        where.line = lineOfOffset(text, pos);
+        throw InputError(where, "the top level is a JSON array: this looks like a profile (--exportProfile) or timing "
+                                "(--exportTimes) JSON, not " +
+                                    std::string(kWhat));
+    }
+    LayerInfoReader reader(text, path, limits, mapped);
+    return reader.read();
+}
+} // namespace
+
+EnginePlan readLayerInfo(const std::string& path, const Limits& limits)
+{
+    MappedFile file(path, limits);
+    return readLayerInfoText(file.bytes(), path, limits, &file);
+}
+
+EnginePlan readLayerInfoFromBuffer(std::string_view text, const std::string& pathForMessages, const Limits& limits)
+{
+    return readLayerInfoText(text, pathForMessages, limits, nullptr);
+}
+
+} // namespace qdq

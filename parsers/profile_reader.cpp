@@ -1,0 +1,209 @@
+// Layer profile JSON (trtexec --exportProfile): [{"count": N}, {"name", "timeMs", "averageMs", ["medianMs"],
+// "percentage"}, ...], written with ", " leading commas. TensorRT 8.2 has no medianMs.
+#include "parsers/file_source.h"
+#include "parsers/json_pull.h"
+#include "qdq/readers.h"
+
+namespace qdq
+{
+
+namespace
+{
+using json::PullParser;
+using json::Token;
+
+ReaderWarning fileWarning(const std::string& path, std::string message)
+{
+    SourceLocation where;
+    where.path = path;
+    return ReaderWarning{where, std::move(message)};
+}
+
+constexpr std::string_view kWhat = "a layer profile JSON (trtexec --exportProfile)";
+
+Profile readProfileText(std::string_view text, const std::string& path, const Limits& limits)
+{
+    json::requireJsonStart(text, path, "[{", kWhat, limits);
+    PullParser parser(text, path, limits);
+    Profile profile;
+    profile.sourcePath = path;
+
+    Token first = parser.next();
+    if (first != Token::kArrayBegin)
+    {
+        parser.fail(parser.tokenOffset(), "expected a JSON array (trtexec --exportProfile), found an object; "
+                                          "layer information (--exportLayerInfo) and TREx metadata are objects");
+    }
+    std::size_t withMedian = 0;
+    std::size_t element = 0;
+    for (Token token = parser.next(); token != Token::kArrayEnd; token = parser.next(), ++element)
+    {
+        std::size_t start = parser.tokenOffset();
+        if (token != Token::kObjectBegin)
+        {
+            profile.warnings.push_back(parser.warningAt(start, "a profile element is " +
+                                                                   std::string(json::tokenDescription(token)) +
+                                                                   ", not an object; skipped"));
+            parser.skipValue(token);
+            continue;
+        }
+        ProfileEntry entry;
+        entry.line = parser.lineOf(start);
+        bool hasName = false;
+        bool hasTime = false;
+        bool hasAverage = false;
+        bool isCount = false;
+        std::uint32_t seen = 0;
+        for (Token member = parser.next(); member != Token::kObjectEnd; member = parser.next())
+        {
+            std::string key(parser.text());
+            std::size_t keyOffset = parser.tokenOffset();
+            Token value = parser.next();
+            static constexpr std::string_view kKeys[] = {"name",     "timeMs",     "averageMs",
+                                                         "medianMs", "percentage", "count"};
+            std::uint32_t bit = 0;
+            for (std::size_t k = 0; k < std::size(kKeys); ++k)
+            {
+                if (key == kKeys[k])
+                {
+                    bit = 1u << k;
+                }
+            }
+            if (bit == 0)
+            {
+                parser.skipValue(value); // unknown keys from newer writers
+                continue;
+            }
+            if ((seen & bit) != 0)
+            {
+                profile.warnings.push_back(
+                    parser.warningAt(keyOffset, "duplicate key \"" + key + "\"; the last value is used"));
+            }
+            seen |= bit;
+            if (key == "name")
+            {
+                if (value != Token::kString)
+                {
+                    profile.warnings.push_back(parser.warningAt(parser.tokenOffset(), "\"name\" is not a string"));
+                }
+                entry.name = parser.valueText(value);
+                hasName = true;
+                continue;
+            }
+            if (value != Token::kNumber)
+            {
+                profile.warnings.push_back(parser.warningAt(
+                    parser.tokenOffset(), "\"" + key + "\" is " + std::string(json::tokenDescription(value)) +
+                                              ", expected a number; ignored"));
+                parser.skipValue(value);
+                continue;
+            }
+            double number = parser.numberValue();
+            if (key == "count")
+            {
+                std::int64_t count = 0;
+                if (!parser.integerValue(count) || count < 0)
+                {
+                    profile.warnings.push_back(
+                        parser.warningAt(parser.tokenOffset(), "\"count\" is not a non-negative integer; ignored"));
+                    continue;
+                }
+                if (profile.iterations)
+                {
+                    profile.warnings.push_back(
+                        parser.warningAt(parser.tokenOffset(), "a second \"count\" element; the last one is used"));
+                }
+                profile.iterations = count;
+                isCount = true;
+            }
+            else if (key == "timeMs")
+            {
+                entry.timeMs = number;
+                hasTime = true;
+            }
+            else if (key == "averageMs")
+            {
+                entry.averageMs = number;
+                hasAverage = true;
+            }
+            else if (key == "medianMs")
+            {
+                entry.medianMs = number;
+            }
+            else
+            {
+                entry.percentage = number;
+            }
+        }
+        if (isCount && !hasName)
+        {
+            if (element != 0)
+            {
+                profile.warnings.push_back(parser.warningAt(start, "the {\"count\": N} element is not the first one"));
+            }
+            continue;
+        }
+        if (!hasName)
+        {
+            profile.warnings.push_back(parser.warningAt(start, "a profile entry has no \"name\"; skipped"));
+            continue;
+        }
+        if (!hasTime || !hasAverage)
+        {
+            profile.warnings.push_back(
+                parser.warningAt(start, "profile entry \"" + printable(entry.name, 200) + "\" lacks " +
+                                            (!hasTime && !hasAverage ? "\"timeMs\" and \"averageMs\""
+                                             : !hasTime              ? "\"timeMs\""
+                                                                     : "\"averageMs\"") +
+                                            "; read as 0"));
+        }
+        if (entry.medianMs)
+        {
+            ++withMedian;
+        }
+        if (profile.entries.size() >= limits.maxGraphNodes)
+        {
+            parser.fail(start, "more than " + std::to_string(limits.maxGraphNodes) +
+                                   " profile entries (raise the limit with --max-graph-nodes)");
+        }
+        profile.entries.push_back(std::move(entry));
+    }
+    parser.next(); // kEnd
+    parser.expectEndOfInput();
+    parser.checkAllLines();
+
+    if (profile.entries.empty() && !profile.iterations && element > 0)
+    {
+        parser.fail(0, "no element has \"name\" or \"count\": not " + std::string(kWhat));
+    }
+    if (!profile.iterations)
+    {
+        profile.warnings.push_back(fileWarning(path, "no leading {\"count\": N} element"));
+    }
+    if (profile.entries.empty())
+    {
+        profile.warnings.push_back(fileWarning(path, "the profile has no layer entries"));
+    }
+    profile.hasMedian = withMedian > 0;
+    if (withMedian > 0 && withMedian < profile.entries.size())
+    {
+        profile.warnings.push_back(parser.warningAt(0, std::to_string(profile.entries.size() - withMedian) + " of " +
+                                                           std::to_string(profile.entries.size()) +
+                                                           " profile entries lack \"medianMs\""));
+    }
+    return profile;
+}
+} // namespace
+
+Profile readProfile(const std::string& path, const Limits& limits)
+{
+    MappedFile file(path, limits);
+    return readProfileText(file.bytes(), path, limits);
+}
+
+Profile readProfileFromBuffer(std::string_view text, const std::string& pathForMessages, const Limits& limits)
+{
+    return readProfileText(text, pathForMessages, limits);
+}
+
+} // namespace qdq
