@@ -169,7 +169,6 @@ public:
                 // IEngineInspector output written per layer: "--- Layer N ---" then one JSON object.
                 std::size_t end = text.find('\n', pos);
                 pos = end == std::string_view::npos ? text.size() : end + 1;
-                mSawSeparators = true;
             }
             else
             {
@@ -700,7 +699,6 @@ private:
             where.path = mParser.path();
             mPlan.warnings.push_back(ReaderWarning{where, "the layer list is empty"});
         }
-        (void)mSawSeparators;
     }
 
     static constexpr std::size_t kChunkSize = 4096;
@@ -719,7 +717,6 @@ private:
     std::uint32_t mSeenKeys = 0;
     bool mNamesOnly = false;
     bool mDetailed = false;
-    bool mSawSeparators = false;
 };
 
 EnginePlan readLayerInfoText(std::string_view text, const std::string& path, const Limits& limits, MappedFile* mapped)

@@ -57,6 +57,7 @@ MetadataDocument readMetadataText(std::string_view text, const std::string& path
 {
     json::requireJsonStart(text, path, "{[", kWhat, limits);
     PullParser parser(text, path, limits);
+    parser.seek(json::firstContentOffset(text)); // after a byte order mark
     MetadataDocument document;
     document.sourcePath = path;
 

@@ -25,6 +25,7 @@ Profile readProfileText(std::string_view text, const std::string& path, const Li
 {
     json::requireJsonStart(text, path, "[{", kWhat, limits);
     PullParser parser(text, path, limits);
+    parser.seek(json::firstContentOffset(text)); // after a byte order mark
     Profile profile;
     profile.sourcePath = path;
 

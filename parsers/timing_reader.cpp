@@ -27,6 +27,7 @@ TimingSummary readTimingText(std::string_view text, const std::string& path, con
 {
     json::requireJsonStart(text, path, "[{", kWhat, limits);
     PullParser parser(text, path, limits);
+    parser.seek(json::firstContentOffset(text)); // after a byte order mark
     TimingSummary summary;
     summary.sourcePath = path;
 

@@ -301,6 +301,9 @@ TEST(LayerInfoReader, MixedStringsAndObjectsAndSingleInspectorObject)
     ASSERT_EQ(mixed.layers.size(), 2u);
     EXPECT_EQ(mixed.layers[1].origin, "QDQ");
 
+    EnginePlan bom = readLayerInfoFromBuffer("\xef\xbb\xbf{\"Layers\": [\"a\"]}\r\n", "bom.json");
+    ASSERT_EQ(bom.layers.size(), 1u);
+
     // IEngineInspector getLayerInformation for one layer: a bare layer object.
     EnginePlan single = readLayerInfoFromBuffer(
         "{\n  \"Name\": \"Conv_0\",\n  \"LayerType\": \"CaskConvolution\",\n  \"TacticValue\": \"0x1\"\n}\n",

@@ -132,6 +132,9 @@ TEST(ProfileReader, EmptyArrayAndLeadingCommaStyle)
     EXPECT_EQ(empty.totalAverageMs(), 0.0);
     EXPECT_TRUE(hasWarningContaining(empty.warnings, "no layer entries"));
 
+    Profile bom = readProfileFromBuffer("\xef\xbb\xbf[{ \"count\" : 1 }]", "bom.json");
+    EXPECT_EQ(bom.iterations, 1);
+
     Profile compact = readProfileFromBuffer(
         R"([{"count":2},{"name":"a","timeMs":2,"averageMs":1,"medianMs":1,"percentage":100}])", "compact.json");
     ASSERT_EQ(compact.entries.size(), 1u);
