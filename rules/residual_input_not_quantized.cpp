@@ -207,7 +207,9 @@ private:
                 continue;
             }
             const EngineLayer& q = plan.layers[mapping.layer];
-            if (q.inputs.empty())
+            // Only Quantize layers (INT8 output) are charged: a standalone Dequantize next to a Conv+Add comes from
+            // the Add's float output precision (residual-precision-mismatch), not from a float residual.
+            if (q.inputs.empty() || !isQuantized(outputPrecision(q)))
             {
                 continue;
             }
@@ -238,7 +240,8 @@ private:
                 continue;
             }
             const EngineLayer& l = plan.layers[layer];
-            if (isQuantized(l.inputs[0].precision) && isFloat(l.inputs[1].precision))
+            // Float residual with an INT8 conv input and an INT8 output: the output scale cannot follow the residual.
+            if (isQuantized(l.inputs[0].precision) && isFloat(l.inputs[1].precision) && isQuantized(outputPrecision(l)))
             {
                 reasons[layer].push_back("its residual input " + l.inputs[1].name + " is "
                     + std::string(precisionName(l.inputs[1].precision)) + " while the conv input is INT8");

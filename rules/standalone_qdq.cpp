@@ -49,54 +49,97 @@ public:
     }
 
 private:
+    struct Explanation
+    {
+        std::string why;   //!< per layer, for the evidence
+        std::string cause; //!< groups layers in the fix
+        std::string fix;
+        bool expected = false; //!< a Quantize of a float network input
+    };
+
     //! Why one standalone layer exists, read from its neighbours in the engine.
-    std::string explain(const Context& context, std::size_t index, std::string& fix) const
+    Explanation explain(const Context& context, std::size_t index) const
     {
         const EnginePlan& plan = *context.engine();
         const EngineLayer& layer = plan.layers[index];
+        Explanation result;
         if (layer.inputs.empty())
         {
-            fix = "move the Q/DQ pair to the input of the nearest weighted op (Conv, Gemm, MatMul)";
-            return "its input is not listed";
+            result.why = "its input is not listed";
+            result.cause = "unknown";
+            result.fix = "move the Q/DQ pair to the input of the nearest weighted op (Conv, Gemm, MatMul)";
+            return result;
         }
         const std::string& input = layer.inputs[0].name;
+        const bool isQuantizeLayer = isQuantized(outputPrecision(layer));
         auto producer = producerLayer(plan, input);
         if (!producer)
         {
-            bool bindingInput = std::find(plan.bindings.begin(), plan.bindings.end(), input) != plan.bindings.end()
-                || layer.inputs[0].precision == Precision::kFP32 || layer.inputs[0].precision == Precision::kFP16;
-            fix = "expected for a float network input; feed INT8 directly with --inputIOFormats=int8:chw32 if the "
-                  "preprocessing can quantize (see io-reformat)";
-            return bindingInput ? "it quantizes the network input " + input : "nothing in the engine produces " + input;
+            result.why = "it quantizes the network input " + input;
+            result.cause = "network input";
+            result.fix = "expected for a float network input; feed INT8 directly (--inputIOFormats=int8:chw32) if "
+                         "the preprocessing can quantize (see io-reformat)";
+            result.expected = isQuantizeLayer;
+            return result;
         }
         const EngineLayer& source = plan.layers[*producer];
-        // The same tensor used as the residual input of a fused Conv+Add.
-        for (std::size_t consumer : consumerLayers(plan, input))
+        auto isConvAdd = [&](const EngineLayer& l) {
+            return l.inputs.size() >= 2 && nameHasOp(l, "Add") && (nameHasOp(l, "Conv") || nameHasOp(l, "Gemm"));
+        };
+        if (isQuantizeLayer)
         {
-            const EngineLayer& user = plan.layers[consumer];
-            if (consumer != index && user.inputs.size() >= 2 && user.inputs[0].name != input && nameHasOp(user, "Add"))
+            for (std::size_t consumer : consumerLayers(plan, input))
             {
-                fix = "quantize the residual input of the Add fused into \"" + user.name
-                    + "\" with the same scale as this Quantize (see residual-input-not-quantized)";
-                return "its input " + input + " is also the float-scaled residual input of \"" + user.name + "\"";
+                const EngineLayer& user = plan.layers[consumer];
+                if (consumer != index && isConvAdd(user) && user.inputs[0].name != input)
+                {
+                    result.why = "its input " + input + " is also the residual input of \"" + user.name + "\", which "
+                        "TensorRT keeps in " + std::string(precisionName(layer.inputs[0].precision));
+                    result.cause = "residual";
+                    break;
+                }
+            }
+            if (result.cause.empty() && isConvAdd(source))
+            {
+                result.why = "it requantizes the output of the fused Conv+Add \"" + source.name + "\"";
+                result.cause = "residual";
+            }
+            if (!result.cause.empty())
+            {
+                result.fix = "quantize the residual (identity) inputs of those Adds with the scale of the Q/DQ that "
+                             "follows them (see residual-input-not-quantized)";
+                return result;
             }
         }
-        if (nameHasOp(source, "Add") && (nameHasOp(source, "Conv") || nameHasOp(source, "Gemm")))
+        else
         {
-            fix = "quantize the residual (identity) input of the Add in \"" + source.name
-                + "\" so the fused Conv+Add emits INT8 and this Quantize fuses into it (see "
-                  "residual-input-not-quantized)";
-            return "it requantizes the output of the fused Conv+Add \"" + source.name + "\"";
+            for (std::size_t consumer : consumerLayers(plan, layer.outputs.empty() ? "" : layer.outputs[0].name))
+            {
+                const EngineLayer& user = plan.layers[consumer];
+                if (isConvAdd(user) && isFloat(outputPrecision(user)))
+                {
+                    result.why = "it dequantizes the residual input of \"" + user.name + "\", whose output is "
+                        + std::string(precisionName(outputPrecision(user)));
+                    result.cause = "float Conv+Add output";
+                    result.fix = "quantize the consumer of the last fused Conv+Add output (e.g. the pooling after it) so "
+                                 "that layer can emit INT8 and keep its residual INT8 (see residual-precision-mismatch)";
+                    return result;
+                }
+            }
         }
         if (isFloat(outputPrecision(source)))
         {
-            fix = "quantize the input of \"" + source.name + "\" (Q/DQ before it) so it runs INT8 and emits INT8, or "
-                  "move this Q/DQ to the input of the next weighted op";
-            return "its producer \"" + source.name + "\" (" + source.type + ") runs in "
+            result.why = "its producer \"" + source.name + "\" (" + source.type + ") runs in "
                 + std::string(precisionName(outputPrecision(source)));
+            result.cause = "float producer " + source.name;
+            result.fix = "add a Q/DQ pair on the input of \"" + source.name + "\" so it runs INT8 and absorbs this "
+                "Quantize, or move the Q/DQ to the input of the next weighted op";
+            return result;
         }
-        fix = "make the scales of the Q/DQ around \"" + source.name + "\" equal so the pair cancels, or remove it";
-        return "it requantizes the INT8 output of \"" + source.name + "\"";
+        result.why = "it requantizes the INT8 output of \"" + source.name + "\"";
+        result.cause = "requantize";
+        result.fix = "give the Q/DQ around \"" + source.name + "\" one scale so the pair cancels, or remove the pair";
+        return result;
     }
 
     void checkEngine(const Context& context, FindingSink& sink) const
@@ -115,13 +158,13 @@ private:
             return;
         }
         Finding finding = makeFinding(info(), "");
-        std::map<std::string, std::vector<std::string>> layersByFix;
-        std::string details;
+        std::map<std::string, std::pair<std::string, std::vector<std::string>>> layersByCause;
+        bool allExpected = true;
         for (std::size_t index : standalone)
         {
             const EngineLayer& layer = plan.layers[index];
-            std::string fix;
-            std::string why = explain(context, index, fix);
+            Explanation explanation = explain(context, index);
+            allExpected = allExpected && explanation.expected;
             finding.engineLayers.push_back(layer.name);
             for (const auto& node : context.correlation.layers[index].onnxNodes)
             {
@@ -131,17 +174,24 @@ private:
             std::string text = layer.type + (layer.origin.empty() ? "" : ", Origin: " + layer.origin) + ", "
                 + std::string(precisionName(inputPrecision(layer))) + " -> "
                 + std::string(precisionName(outputPrecision(layer))) + (time ? ", " + formatMs(*time) : "") + "; "
-                + why;
+                + explanation.why;
             finding.evidence.push_back(layerEvidence(context, index, "", text));
-            layersByFix[fix].push_back(layer.name);
+            auto& group = layersByCause[explanation.cause];
+            group.first = explanation.fix;
+            group.second.push_back(layer.name);
+        }
+        if (allExpected)
+        {
+            finding.severity = Severity::kInfo;
         }
         finding.costMs = sumTimes(context, standalone);
         finding.message = std::to_string(standalone.size()) + " Q/DQ node(s) run as their own layer"
             + (finding.costMs ? " and cost " + formatMs(*finding.costMs) + " in total" : "") + ": "
             + nameList(finding.engineLayers, 6) + ".";
-        for (const auto& [fix, layers] : layersByFix)
+        for (const auto& [cause, group] : layersByCause)
         {
-            finding.fix += (finding.fix.empty() ? "" : " | ") + nameList(layers, 3) + ": " + fix;
+            finding.fix += (finding.fix.empty() ? "" : "; ") + std::string("for ") + nameList(group.second, 3) + ": "
+                + group.first;
         }
         sink.add(std::move(finding));
     }
