@@ -128,8 +128,14 @@ private:
                 }
                 causes.push_back("the MaxPool output also feeds " + (floatUser.empty() ? "a float consumer" : floatUser)
                     + " without quantization, so the pool cannot run in the conv's INT8 precision");
-                fixes.push_back("quantize every consumer of " + pool.outputs[0]
-                    + " with one shared scale (e.g. a Q/DQ on the residual input it feeds)");
+                std::string scaleHint;
+                if (!forward.quantizers.empty())
+                {
+                    scaleHint = " with the scale of " + forward.quantizers[0]->name;
+                }
+                fixes.push_back("add a Q/DQ pair on " + pool.outputs[0] + " where it enters "
+                    + (floatUser.empty() ? std::string("its float consumer") : floatUser) + scaleHint
+                    + ", so every consumer of the MaxPool output is quantized with one scale");
             }
             if (causes.empty())
             {
@@ -162,7 +168,22 @@ private:
                 {
                     continue;
                 }
-                finding.costMs = sumTimes(context, poolLayers);
+                // Reformats in and out of the separate pooling layer are part of the price.
+                std::vector<std::size_t> costly = poolLayers;
+                for (std::size_t poolLayer : poolLayers)
+                {
+                    for (const auto& mapping : context.correlation.layers)
+                    {
+                        if (mapping.state == LayerState::kInsertedReformat && mapping.reformatTarget == poolLayer)
+                        {
+                            costly.push_back(mapping.layer);
+                            finding.engineLayers.push_back(plan->layers[mapping.layer].name);
+                        }
+                    }
+                    finding.evidence.push_back(layerEvidence(context, poolLayer, "LayerType",
+                        plan->layers[poolLayer].type + ", separate from the conv"));
+                }
+                finding.costMs = sumTimes(context, costly);
             }
             sink.add(std::move(finding));
         }

@@ -93,8 +93,7 @@ private:
                 const EngineLayer& user = plan.layers[consumer];
                 if (consumer != index && isConvAdd(user) && user.inputs[0].name != input)
                 {
-                    result.why = "its input " + input + " is also the residual input of \"" + user.name + "\", which "
-                        "TensorRT keeps in " + std::string(precisionName(layer.inputs[0].precision));
+                    result.why = "its input " + input + " is also the residual input of \"" + user.name + "\"";
                     result.cause = "residual";
                     break;
                 }

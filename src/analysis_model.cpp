@@ -19,7 +19,38 @@ const EnginePlan* Inputs::engine() const
     {
         return &*layerInfo;
     }
+    if (planFromProfile)
+    {
+        return &*planFromProfile;
+    }
     return nullptr;
+}
+
+void Inputs::deriveMissingPlan()
+{
+    planFromProfile.reset();
+    const Profile* times = timings();
+    if (engine() != nullptr || times == nullptr)
+    {
+        return;
+    }
+    EnginePlan plan;
+    plan.sourcePath = times->sourcePath;
+    plan.form = LayerListForm::kNamesOnly;
+    for (const auto& entry : times->entries)
+    {
+        EngineLayer layer;
+        layer.name = entry.name;
+        layer.baseName = entry.name;
+        if (auto open = entry.name.rfind(" [profile "); open != std::string::npos && entry.name.back() == ']')
+        {
+            layer.baseName = entry.name.substr(0, open);
+            layer.optimizationProfile = std::atoi(entry.name.c_str() + open + 10);
+        }
+        layer.line = entry.line;
+        plan.layers.push_back(std::move(layer));
+    }
+    planFromProfile = std::move(plan);
 }
 
 const Profile* Inputs::timings() const

@@ -102,9 +102,8 @@ private:
         }
         if (auto subject = helperSubject(token))
         {
-            std::vector<std::string> ignored;
-            bool dummy = false;
-            return resolveToken(*subject, ignored, dummy); // a parser helper around a known node: no node of its own
+            // A shape helper the parser inserted for node X executes part of X's work.
+            return resolveToken(*subject, nodes, usedTensorName);
         }
         return false;
     }
@@ -187,11 +186,14 @@ private:
                 // No model: keep the names that look like node names (not weights, not parser helpers).
                 for (const auto& token : parts.tokens)
                 {
-                    if (token.empty() || isUnnamedLayerToken(token) || helperSubject(token))
+                    if (auto subject = helperSubject(token))
                     {
-                        continue;
+                        nodes.push_back(*subject);
                     }
-                    nodes.push_back(token);
+                    else if (!token.empty() && (!isUnnamedLayerToken(token) || isComputeUnnamedLayer(token)))
+                    {
+                        nodes.push_back(token);
+                    }
                 }
                 if (!nodes.empty())
                 {
@@ -230,9 +232,9 @@ private:
         {
             mapping.state = LayerState::kMapped;
         }
-        else if (isBookkeepingType(layer.type) || parts.tokens.empty()
+        else if (isBookkeepingType(layer.type) || layer.type == "Shuffle" || parts.tokens.empty()
             || std::all_of(parts.tokens.begin(), parts.tokens.end(),
-                [](const std::string& t) { return isUnnamedLayerToken(t) || helperSubject(t).has_value(); }))
+                [](const std::string& t) { return isUnnamedLayerToken(t) && !isComputeUnnamedLayer(t); }))
         {
             mapping.state = LayerState::kDropped;
         }
@@ -246,6 +248,19 @@ private:
             mapping.state = LayerState::kDropped;
         }
         return mapping;
+    }
+
+    //! `(Unnamed Layer* 3) [Convolution]`: a network layer built through the API (no ONNX name), as opposed to the
+    //! Shuffle/Constant helpers the ONNX parser inserts.
+    static bool isComputeUnnamedLayer(const std::string& token)
+    {
+        if (!isUnnamedLayerToken(token) || token.back() != ']')
+        {
+            return false;
+        }
+        auto open = token.rfind('[');
+        std::string type = open == std::string::npos ? "" : token.substr(open + 1, token.size() - open - 2);
+        return type != "Shuffle" && type != "Constant" && type != "Identity" && type != "Cast";
     }
 
     static bool helperOnly(const LayerNameParts& parts)

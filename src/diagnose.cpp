@@ -98,6 +98,11 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
         return nodeA < nodeB;
     });
 
+    if (inputs.planFromProfile)
+    {
+        report.notes.push_back("no layer list given (--exportLayerInfo JSON or a verbose build log): the profile's "
+                               "layer names stand in for it, without layer types or tensor precisions");
+    }
     for (const auto& note : report.correlation.notes)
     {
         report.notes.push_back(note);

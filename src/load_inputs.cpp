@@ -88,6 +88,7 @@ Inputs loadInputs(const InputFiles& files, const Limits& limits, const ProgressC
     {
         throw InputError(SourceLocation{}, "no input files");
     }
+    inputs.deriveMissingPlan();
     return inputs;
 }
 

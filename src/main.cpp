@@ -183,8 +183,11 @@ int runDemo(const std::string& format, const GlobalOptions& options)
     {
         std::ofstream out(dir / file.name, std::ios::binary);
         out.write(file.bytes.data(), static_cast<std::streamsize>(file.bytes.size()));
-        diagnoseOptions.files.files.push_back((dir / file.name).string());
+        diagnoseOptions.files.files.push_back(file.name);
     }
+    // Relative names keep the report free of the temporary folder's random name.
+    std::filesystem::path previous = std::filesystem::current_path();
+    std::filesystem::current_path(dir);
     std::fprintf(stderr, "qdq-doctor demo: diagnosing the bundled sample (user report c: ResNet stem loses its "
                          "Conv+MaxPool fusion in explicit INT8)\n");
     int status = kExitOk;
@@ -195,10 +198,12 @@ int runDemo(const std::string& format, const GlobalOptions& options)
     catch (...)
     {
         std::error_code ec;
+        std::filesystem::current_path(previous, ec);
         std::filesystem::remove_all(dir, ec);
         throw;
     }
     std::error_code ec;
+    std::filesystem::current_path(previous, ec);
     std::filesystem::remove_all(dir, ec);
     return status;
 }

@@ -38,6 +38,7 @@ Report runDiagnose(const std::optional<OnnxGraph>& graph, const std::optional<En
     inputs.onnx = graph;
     inputs.layerInfo = plan;
     inputs.profile = profile;
+    inputs.deriveMissingPlan();
     return diagnose(inputs);
 }
 

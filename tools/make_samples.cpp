@@ -184,18 +184,18 @@ void sampleC(const fs::path& dir)
                 g.weight(name + ".running_mean", {channels}, 0.0f), g.weight(name + ".running_var", {channels}, 1.0f)});
     };
     std::string in = qdqNamed("QuantizeLinear_2", "DequantizeLinear_3", x, 0.0186f);
-    std::string c = g.node("Conv", "Conv_9", {in, weight("conv1.weight", "QuantizeLinear_7", "DequantizeLinear_8", 64, 3)});
-    std::string r = g.node("Relu", "Relu_11", {bn("BatchNormalization_10", c, 64)});
+    std::string c = g.node("Conv", "Conv_9", {in, weight("conv1.weight", "QuantizeLinear_7", "DequantizeLinear_8", 16, 3)});
+    std::string r = g.node("Relu", "Relu_11", {bn("BatchNormalization_10", c, 16)});
     std::string p = g.node("MaxPool", "MaxPool_12", {r}, {"onnx::MaxPool_136"});
     g.intsAttribute("MaxPool_12", "kernel_shape", {3, 3});
     std::string c1 = g.node("Conv", "Conv_22",
         {qdqNamed("QuantizeLinear_15", "DequantizeLinear_16", p, 0.0271f),
-            weight("layer1.0.conv1.weight", "QuantizeLinear_20", "DequantizeLinear_21", 64, 64)});
-    std::string r1 = g.node("Relu", "Relu_24", {bn("BatchNormalization_23", c1, 64)});
+            weight("layer1.0.conv1.weight", "QuantizeLinear_20", "DequantizeLinear_21", 16, 16)});
+    std::string r1 = g.node("Relu", "Relu_24", {bn("BatchNormalization_23", c1, 16)});
     std::string c2 = g.node("Conv", "Conv_34",
         {qdqNamed("QuantizeLinear_27", "DequantizeLinear_28", r1, 0.0193f),
-            weight("layer1.0.conv2.weight", "QuantizeLinear_32", "DequantizeLinear_33", 64, 64)});
-    std::string sum = g.node("Add", "Add_36", {bn("BatchNormalization_35", c2, 64), p});
+            weight("layer1.0.conv2.weight", "QuantizeLinear_32", "DequantizeLinear_33", 16, 16)});
+    std::string sum = g.node("Add", "Add_36", {bn("BatchNormalization_35", c2, 16), p});
     g.output(g.node("Relu", "Relu_37", {sum}, {"output"}));
     g.save((dir / "model.onnx").string());
 
@@ -204,25 +204,25 @@ void sampleC(const fs::path& dir)
         {"QuantizeLinear_2", "Scale", {{"input", "128,3,224,224", kFp32}}, {{"input_quantized", "128,3,224,224", kInt8x4}},
             "Scale", "", scaleLayerKeys(), "", 0.2785},
         {"conv1.weight + QuantizeLinear_7 + Conv_9 + BatchNormalization_10 + Relu_11", "CaskConvolution",
-            {{"input_quantized", "128,3,224,224", kInt8x4}}, {{"onnx::MaxPool_136", "128,64,112,112", kFp32}},
-            "Convolution", "", convKeys(64, "RELU", 1728), "", 0.9131},
-        {"MaxPool_12", "TiledPooling", {{"onnx::MaxPool_136", "128,64,112,112", kFp32}},
-            {{"Reformatted Output Tensor 0 to MaxPool_12", "128,64,56,56", kFp32}}, "Pooling", "",
+            {{"input_quantized", "128,3,224,224", kInt8x4}}, {{"onnx::MaxPool_136", "128,16,112,112", kFp32}},
+            "Convolution", "", convKeys(16, "RELU", 432), "", 0.9131},
+        {"MaxPool_12", "TiledPooling", {{"onnx::MaxPool_136", "128,16,112,112", kFp32}},
+            {{"Reformatted Output Tensor 0 to MaxPool_12", "128,16,56,56", kFp32}}, "Pooling", "",
             "  \"PoolingType\": \"MAX\",\n  \"WindowSize\": [3,3],\n", "", 0.4318},
         {"Reformatting CopyNode for Output Tensor 0 to MaxPool_12", "Reformat",
-            {{"Reformatted Output Tensor 0 to MaxPool_12", "128,64,56,56", kFp32}},
-            {{"onnx::MaxPool_136_pooled", "128,64,56,56", kInt8x32}}, "Reformat", "REFORMAT", "", "", 0.1677},
-        {"QuantizeLinear_15", "Scale", {{"onnx::MaxPool_136_pooled", "128,64,56,56", kInt8x32}},
-            {{"onnx::DequantizeLinear_140", "128,64,56,56", kInt8x32}}, "Scale", "", scaleLayerKeys(), "", 0.1256},
+            {{"Reformatted Output Tensor 0 to MaxPool_12", "128,16,56,56", kFp32}},
+            {{"onnx::MaxPool_136_pooled", "128,16,56,56", kInt8x32}}, "Reformat", "REFORMAT", "", "", 0.1677},
+        {"QuantizeLinear_15", "Scale", {{"onnx::MaxPool_136_pooled", "128,16,56,56", kInt8x32}},
+            {{"onnx::DequantizeLinear_140", "128,16,56,56", kInt8x32}}, "Scale", "", scaleLayerKeys(), "", 0.1256},
         {"layer1.0.conv1.weight + QuantizeLinear_20 + Conv_22 + BatchNormalization_23 + Relu_24", "CaskConvolution",
-            {{"onnx::DequantizeLinear_140", "128,64,56,56", kInt8x32}},
-            {{"onnx::DequantizeLinear_154", "128,64,56,56", kInt8x32}}, "Convolution", "",
-            convKeys(64, "RELU", 36864), "", 0.3512},
+            {{"onnx::DequantizeLinear_140", "128,16,56,56", kInt8x32}},
+            {{"onnx::DequantizeLinear_154", "128,16,56,56", kInt8x32}}, "Convolution", "",
+            convKeys(16, "RELU", 2304), "", 0.3512},
         {"layer1.0.conv2.weight + QuantizeLinear_32 + Conv_34 + BatchNormalization_35 + Add_36 + Relu_37",
             "CaskConvolution",
-            {{"onnx::DequantizeLinear_154", "128,64,56,56", kInt8x32},
-                {"onnx::MaxPool_136_pooled", "128,64,56,56", kInt8x32}},
-            {{"output", "128,64,56,56", kFp32}}, "Convolution", "", convKeys(64, "RELU", 36864), "", 0.4023},
+            {{"onnx::DequantizeLinear_154", "128,16,56,56", kInt8x32},
+                {"onnx::MaxPool_136_pooled", "128,16,56,56", kInt8x32}},
+            {{"output", "128,16,56,56", kFp32}}, "Convolution", "", convKeys(16, "RELU", 2304), "", 0.4023},
     };
     writeText(dir / "layers.json", layerInfoJson(layers, {"input", "output"}, 82));
     writeText(dir / "profile.json", profileJson(layers, 781, false));

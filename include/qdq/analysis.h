@@ -33,6 +33,11 @@ struct Inputs
     std::optional<EnginePlan> layerInfo; //!< from --exportLayerInfo
     std::optional<Profile> profile;      //!< from --exportProfile
     std::optional<BuildLog> buildLog;
+    //! When no layer list was given, the layer names of the profile (JSON or log table) stand in for it.
+    std::optional<EnginePlan> planFromProfile;
+
+    //! Fills planFromProfile when timings exist but no layer list does. Called by loadInputs.
+    void deriveMissingPlan();
 
     //! The engine layer list to analyze: the layer-info JSON when given, else the build log's engine block.
     const EnginePlan* engine() const;

@@ -1,0 +1,234 @@
+// diagnose on the real TensorRT artifacts and models: the accounting invariant on every real input, and the stories
+// the issues name (TREx ResNet18 A100 QAT series). Expected values were read off the files by hand.
+#include "qdq/analysis.h"
+#include "qdq/load_inputs.h"
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+using namespace qdq;
+using namespace qdq::test;
+
+namespace
+{
+
+Inputs load(const std::vector<std::filesystem::path>& paths)
+{
+    InputFiles files;
+    for (const auto& path : paths)
+    {
+        files.files.push_back(path.string());
+    }
+    return loadInputs(files, Limits{});
+}
+
+void expectAccountingAddsUp(const Report& report, const Inputs& inputs, const std::string& what)
+{
+    auto layers = report.correlation.layerTotals();
+    EXPECT_EQ(layers.total, layers.mapped + layers.insertedQdq + layers.insertedReformat + layers.dropped
+            + layers.unattributed)
+        << what;
+    std::size_t engineLayers = inputs.engine() == nullptr ? 0 : inputs.engine()->layers.size();
+    EXPECT_EQ(layers.total, engineLayers) << what;
+    auto qdq = report.correlation.qdqTotals();
+    EXPECT_EQ(qdq.total, qdq.fused + qdq.standalone + qdq.folded + qdq.eliminated + qdq.unknown) << what;
+    if (inputs.onnx)
+    {
+        EXPECT_EQ(qdq.total, inputs.onnx->quantizeCount() + inputs.onnx->dequantizeCount()) << what;
+    }
+}
+
+//! Every file of MANIFEST.tsv that an engine analysis can read (all but timing and TREx metadata JSON).
+std::vector<std::string> manifestEngineFiles()
+{
+    std::vector<std::string> files;
+    auto shared = sharedDir();
+    if (!shared)
+    {
+        return files;
+    }
+    std::ifstream manifest(*shared / "realdata" / "MANIFEST.tsv");
+    std::string line;
+    std::getline(manifest, line); // header
+    while (std::getline(manifest, line))
+    {
+        std::vector<std::string> columns;
+        std::size_t start = 0;
+        for (std::size_t tab = line.find('\t'); tab != std::string::npos; tab = line.find('\t', start))
+        {
+            columns.push_back(line.substr(start, tab - start));
+            start = tab + 1;
+        }
+        columns.push_back(line.substr(start));
+        if (columns.size() < 3 || columns[2] == "timing-json" || columns[2] == "metadata-json")
+        {
+            continue;
+        }
+        files.push_back(columns[0] + "/" + columns[1]);
+    }
+    return files;
+}
+
+std::size_t countRule(const Report& report, const std::string& rule)
+{
+    std::size_t count = 0;
+    for (const auto& finding : report.findings)
+    {
+        count += finding.rule == rule ? 1 : 0;
+    }
+    return count;
+}
+
+const Finding* firstOf(const Report& report, const std::string& rule)
+{
+    for (const auto& finding : report.findings)
+    {
+        if (finding.rule == rule)
+        {
+            return &finding;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+TEST(RealDataAccounting, EveryManifestFileAddsUp)
+{
+    REQUIRE_SHARED();
+    auto files = manifestEngineFiles();
+    ASSERT_GE(files.size(), 40u);
+    for (const auto& file : files)
+    {
+        Inputs inputs = load({realdata(file)});
+        Report report = diagnose(inputs);
+        expectAccountingAddsUp(report, inputs, file);
+        // The TREx and cookbook sets are fully understood: nothing left unattributed.
+        if (file.rfind("trex-", 0) == 0 || file.rfind("cookbook-", 0) == 0)
+        {
+            EXPECT_EQ(report.correlation.layerTotals().unattributed, 0u) << file;
+        }
+    }
+}
+
+TEST(RealDataAccounting, EveryModelAddsUp)
+{
+    REQUIRE_SHARED();
+    std::size_t models = 0;
+    for (const auto& folder : {sharedModel(""), sharedModel("with-weights")})
+    {
+        for (const auto& entry : std::filesystem::directory_iterator(folder))
+        {
+            if (entry.path().extension() != ".onnx")
+            {
+                continue;
+            }
+            Inputs inputs = load({entry.path()});
+            Report report = diagnose(inputs);
+            expectAccountingAddsUp(report, inputs, entry.path().string());
+            ++models;
+        }
+    }
+    EXPECT_EQ(models, 18u);
+}
+
+TEST(RealDataAccounting, TrexPairsAddUpWithTheirProfiles)
+{
+    REQUIRE_SHARED();
+    for (const char* set : {"trex-pt-resnet-a100-fp32/resnet", "trex-pt-resnet-a100-fp16/resnet",
+             "trex-pt-resnet-a100-qat/resnet-qat", "trex-pt-resnet-a100-qat-residual/resnet-qat-residual",
+             "trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap", "trex-tests-mobilenet-qat/mobilenet.qat",
+             "trex-tests-mobilenet-qat-2022-04/mobilenet.qat"})
+    {
+        std::string base = std::string(set) + ".onnx.engine.";
+        Inputs inputs = load({realdata(base + "graph.json"), realdata(base + "profile.json")});
+        Report report = diagnose(inputs);
+        expectAccountingAddsUp(report, inputs, set);
+        EXPECT_EQ(report.correlation.layerTotals().unattributed, 0u) << set;
+        // Every layer has its timing (layer-info and profile of one engine).
+        for (const auto& mapping : report.correlation.layers)
+        {
+            EXPECT_TRUE(mapping.timeMs.has_value()) << set << ": " << inputs.engine()->layers[mapping.layer].name;
+        }
+    }
+}
+
+TEST(RealDataDiagnose, TrexQatStandaloneQuantizeLayersWithTheirCost)
+{
+    REQUIRE_SHARED();
+    Inputs inputs = load({realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.graph.json"),
+        realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.json")});
+    Report report = diagnose(inputs);
+    const Finding* standalone = firstOf(report, "standalone-qdq");
+    ASSERT_NE(standalone, nullptr);
+    // The ten QuantizeLinear layers of the profile: QuantizeLinear_2, _15, _40, _65, _101, _126, _162, _187, _223,
+    // _250; their averageMs sum to 0.232448 ms.
+    EXPECT_EQ(standalone->engineLayers.size(), 10u);
+    EXPECT_EQ(standalone->engineLayers.front(), "QuantizeLinear_2");
+    EXPECT_EQ(standalone->engineLayers.back(), "QuantizeLinear_250");
+    ASSERT_TRUE(standalone->costMs.has_value());
+    EXPECT_NEAR(*standalone->costMs, 0.232448, 1e-9);
+    EXPECT_EQ(report.correlation.layerTotals().insertedQdq, 10u);
+    EXPECT_NEAR(report.standaloneQdqMs, 0.232448, 1e-9);
+
+    // Tied to residual inputs that are not quantized: the first block's Add_36 is charged with QuantizeLinear_15
+    // (its residual input is quantized separately) and QuantizeLinear_40 (requantizes its output).
+    EXPECT_GE(countRule(report, "residual-input-not-quantized"), 5u);
+    const Finding* residual = firstOf(report, "residual-input-not-quantized");
+    ASSERT_NE(residual, nullptr);
+    EXPECT_EQ(residual->onnxNodes, std::vector<std::string>{"Add_36"});
+    EXPECT_NEAR(residual->costMs.value_or(0), 0.027648 + 0.027648, 1e-9);
+
+    // The lost Conv+MaxPool fusion: MaxPool_12 (0.095232 ms) and the reformat after it (0.036864 ms).
+    const Finding* pool = firstOf(report, "conv-act-pool-blocked");
+    ASSERT_NE(pool, nullptr);
+    EXPECT_NEAR(pool->costMs.value_or(0), 0.095232 + 0.036864, 1e-9);
+    EXPECT_EQ(pool->engineLayers.front(), "conv1.weight + QuantizeLinear_7 + Conv_9");
+}
+
+TEST(RealDataDiagnose, TrexQatResidualQgapReportsNoneOfThat)
+{
+    REQUIRE_SHARED();
+    Inputs inputs = load({realdata("trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.graph.json"),
+        realdata("trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.profile.json")});
+    Report report = diagnose(inputs);
+    EXPECT_EQ(countRule(report, "residual-input-not-quantized"), 0u);
+    EXPECT_EQ(countRule(report, "conv-act-pool-blocked"), 0u);
+    // Only the Quantize of the float network input remains, and it is reported as expected (info).
+    const Finding* standalone = firstOf(report, "standalone-qdq");
+    ASSERT_NE(standalone, nullptr);
+    EXPECT_EQ(standalone->severity, Severity::kInfo);
+    EXPECT_EQ(standalone->engineLayers, std::vector<std::string>{"QuantizeLinear_2"});
+    for (const auto& finding : report.findings)
+    {
+        EXPECT_NE(finding.severity, Severity::kWarning) << finding.rule << ": " << finding.message;
+        EXPECT_NE(finding.severity, Severity::kError) << finding.rule << ": " << finding.message;
+    }
+}
+
+TEST(RealDataDiagnose, TrexQatResidualKeepsConvActPool)
+{
+    REQUIRE_SHARED();
+    Inputs inputs = load({realdata("trex-pt-resnet-a100-qat-residual/resnet-qat-residual.onnx.engine.graph.json"),
+        realdata("trex-pt-resnet-a100-qat-residual/resnet-qat-residual.onnx.engine.profile.json")});
+    Report report = diagnose(inputs);
+    EXPECT_EQ(countRule(report, "conv-act-pool-blocked"), 0u);
+    // QuantizeLinear_2, DequantizeLinear_291, QuantizeLinear_298: 0.115712 ms.
+    const Finding* standalone = firstOf(report, "standalone-qdq");
+    ASSERT_NE(standalone, nullptr);
+    EXPECT_EQ(standalone->engineLayers.size(), 3u);
+    EXPECT_NEAR(standalone->costMs.value_or(0), 0.115712, 1e-9);
+}
+
+TEST(RealDataDiagnose, ProfileAloneStandsInForTheLayerList)
+{
+    REQUIRE_SHARED();
+    Inputs inputs = load({realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.json")});
+    ASSERT_TRUE(inputs.planFromProfile.has_value());
+    Report report = diagnose(inputs);
+    // 37 profile entries (after the count element).
+    EXPECT_EQ(report.correlation.layerTotals().total, 37u);
+    EXPECT_EQ(report.correlation.layerTotals().insertedQdq, 10u);
+}
