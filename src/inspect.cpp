@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -128,6 +129,10 @@ FileSummary inspectFile(const std::string& path, const InspectOptions& options)
         }
         if (log.hasProfileTable)
         {
+            if (!log.hasEngineBlock)
+            {
+                summary.layers = log.profile.entries.size(); // the --dumpProfile table lists the layers
+            }
             summary.timeMs = log.profile.totalAverageMs();
             summary.facts.emplace_back("profile_entries", std::to_string(log.profile.entries.size()));
         }
@@ -196,7 +201,8 @@ std::string renderInspectJson(const std::vector<FileSummary>& summaries)
         item["trt_version"] = summary.trtVersion ? nlohmann::ordered_json(*summary.trtVersion) : nullptr;
         item["layers"] = summary.layers ? nlohmann::ordered_json(*summary.layers) : nullptr;
         item["qdq_nodes"] = summary.qdqNodes ? nlohmann::ordered_json(*summary.qdqNodes) : nullptr;
-        item["time_ms"] = summary.timeMs ? nlohmann::ordered_json(*summary.timeMs) : nullptr;
+        // Rounded to 6 decimals: sums of profile times carry float noise that would make output look unstable.
+        item["time_ms"] = summary.timeMs ? nlohmann::ordered_json(std::round(*summary.timeMs * 1e6) / 1e6) : nullptr;
         if (!summary.form.empty())
         {
             item["form"] = summary.form;
