@@ -1488,6 +1488,23 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
                      to == std::string_view::npos ? std::string_view{} : head.substr(to + 4), reason, lineNo);
             return;
         }
+        // trtexec's performance summary: "GPU Compute Time: min = 0.15 ms, max = 0.54 ms, mean = 0.16 ms, ..."
+        if (startsWith(m, "GPU Compute Time: "))
+        {
+            std::size_t mean = m.find("mean = ");
+            if (mean != std::string_view::npos)
+            {
+                std::string_view value = m.substr(mean + 7);
+                value = value.substr(0, value.find(" ms"));
+                double ms = 0.0;
+                if (parseDouble(value, ms))
+                {
+                    mLog.gpuComputeMeanMs = ms;
+                    mLog.gpuComputeLine = lineNo;
+                }
+            }
+            return;
+        }
         break;
     case 'Q':
         if (startsWith(m, "QDQ graph optimizer") || startsWith(m, "QDQ optimization pass"))

@@ -1,4 +1,5 @@
 // qdq-doctor command line. CLI11 stays in this file; the commands live in src/*.cpp.
+#include "qdq/diff.h"
 #include "qdq/embedded_sample.h"
 #include "qdq/inspect.h"
 #include "qdq/load_inputs.h"
@@ -167,6 +168,41 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
     return kExitOk;
 }
 
+struct DiffOptions
+{
+    std::vector<std::string> baseline;
+    std::vector<std::string> candidate;
+    std::string format = "text";
+    std::string outputDir;
+    bool force = false;
+    std::size_t top = 20;
+};
+
+int runDiff(const DiffOptions& diffOptions, const GlobalOptions& options)
+{
+    qdq::InputFiles baselineFiles;
+    baselineFiles.files = diffOptions.baseline;
+    qdq::InputFiles candidateFiles;
+    candidateFiles.files = diffOptions.candidate;
+    qdq::Inputs baseline = qdq::loadInputs(baselineFiles, options.limits(),
+        progressReporter(options, diffOptions.baseline.front()));
+    qdq::Inputs candidate = qdq::loadInputs(candidateFiles, options.limits(),
+        progressReporter(options, diffOptions.candidate.front()));
+    qdq::DiffReport report = qdq::diffEngines(baseline, candidate);
+    std::string text = qdq::renderDiffText(report, baseline, candidate, diffOptions.top);
+    std::string json = qdq::renderDiffJson(report, baseline, candidate);
+    if (!diffOptions.outputDir.empty())
+    {
+        std::filesystem::path dir = diffOptions.outputDir;
+        std::filesystem::create_directories(dir);
+        writeReportFile(dir / "diff.json", json, diffOptions.force);
+        writeReportFile(dir / "diff.txt", text, diffOptions.force);
+    }
+    const std::string& output = diffOptions.format == "json" ? json : text;
+    std::fwrite(output.data(), 1, output.size(), stdout);
+    return kExitOk;
+}
+
 //! `qdq-doctor demo`: diagnose on the sample compiled into the binary.
 int runDemo(const std::string& format, const GlobalOptions& options)
 {
@@ -241,6 +277,18 @@ int main(int argc, char** argv)
         ->check(CLI::IsMember({"warning", "error"}));
     addLimitOptions(*diagnose, options);
 
+    auto* diff = app.add_subcommand("diff",
+        "Where did the time go between two builds (implicit vs explicit INT8, QAT vs PTQ, TensorRT 8 vs 10)");
+    DiffOptions diffOptions;
+    diff->add_option("--baseline", diffOptions.baseline, "The reference engine's files (layer-info, log, profile, ONNX)")
+        ->required();
+    diff->add_option("--candidate", diffOptions.candidate, "The engine to explain")->required();
+    diff->add_option("--format", diffOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    diff->add_option("--top", diffOptions.top, "Regions shown in the text table")->capture_default_str();
+    diff->add_option("-o,--output-dir", diffOptions.outputDir, "Write diff.json and diff.txt here");
+    diff->add_flag("--force", diffOptions.force, "Replace existing files in the output folder");
+    addLimitOptions(*diff, options);
+
     auto* demo = app.add_subcommand("demo", "Run diagnose on the sample compiled into the binary");
     std::string demoFormat = "text";
     demo->add_option("--format", demoFormat, "Output format")->check(CLI::IsMember({"text", "json"}));
@@ -282,6 +330,10 @@ int main(int argc, char** argv)
                 return kExitBadInput;
             }
             return runDiagnose(diagnoseOptions, options);
+        }
+        if (diff->parsed())
+        {
+            return runDiff(diffOptions, options);
         }
         if (demo->parsed())
         {

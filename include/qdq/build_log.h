@@ -103,6 +103,10 @@ struct BuildLog
     bool hasProfileTable = false;
     Profile profile;
 
+    //! trtexec's end-to-end "GPU Compute Time: ... mean = X ms" (the last one in the log), when printed.
+    std::optional<double> gpuComputeMeanMs;
+    std::uint64_t gpuComputeLine = 0;
+
     std::vector<LogMessage> errors;
     std::vector<LogMessage> warningsInLog; //!< TensorRT's own warnings ([W])
     std::vector<ReaderWarning> warnings;   //!< the reader's warnings about the file

@@ -1,0 +1,188 @@
+// Reporters for `diff`: a text table and JSON (schema qdq-doctor.diff.v1).
+#include "qdq/diff.h"
+#include "qdq/patterns.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+namespace qdq
+{
+
+namespace
+{
+
+using Json = nlohmann::ordered_json;
+
+Json milliseconds(double value)
+{
+    return std::round(value * 1e6) / 1e6;
+}
+
+std::vector<std::string> names(const EnginePlan* plan, const std::vector<std::size_t>& layers)
+{
+    std::vector<std::string> result;
+    for (std::size_t layer : layers)
+    {
+        result.push_back(plan->layers[layer].name);
+    }
+    return result;
+}
+
+std::string signedMs(double value)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%+.3f", value);
+    return buffer;
+}
+
+std::string shorten(const std::string& text, std::size_t width)
+{
+    std::string clean = printable(text, 4096);
+    return clean.size() <= width ? clean : clean.substr(0, width - 3) + "...";
+}
+
+Json sourcesJson(const std::vector<Inputs::Source>& sources)
+{
+    Json array = Json::array();
+    for (const auto& source : sources)
+    {
+        array.push_back({{"kind", std::string(inputKindName(source.kind))}, {"path", source.path},
+            {"trt_version", source.trtVersion ? Json(*source.trtVersion) : Json(nullptr)}});
+    }
+    return array;
+}
+
+} // namespace
+
+std::string renderDiffJson(const DiffReport& report, const Inputs& baseline, const Inputs& candidate)
+{
+    Json root;
+    root["schema"] = "qdq-doctor.diff.v1";
+    root["baseline_inputs"] = sourcesJson(report.baselineInputs);
+    root["candidate_inputs"] = sourcesJson(report.candidateInputs);
+    root["baseline_ms"] = report.baselineMs ? milliseconds(*report.baselineMs) : Json(nullptr);
+    root["candidate_ms"] = report.candidateMs ? milliseconds(*report.candidateMs) : Json(nullptr);
+    root["baseline_total_source"] = report.baselineTotalSource;
+    root["candidate_total_source"] = report.candidateTotalSource;
+    root["delta_ms"] = milliseconds(report.deltaMs);
+    root["explained_ms"] = milliseconds(report.explainedMs);
+    root["unexplained_ms"] = milliseconds(report.unexplainedMs);
+    root["per_layer_times"] = report.perLayerTimes;
+    Json regions = Json::array();
+    for (const auto& region : report.regions)
+    {
+        Json item;
+        item["delta_ms"] = region.hasTimes ? milliseconds(region.deltaMs) : Json(nullptr);
+        item["baseline_ms"] = region.hasTimes ? milliseconds(region.baselineMs) : Json(nullptr);
+        item["candidate_ms"] = region.hasTimes ? milliseconds(region.candidateMs) : Json(nullptr);
+        item["explained"] = region.explained;
+        item["alignment"] = region.alignment;
+        item["baseline_layers"] = names(baseline.engine(), region.baselineLayers);
+        item["candidate_layers"] = names(candidate.engine(), region.candidateLayers);
+        item["onnx_nodes"] = region.onnxNodes;
+        item["differences"] = region.differences;
+        Json findings = Json::array();
+        for (const auto& finding : region.findings)
+        {
+            findings.push_back({{"rule", finding.rule}, {"severity", std::string(severityName(finding.severity))},
+                {"message", finding.message}, {"fix", finding.fix},
+                {"cost_ms", finding.costMs ? milliseconds(*finding.costMs) : Json(nullptr)}});
+        }
+        item["findings"] = findings;
+        regions.push_back(std::move(item));
+    }
+    root["regions"] = regions;
+    root["notes"] = report.notes;
+    return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string renderDiffText(const DiffReport& report, const Inputs& baseline, const Inputs& candidate,
+    std::size_t maxRegions)
+{
+    std::ostringstream out;
+    auto total = [](const std::optional<double>& ms, const std::string& source) {
+        return ms ? patterns::formatMs(*ms) + " (" + source + ")" : std::string("unknown");
+    };
+    out << "qdq-doctor diff\n";
+    out << "  baseline:  " << total(report.baselineMs, report.baselineTotalSource) << ", "
+        << baseline.engine()->layers.size() << " layers\n";
+    out << "  candidate: " << total(report.candidateMs, report.candidateTotalSource) << ", "
+        << candidate.engine()->layers.size() << " layers\n";
+    out << "  delta:     " << signedMs(report.deltaMs) << " ms = " << signedMs(report.explainedMs) << " explained "
+        << signedMs(report.unexplainedMs) << " unexplained\n\n";
+
+    std::size_t shown = 0;
+    for (const auto& region : report.regions)
+    {
+        if (shown >= maxRegions)
+        {
+            break;
+        }
+        if (region.differences.empty() && region.findings.empty() && std::abs(region.deltaMs) < 1e-9)
+        {
+            continue; // identical on both sides and no time difference
+        }
+        ++shown;
+        out << shown << ". " << (region.hasTimes ? signedMs(region.deltaMs) + " ms" : std::string("(no times)"))
+            << (region.explained ? "" : "  [unexplained]") << "\n";
+        if (region.hasTimes)
+        {
+            out << "   time:      " << patterns::formatMs(region.baselineMs) << " -> "
+                << patterns::formatMs(region.candidateMs) << "\n";
+        }
+        auto baselineNames = names(baseline.engine(), region.baselineLayers);
+        auto candidateNames = names(candidate.engine(), region.candidateLayers);
+        out << "   baseline:  " << shorten(patterns::nameList(baselineNames, 3), 200) << "\n";
+        out << "   candidate: " << shorten(patterns::nameList(candidateNames, 3), 200) << "\n";
+        for (const auto& difference : region.differences)
+        {
+            out << "   differs:   " << printable(difference) << "\n";
+        }
+        std::set<std::string> regionLayers(candidateNames.begin(), candidateNames.end());
+        for (const auto& finding : region.findings)
+        {
+            bool withinRegion = std::all_of(finding.engineLayers.begin(), finding.engineLayers.end(),
+                [&](const std::string& name) { return regionLayers.count(name) > 0; });
+            if (withinRegion)
+            {
+                out << "   finding:   " << finding.rule << ": " << shorten(finding.message, 300) << "\n";
+                out << "   fix:       " << shorten(finding.fix, 300) << "\n";
+                continue;
+            }
+            // A finding spanning several regions: show what it says about this region's layers.
+            for (const auto& evidence : finding.evidence)
+            {
+                for (const auto& name : regionLayers)
+                {
+                    if (evidence.field.find("\"" + name + "\"") != std::string::npos)
+                    {
+                        out << "   finding:   " << finding.rule << ": \"" << shorten(name, 80) << "\": "
+                            << shorten(evidence.text, 220) << "\n";
+                    }
+                }
+            }
+            if (finding.rule != "standalone-qdq")
+            {
+                out << "   finding:   " << finding.rule << ": " << shorten(finding.message, 300) << "\n";
+                out << "   fix:       " << shorten(finding.fix, 300) << "\n";
+            }
+        }
+        out << "\n";
+    }
+    if (!report.notes.empty())
+    {
+        out << "Notes:\n";
+        for (const auto& note : report.notes)
+        {
+            out << "  - " << printable(note) << "\n";
+        }
+    }
+    return out.str();
+}
+
+} // namespace qdq
