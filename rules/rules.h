@@ -9,6 +9,13 @@
 namespace qdq::rules
 {
 
+std::unique_ptr<Rule> makeNonzeroZeroPoint();
+std::unique_ptr<Rule> makeInvalidScale();
+std::unique_ptr<Rule> makePerChannelActivation();
+std::unique_ptr<Rule> makeWeightAxis();
+std::unique_ptr<Rule> makeWeightedOpInputNotQuantized();
+std::unique_ptr<Rule> makeWeightQdqNotFoldable();
+std::unique_ptr<Rule> makeInt8WeightInitializer();
 std::unique_ptr<Rule> makeStandaloneQdq();
 std::unique_ptr<Rule> makeResidualInputNotQuantized();
 std::unique_ptr<Rule> makeConvActPoolBlocked();
