@@ -60,7 +60,7 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
             report.notes.push_back(note);
             continue;
         }
-        if (!haveOnnx && !haveEngine)
+        if (!haveOnnx && !haveEngine && !inputs.buildLog)
         {
             continue;
         }
