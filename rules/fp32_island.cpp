@@ -175,7 +175,9 @@ private:
                 island.push_back(index);
             }
         }
-        if (island.empty())
+        // Without the build configuration, a single FP32 layer is weak evidence: TensorRT may pick FP32 for a small
+        // layer even with FP16 enabled.
+        if (island.empty() || (config.fp16 == Fp16Setting::kUnknown && island.size() < 2))
         {
             return;
         }

@@ -12,6 +12,20 @@ namespace
 using namespace patterns;
 using namespace precision;
 
+//! Which rule explains a float residual input of an Add: a SiLU on the other side keeps the Add out of the conv.
+std::string residualHint(const OnnxGraph& graph, const OnnxNode& add, const std::string& residual)
+{
+    for (const auto& input : add.inputs)
+    {
+        if (input != residual && !input.empty() && quantizedWeightedBehind(graph, input, false) == nullptr &&
+            quantizedWeightedBehind(graph, input, true) != nullptr)
+        {
+            return " (see activation-before-residual-add)";
+        }
+    }
+    return " (see residual-input-not-quantized)";
+}
+
 class Int8ConvFloatOutput final : public Rule
 {
 public:
@@ -80,8 +94,9 @@ private:
                         seen.push_back(consumer);
                         if (isResidualLayer(c) && !c.inputs.empty() && c.inputs[0].name != output.name)
                         {
-                            if (depth == 0)
+                            if (result.floatLayers.empty())
                             {
+                                // The conv output itself (maybe through a reformat) is the residual.
                                 result.residualOfFusedLayer = true;
                             }
                             else
@@ -203,7 +218,8 @@ private:
                                 quantizedWeightedBehind(graph, tensor) == nullptr;
                 reasons.push_back(user->opType + " " + user->name + (residual ? " (as its residual input)" : ""));
                 fixes.push_back("insert QuantizeLinear -> DequantizeLinear on tensor " + tensor + " before " +
-                                user->name + existing + (residual ? " (see residual-input-not-quantized)" : ""));
+                                user->name + existing +
+                                (residual ? residualHint(graph, *user, tensor) : std::string()));
             }
             for (const auto& output : ends.outputs)
             {
@@ -319,7 +335,7 @@ private:
                         precisionText(outputPrecision(plan.layers[c]))));
             }
             finding.costMs = sumTimes(context, follow.costly);
-            std::string consumer = path.empty() ? requantizers.front() : path.front();
+            std::string consumer = path.empty() ? requantizers.back() : path.front();
             finding.fix = "in the ONNX model, quantize the input of " + consumer +
                           " (QuantizeLinear -> DequantizeLinear on " + layer.outputs[0].name +
                           ", with the scale the later Quantize uses) so the Q fuses into \"" + layer.name +

@@ -68,6 +68,19 @@ private:
             {
                 continue; // some input float: not this pattern (a residual Add is residual-input-not-quantized)
             }
+            bool afterWeighted = false;
+            for (const OnnxNode* dq : dqs)
+            {
+                const OnnxNode* q = dq->inputs.empty() ? nullptr : producerOf(graph, dq->inputs[0]);
+                afterWeighted = afterWeighted || (q != nullptr && isQuantize(*q) && !q->inputs.empty() &&
+                                                  quantizedWeightedBehind(graph, q->inputs[0]) != nullptr);
+            }
+            if (afterWeighted)
+            {
+                // A Q/DQ pair between a conv/GEMM (and its activation) and this op: the op belongs to the weighted op's
+                // epilogue or residual (qdq-between-conv-and-add, activation-before-residual-add).
+                continue;
+            }
             auto forward = forwardQuantizers(graph, node.outputs[0], true);
             if (!forward.quantizers.empty() && forward.allPaths)
             {

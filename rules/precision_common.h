@@ -145,8 +145,9 @@ inline std::string scaleSuffix(const OnnxGraph& graph, const OnnxNode& qdq)
 }
 
 //! The quantized weighted op whose output reaches tensor through epilogue ops only (BN, activations, SiLU's Mul),
-//! or nullptr. Its activation input must be DQ-fed.
-inline const OnnxNode* quantizedWeightedBehind(const OnnxGraph& graph, const std::string& tensor)
+//! or nullptr. Its activation input must be DQ-fed. Without throughSilu, a SiLU (Sigmoid * Mul) stops the walk.
+inline const OnnxNode* quantizedWeightedBehind(const OnnxGraph& graph, const std::string& tensor,
+                                               bool throughSilu = true)
 {
     const OnnxNode* producer = patterns::producerOf(graph, tensor);
     for (int depth = 0; producer != nullptr && depth < 8; ++depth)
@@ -161,7 +162,7 @@ inline const OnnxNode* quantizedWeightedBehind(const OnnxGraph& graph, const std
         {
             return nullptr;
         }
-        if (producer->opType == "Mul" && producer->inputs.size() == 2)
+        if (producer->opType == "Mul" && producer->inputs.size() == 2 && throughSilu)
         {
             // SiLU: Mul(x, Sigmoid(x)) -> continue from x.
             const OnnxNode* sigmoid = nullptr;

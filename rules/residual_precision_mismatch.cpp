@@ -46,7 +46,8 @@ private:
     static const OnnxNode* convSide(const OnnxGraph& graph, const std::string& tensor, bool& throughQdq)
     {
         throughQdq = false;
-        if (const OnnxNode* conv = quantizedWeightedBehind(graph, tensor))
+        // A SiLU between the conv and the Add keeps the Add out of the conv (activation-before-residual-add).
+        if (const OnnxNode* conv = quantizedWeightedBehind(graph, tensor, false))
         {
             return conv;
         }
@@ -57,7 +58,7 @@ private:
             if (q != nullptr && isQuantize(*q) && !q->inputs.empty())
             {
                 throughQdq = true;
-                return quantizedWeightedBehind(graph, q->inputs[0]);
+                return quantizedWeightedBehind(graph, q->inputs[0], false);
             }
         }
         return nullptr;
@@ -128,7 +129,7 @@ private:
                 Finding finding = makeFinding(
                     info(), "Add " + add.name + " has a float residual input " + residual + " while its output " + out +
                                 " is quantized by " + forward.quantizers[0]->name +
-                                ": the fused output takes the residual's precision, so the Add produces float and " +
+                                ": the Add's output takes the precision of its residual input, so it is float and " +
                                 forward.quantizers[0]->name + " runs as a standalone Quantize.");
                 finding.onnxNodes = {add.name, conv[fused]->name, forward.quantizers[0]->name};
                 finding.evidence.push_back(nodeEvidence(context, add,

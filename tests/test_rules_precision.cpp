@@ -811,6 +811,31 @@ TEST(RealDataRulesPrecision, TrexQatResidualDequantizeExplainedByResidualPrecisi
     EXPECT_TRUE(hasName(findings[0].engineLayers, "GlobalAveragePool_294"));
     EXPECT_TRUE(hasName(findings[0].engineLayers, "QuantizeLinear_298"));
     EXPECT_GT(findings[0].costMs.value_or(0), 0.0);
+    // The build enabled FP16 (TREx build metadata: FP32+FP16+INT8) yet GlobalAveragePool_294 runs FP32: one FP32
+    // layer alone is not taken as evidence of a build without FP16.
+    EXPECT_TRUE(findingsOf(report, "fp32-island").empty());
+}
+
+TEST(RealDataRulesPrecision, TrexMobilenet82ScaleLayersOnlyThePoolConv)
+{
+    REQUIRE_SHARED();
+    // TensorRT 8.2: Q/DQ run as Scale layers. Conv_94's float output (via a reformat) is the residual of
+    // "features.3.conv.2 ... + Add_144": residual-input-not-quantized's. Only Conv_838 (before the float
+    // GlobalAveragePool_843) is this rule's.
+    Report report =
+        diagnoseFiles({realdata("trex-tests-mobilenet-qat-2022-04/mobilenet.qat.onnx.engine.graph.json"),
+                       realdata("trex-tests-mobilenet-qat-2022-04/mobilenet.qat.onnx.engine.profile.json")});
+    std::vector<Finding> warnings;
+    for (const auto& finding : findingsOf(report, "int8-conv-float-output"))
+    {
+        if (finding.severity == Severity::kWarning)
+        {
+            warnings.push_back(finding);
+        }
+    }
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_TRUE(hasName(warnings[0].engineLayers, "QuantizeLinear_854"));
+    EXPECT_TRUE(contains(warnings[0].message, "Conv_838")) << warnings[0].message;
 }
 
 TEST(RealDataRulesPrecision, TrexQatResidualQgapHasNoResidualMismatch)
