@@ -22,5 +22,13 @@ std::unique_ptr<Rule> makeConvActPoolBlocked();
 std::unique_ptr<Rule> makeQdqInsideConvEpilogue();
 std::unique_ptr<Rule> makeQdqBetweenConvAndAdd();
 std::unique_ptr<Rule> makeQuantizedBias();
+std::unique_ptr<Rule> makeInt8ConvFloatOutput();
+std::unique_ptr<Rule> makeResidualPrecisionMismatch();
+std::unique_ptr<Rule> makeActivationBeforeResidualAdd();
+std::unique_ptr<Rule> makeInt8OpWithoutOutputQ();
+std::unique_ptr<Rule> makePluginWrappedInQdq();
+std::unique_ptr<Rule> makeIoReformat();
+std::unique_ptr<Rule> makeFp32Island();
+std::unique_ptr<Rule> makeConvTransposeEpilogueNotFused();
 
 } // namespace qdq::rules

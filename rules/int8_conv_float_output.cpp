@@ -1,0 +1,366 @@
+// R07 int8-conv-float-output: a quantized weighted op (INT8 input) whose output reaches no QuantizeLinear through its
+// epilogue and commuting ops, so TensorRT runs it INT8-in / float-out and a reformat or standalone Quantize follows.
+#include "rules/precision_common.h"
+#include "rules/rules.h"
+
+namespace qdq::rules
+{
+
+namespace
+{
+
+using namespace patterns;
+using namespace precision;
+
+//! Which rule explains a float residual input of an Add: a SiLU on the other side keeps the Add out of the conv.
+std::string residualHint(const OnnxGraph& graph, const OnnxNode& add, const std::string& residual)
+{
+    for (const auto& input : add.inputs)
+    {
+        if (input != residual && !input.empty() && quantizedWeightedBehind(graph, input, false) == nullptr &&
+            quantizedWeightedBehind(graph, input, true) != nullptr)
+        {
+            return " (see activation-before-residual-add)";
+        }
+    }
+    return " (see residual-input-not-quantized)";
+}
+
+class Int8ConvFloatOutput final : public Rule
+{
+public:
+    const RuleInfo& info() const override
+    {
+        static const RuleInfo kInfo{
+            "int8-conv-float-output",
+            "R07",
+            "A quantized conv/GEMM has no QuantizeLinear after its epilogue, so it runs INT8-in / float-out and a "
+            "reformat or standalone Quantize follows",
+            Severity::kWarning,
+            "8.0-10.x",
+            kNeedsOnnxOrEngine};
+        return kInfo;
+    }
+
+    void check(const Context& context, FindingSink& sink) const override
+    {
+        if (context.graph() != nullptr)
+        {
+            checkGraph(context, sink);
+        }
+        else if (context.engine() != nullptr)
+        {
+            checkEngine(context, sink);
+        }
+    }
+
+private:
+    //! What follows a float-output engine layer: the float layers, reformats and Quantize layers up to the point
+    //! where the data is INT8 again.
+    struct FollowUp
+    {
+        std::vector<std::size_t> costly; //!< reformats and standalone Quantize layers
+        std::vector<std::size_t> floatLayers;
+        bool requantized = false;
+        bool reachesOutput = false;
+        bool residualOfFusedLayer = false;       //!< the conv output itself is the residual input of a fused Conv+Add
+        std::optional<std::size_t> residualUser; //!< a fused Conv+Add reading the float data later as its residual
+    };
+
+    static FollowUp followUp(const Context& context, std::size_t start)
+    {
+        const EnginePlan& plan = *context.engine();
+        FollowUp result;
+        std::vector<std::size_t> frontier = {start};
+        std::vector<std::size_t> seen = {start};
+        for (int depth = 0; depth < 8 && !frontier.empty(); ++depth)
+        {
+            std::vector<std::size_t> next;
+            for (std::size_t layer : frontier)
+            {
+                for (const auto& output : plan.layers[layer].outputs)
+                {
+                    if (isNetworkOutput(plan, output.name))
+                    {
+                        result.reachesOutput = true;
+                    }
+                    for (std::size_t consumer : consumerLayers(plan, output.name))
+                    {
+                        const EngineLayer& c = plan.layers[consumer];
+                        if (std::find(seen.begin(), seen.end(), consumer) != seen.end())
+                        {
+                            continue;
+                        }
+                        seen.push_back(consumer);
+                        if (isResidualLayer(c) && !c.inputs.empty() && c.inputs[0].name != output.name)
+                        {
+                            if (result.floatLayers.empty())
+                            {
+                                // The conv output itself (maybe through a reformat) is the residual.
+                                result.residualOfFusedLayer = true;
+                            }
+                            else
+                            {
+                                result.residualUser = consumer;
+                            }
+                            continue;
+                        }
+                        if (isStandaloneQuantize(context, consumer))
+                        {
+                            result.requantized = true;
+                            result.costly.push_back(consumer);
+                            continue;
+                        }
+                        if (isInsertedReformat(context, consumer))
+                        {
+                            result.costly.push_back(consumer);
+                            if (isQuantized(outputPrecision(c)))
+                            {
+                                result.requantized = true;
+                                continue;
+                            }
+                            next.push_back(consumer);
+                            continue;
+                        }
+                        if (isWeightedLayer(c) || isQuantized(outputPrecision(c)))
+                        {
+                            continue; // another conv reads the float tensor: not this rule's business
+                        }
+                        result.floatLayers.push_back(consumer);
+                        next.push_back(consumer);
+                    }
+                }
+            }
+            frontier = std::move(next);
+        }
+        return result;
+    }
+
+    void checkGraph(const Context& context, FindingSink& sink) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        Finding heads = makeFinding(info(), "");
+        heads.severity = Severity::kInfo;
+        std::vector<std::string> headNames;
+        std::vector<std::size_t> headLayers;
+        for (const auto& node : graph.nodes)
+        {
+            if (!isWeighted(graph, node) || node.inputs.size() < 2 || node.outputs.empty() ||
+                feedingDequantize(graph, node.inputs[0]) == nullptr ||
+                feedingDequantize(graph, node.inputs[1]) == nullptr)
+            {
+                continue;
+            }
+            EpilogueChain chain = epilogueChain(graph, node);
+            auto consumers = consumersOf(graph, chain.tensor);
+            if (consumers.size() == 1 && (consumers[0]->opType == "Add" || consumers[0]->opType == "Sum") &&
+                activationInputs(graph, *consumers[0]).size() >= 2)
+            {
+                continue; // a residual Add fused into the conv: residual-input-not-quantized and related rules
+            }
+            auto forward = forwardQuantizers(graph, chain.tensor, true);
+            if (!forward.quantizers.empty() && forward.allPaths)
+            {
+                continue;
+            }
+            FloatEnds ends = floatEnds(graph, chain.tensor, true);
+            std::vector<std::string> nodes = {node.name};
+            for (const OnnxNode* epilogue : chain.nodes)
+            {
+                nodes.push_back(epilogue->name);
+            }
+            const OnnxNode* downstreamQ = nullptr;
+            for (const OnnxNode* user : ends.users)
+            {
+                if (downstreamQ == nullptr && !user->outputs.empty())
+                {
+                    downstreamQ = quantizeDownstream(graph, user->outputs[0]);
+                }
+            }
+            std::vector<std::size_t> layers;
+            std::vector<std::size_t> costly;
+            if (context.engine() != nullptr)
+            {
+                for (std::size_t layer : layersOf(context, node.name))
+                {
+                    addUnique(layers, layer);
+                    FollowUp follow = followUp(context, layer);
+                    for (std::size_t c : follow.costly)
+                    {
+                        addUnique(costly, c);
+                    }
+                }
+            }
+            if (downstreamQ == nullptr)
+            {
+                // A head: everything after it stays float (network output, detection head, logits).
+                headNames.push_back(node.name);
+                heads.onnxNodes.insert(heads.onnxNodes.end(), nodes.begin(), nodes.end());
+                heads.evidence.push_back(
+                    nodeEvidence(context, node,
+                                 "INT8 input; output " + chain.tensor + " stays float up to " +
+                                     (ends.outputs.empty() ? std::string("the float tail of the network")
+                                                           : "network output " + ends.outputs[0])));
+                headLayers.insert(headLayers.end(), layers.begin(), layers.end());
+                continue;
+            }
+            std::vector<std::string> reasons;
+            std::vector<std::string> fixes;
+            for (std::size_t i = 0; i < ends.users.size(); ++i)
+            {
+                const OnnxNode* user = ends.users[i];
+                const std::string& tensor = ends.userTensors[i];
+                const OnnxNode* reference = forward.quantizers.empty() ? downstreamQ : forward.quantizers[0];
+                std::string existing = " with the scale of " + reference->name + scaleSuffix(graph, *reference) +
+                                       (forward.quantizers.empty() ? std::string() : " so the two merge");
+                bool residual = (user->opType == "Add" || user->opType == "Sum") &&
+                                activationInputs(graph, *user).size() >= 2 &&
+                                quantizedWeightedBehind(graph, tensor) == nullptr;
+                reasons.push_back(user->opType + " " + user->name + (residual ? " (as its residual input)" : ""));
+                fixes.push_back("insert QuantizeLinear -> DequantizeLinear on tensor " + tensor + " before " +
+                                user->name + existing +
+                                (residual ? residualHint(graph, *user, tensor) : std::string()));
+            }
+            for (const auto& output : ends.outputs)
+            {
+                reasons.push_back("network output " + output);
+            }
+            Finding finding = makeFinding(
+                info(),
+                node.opType + " " + node.name + " has an INT8 input but its output " + chain.tensor +
+                    " is not quantized on every path: it reaches " + nameList(reasons, 4) +
+                    " without a QuantizeLinear, so TensorRT runs it INT8-in / float-out and re-quantizes later with "
+                    "a reformat or standalone Quantize.");
+            finding.onnxNodes = nodes;
+            for (const OnnxNode* user : ends.users)
+            {
+                finding.onnxNodes.push_back(user->name);
+            }
+            finding.evidence.push_back(nodeEvidence(
+                context, node, "DQ-fed input " + node.inputs[0] + "; no QuantizeLinear on " + nameList(reasons, 4)));
+            finding.fix =
+                nameList(fixes, 4) +
+                "; the Q/DQ propagates back through commuting ops and fuses into the conv epilogue as its INT8 output";
+            finding.engineLayers = layerNames(context, layers);
+            for (std::size_t c : costly)
+            {
+                finding.engineLayers.push_back(context.engine()->layers[c].name);
+                finding.evidence.push_back(layerEvidence(context, c, "", "re-quantizes the float output"));
+            }
+            finding.costMs = sumTimes(context, costly);
+            sink.add(std::move(finding));
+        }
+        if (!headNames.empty())
+        {
+            heads.message =
+                "Output heads " + nameList(headNames, 6) +
+                " take INT8 input and produce float output with no quantized op after them: expected for network "
+                "outputs and heads kept in float on purpose.";
+            heads.engineLayers = layerNames(context, headLayers);
+            heads.fix = "nothing to do if these heads are meant to stay float; to run their consumers in INT8, "
+                        "quantize those consumers' inputs";
+            sink.add(std::move(heads));
+        }
+    }
+
+    void checkEngine(const Context& context, FindingSink& sink) const
+    {
+        const EnginePlan& plan = *context.engine();
+        Finding heads = makeFinding(info(), "");
+        heads.severity = Severity::kInfo;
+        heads.likely = true;
+        for (std::size_t index = 0; index < plan.layers.size(); ++index)
+        {
+            const EngineLayer& layer = plan.layers[index];
+            if (!isWeightedLayer(layer) || isResidualLayer(layer) || layer.inputs.empty() || layer.outputs.empty() ||
+                !isQuantized(inputPrecision(layer)) || !isFloat(outputPrecision(layer)) ||
+                context.correlation.layers[index].state != LayerState::kMapped)
+            {
+                continue;
+            }
+            FollowUp follow = followUp(context, index);
+            if (follow.residualOfFusedLayer)
+            {
+                continue; // the float output is a residual: residual-input-not-quantized explains it
+            }
+            std::string precision = precisionText(outputPrecision(layer));
+            if (!follow.requantized)
+            {
+                if (follow.reachesOutput)
+                {
+                    heads.engineLayers.push_back(layer.name);
+                    for (const auto& node : context.correlation.layers[index].onnxNodes)
+                    {
+                        heads.onnxNodes.push_back(node);
+                    }
+                    heads.evidence.push_back(layerEvidence(context, index, "Outputs[0]",
+                                                           "INT8 input, " + precision + " output " +
+                                                               layer.outputs[0].name +
+                                                               ", float up to the network output"));
+                }
+                continue;
+            }
+            std::vector<std::string> path;
+            for (std::size_t f : follow.floatLayers)
+            {
+                path.push_back(plan.layers[f].name);
+            }
+            std::vector<std::string> requantizers = layerNames(context, follow.costly);
+            Finding finding =
+                makeFinding(info(), "\"" + layer.name + "\" likely runs INT8-in / " + precision + "-out: its output " +
+                                        layer.outputs[0].name +
+                                        (path.empty() ? std::string()
+                                                      : " goes through float layer(s) " + nameList(path, 3) + " and") +
+                                        " is re-quantized by " + nameList(requantizers, 3) +
+                                        ", so the quantization was not placed where the conv could absorb it" +
+                                        (follow.residualUser ? " (the float data is also the residual input of \"" +
+                                                                   plan.layers[*follow.residualUser].name +
+                                                                   "\": see residual-input-not-quantized)."
+                                                             : "."));
+            finding.likely = true;
+            finding.engineLayers.push_back(layer.name);
+            finding.engineLayers.insert(finding.engineLayers.end(), path.begin(), path.end());
+            finding.engineLayers.insert(finding.engineLayers.end(), requantizers.begin(), requantizers.end());
+            finding.onnxNodes = context.correlation.layers[index].onnxNodes;
+            finding.evidence.push_back(layerEvidence(context, index, "Outputs[0]",
+                                                     layer.inputs[0].name + " " + precisionText(inputPrecision(layer)) +
+                                                         " -> " + layer.outputs[0].name + " " + precision));
+            for (std::size_t c : follow.costly)
+            {
+                finding.evidence.push_back(layerEvidence(
+                    context, c, "",
+                    plan.layers[c].type +
+                        (plan.layers[c].origin.empty() ? "" : " (Origin: " + plan.layers[c].origin + ")") + " " +
+                        precisionText(inputPrecision(plan.layers[c])) + " -> " +
+                        precisionText(outputPrecision(plan.layers[c]))));
+            }
+            finding.costMs = sumTimes(context, follow.costly);
+            std::string consumer = path.empty() ? requantizers.back() : path.front();
+            finding.fix = "in the ONNX model, quantize the input of " + consumer +
+                          " (QuantizeLinear -> DequantizeLinear on " + layer.outputs[0].name +
+                          ", with the scale the later Quantize uses) so the Q fuses into \"" + layer.name +
+                          "\" as its INT8 output" +
+                          (path.empty() ? std::string() : " and " + path.front() + " runs INT8");
+            sink.add(std::move(finding));
+        }
+        if (!heads.engineLayers.empty())
+        {
+            heads.message =
+                "Output head(s) " + nameList(heads.engineLayers, 6) +
+                " take INT8 input and produce float output for the network output: expected when the output is "
+                "float.";
+            heads.fix =
+                "nothing to do unless the consumer of the network output can take INT8 (then --outputIOFormats)";
+            sink.add(std::move(heads));
+        }
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Rule> makeInt8ConvFloatOutput()
+{
+    return std::make_unique<Int8ConvFloatOutput>();
+}
+
+} // namespace qdq::rules

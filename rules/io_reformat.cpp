@@ -1,0 +1,158 @@
+// R23 io-reformat: work at the network boundary: the Quantize of a float network input (expected, info) and builder
+// reformats of network inputs/outputs whose type or layout differs from the adjacent kernel (e.g. FP16 I/O next to
+// FP32 layers).
+#include "rules/precision_common.h"
+#include "rules/rules.h"
+
+namespace qdq::rules
+{
+
+namespace
+{
+
+using namespace patterns;
+using namespace precision;
+
+class IoReformat final : public Rule
+{
+public:
+    const RuleInfo& info() const override
+    {
+        static const RuleInfo kInfo{
+            "io-reformat",      "R23",      "Quantize and reformat work at the network inputs and outputs",
+            Severity::kWarning, "8.0-10.x", kNeedsOnnxOrEngine};
+        return kInfo;
+    }
+
+    void check(const Context& context, FindingSink& sink) const override
+    {
+        if (context.engine() != nullptr)
+        {
+            checkEngine(context, sink);
+        }
+        else if (context.graph() != nullptr)
+        {
+            checkGraph(context, sink);
+        }
+    }
+
+private:
+    void checkGraph(const Context& context, FindingSink& sink) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        for (const auto& input : graph.graphInputs)
+        {
+            for (const OnnxNode* consumer : consumersOf(graph, input))
+            {
+                if (!isQuantize(*consumer))
+                {
+                    continue;
+                }
+                auto type = graph.tensorTypes.find(input);
+                std::string typeName = type == graph.tensorTypes.end() ? std::string("float")
+                                                                       : std::string(onnxDataTypeName(type->second));
+                Finding finding = makeFinding(
+                    info(),
+                    "Network input " + input + " (" + typeName + ") is quantized by " + consumer->name +
+                        ": TensorRT runs this Quantize as its own layer at the input (with the layout change to the "
+                        "INT8 conv format); expected for a float input.");
+                finding.severity = Severity::kInfo;
+                finding.onnxNodes = {consumer->name};
+                finding.evidence.push_back(nodeEvidence(context, *consumer, "quantizes network input " + input));
+                finding.fix = "nothing to do for a float input; if the preprocessing can produce quantized data, feed "
+                              "INT8 directly (trtexec --inputIOFormats=int8:chw32, scale of " +
+                              consumer->name + scaleSuffix(graph, *consumer) + ") and drop this Q";
+                sink.add(std::move(finding));
+            }
+        }
+    }
+
+    void checkEngine(const Context& context, FindingSink& sink) const
+    {
+        const EnginePlan& plan = *context.engine();
+        std::vector<std::size_t> inputQuantize;
+        std::vector<std::size_t> reformats;
+        std::vector<std::string> reasons;
+        for (std::size_t index = 0; index < plan.layers.size(); ++index)
+        {
+            const EngineLayer& layer = plan.layers[index];
+            if (layer.inputs.empty() && layer.outputs.empty())
+            {
+                continue;
+            }
+            if (isStandaloneQuantize(context, index) && !layer.inputs.empty() &&
+                isNetworkInput(plan, layer.inputs[0].name))
+            {
+                inputQuantize.push_back(index);
+                continue;
+            }
+            if (!isInsertedReformat(context, index) || layer.type == "NoOp")
+            {
+                continue;
+            }
+            LayerNameParts parts = parseLayerName(layer.name);
+            bool atInput = !layer.inputs.empty() && isNetworkInput(plan, layer.inputs[0].name);
+            bool atOutput = !layer.outputs.empty() && isBinding(plan, layer.outputs[0].name);
+            if (!parts.reformatCopyNode || (!atInput && !atOutput))
+            {
+                continue;
+            }
+            reformats.push_back(index);
+            const EngineTensor& from = layer.inputs.empty() ? layer.outputs[0] : layer.inputs[0];
+            const EngineTensor& to = layer.outputs.empty() ? layer.inputs[0] : layer.outputs[0];
+            reasons.push_back("\"" + layer.name + "\" converts network " + (atInput ? "input " : "output ") +
+                              (atInput ? from.name : to.name) + " from " + from.format + " to " + to.format);
+        }
+        if (!inputQuantize.empty())
+        {
+            std::vector<std::string> names = layerNames(context, inputQuantize);
+            Finding finding = makeFinding(
+                info(), "The network input is quantized by the standalone layer(s) " + nameList(names, 3) +
+                            ": expected for a float input (the Quantize also converts to the INT8 conv layout).");
+            finding.severity = Severity::kInfo;
+            finding.engineLayers = names;
+            for (std::size_t q : inputQuantize)
+            {
+                for (const auto& node : context.correlation.layers[q].onnxNodes)
+                {
+                    finding.onnxNodes.push_back(node);
+                }
+                finding.evidence.push_back(layerEvidence(
+                    context, q, "Inputs[0]",
+                    plan.layers[q].inputs[0].name + " " + plan.layers[q].inputs[0].format + " -> " +
+                        (plan.layers[q].outputs.empty() ? std::string() : plan.layers[q].outputs[0].format)));
+            }
+            finding.costMs = sumTimes(context, inputQuantize);
+            finding.fix = "nothing to do for a float input; if the preprocessing can emit quantized data, build with "
+                          "--inputIOFormats=int8:chw32 (or the format the first conv reads) and feed INT8";
+            sink.add(std::move(finding));
+        }
+        if (!reformats.empty())
+        {
+            std::vector<std::string> names = layerNames(context, reformats);
+            Finding finding =
+                makeFinding(info(), std::to_string(reformats.size()) +
+                                        " reformat layer(s) at the network inputs/outputs: " + nameList(reasons, 3) +
+                                        "; the declared I/O type or layout differs from the adjacent kernels.");
+            finding.engineLayers = names;
+            for (std::size_t r : reformats)
+            {
+                finding.evidence.push_back(layerEvidence(context, r, "Origin", "REFORMAT at the network boundary"));
+            }
+            finding.costMs = sumTimes(context, reformats);
+            finding.fix = "declare the I/O formats the adjacent kernels use (trtexec --inputIOFormats / "
+                          "--outputIOFormats, e.g. fp16:chw or int8:chw32), or make the first/last float layers run in "
+                          "the I/O type (--fp16, or an FP16 ONNX under strong typing)";
+            sink.add(std::move(finding));
+        }
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Rule> makeIoReformat()
+{
+    return std::make_unique<IoReformat>();
+}
+
+} // namespace qdq::rules

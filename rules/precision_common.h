@@ -1,0 +1,303 @@
+// Helpers shared by the precision rules (int8-conv-float-output, residual-precision-mismatch,
+// activation-before-residual-add, int8-op-without-output-q, plugin-wrapped-in-qdq, io-reformat, fp32-island,
+// convtranspose-epilogue-not-fused): engine-layer classes and small graph walks.
+#pragma once
+
+#include "qdq/layer_names.h"
+#include "qdq/patterns.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace qdq::rules::precision
+{
+
+//! True when a token of the layer name contains op (e.g. "Add", "Sigmoid").
+inline bool tokensHave(const EngineLayer& layer, std::string_view op)
+{
+    for (const auto& token : parseLayerName(layer.name).tokens)
+    {
+        if (token.find(op) != std::string::npos)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+//! The first name token containing op, or the layer name.
+inline std::string tokenWith(const EngineLayer& layer, std::string_view op)
+{
+    for (const auto& token : parseLayerName(layer.name).tokens)
+    {
+        if (token.find(op) != std::string::npos)
+        {
+            return token;
+        }
+    }
+    return layer.name;
+}
+
+//! Convolution, deconvolution, fully connected and GEMM layers (any fusion around them).
+inline bool isWeightedLayer(const EngineLayer& layer)
+{
+    const std::string& type = layer.type;
+    if (type.find("Pool") != std::string::npos && type.find("ConvActPool") == std::string::npos)
+    {
+        return false;
+    }
+    return type.find("Convolution") != std::string::npos || type.find("Deconvolution") != std::string::npos ||
+           type.find("ConvActPool") != std::string::npos || type.find("Gemm") != std::string::npos ||
+           type.find("FullyConnected") != std::string::npos || layer.weightsPrecision.has_value();
+}
+
+//! A weighted layer with a fused residual ElementWise (Conv + Add): two or more inputs and an Add in its name.
+inline bool isResidualLayer(const EngineLayer& layer)
+{
+    return isWeightedLayer(layer) && layer.inputs.size() >= 2 && (tokensHave(layer, "Add") || tokensHave(layer, "Sum"));
+}
+
+inline bool isStandaloneQdq(const Context& context, std::size_t layer)
+{
+    return layer < context.correlation.layers.size() &&
+           context.correlation.layers[layer].state == LayerState::kInsertedQdq;
+}
+
+inline bool isInsertedReformat(const Context& context, std::size_t layer)
+{
+    return layer < context.correlation.layers.size() &&
+           context.correlation.layers[layer].state == LayerState::kInsertedReformat;
+}
+
+//! A standalone Quantize: a Q/DQ layer whose output is quantized.
+inline bool isStandaloneQuantize(const Context& context, std::size_t layer)
+{
+    return isStandaloneQdq(context, layer) && isQuantized(patterns::outputPrecision(context.engine()->layers[layer]));
+}
+
+//! A standalone Dequantize: a Q/DQ layer with a quantized input and a float output.
+inline bool isStandaloneDequantize(const Context& context, std::size_t layer)
+{
+    const EngineLayer& l = context.engine()->layers[layer];
+    return isStandaloneQdq(context, layer) && isQuantized(patterns::inputPrecision(l)) &&
+           isFloat(patterns::outputPrecision(l));
+}
+
+inline bool isBinding(const EnginePlan& plan, const std::string& tensor)
+{
+    return std::find(plan.bindings.begin(), plan.bindings.end(), tensor) != plan.bindings.end();
+}
+
+//! A tensor no layer produces (and, when the plan lists bindings, one of them).
+inline bool isNetworkInput(const EnginePlan& plan, const std::string& tensor)
+{
+    if (patterns::producerLayer(plan, tensor))
+    {
+        return false;
+    }
+    return plan.bindings.empty() || isBinding(plan, tensor);
+}
+
+//! A tensor that is a binding, or that no layer consumes.
+inline bool isNetworkOutput(const EnginePlan& plan, const std::string& tensor)
+{
+    return isBinding(plan, tensor) || patterns::consumerLayers(plan, tensor).empty();
+}
+
+inline bool anyFloat16(const EnginePlan& plan)
+{
+    for (const auto& layer : plan.layers)
+    {
+        for (const auto* tensors : {&layer.inputs, &layer.outputs})
+        {
+            for (const auto& tensor : *tensors)
+            {
+                if (tensor.precision == Precision::kFP16 || tensor.precision == Precision::kBF16)
+                {
+                    return true;
+                }
+            }
+        }
+    }
+    return false;
+}
+
+inline std::string precisionText(Precision precision)
+{
+    return std::string(precisionName(precision));
+}
+
+inline std::string formatScale(double scale)
+{
+    char buffer[48];
+    std::snprintf(buffer, sizeof(buffer), "%.8g", scale);
+    return buffer;
+}
+
+//! " (scale S)" for a per-tensor Q/DQ, else "".
+inline std::string scaleSuffix(const OnnxGraph& graph, const OnnxNode& qdq)
+{
+    auto scale = patterns::perTensorScale(graph, qdq);
+    return scale ? " (scale " + formatScale(*scale) + ")" : std::string();
+}
+
+//! The quantized weighted op whose output reaches tensor through epilogue ops only (BN, activations, SiLU's Mul),
+//! or nullptr. Its activation input must be DQ-fed. Without throughSilu, a SiLU (Sigmoid * Mul) stops the walk.
+inline const OnnxNode* quantizedWeightedBehind(const OnnxGraph& graph, const std::string& tensor,
+                                               bool throughSilu = true)
+{
+    const OnnxNode* producer = patterns::producerOf(graph, tensor);
+    for (int depth = 0; producer != nullptr && depth < 8; ++depth)
+    {
+        if (patterns::isWeighted(graph, *producer))
+        {
+            return !producer->inputs.empty() && patterns::feedingDequantize(graph, producer->inputs[0]) != nullptr
+                       ? producer
+                       : nullptr;
+        }
+        if (producer->inputs.empty())
+        {
+            return nullptr;
+        }
+        if (producer->opType == "Mul" && producer->inputs.size() == 2 && throughSilu)
+        {
+            // SiLU: Mul(x, Sigmoid(x)) -> continue from x.
+            const OnnxNode* sigmoid = nullptr;
+            std::size_t other = 0;
+            for (std::size_t k = 0; k < 2; ++k)
+            {
+                const OnnxNode* candidate = patterns::producerOf(graph, producer->inputs[k]);
+                if (candidate != nullptr && candidate->opType == "Sigmoid" && !candidate->inputs.empty() &&
+                    candidate->inputs[0] == producer->inputs[1 - k])
+                {
+                    sigmoid = candidate;
+                    other = 1 - k;
+                }
+            }
+            if (sigmoid == nullptr)
+            {
+                return nullptr;
+            }
+            producer = patterns::producerOf(graph, producer->inputs[other]);
+            continue;
+        }
+        if (!patterns::isEpilogue(producer->opType))
+        {
+            return nullptr;
+        }
+        producer = patterns::producerOf(graph, producer->inputs[0]);
+    }
+    return nullptr;
+}
+
+//! Non-constant inputs of a node.
+inline std::vector<std::string> activationInputs(const OnnxGraph& graph, const OnnxNode& node)
+{
+    std::vector<std::string> inputs;
+    for (const auto& input : node.inputs)
+    {
+        if (!input.empty() && !patterns::isConstantTensor(graph, input))
+        {
+            const OnnxNode* producer = patterns::producerOf(graph, input);
+            if (producer != nullptr && producer->opType == "Constant")
+            {
+                continue;
+            }
+            inputs.push_back(input);
+        }
+    }
+    return inputs;
+}
+
+//! The first consumers, walking forward from tensor through commuting ops (and epilogue ops when asked), that are
+//! not QuantizeLinear; graph outputs reached are reported separately.
+struct FloatEnds
+{
+    std::vector<const OnnxNode*> users;
+    std::vector<std::string> userTensors; //!< the tensor each user reads
+    std::vector<std::string> outputs;     //!< graph outputs reached without a Q
+};
+
+inline FloatEnds floatEnds(const OnnxGraph& graph, const std::string& tensor, bool throughEpilogue)
+{
+    FloatEnds ends;
+    std::vector<std::string> stack = {tensor};
+    std::unordered_set<std::string> visited;
+    while (!stack.empty())
+    {
+        std::string current = stack.back();
+        stack.pop_back();
+        if (!visited.insert(current).second || visited.size() > 256)
+        {
+            continue;
+        }
+        if (patterns::isGraphOutput(graph, current))
+        {
+            ends.outputs.push_back(current);
+        }
+        for (const OnnxNode* consumer : patterns::consumersOf(graph, current))
+        {
+            if (patterns::isQuantize(*consumer))
+            {
+                continue;
+            }
+            if (patterns::isCommuting(consumer->opType) || (throughEpilogue && patterns::isEpilogue(consumer->opType)))
+            {
+                stack.insert(stack.end(), consumer->outputs.begin(), consumer->outputs.end());
+                continue;
+            }
+            ends.users.push_back(consumer);
+            ends.userTensors.push_back(current);
+        }
+    }
+    return ends;
+}
+
+//! The nearest QuantizeLinear downstream of tensor (any op, breadth first, bounded walk), or nullptr.
+inline const OnnxNode* quantizeDownstream(const OnnxGraph& graph, const std::string& tensor)
+{
+    std::vector<std::string> frontier = {tensor};
+    std::unordered_set<std::string> visited;
+    while (!frontier.empty() && visited.size() < 2048)
+    {
+        std::vector<std::string> next;
+        for (const auto& current : frontier)
+        {
+            if (!visited.insert(current).second)
+            {
+                continue;
+            }
+            for (const OnnxNode* consumer : patterns::consumersOf(graph, current))
+            {
+                if (patterns::isQuantize(*consumer))
+                {
+                    return consumer;
+                }
+                next.insert(next.end(), consumer->outputs.begin(), consumer->outputs.end());
+            }
+        }
+        frontier = std::move(next);
+    }
+    return nullptr;
+}
+
+inline void addUnique(std::vector<std::string>& list, const std::string& value)
+{
+    if (std::find(list.begin(), list.end(), value) == list.end())
+    {
+        list.push_back(value);
+    }
+}
+
+inline void addUnique(std::vector<std::size_t>& list, std::size_t value)
+{
+    if (std::find(list.begin(), list.end(), value) == list.end())
+    {
+        list.push_back(value);
+    }
+}
+
+} // namespace qdq::rules::precision
