@@ -116,6 +116,11 @@ private:
             {
                 return producer;
             }
+            if (producer->opType == "Mul" && isSiluMul(*producer))
+            {
+                current = siluInput(*producer); // SiLU is a conv epilogue
+                continue;
+            }
             if (isQuantizableNonWeighted(producer->opType) && !producer->inputs.empty())
             {
                 bool allQuantized = true;
@@ -129,14 +134,13 @@ private:
                 }
                 return allQuantized ? producer : nullptr;
             }
-            bool passThrough = (isEpilogue(producer->opType) || isCommuting(producer->opType)
-                                   || (producer->opType == "Mul" && isSiluMul(*producer)))
+            bool passThrough = (isEpilogue(producer->opType) || isCommuting(producer->opType))
                 && !producer->inputs.empty() && producer->opType != "Concat";
             if (!passThrough)
             {
                 return nullptr;
             }
-            current = producer->opType == "Mul" ? siluInput(*producer) : producer->inputs[0];
+            current = producer->inputs[0];
         }
         return nullptr;
     }
@@ -203,54 +207,104 @@ private:
             result.reason = "no input";
             return result;
         }
-        // Walk back through commuting ops: a DQ there makes a DQ -> Q pair.
-        std::string current = node.inputs[0];
-        for (int depth = 0; depth < 16; ++depth)
+        BackResult back = walkBack(node.inputs[0], perTensorScale(mGraph, node), 0);
+        result.fate = back.fate;
+        result.partner = back.partner;
+        result.reason = back.reason;
+        return result;
+    }
+
+    struct BackResult
+    {
+        PredictedQdq::Fate fate = PredictedQdq::Fate::kStandalone;
+        std::string partner;
+        std::string reason;
+    };
+
+    //! Where a Q on `tensor` ends up when TensorRT propagates it backward (across data-movement ops, one clone per
+    //! Concat input): cancelled against a DQ of equal scale, a requantize against a DQ of another scale, fused into a
+    //! quantized producer, or standalone in front of a float producer or a network input.
+    BackResult walkBack(const std::string& tensor, std::optional<double> scale, int depth) const
+    {
+        BackResult result;
+        const OnnxNode* producer = producerOf(mGraph, tensor);
+        if (depth > 16)
         {
-            const OnnxNode* producer = producerOf(mGraph, current);
-            if (producer == nullptr)
-            {
-                break;
-            }
-            if (isDequantize(*producer))
-            {
-                auto a = perTensorScale(mGraph, *producer);
-                auto b = perTensorScale(mGraph, node);
-                result.partner = producer->name;
-                if (a && b && scalesEqual(*a, *b))
-                {
-                    result.fate = PredictedQdq::Fate::kCancelled;
-                    result.reason = "follows " + producer->name + " with the same scale";
-                }
-                else
-                {
-                    result.fate = PredictedQdq::Fate::kRequantize;
-                    result.reason = "follows " + producer->name + " with a different scale";
-                }
-                return result;
-            }
-            if (!isCommuting(producer->opType) || producer->inputs.empty() || producer->opType == "Concat")
-            {
-                break;
-            }
-            current = producer->inputs[0];
+            result.reason = "propagation too deep to follow";
+            return result;
         }
-        if (const OnnxNode* producer = quantizedProducer(node.inputs[0]))
+        if (producer == nullptr)
+        {
+            result.reason = isGraphInput(mGraph, tensor) ? "quantizes the network input " + tensor
+                                                         : "nothing produces its input " + tensor;
+            return result;
+        }
+        if (isDequantize(*producer))
+        {
+            auto other = perTensorScale(mGraph, *producer);
+            result.partner = producer->name;
+            if (scale && other && scalesEqual(*scale, *other))
+            {
+                result.fate = PredictedQdq::Fate::kCancelled;
+                result.reason = "follows " + producer->name + " with the same scale";
+            }
+            else
+            {
+                result.fate = PredictedQdq::Fate::kRequantize;
+                result.reason = "follows " + producer->name + " with a different scale";
+            }
+            return result;
+        }
+        if (producer->opType == "Concat")
+        {
+            std::vector<std::string> floatInputs;
+            std::vector<std::string> requantized;
+            bool anyFused = false;
+            for (const auto& input : producer->inputs)
+            {
+                BackResult part = walkBack(input, scale, depth + 1);
+                if (part.fate == PredictedQdq::Fate::kStandalone)
+                {
+                    floatInputs.push_back(input);
+                }
+                else if (part.fate == PredictedQdq::Fate::kRequantize)
+                {
+                    requantized.push_back(part.partner);
+                }
+                anyFused = anyFused || part.fate == PredictedQdq::Fate::kFusedIntoProducer;
+            }
+            result.partner = producer->name;
+            if (!floatInputs.empty())
+            {
+                result.reason = "hoisted above Concat " + producer->name + ", whose input(s) "
+                    + nameList(floatInputs, 3) + " come from float producers";
+            }
+            else if (!requantized.empty())
+            {
+                result.fate = PredictedQdq::Fate::kRequantize;
+                result.reason = "hoisted above Concat " + producer->name + ", it meets " + nameList(requantized, 3)
+                    + " with a different scale";
+            }
+            else
+            {
+                result.fate = anyFused ? PredictedQdq::Fate::kFusedIntoProducer : PredictedQdq::Fate::kCancelled;
+                result.reason = "hoisted above Concat " + producer->name + " into every producer";
+            }
+            return result;
+        }
+        if (isCommuting(producer->opType) && !producer->inputs.empty())
+        {
+            return walkBack(producer->inputs[0], scale, depth + 1);
+        }
+        if (const OnnxNode* quantized = quantizedProducer(tensor))
         {
             result.fate = PredictedQdq::Fate::kFusedIntoProducer;
-            result.partner = producer->name;
-            result.reason = "output quantization of " + producer->name;
+            result.partner = quantized->name;
+            result.reason = "output quantization of " + quantized->name;
             return result;
         }
-        if (isGraphInput(mGraph, node.inputs[0]))
-        {
-            result.reason = "quantizes the network input " + node.inputs[0];
-            return result;
-        }
-        const OnnxNode* producer = producerOf(mGraph, node.inputs[0]);
-        result.reason = producer == nullptr ? "nothing produces its input"
-                                            : "its producer " + producer->name + " (" + producer->opType
-                + ") runs in float and cannot absorb it";
+        result.reason = "its producer " + producer->name + " (" + producer->opType
+            + ") runs in float and cannot absorb it";
         return result;
     }
 
@@ -273,6 +327,9 @@ private:
         std::vector<std::string> frontier = {node.outputs[0]};
         bool allFused = true;
         std::string partner;
+        std::string requantizePartner;
+        bool allQuantizers = true; // every path ends at a Q: a DQ -> Q pair
+        bool allEqual = true;
         for (int depth = 0; depth < 16 && !frontier.empty(); ++depth)
         {
             std::vector<std::string> next;
@@ -285,12 +342,23 @@ private:
                 }
                 for (const OnnxNode* consumer : consumers)
                 {
-                    if (mQuantizedWeighted.count(consumer->name) > 0 || isQuantize(*consumer)
-                        || quantizableWithOutputQ(*consumer))
+                    if (isQuantize(*consumer))
                     {
+                        auto a = perTensorScale(mGraph, node);
+                        auto b = perTensorScale(mGraph, *consumer);
+                        if (!(a && b && scalesEqual(*a, *b)))
+                        {
+                            allEqual = false;
+                            requantizePartner = requantizePartner.empty() ? consumer->name : requantizePartner;
+                        }
                         partner = partner.empty() ? consumer->name : partner;
                     }
-                    else if (isCommuting(consumer->opType) && consumer->opType != "Concat")
+                    else if (mQuantizedWeighted.count(consumer->name) > 0 || quantizableWithOutputQ(*consumer))
+                    {
+                        allQuantizers = false;
+                        partner = partner.empty() ? consumer->name : partner;
+                    }
+                    else if (isCommuting(consumer->opType))
                     {
                         next.insert(next.end(), consumer->outputs.begin(), consumer->outputs.end());
                     }
@@ -307,7 +375,14 @@ private:
             }
             frontier = std::move(next);
         }
-        if (allFused && !partner.empty())
+        if (allFused && !partner.empty() && allQuantizers)
+        {
+            result.fate = allEqual ? PredictedQdq::Fate::kCancelled : PredictedQdq::Fate::kRequantize;
+            result.partner = allEqual ? partner : requantizePartner;
+            result.reason = allEqual ? "meets " + partner + " with the same scale"
+                                     : "meets " + requantizePartner + " with a different scale";
+        }
+        else if (allFused && !partner.empty())
         {
             result.fate = PredictedQdq::Fate::kFusedIntoConsumer;
             result.partner = partner;
