@@ -12,7 +12,14 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeConvActPoolBlocked());        // R09
         list.push_back(rules::makeResidualInputNotQuantized()); // R11
         list.push_back(rules::makeQdqBetweenConvAndAdd());      // R12
+        list.push_back(rules::makeConcatQuantizeHoisted());     // R16
+        list.push_back(rules::makeConcatScaleMismatch());       // R17
+        list.push_back(rules::makeConcatMixedPrecision());      // R18
+        list.push_back(rules::makeRequantizeBeforeSplit());     // R19
         list.push_back(rules::makeStandaloneQdq());             // R20
+        list.push_back(rules::makeMaxPoolScaleMismatch());      // R21
+        list.push_back(rules::makeHorizontalMergeLost());       // R26
+        list.push_back(rules::makeFanoutScaleMismatch());       // R31
         list.push_back(rules::makeQuantizedBias());             // R32
         return list;
     }();

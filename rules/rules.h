@@ -15,5 +15,12 @@ std::unique_ptr<Rule> makeConvActPoolBlocked();
 std::unique_ptr<Rule> makeQdqInsideConvEpilogue();
 std::unique_ptr<Rule> makeQdqBetweenConvAndAdd();
 std::unique_ptr<Rule> makeQuantizedBias();
+std::unique_ptr<Rule> makeConcatQuantizeHoisted();
+std::unique_ptr<Rule> makeConcatScaleMismatch();
+std::unique_ptr<Rule> makeConcatMixedPrecision();
+std::unique_ptr<Rule> makeRequantizeBeforeSplit();
+std::unique_ptr<Rule> makeMaxPoolScaleMismatch();
+std::unique_ptr<Rule> makeHorizontalMergeLost();
+std::unique_ptr<Rule> makeFanoutScaleMismatch();
 
 } // namespace qdq::rules
