@@ -178,6 +178,18 @@ private:
             std::string q = singleToken(layer);
             auto producer = producerLayer(plan, layer.inputs.empty() ? std::string() : layer.inputs[0].name);
             std::string from = producer ? "\"" + plan.layers[*producer].name + "\"" : "the network input";
+            std::string floatInputs;
+            if (producer)
+            {
+                const EngineLayer& source = plan.layers[*producer];
+                for (std::size_t i = 0; i < source.inputs.size(); ++i)
+                {
+                    if (isFloat(source.inputs[i].precision))
+                    {
+                        floatInputs += (floatInputs.empty() ? "" : ", ") + source.inputs[i].name;
+                    }
+                }
+            }
             Finding finding =
                 makeFinding(info(), "\"" + layer.name + "\" is a clone of " + (q.empty() ? layer.name : q) +
                                         " running as its own Quantize layer on the " +
@@ -200,14 +212,23 @@ private:
             std::string qOutput = q.empty() ? std::string() : q + "_output_0";
             for (const OptimizerEvent* event : logEvents(context, OptimizerEventKind::kGenerateCopy))
             {
+                if (qOutput.empty() || event->object != qOutput)
+                {
+                    continue;
+                }
+                // The copy's tensor is named "<Concat>_<input>"; take the longest Concat name that prefixes it.
+                const OptimizerEvent* best = nullptr;
                 for (const OptimizerEvent* split : splits)
                 {
-                    if (!qOutput.empty() && event->object == qOutput &&
-                        event->subject.rfind(split->subject + "_", 0) == 0 &&
-                        std::find(cited.begin(), cited.end(), split) == cited.end())
+                    if (event->subject.rfind(split->subject + "_", 0) == 0 &&
+                        (best == nullptr || split->subject.size() > best->subject.size()))
                     {
-                        cited.push_back(split);
+                        best = split;
                     }
+                }
+                if (best != nullptr && std::find(cited.begin(), cited.end(), best) == cited.end())
+                {
+                    cited.push_back(best);
                 }
             }
             if (cited.empty())
