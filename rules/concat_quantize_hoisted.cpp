@@ -243,7 +243,9 @@ private:
             finding.costMs = sumTimes(context, {index});
             finding.fix =
                 "in the ONNX model, make the producer of this Concat input (" + from +
-                ") emit INT8 (quantize its inputs so it absorbs the clone), or give all Concat inputs the scale of " +
+                ") emit INT8 (quantize its inputs" +
+                (floatInputs.empty() ? std::string() : ", here the float input " + floatInputs) +
+                ", so it absorbs the clone), or give all Concat inputs the scale of " +
                 (q.empty() ? std::string("the Q after the Concat") : q) +
                 "; if the producer can only run in float, move the Q/DQ off the Concat output (after the next "
                 "non-commuting op) or let the consumer run FP16. Note: " +
