@@ -278,7 +278,7 @@ private:
             finding.severity = Severity::kInfo;
             finding.evidence.push_back(logEvidence(context, *event,
                                                    "Generating copy for " + event->subject + " to " + event->object +
-                                                       " because of " + event->detail));
+                                                       " because " + event->detail));
             if (copy)
             {
                 finding.engineLayers.push_back(plan.layers[*copy].name);
