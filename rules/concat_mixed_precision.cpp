@@ -205,7 +205,12 @@ private:
             finding.evidence.push_back(nodeEvidence(context, concat,
                                                     "input " + input + " also read by " + nameList(floatReaders, 3) +
                                                         " without quantization"));
-            finding.fix = "quantize the other reader(s) of " + input + " (" + nameList(floatReaders, 3) +
+            std::vector<std::string> readerNames;
+            for (const auto& reader : floatReaders)
+            {
+                readerNames.push_back(reader.substr(0, reader.find(" (")));
+            }
+            finding.fix = "quantize the other reader(s) of " + input + " (" + nameList(readerNames, 3) +
                           ") with the scale of " + q.name +
                           " (a Q/DQ on that input) so every consumer sees the same INT8 "
                           "tensor, or stop reusing the Concat input elsewhere in a different precision";
