@@ -130,7 +130,8 @@ private:
             makeFinding(info(), "Concat " + concat.name + " mixes INT8 inputs (dequantized by " + nameList(dqs, 3) +
                                     ") with float inputs (" + nameList(floats, 3) +
                                     ") and has no Q on its output: it runs in float, and " + nameList(dqs, 3) +
-                                    " execute as separate dequantize layers in front of it.");
+                                    " likely execute as separate dequantize layers in front of it.");
+        finding.likely = true;
         finding.onnxNodes.push_back(concat.name);
         finding.onnxNodes.insert(finding.onnxNodes.end(), dqs.begin(), dqs.end());
         finding.evidence.push_back(nodeEvidence(context, concat,
