@@ -22,11 +22,18 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeResidualPrecisionMismatch()); // R13
         list.push_back(rules::makeActivationBeforeResidualAdd()); // R14
         list.push_back(rules::makeInt8OpWithoutOutputQ()); // R15
+        list.push_back(rules::makeConcatQuantizeHoisted()); // R16
+        list.push_back(rules::makeConcatScaleMismatch()); // R17
+        list.push_back(rules::makeConcatMixedPrecision()); // R18
+        list.push_back(rules::makeRequantizeBeforeSplit()); // R19
         list.push_back(rules::makeStandaloneQdq()); // R20
+        list.push_back(rules::makeMaxpoolScaleMismatch()); // R21
         list.push_back(rules::makePluginWrappedInQdq()); // R22
         list.push_back(rules::makeIoReformat()); // R23
         list.push_back(rules::makeFp32Island()); // R24
         list.push_back(rules::makeConvTransposeEpilogueNotFused()); // R25
+        list.push_back(rules::makeHorizontalMergeLost()); // R26
+        list.push_back(rules::makeFanoutScaleMismatch()); // R31
         list.push_back(rules::makeQuantizedBias()); // R32
         list.push_back(rules::makeInt8WeightInitializer()); // R33
         return list;

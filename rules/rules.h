@@ -30,5 +30,12 @@ std::unique_ptr<Rule> makePluginWrappedInQdq();
 std::unique_ptr<Rule> makeIoReformat();
 std::unique_ptr<Rule> makeFp32Island();
 std::unique_ptr<Rule> makeConvTransposeEpilogueNotFused();
+std::unique_ptr<Rule> makeConcatQuantizeHoisted();
+std::unique_ptr<Rule> makeConcatScaleMismatch();
+std::unique_ptr<Rule> makeConcatMixedPrecision();
+std::unique_ptr<Rule> makeRequantizeBeforeSplit();
+std::unique_ptr<Rule> makeMaxPoolScaleMismatch();
+std::unique_ptr<Rule> makeHorizontalMergeLost();
+std::unique_ptr<Rule> makeFanoutScaleMismatch();
 
 } // namespace qdq::rules

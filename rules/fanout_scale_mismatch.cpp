@@ -1,0 +1,215 @@
+// R31 fanout-scale-mismatch: one tensor reaches several QuantizeLinear nodes (through ops a Q moves across) whose
+// scales differ. TensorRT merges duplicate Qs only when they are identical (HorizontalMergeQNodes); the producer can
+// fuse one output Q, the others run as standalone Quantize/Scale layers.
+#include "rules/rules.h"
+#include "rules/scale_walks.h"
+
+namespace qdq::rules
+{
+
+namespace
+{
+
+using namespace patterns;
+using namespace walks;
+
+class FanoutScaleMismatch final : public Rule
+{
+public:
+    const RuleInfo& info() const override
+    {
+        static const RuleInfo kInfo{
+            "fanout-scale-mismatch",
+            "R31",
+            "One tensor is quantized by several Qs with different scales, so only one can fuse and the others run as "
+            "standalone Quantize layers",
+            Severity::kWarning,
+            "8.4-10.x",
+            kNeedsOnnxOrEngine};
+        return kInfo;
+    }
+
+    void check(const Context& context, FindingSink& sink) const override
+    {
+        if (context.graph() != nullptr)
+        {
+            checkGraph(context, sink);
+        }
+        else if (context.engine() != nullptr)
+        {
+            checkEngine(context, sink);
+        }
+    }
+
+private:
+    void checkTensor(const Context& context, const std::string& tensor, const OnnxNode* producer,
+                     FindingSink& sink) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        auto reached = reachedQuantizers(graph, tensor, {});
+        if (reached.size() < 2)
+        {
+            return;
+        }
+        // Qs reached without crossing a MaxPool decide; a mismatch that exists only across a MaxPool is
+        // maxpool-scale-mismatch's.
+        std::vector<const ReachedQ*> considered;
+        for (const auto& r : reached)
+        {
+            if (r.direct)
+            {
+                considered.push_back(&r);
+            }
+        }
+        if (considered.empty())
+        {
+            for (const auto& r : reached)
+            {
+                considered.push_back(&r);
+            }
+        }
+        std::vector<std::optional<double>> scales;
+        for (const ReachedQ* r : considered)
+        {
+            scales.push_back(perTensorScale(graph, *r->q));
+        }
+        if (considered.size() < 2 || allScalesEqual(scales))
+        {
+            return;
+        }
+        std::vector<std::string> described;
+        std::vector<std::string> qNames;
+        for (const ReachedQ* r : considered)
+        {
+            std::string via = r->path.empty() ? std::string() : " via " + nameList(r->path, 2);
+            described.push_back(withScale(graph, *r->q) + via);
+            qNames.push_back(r->q->name);
+        }
+        std::string from = producer != nullptr ? producer->opType + " " + producer->name : "the network input";
+        Finding finding = makeFinding(
+            info(),
+            "Tensor " + tensor + " (output of " + from + ") is quantized by " + std::to_string(considered.size()) +
+                " Qs with different scales: " + nameList(described, 4) +
+                ". TensorRT moves them onto the tensor and merges only identical ones, so only one can fuse into " +
+                (producer != nullptr ? producer->name : std::string("the producer")) +
+                " and the others likely run as standalone Quantize (or Scale) layers.");
+        finding.likely = true;
+        if (producer != nullptr)
+        {
+            finding.onnxNodes.push_back(producer->name);
+        }
+        finding.onnxNodes.insert(finding.onnxNodes.end(), qNames.begin(), qNames.end());
+        if (producer != nullptr)
+        {
+            finding.evidence.push_back(
+                nodeEvidence(context, *producer, "output " + tensor + " reaches " + nameList(described, 4)));
+        }
+        double largest = 0.0;
+        for (const auto& scale : scales)
+        {
+            largest = scale ? std::max(largest, *scale) : largest;
+        }
+        finding.fix = "use one scale for every Q of " + tensor + ": share a single Q/DQ between " +
+                      nameList(qNames, 4) + " or calibrate them as one group (the largest scale, " +
+                      formatScale(largest) +
+                      ", covers all ranges), as NVIDIA's yolov7 QAT rules and Model Optimizer's Concat grouping do";
+        attachEngine(context, qNames, finding);
+        for (const OptimizerEvent* event : logEvents(context, OptimizerEventKind::kEliminate))
+        {
+            if (event->detail == "Q" &&
+                std::find(qNames.begin(), qNames.end(), stripTrtSuffixes(event->object)) != qNames.end())
+            {
+                finding.evidence.push_back(logEvidence(context, *event,
+                                                       "Eliminating " + event->subject + " which duplicates (Q) " +
+                                                           event->object + " (only equal Qs merge)"));
+            }
+        }
+        sink.add(std::move(finding));
+    }
+
+    void checkGraph(const Context& context, FindingSink& sink) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        for (const auto& input : graph.graphInputs)
+        {
+            checkTensor(context, input, nullptr, sink);
+        }
+        for (const auto& node : graph.nodes)
+        {
+            if (isQdq(node) || movesQ(node) || node.opType == "Constant")
+            {
+                continue;
+            }
+            for (const auto& output : node.outputs)
+            {
+                checkTensor(context, output, &node, sink);
+            }
+        }
+    }
+
+    //! Engine only: two or more standalone Quantize layers reading the same tensor. Equal Qs would have been merged
+    //! (HorizontalMergeQNodes), so their scales likely differ.
+    void checkEngine(const Context& context, FindingSink& sink) const
+    {
+        const EnginePlan& plan = *context.engine();
+        std::map<std::string, std::vector<std::size_t>> byInput;
+        std::vector<std::string> order;
+        for (const auto& mapping : context.correlation.layers)
+        {
+            const EngineLayer& layer = plan.layers[mapping.layer];
+            if (mapping.state != LayerState::kInsertedQdq || layer.inputs.empty() ||
+                !isQuantized(outputPrecision(layer)))
+            {
+                continue;
+            }
+            auto& list = byInput[layer.inputs[0].name];
+            if (list.empty())
+            {
+                order.push_back(layer.inputs[0].name);
+            }
+            list.push_back(mapping.layer);
+        }
+        for (const auto& tensor : order)
+        {
+            const auto& layers = byInput[tensor];
+            if (layers.size() < 2)
+            {
+                continue;
+            }
+            auto names = layerNames(context, layers);
+            auto producer = producerLayer(plan, tensor);
+            Finding finding = makeFinding(
+                info(), "Tensor " + tensor +
+                            (producer ? " (output of \"" + plan.layers[*producer].name + "\")" : std::string()) +
+                            " is quantized by " + std::to_string(layers.size()) + " separate Quantize layers (" +
+                            nameList(names, 4) + "): TensorRT merges identical Qs, so their scales likely differ.");
+            finding.likely = true;
+            finding.engineLayers = names;
+            for (std::size_t layer : layers)
+            {
+                std::string token = singleToken(plan.layers[layer]);
+                if (!token.empty())
+                {
+                    finding.onnxNodes.push_back(token);
+                }
+                finding.evidence.push_back(
+                    layerEvidence(context, layer, "Inputs[0]",
+                                  tensor + " " + std::string(precisionName(inputPrecision(plan.layers[layer]))) +
+                                      " -> " + std::string(precisionName(outputPrecision(plan.layers[layer])))));
+            }
+            finding.costMs = sumTimes(context, layers);
+            finding.fix = "in the ONNX model, give every Q of " + tensor + " (" + nameList(finding.onnxNodes, 4) +
+                          ") one scale (share one Q/DQ or calibrate them as a group) so TensorRT merges them into one";
+            sink.add(std::move(finding));
+        }
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Rule> makeFanoutScaleMismatch()
+{
+    return std::make_unique<FanoutScaleMismatch>();
+}
+
+} // namespace qdq::rules
