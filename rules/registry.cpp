@@ -27,7 +27,7 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeConcatMixedPrecision()); // R18
         list.push_back(rules::makeRequantizeBeforeSplit()); // R19
         list.push_back(rules::makeStandaloneQdq()); // R20
-        list.push_back(rules::makeMaxpoolScaleMismatch()); // R21
+        list.push_back(rules::makeMaxPoolScaleMismatch()); // R21
         list.push_back(rules::makePluginWrappedInQdq()); // R22
         list.push_back(rules::makeIoReformat()); // R23
         list.push_back(rules::makeFp32Island()); // R24
