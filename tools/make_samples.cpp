@@ -159,24 +159,37 @@ std::string convKeys(int outMaps, const char* activation, int weights)
 
 // ---- report c: ResNet stem loses Conv+MaxPool in explicit INT8 (the embedded demo) --------------------------------
 
+//! x -> QuantizeLinear q -> DequantizeLinear dq, with TensorRT 8-era node names.
+std::string namedQdq(GraphBuilder& g, const std::string& q, const std::string& dq, const std::string& tensor, float scale)
+{
+    std::string s = g.scale(q + "_scale", scale);
+    std::string z = g.zeroPoint(q + "_zero_point");
+    std::string qo = g.node("QuantizeLinear", q, {tensor, s, z});
+    return g.node("DequantizeLinear", dq, {qo, s, z});
+}
+
+//! A float 3x3 weight with a per-channel Q/DQ pair (axis 0), pytorch-quantization style.
+std::string namedWeight(GraphBuilder& g, const std::string& name, const std::string& q, const std::string& dq, long out,
+    long in)
+{
+    std::string w = g.weight(name, {out, in, 3, 3});
+    std::string s = g.scaleVector(q + "_scale", std::vector<float>(static_cast<std::size_t>(out), 0.004f));
+    std::string qo = g.node("QuantizeLinear", q, {w, s});
+    g.intAttribute(q, "axis", 0);
+    std::string dqo = g.node("DequantizeLinear", dq, {qo, s});
+    g.intAttribute(dq, "axis", 0);
+    return dqo;
+}
+
 void sampleC(const fs::path& dir)
 {
     GraphBuilder g;
     std::string x = g.input("input");
     auto qdqNamed = [&](const std::string& q, const std::string& dq, const std::string& tensor, float scale) {
-        std::string s = g.scale(q + "_scale", scale);
-        std::string z = g.zeroPoint(q + "_zero_point");
-        std::string qo = g.node("QuantizeLinear", q, {tensor, s, z});
-        return g.node("DequantizeLinear", dq, {qo, s, z});
+        return namedQdq(g, q, dq, tensor, scale);
     };
     auto weight = [&](const std::string& name, const std::string& q, const std::string& dq, long out, long in) {
-        std::string w = g.weight(name, {out, in, 3, 3});
-        std::string s = g.scaleVector(q + "_scale", std::vector<float>(static_cast<std::size_t>(out), 0.004f));
-        std::string qo = g.node("QuantizeLinear", q, {w, s});
-        g.intAttribute(q, "axis", 0);
-        std::string dqo = g.node("DequantizeLinear", dq, {qo, s});
-        g.intAttribute(dq, "axis", 0);
-        return dqo;
+        return namedWeight(g, name, q, dq, out, in);
     };
     auto bn = [&](const std::string& name, const std::string& tensor, long channels) {
         return g.node("BatchNormalization", name,
@@ -296,10 +309,9 @@ void sampleB(const fs::path& dir)
         {g.qdq("/model.1/m.0/cv2/conv/_input_quantizer", ma1, 0.0290f),
             g.quantizedWeight("model.1.m.0.cv2.conv", 16, 16)});
     std::string ma2 = silu("/model.1/m.0/cv2", m2);
-    // Residual Add after SiLU, with Q/DQ on both inputs (the user's "correct" placement).
-    std::string add = g.node("Add", "/model.1/m.0/Add",
-        {g.qdq("/model.1/m.0/add_input0_quantizer", branch, 0.0377f),
-            g.qdq("/model.1/m.0/add_input1_quantizer", ma2, 0.0455f)});
+    // Residual Add after SiLU with the Q/DQ only on the residual branch (the placement the user tried after the
+    // maintainer's suggestion): the Add still runs as its own PointWise layer.
+    std::string add = g.node("Add", "/model.1/m.0/Add", {g.qdq("/model.1/m.0/add_input0_quantizer", branch, 0.0377f), ma2});
     std::string concat = g.node("Concat", "/model.1/Concat",
         {"/model.1/Split_output_0", "/model.1/Split_output_1", add}, {"/model.1/Concat_output_0"});
     g.intAttribute("/model.1/Concat", "axis", 1);
@@ -315,20 +327,27 @@ void sampleB(const fs::path& dir)
 void sampleD(const fs::path& dir)
 {
     GraphBuilder g;
-    std::string x = g.qdq("QuantizeLinear_95", g.input("input.1"), 0.0178f);
-    std::string c0 = g.node("Conv", "Conv_101", {x, g.quantizedWeight("backbone.conv1", 32, 3)});
+    std::string x = namedQdq(g, "QuantizeLinear_95", "DequantizeLinear_96", g.input("input.1"), 0.0178f);
+    std::string c0 = g.node("Conv", "Conv_101",
+        {x, namedWeight(g, "backbone.conv1.weight", "QuantizeLinear_98", "DequantizeLinear_99", 32, 3)});
     std::string r0 = g.node("Relu", "Relu_108", {c0}, {"451"});
-    std::string c1 = g.node("Conv", "Conv_142", {g.qdq("QuantizeLinear_136", r0, 0.0263f),
-        g.quantizedWeight("backbone.block.conv", 32, 32)});
+    std::string c1 = g.node("Conv", "Conv_142",
+        {namedQdq(g, "QuantizeLinear_136", "DequantizeLinear_137", r0, 0.0263f),
+            namedWeight(g, "backbone.block.conv.weight", "QuantizeLinear_139", "DequantizeLinear_140", 32, 32)});
     std::string r1 = g.node("Relu", "Relu_149", {c1}, {"477"});
-    std::string c2 = g.node("Conv", "Conv_84", {g.qdq("QuantizeLinear_78", r0, 0.0263f),
-        g.quantizedWeight("backbone.side.conv", 32, 32)});
+    std::string c2 = g.node("Conv", "Conv_84",
+        {namedQdq(g, "QuantizeLinear_78", "DequantizeLinear_79", r0, 0.0263f),
+            namedWeight(g, "backbone.side.conv.weight", "QuantizeLinear_81", "DequantizeLinear_82", 32, 32)});
     std::string r2 = g.node("Relu", "Relu_91", {c2}, {"438"});
+    // The residual Add reads 477 in float while the Concat reads the same tensor: TensorRT copies it.
     std::string add = g.node("Add", "Add_132", {r0, r1}, {"478"});
-    std::string cat = g.node("Concat", "Concat_150", {add, r2}, {"479"});
-    g.intAttribute("Concat_150", "axis", 0);
-    std::string head = g.node("Conv", "Conv_160", {g.qdq("QuantizeLinear_154", cat, 0.0301f),
-        g.quantizedWeight("head.conv", 16, 64)}, {"output"});
+    g.output(g.node("Relu", "Relu_133", {add}, {"residual_out"}));
+    std::string cat = g.node("Concat", "Concat_150", {r1, r2}, {"479"});
+    g.intAttribute("Concat_150", "axis", 1);
+    std::string head = g.node("Conv", "Conv_160",
+        {namedQdq(g, "QuantizeLinear_154", "DequantizeLinear_155", cat, 0.0301f),
+            namedWeight(g, "head.conv.weight", "QuantizeLinear_157", "DequantizeLinear_158", 16, 64)},
+        {"output"});
     g.output(head);
     g.save((dir / "model.onnx").string());
 
@@ -338,7 +357,8 @@ void sampleD(const fs::path& dir)
     log += stamp + "[I] === Build Options ===\n" + stamp + "[I] Precision: FP32+INT8\n" + stamp
         + "[I] TensorRT version: 8003\n";
     for (const char* node : {"QuantizeLinear_95", "Conv_101", "Relu_108", "QuantizeLinear_136", "Conv_142", "Relu_149",
-             "QuantizeLinear_78", "Conv_84", "Relu_91", "Add_132", "Concat_150", "QuantizeLinear_154", "Conv_160"})
+             "QuantizeLinear_78", "Conv_84", "Relu_91", "Add_132", "Relu_133", "Concat_150", "QuantizeLinear_154",
+             "Conv_160"})
     {
         log += stamp + "[V] [TRT] Registering layer: " + node + " for ONNX node: " + node + "\n";
     }
@@ -357,8 +377,8 @@ void sampleD(const fs::path& dir)
            "Relu_149 || backbone.side.conv.weight + QuantizeLinear_81_quantize_scale_node + Conv_84 + Relu_91, Tactic: "
            "-3908975881807046106, 451_q[Int8(32,32,160,160)] -> Conv_142 + Relu_149 || Conv_84 + "
            "Relu_91[Float(32,64,160,160)]\n";
-    log += "Layer(ElementWise): Add_132, Tactic: 1, 451[Float(32,32,160,160)], Conv_142 + Relu_149 || Conv_84 + "
-           "Relu_91[Float(32,32,160,160)] -> 478[Float(32,32,160,160)]\n";
+    log += "Layer(ElementWise): Add_132 + Relu_133, Tactic: 1, 451[Float(32,32,160,160)], Conv_142 + Relu_149 || "
+           "Conv_84 + Relu_91[Float(32,32,160,160)] -> residual_out[Float(32,32,160,160)]\n";
     log += "Layer(Reformat): 477 copy, Tactic: 0, Conv_142 + Relu_149 || Conv_84 + Relu_91[Float(32,32,160,160)] -> "
            "479[Float(32,32,160,160)]\n";
     log += "Layer(Scale): QuantizeLinear_154_quantize_scale_node, Tactic: 0, 479[Float(64,32,160,160)] -> "
@@ -379,7 +399,7 @@ void sampleD(const fs::path& dir)
              Row{"backbone.block.conv.weight + QuantizeLinear_139_quantize_scale_node + Conv_142 + Relu_149 || "
                  "backbone.side.conv.weight + QuantizeLinear_81_quantize_scale_node + Conv_84 + Relu_91",
                  301.4},
-             Row{"Add_132", 143.6}, Row{"477 copy", 88.9}, Row{"QuantizeLinear_154_quantize_scale_node", 131.0},
+             Row{"Add_132 + Relu_133", 143.6}, Row{"477 copy", 88.9}, Row{"QuantizeLinear_154_quantize_scale_node", 131.0},
              Row{"head.conv.weight + QuantizeLinear_157_quantize_scale_node + Conv_160", 176.3}})
     {
         char buffer[512];
