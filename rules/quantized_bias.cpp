@@ -24,6 +24,10 @@ public:
     void check(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
+        // One finding for the model: ONNX Runtime quantizes every bias the same way, so the fix is one setting.
+        Finding finding = makeFinding(info(), "");
+        std::vector<std::string> consumers;
+        std::vector<std::string> biases;
         for (const auto& node : graph.nodes)
         {
             if ((node.opType != "Conv" && node.opType != "Gemm" && node.opType != "ConvTranspose")
@@ -41,17 +45,25 @@ public:
             {
                 continue;
             }
-            Finding finding = makeFinding(info(), "The bias of " + node.opType + " " + node.name + " is the INT32 "
-                    "initializer " + bias->name + " behind DequantizeLinear " + dq->name + ". TensorRT expects a float "
-                    "bias and derives the bias scale itself (weight scale x input scale); the ONNX parser of TensorRT "
-                    "8.x rejects this input.");
-            finding.onnxNodes = {node.name, dq->name};
+            consumers.push_back(node.name);
+            biases.push_back(bias->name);
+            finding.onnxNodes.push_back(node.name);
+            finding.onnxNodes.push_back(dq->name);
             finding.evidence.push_back(nodeEvidence(context, *dq, "input " + bias->name + " is "
                     + std::string(onnxDataTypeName(bias->dataType)) + ", feeding input 2 (bias) of " + node.name));
-            finding.fix = "re-quantize with ONNX Runtime extra_options={\"QuantizeBias\": False}, or fold " + dq->name
-                + " into a float initializer (" + bias->name + " x its scale) connected to " + node.name + " input 2";
-            sink.add(std::move(finding));
         }
+        if (consumers.empty())
+        {
+            return;
+        }
+        finding.message = "The bias of " + std::to_string(consumers.size()) + " weighted op(s) (" + nameList(consumers, 4)
+            + ") is an INT32 initializer behind a DequantizeLinear (" + nameList(biases, 2)
+            + "). TensorRT expects a float bias and derives the bias scale itself (weight scale x input scale); the "
+              "ONNX parser of TensorRT 8.x rejects this input.";
+        finding.fix = "re-quantize with ONNX Runtime quantize_static(..., extra_options={\"QuantizeBias\": False}), "
+                      "or fold each bias DequantizeLinear into a float initializer (INT32 bias x its scale) connected to "
+                      "input 2 of its Conv/Gemm";
+        sink.add(std::move(finding));
     }
 };
 

@@ -198,6 +198,12 @@ private:
     void checkPrediction(const Context& context, FindingSink& sink) const
     {
         const OnnxGraph& graph = *context.graph();
+        // One finding for the Quantize of network inputs (expected), one for every other lone Q/DQ.
+        Finding inputs = makeFinding(info(), "");
+        Finding lone = makeFinding(info(), "");
+        inputs.severity = Severity::kInfo;
+        inputs.likely = lone.likely = true;
+        std::map<std::string, std::vector<std::string>> byReason;
         for (const auto& predicted : context.prediction.qdq)
         {
             if (predicted.fate != PredictedQdq::Fate::kStandalone)
@@ -209,20 +215,28 @@ private:
             {
                 continue;
             }
-            bool networkInput = !node->inputs.empty() && isGraphInput(graph, node->inputs[0]);
-            Finding finding = makeFinding(info(),
-                std::string(predicted.isQuantize ? "QuantizeLinear " : "DequantizeLinear ") + node->name
-                    + " is likely to run as its own layer: " + predicted.reason + ".");
-            finding.likely = true;
-            finding.severity = networkInput ? Severity::kInfo : Severity::kWarning;
-            finding.onnxNodes.push_back(node->name);
-            finding.evidence.push_back(nodeEvidence(context, *node, predicted.reason));
-            finding.fix = networkInput
-                ? "expected for a float network input (see io-reformat)"
-                : "remove this Q/DQ pair or move it to the input of the nearest weighted op; a lone "
-                  + std::string(predicted.isQuantize ? "Q needs a quantized producer to fuse into"
-                                                     : "DQ needs a quantized consumer to fuse into");
-            sink.add(std::move(finding));
+            bool networkInput = predicted.isQuantize && !node->inputs.empty() && isGraphInput(graph, node->inputs[0]);
+            Finding& target = networkInput ? inputs : lone;
+            target.onnxNodes.push_back(node->name);
+            target.evidence.push_back(nodeEvidence(context, *node, predicted.reason));
+        }
+        if (!inputs.onnxNodes.empty())
+        {
+            inputs.message = "QuantizeLinear " + nameList(inputs.onnxNodes, 4)
+                + " quantizes a float network input and is likely to run as its own layer (expected).";
+            inputs.fix = "nothing to do for a float input (see io-reformat)";
+            sink.add(std::move(inputs));
+        }
+        if (!lone.onnxNodes.empty())
+        {
+            lone.message = std::to_string(lone.onnxNodes.size())
+                + " Q/DQ node(s) are likely to run as their own layers, with no quantized neighbour to fuse into: "
+                + nameList(lone.onnxNodes, 6)
+                + " (each node's reason is in the evidence). Regions TensorRT compiles with Myelin (attention, "
+                  "LayerNorm, GELU in transformers) can absorb some of these.";
+            lone.fix = "remove each lone pair, or move it to the input of the nearest weighted op; a Q needs a "
+                       "quantized producer and a DQ a quantized consumer to fuse into";
+            sink.add(std::move(lone));
         }
     }
 };

@@ -232,3 +232,79 @@ TEST(RealDataDiagnose, ProfileAloneStandsInForTheLayerList)
     EXPECT_EQ(report.correlation.layerTotals().total, 37u);
     EXPECT_EQ(report.correlation.layerTotals().insertedQdq, 10u);
 }
+
+namespace
+{
+
+std::vector<const Finding*> allOf(const Report& report, const std::string& rule)
+{
+    std::vector<const Finding*> found;
+    for (const auto& finding : report.findings)
+    {
+        if (finding.rule == rule)
+        {
+            found.push_back(&finding);
+        }
+    }
+    return found;
+}
+
+bool names(const Finding& finding, const std::string& node)
+{
+    return std::find(finding.onnxNodes.begin(), finding.onnxNodes.end(), node) != finding.onnxNodes.end();
+}
+
+} // namespace
+
+// Counts established with python3-onnx on the model: 9 Conv -> Q -> DQ -> Relu chains (stem + 8 conv1), 8 Adds whose
+// two inputs are DequantizeLinear and one of them comes from a conv2 through Q/DQ, 21 INT32 biases behind a
+// DequantizeLinear (20 Conv + the fc Gemm), and the MaxPool reads /relu/Relu through a Q/DQ pair.
+TEST(RealDataModels, OnnxRuntimeResnet18GetsTheEpilogueAddPoolAndBiasFindings)
+{
+    REQUIRE_SHARED();
+    Report report = diagnose(load({sharedModel("resnet18-ort-qdq.onnx")}));
+    auto epilogue = allOf(report, "qdq-inside-conv-epilogue");
+    ASSERT_EQ(epilogue.size(), 9u);
+    EXPECT_TRUE(names(*epilogue.front(), "/conv1/Conv"));
+    EXPECT_TRUE(names(*epilogue.front(), "/relu/Relu"));
+    EXPECT_TRUE(names(*epilogue.front(), "/conv1/Conv_output_0_QuantizeLinear"));
+    auto pool = allOf(report, "conv-act-pool-blocked");
+    ASSERT_EQ(pool.size(), 1u);
+    EXPECT_TRUE(names(*pool.front(), "/maxpool/MaxPool"));
+    EXPECT_TRUE(names(*pool.front(), "/relu/Relu_output_0_QuantizeLinear"));
+    auto add = allOf(report, "qdq-between-conv-and-add");
+    ASSERT_EQ(add.size(), 8u);
+    for (const Finding* finding : add)
+    {
+        EXPECT_NE(finding->fix.find("conv2/Conv_output_0_QuantizeLinear"), std::string::npos) << finding->fix;
+    }
+    auto bias = allOf(report, "quantized-bias");
+    ASSERT_EQ(bias.size(), 1u);
+    EXPECT_EQ(bias.front()->evidence.size(), 21u);
+    EXPECT_TRUE(names(*bias.front(), "/fc/Gemm"));
+    EXPECT_NE(bias.front()->fix.find("QuantizeBias"), std::string::npos);
+}
+
+TEST(RealDataModels, QatResidualQgapGetsNoneOfThem)
+{
+    REQUIRE_SHARED();
+    Report report = diagnose(load({sharedModel("resnet18-qat-residual-qgap.onnx")}));
+    for (const char* rule : {"qdq-inside-conv-epilogue", "conv-act-pool-blocked", "qdq-between-conv-and-add",
+             "quantized-bias", "residual-input-not-quantized"})
+    {
+        EXPECT_TRUE(allOf(report, rule).empty()) << rule;
+    }
+    for (const auto& finding : report.findings)
+    {
+        EXPECT_EQ(finding.severity, Severity::kInfo) << finding.rule << ": " << finding.message;
+    }
+}
+
+TEST(RealDataModels, QatConvsLosesConvPoolAndLeavesResidualsFloat)
+{
+    REQUIRE_SHARED();
+    Report report = diagnose(load({sharedModel("resnet18-qat-convs.onnx")}));
+    // The TREx recipe "convs only": every one of the 8 residual Adds has a float identity input.
+    EXPECT_EQ(allOf(report, "residual-input-not-quantized").size(), 8u);
+    EXPECT_EQ(allOf(report, "conv-act-pool-blocked").size(), 1u);
+}
