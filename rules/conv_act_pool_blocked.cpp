@@ -213,6 +213,14 @@ private:
                 continue;
             }
             const EngineLayer& conv = plan.layers[*producer];
+            // Conv-Act-Pool fusion is an INT8 kernel: a float engine keeping conv and pool apart is not a lost fusion.
+            bool quantizedConv = isQuantized(inputPrecision(conv))
+                || (conv.weightsPrecision && isQuantized(*conv.weightsPrecision))
+                || conv.name.find("QuantizeLinear") != std::string::npos;
+            if (!quantizedConv)
+            {
+                continue;
+            }
             std::vector<std::size_t> costly = {index};
             costly.insert(costly.end(), extra.begin(), extra.end());
             // Reformats right after the pool are part of the price.

@@ -144,32 +144,36 @@ std::string renderDiffText(const DiffReport& report, const Inputs& baseline, con
             out << "   differs:   " << printable(difference) << "\n";
         }
         std::set<std::string> regionLayers(candidateNames.begin(), candidateNames.end());
+        std::set<std::string> rulesShown;
         for (const auto& finding : region.findings)
         {
-            bool withinRegion = std::all_of(finding.engineLayers.begin(), finding.engineLayers.end(),
-                [&](const std::string& name) { return regionLayers.count(name) > 0; });
-            if (withinRegion)
+            if (!rulesShown.insert(finding.rule).second)
             {
-                out << "   finding:   " << finding.rule << ": " << shorten(finding.message, 300) << "\n";
-                out << "   fix:       " << shorten(finding.fix, 300) << "\n";
                 continue;
             }
-            // A finding spanning several regions: show what it says about this region's layers.
-            for (const auto& evidence : finding.evidence)
+            // What the finding says about this region's layers when it spans several regions, else its message.
+            std::string about;
+            bool withinRegion = std::all_of(finding.engineLayers.begin(), finding.engineLayers.end(),
+                [&](const std::string& name) { return regionLayers.count(name) > 0; });
+            if (!withinRegion)
             {
-                for (const auto& name : regionLayers)
+                for (const auto& evidence : finding.evidence)
                 {
-                    if (evidence.field.find("\"" + name + "\"") != std::string::npos)
+                    for (const auto& name : regionLayers)
                     {
-                        out << "   finding:   " << finding.rule << ": \"" << shorten(name, 80) << "\": "
-                            << shorten(evidence.text, 220) << "\n";
+                        if (about.empty() && evidence.field.find("\"" + name + "\"") != std::string::npos
+                            && evidence.text.size() > 40)
+                        {
+                            about = "\"" + shorten(name, 60) + "\": " + evidence.text;
+                        }
                     }
                 }
             }
-            if (finding.rule != "standalone-qdq")
+            out << "   finding:   " << finding.rule << ": " << shorten(about.empty() ? finding.message : about, 200)
+                << "\n";
+            if (about.empty())
             {
-                out << "   finding:   " << finding.rule << ": " << shorten(finding.message, 300) << "\n";
-                out << "   fix:       " << shorten(finding.fix, 300) << "\n";
+                out << "   fix:       " << shorten(finding.fix, 200) << "\n"; // a finding about other layers too
             }
         }
         out << "\n";

@@ -42,7 +42,7 @@ struct DiffReport
     double explainedMs = 0.0;
     double unexplainedMs = 0.0;
     bool perLayerTimes = false; //!< both sides have per-layer times, so regions carry deltas
-    std::vector<DiffRegion> regions; //!< ranked by delta, largest slowdown first
+    std::vector<DiffRegion> regions; //!< ranked by |delta|, largest change first
     std::vector<std::string> notes;
 };
 

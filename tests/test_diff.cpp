@@ -1,0 +1,267 @@
+// diff: alignment through ONNX origins, regions whose deltas add up, explanations; on hand-built engines and on the
+// real TREx / cookbook builds (totals read off the profiles and logs by hand).
+#include "graph_builder.h"
+#include "qdq/diff.h"
+#include "qdq/load_inputs.h"
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace qdq;
+using namespace qdq::test;
+
+namespace
+{
+
+const char* kInt8 = "Thirty-two wide channel vectorized row major Int8 format";
+const char* kFp16 = "Row major linear FP16 format";
+const char* kFp32 = "Row major linear FP32";
+
+Inputs engineInputs(std::vector<EngineLayer> layers, std::vector<double> times)
+{
+    Inputs inputs;
+    EnginePlan plan;
+    plan.sourcePath = "layers.json";
+    plan.form = LayerListForm::kDetailed;
+    plan.layers = std::move(layers);
+    Profile profile;
+    profile.sourcePath = "profile.json";
+    for (std::size_t i = 0; i < plan.layers.size(); ++i)
+    {
+        ProfileEntry entry;
+        entry.name = plan.layers[i].name;
+        entry.averageMs = entry.timeMs = times[i];
+        profile.entries.push_back(entry);
+    }
+    inputs.layerInfo = std::move(plan);
+    inputs.profile = std::move(profile);
+    return inputs;
+}
+
+Inputs load(const std::vector<std::filesystem::path>& paths)
+{
+    InputFiles files;
+    for (const auto& path : paths)
+    {
+        files.files.push_back(path.string());
+    }
+    return loadInputs(files, Limits{});
+}
+
+void expectExactSplit(const DiffReport& report)
+{
+    EXPECT_DOUBLE_EQ(report.explainedMs + report.unexplainedMs, report.deltaMs);
+    if (report.perLayerTimes)
+    {
+        double sum = 0.0;
+        for (const auto& region : report.regions)
+        {
+            sum += region.deltaMs;
+        }
+        EXPECT_NEAR(sum, report.deltaMs, 1e-9);
+    }
+}
+
+const DiffRegion* regionWith(const DiffReport& report, const Inputs& candidate, const std::string& layerName)
+{
+    for (const auto& region : report.regions)
+    {
+        for (std::size_t layer : region.candidateLayers)
+        {
+            if (candidate.engine()->layers[layer].name == layerName)
+            {
+                return &region;
+            }
+        }
+    }
+    return nullptr;
+}
+
+bool differs(const DiffRegion& region, const std::string& text)
+{
+    for (const auto& difference : region.differences)
+    {
+        if (difference.find(text) != std::string::npos)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+TEST(Diff, ImplicitVersusExplicitConvPool)
+{
+    // Implicit INT8: conv + relu + pool in one layer, no Q/DQ names. Explicit: separate pool, a standalone Q.
+    Inputs baseline = engineInputs({layer("Conv_0 + Relu_1 + MaxPool_2", "CaskConvActPool", {{"x", kFp16}}, {{"p", kInt8}}),
+                                       layer("Conv_3 + Relu_4", "CaskConvolution", {{"p", kInt8}}, {{"y", kInt8}})},
+        {0.10, 0.05});
+    Inputs candidate = engineInputs(
+        {layer("QuantizeLinear_0", "Reformat", {{"x", kFp32}}, {{"xq", kInt8}}, "QDQ"),
+            layer("w0 + QuantizeLinear_1 + Conv_0 + Relu_1", "CaskConvolution", {{"xq", kInt8}}, {{"r", kFp32}}),
+            layer("MaxPool_2", "CaskPooling", {{"r", kFp32}}, {{"p", kFp32}}),
+            layer("QuantizeLinear_5", "Reformat", {{"p", kFp32}}, {{"pq", kInt8}}, "QDQ"),
+            layer("w3 + QuantizeLinear_6 + Conv_3 + Relu_4", "CaskConvolution", {{"pq", kInt8}}, {{"y", kInt8}})},
+        {0.02, 0.09, 0.04, 0.02, 0.05});
+    DiffReport report = diffEngines(baseline, candidate);
+    expectExactSplit(report);
+    EXPECT_NEAR(report.deltaMs, (0.02 + 0.09 + 0.04 + 0.02 + 0.05) - (0.10 + 0.05), 1e-12);
+    const DiffRegion* stem = regionWith(report, candidate, "MaxPool_2");
+    ASSERT_NE(stem, nullptr);
+    EXPECT_TRUE(differs(*stem, "lost fusion conv+relu+maxpool")) << stem->differences.front();
+    EXPECT_TRUE(stem->explained);
+    EXPECT_EQ(stem->baselineLayers.size(), 1u);
+    // The largest change comes first.
+    EXPECT_EQ(&report.regions.front(), stem);
+    const DiffRegion* second = regionWith(report, candidate, "w3 + QuantizeLinear_6 + Conv_3 + Relu_4");
+    ASSERT_NE(second, nullptr);
+    EXPECT_TRUE(differs(*second, "1 standalone Q/DQ layer(s) added"));
+}
+
+TEST(Diff, IdenticalEnginesHaveNothingToExplain)
+{
+    auto make = [] {
+        return engineInputs({layer("Conv_0 + Relu_1", "CaskConvolution", {{"x", kInt8}}, {{"y", kInt8}})}, {0.1});
+    };
+    Inputs a = make();
+    Inputs b = make();
+    DiffReport report = diffEngines(a, b);
+    EXPECT_DOUBLE_EQ(report.deltaMs, 0.0);
+    ASSERT_EQ(report.regions.size(), 1u);
+    EXPECT_TRUE(report.regions[0].differences.empty());
+    EXPECT_FALSE(report.regions[0].explained);
+}
+
+TEST(Diff, SideWithoutLayerListIsAnError)
+{
+    Inputs empty;
+    Inputs candidate = engineInputs({layer("Conv_0", "CaskConvolution", {}, {})}, {0.1});
+    EXPECT_THROW(diffEngines(empty, candidate), InputError);
+}
+
+namespace
+{
+
+std::vector<std::filesystem::path> trex(const std::string& variant)
+{
+    std::string stem = variant == "fp16" || variant == "fp32" ? "resnet" : "resnet-" + variant;
+    std::string dir = "trex-pt-resnet-a100-" + variant + "/" + stem + ".onnx.engine.";
+    return {realdata(dir + "graph.json"), realdata(dir + "profile.json")};
+}
+
+} // namespace
+
+TEST(RealDataDiff, TrexQatResidualVersusQat)
+{
+    REQUIRE_SHARED();
+    Inputs baseline = load(trex("qat-residual"));
+    Inputs candidate = load(trex("qat"));
+    DiffReport report = diffEngines(baseline, candidate);
+    // Profile totals (sum of averageMs): qat 1.09568 ms, qat-residual 0.731136 ms.
+    EXPECT_NEAR(report.deltaMs, 1.09568 - 0.731136, 1e-9);
+    expectExactSplit(report);
+    EXPECT_GT(report.explainedMs, 0.9 * report.deltaMs);
+    // The top region is the stem: Conv+MaxPool fused in the baseline, separate (with a reformat) in the candidate.
+    const DiffRegion& top = report.regions.front();
+    EXPECT_TRUE(differs(top, "lost fusion conv+maxpool"));
+    bool poolFinding = false;
+    for (const auto& finding : top.findings)
+    {
+        poolFinding = poolFinding || finding.rule == "conv-act-pool-blocked";
+    }
+    EXPECT_TRUE(poolFinding);
+    // The standalone Quantize layers (QuantizeLinear_15 ... _250; QuantizeLinear_2 exists on both sides).
+    std::size_t withAddedQdq = 0;
+    for (const auto& region : report.regions)
+    {
+        withAddedQdq += differs(region, "standalone Q/DQ layer(s) added") ? 1 : 0;
+    }
+    EXPECT_GE(withAddedQdq, 8u);
+    // Conv+Add fusions: the residual Adds fuse into different convs (downsample vs conv2) on the two sides.
+    std::size_t addRegions = 0;
+    for (const auto& region : report.regions)
+    {
+        addRegions += differs(region, "lost fusion conv+add+relu") ? 1 : 0;
+    }
+    EXPECT_GE(addRegions, 1u);
+}
+
+TEST(RealDataDiff, TrexPairsAddUp)
+{
+    REQUIRE_SHARED();
+    struct Pair
+    {
+        const char* baseline;
+        const char* candidate;
+        double baselineMs; // sums of averageMs read off the profiles
+        double candidateMs;
+    };
+    for (Pair pair : {Pair{"qat-residual-qgap", "qat", 0.672768, 1.09568}, Pair{"fp16", "qat-residual-qgap", 1.016832, 0.672768},
+             Pair{"qat-residual", "qat-residual-qgap", 0.731136, 0.672768}})
+    {
+        DiffReport report = diffEngines(load(trex(pair.baseline)), load(trex(pair.candidate)));
+        EXPECT_NEAR(report.deltaMs, pair.candidateMs - pair.baselineMs, 1e-9) << pair.baseline << " vs " << pair.candidate;
+        expectExactSplit(report);
+    }
+}
+
+TEST(RealDataDiff, MobilenetTensorRt82VersusTensorRt84)
+{
+    REQUIRE_SHARED();
+    std::string base = "trex-tests-mobilenet-qat-2022-04/mobilenet.qat.onnx.engine.";
+    std::string cand = "trex-tests-mobilenet-qat/mobilenet.qat.onnx.engine.";
+    DiffReport report = diffEngines(load({realdata(base + "graph.json"), realdata(base + "profile.json")}),
+        load({realdata(cand + "graph.json"), realdata(cand + "profile.json")}));
+    // Sums of averageMs: 0.64706246 ms (8.2) and 0.47038876 ms (8.4).
+    EXPECT_NEAR(report.deltaMs, 0.47038876 - 0.64706246, 1e-6);
+    expectExactSplit(report);
+    // Same ONNX export: every operation aligns by name.
+    ASSERT_FALSE(report.notes.empty());
+    EXPECT_NE(report.notes.front().find("by ONNX node name, 0 by structure"), std::string::npos) << report.notes.front();
+    // TensorRT 8.2 put a reformat in front of each Scale-type Quantize; 8.4's Reformat-type Quantize needs none.
+    std::size_t fewerReformats = 0;
+    for (const auto& region : report.regions)
+    {
+        fewerReformats += differs(region, "reformats removed") ? 1 : 0;
+    }
+    EXPECT_GE(fewerReformats, 10u);
+}
+
+TEST(RealDataDiff, CookbookMnistAcrossVersionsUsesGpuComputeTime)
+{
+    REQUIRE_SHARED();
+    // No per-layer profile in these logs: totals come from "GPU Compute Time: ... mean = X ms".
+    DiffReport report = diffEngines(load({realdata("cookbook-mnist-trt8003/result-FP32.txt")}),
+        load({realdata("cookbook-mnist-trt8401/result-FP32.log")}));
+    ASSERT_TRUE(report.baselineMs && report.candidateMs);
+    EXPECT_NEAR(*report.baselineMs, 0.15368, 1e-9);
+    EXPECT_NEAR(*report.candidateMs, 0.160858, 1e-9);
+    EXPECT_NEAR(report.deltaMs, 0.160858 - 0.15368, 1e-9);
+    EXPECT_FALSE(report.perLayerTimes);
+    EXPECT_DOUBLE_EQ(report.unexplainedMs, report.deltaMs);
+    // Different exporters (Conv__25 vs Conv-1): aligned by structure.
+    EXPECT_NE(report.notes.front().find("0 operation(s) aligned"), std::string::npos);
+    DiffReport toTen = diffEngines(load({realdata("cookbook-mnist-trt8401/result-FP16.log")}),
+        load({realdata("cookbook-mnist-trt10141/result-02.log")}));
+    EXPECT_FALSE(toTen.candidateMs.has_value()); // the 10.14 build log ran no inference
+    EXPECT_GE(toTen.regions.size(), 4u);
+}
+
+TEST(Diff, SampleImplicitVersusExplicit)
+{
+    std::filesystem::path dir = std::filesystem::path(QDQ_SOURCE_DIR) / "samples" / "e-explicit-slower-than-implicit";
+    Inputs baseline = load({dir / "implicit" / "layers.json", dir / "implicit" / "profile.json"});
+    Inputs candidate = load({dir / "explicit" / "layers.json", dir / "explicit" / "profile.json", dir / "model.onnx"});
+    DiffReport report = diffEngines(baseline, candidate);
+    expectExactSplit(report);
+    EXPECT_GT(report.deltaMs, 0.0);
+    const DiffRegion* deconv = regionWith(report, candidate, "PWN(/neck/deconv/act/Relu)");
+    ASSERT_NE(deconv, nullptr);
+    EXPECT_TRUE(differs(*deconv, "lost fusion deconv+relu"));
+    const DiffRegion* clone = regionWith(report, candidate, "/head/conv/input_quantizer/QuantizeLinear_clone_2");
+    ASSERT_NE(clone, nullptr);
+    EXPECT_TRUE(differs(*clone, "standalone Q/DQ layer(s) added"));
+}
