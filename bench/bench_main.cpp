@@ -1,6 +1,8 @@
 // qdq-bench: generates large inputs and measures each reader's throughput (MB/s) and peak RSS. Each measurement
 // runs in a child process so that its peak RSS is its own.
 #include "bench/generate_inputs.h"
+#include "qdq/analysis.h"
+#include "qdq/load_inputs.h"
 #include "qdq/readers.h"
 
 #include <chrono>
@@ -90,6 +92,7 @@ int usage()
     std::fprintf(stderr,
         "usage: qdq-bench generate DIR [--log-mb N] [--layers N] [--onnx-mb N]\n"
         "       qdq-bench readers DIR\n"
+        "       qdq-bench diagnose DIR\n"
         "Generates the large inputs in DIR (default sizes: 1024 MB log, 100000 layers, 500 MB ONNX), then\n"
         "measures each reader on them.\n");
     return 2;
@@ -145,7 +148,30 @@ int main(int argc, char** argv)
         std::size_t nodes = 0;
         b = qdq::bench::generateOnnx((dir / "model.onnx").string(), onnxMb << 20, &nodes);
         std::printf("  model.onnx       %10.1f MB (%zu nodes, inline weights)\n", b / 1e6, nodes);
+        b = qdq::bench::generateMatchingOnnx((dir / "layers.onnx").string(), layers);
+        std::printf("  layers.onnx      %10.1f MB (the model of layers.json, %zu x Q/DQ/Conv/Relu)\n", b / 1e6, layers);
         return 0;
+    }
+    if (command == "diagnose")
+    {
+        auto size = [&](const char* name) { return static_cast<std::uint64_t>(fs::file_size(dir / name)); };
+        std::uint64_t bytes = size("layers.json") + size("profile.json") + size("layers.onnx");
+        Measurement m = measureInChild([&] {
+            qdq::InputFiles files;
+            files.files = {(dir / "layers.onnx").string(), (dir / "layers.json").string(), (dir / "profile.json").string()};
+            qdq::Inputs inputs = qdq::loadInputs(files, qdq::Limits{});
+            qdq::Report report = qdq::diagnose(inputs);
+            std::string json = qdq::renderReportJson(report, inputs);
+            auto totals = report.correlation.layerTotals();
+            return std::to_string(totals.total) + " layers (" + std::to_string(totals.unattributed)
+                + " unattributed), " + std::to_string(report.findings.size()) + " findings, "
+                + std::to_string(json.size() >> 20) + " MiB JSON";
+        });
+        double rssMb = static_cast<double>(m.peakRssKb) / 1024.0;
+        std::printf("%-28s %9.1f MB  %7.3f s (target <= 2 s: %s)  peak RSS %8.1f MiB (target <= 1024: %s)  %s\n",
+            "diagnose ONNX+layers+profile", bytes / 1e6, m.seconds, m.seconds <= 2.0 ? "met" : "NOT MET", rssMb,
+            rssMb <= 1024 ? "met" : "NOT MET", m.detail);
+        return m.ok ? 0 : 1;
     }
     if (command != "readers")
     {

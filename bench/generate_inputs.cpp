@@ -318,4 +318,67 @@ std::uint64_t generateOnnx(const std::string& path, std::uint64_t targetBytes, s
     return static_cast<std::uint64_t>(model.ByteSizeLong());
 }
 
+std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers)
+{
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.set_producer_name("qdq-doctor-bench");
+    auto* opset = model.add_opset_import();
+    opset->set_version(17);
+    onnx::GraphProto* graph = model.mutable_graph();
+    auto* input = graph->add_input();
+    input->set_name("t0");
+    input->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    auto addNode = [&](const std::string& op, const std::string& name, std::vector<std::string> inputs,
+                       const std::string& output) {
+        auto* node = graph->add_node();
+        node->set_op_type(op);
+        node->set_name(name);
+        for (auto& in : inputs)
+        {
+            node->add_input(in);
+        }
+        node->add_output(output);
+    };
+    auto* scale = graph->add_initializer();
+    scale->set_name("scale");
+    scale->set_data_type(onnx::TensorProto::FLOAT);
+    scale->add_float_data(0.02f);
+    auto* zero = graph->add_initializer();
+    zero->set_name("zero_point");
+    zero->set_data_type(onnx::TensorProto::INT8);
+    zero->add_int32_data(0);
+    std::string current = "t0";
+    for (std::size_t i = 0; i < layers; ++i)
+    {
+        std::string q = quantizeName(i);
+        std::string dq = q.substr(0, q.size() - 14) + "DequantizeLinear";
+        addNode("QuantizeLinear", q, {current, "scale", "zero_point"}, q + "_output_0");
+        addNode("DequantizeLinear", dq, {q + "_output_0", "scale", "zero_point"}, dq + "_output_0");
+        auto* weight = graph->add_initializer();
+        weight->set_name(weightName(i));
+        weight->set_data_type(onnx::TensorProto::INT8);
+        for (long d : {8, 8, 1, 1})
+        {
+            weight->add_dims(d);
+        }
+        weight->set_raw_data(std::string(64, '\x01'));
+        std::string wdq = "/model/w" + std::to_string(i) + "/DequantizeLinear";
+        addNode("DequantizeLinear", wdq, {weightName(i), "scale"}, wdq + "_output_0");
+        addNode("Conv", layerName(i), {dq + "_output_0", wdq + "_output_0"}, layerName(i) + "_output_0");
+        std::string relu = "/model/act" + std::to_string(i) + "/Relu";
+        addNode("Relu", relu, {layerName(i) + "_output_0"}, "t" + std::to_string(i + 1));
+        current = "t" + std::to_string(i + 1);
+    }
+    auto* output = graph->add_output();
+    output->set_name(current);
+    output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    std::ofstream file(path, std::ios::binary);
+    if (!model.SerializeToOstream(&file))
+    {
+        throw std::runtime_error("cannot write " + path);
+    }
+    return static_cast<std::uint64_t>(model.ByteSizeLong());
+}
+
 } // namespace qdq::bench

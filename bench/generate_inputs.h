@@ -21,4 +21,8 @@ std::uint64_t generateProfile(const std::string& path, std::size_t layers);
 //! A Q/DQ ONNX model (Q/DQ -> Conv -> Relu blocks) with inline float weights, about targetBytes in size.
 std::uint64_t generateOnnx(const std::string& path, std::uint64_t targetBytes, std::size_t* nodesWritten = nullptr);
 
+//! The Q/DQ ONNX model matching generateLayerInfo's names (Q -> DQ -> Conv -> Relu per layer, small weights), so
+//! that diagnose can correlate the two.
+std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers);
+
 } // namespace qdq::bench

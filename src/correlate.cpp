@@ -366,21 +366,24 @@ private:
         return found->second.front();
     }
 
-    bool removedByLog(const std::string& node) const
+    bool removedByLog(const std::string& node)
     {
         if (!mInputs.buildLog)
         {
             return false;
         }
-        for (const auto& event : mInputs.buildLog->events)
+        if (!mRemovedIndexed)
         {
-            if ((event.kind == OptimizerEventKind::kRemove || event.kind == OptimizerEventKind::kEliminate)
-                && stripTrtSuffixes(event.subject) == node)
+            for (const auto& event : mInputs.buildLog->events)
             {
-                return true;
+                if (event.kind == OptimizerEventKind::kRemove || event.kind == OptimizerEventKind::kEliminate)
+                {
+                    mRemoved.insert(stripTrtSuffixes(event.subject));
+                }
             }
+            mRemovedIndexed = true;
         }
-        return false;
+        return mRemoved.count(node) > 0;
     }
 
     void assignQdqStates()
@@ -580,6 +583,8 @@ private:
     Correlation mResult;
     std::unordered_map<std::string, std::size_t> mLayerByName;
     std::unordered_map<std::string, std::string> mRegistered;
+    std::unordered_set<std::string> mRemoved;
+    bool mRemovedIndexed = false;
 };
 
 } // namespace

@@ -297,34 +297,16 @@ Precision inputPrecision(const EngineLayer& layer, std::size_t input)
 
 std::optional<std::size_t> producerLayer(const EnginePlan& plan, const std::string& tensor)
 {
-    for (std::size_t i = 0; i < plan.layers.size(); ++i)
-    {
-        for (const auto& output : plan.layers[i].outputs)
-        {
-            if (output.name == tensor)
-            {
-                return i;
-            }
-        }
-    }
-    return std::nullopt;
+    const TensorIndex& index = plan.tensorIndex();
+    auto found = index.producer.find(tensor);
+    return found == index.producer.end() ? std::nullopt : std::optional<std::size_t>(found->second);
 }
 
 std::vector<std::size_t> consumerLayers(const EnginePlan& plan, const std::string& tensor)
 {
-    std::vector<std::size_t> layers;
-    for (std::size_t i = 0; i < plan.layers.size(); ++i)
-    {
-        for (const auto& input : plan.layers[i].inputs)
-        {
-            if (input.name == tensor)
-            {
-                layers.push_back(i);
-                break;
-            }
-        }
-    }
-    return layers;
+    const TensorIndex& index = plan.tensorIndex();
+    auto found = index.consumers.find(tensor);
+    return found == index.consumers.end() ? std::vector<std::size_t>{} : found->second;
 }
 
 Evidence layerEvidence(const Context& context, std::size_t layer, const std::string& field, const std::string& text)

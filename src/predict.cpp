@@ -5,6 +5,7 @@
 #include "qdq/analysis.h"
 #include "qdq/patterns.h"
 
+#include <unordered_map>
 #include <unordered_set>
 
 namespace qdq
@@ -417,6 +418,14 @@ private:
     void buildLayers()
     {
         std::unordered_set<std::string> absorbed;
+        std::unordered_map<std::string, std::vector<const PredictedQdq*>> outputQuantizersOf;
+        for (const auto& entry : mResult.qdq)
+        {
+            if (entry.fate == PredictedQdq::Fate::kFusedIntoProducer)
+            {
+                outputQuantizersOf[entry.partner].push_back(&entry);
+            }
+        }
         for (const auto& node : mGraph.nodes)
         {
             if (mQuantizedWeighted.count(node.name) == 0)
@@ -433,12 +442,12 @@ private:
                 layer.onnxNodes.push_back(epilogue->name);
                 absorbed.insert(epilogue->name);
             }
-            for (const auto& entry : mResult.qdq)
+            if (auto found = outputQuantizersOf.find(node.name); found != outputQuantizersOf.end())
             {
-                if (entry.fate == PredictedQdq::Fate::kFusedIntoProducer && entry.partner == node.name)
+                for (const PredictedQdq* entry : found->second)
                 {
                     layer.int8Output = true;
-                    layer.onnxNodes.push_back(entry.node);
+                    layer.onnxNodes.push_back(entry->node);
                 }
             }
             absorbed.insert(node.name);

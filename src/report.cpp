@@ -2,7 +2,7 @@
 #include "qdq/analysis.h"
 #include "qdq/patterns.h"
 
-#include <nlohmann/json.hpp>
+#include "src/json_writer.h"
 
 #include <cmath>
 #include <cstdio>
@@ -11,115 +11,104 @@
 namespace qdq
 {
 
-namespace
-{
-
-using Json = nlohmann::ordered_json;
-
-//! Milliseconds rounded to 6 decimals so that output is stable across platforms.
-Json milliseconds(double value)
-{
-    return std::round(value * 1e6) / 1e6;
-}
-
-Json optionalMs(const std::optional<double>& value)
-{
-    return value ? milliseconds(*value) : Json(nullptr);
-}
-
-} // namespace
-
 std::string renderReportJson(const Report& report, const Inputs& inputs)
 {
-    Json root;
-    root["schema"] = "qdq-doctor.report.v1";
-    Json sources = Json::array();
+    std::string out;
+    JsonWriter json(out);
+    json.beginObject();
+    json.member("schema", "qdq-doctor.report.v1");
+    json.key("inputs").beginArray();
     for (const auto& source : report.inputs)
     {
-        sources.push_back({{"kind", std::string(inputKindName(source.kind))}, {"path", source.path},
-            {"trt_version", source.trtVersion ? Json(*source.trtVersion) : Json(nullptr)}});
+        json.beginObject().member("kind", inputKindName(source.kind)).member("path", source.path).key("trt_version");
+        source.trtVersion ? json.value(*source.trtVersion) : json.null();
+        json.endObject();
     }
-    root["inputs"] = sources;
+    json.endArray();
 
     auto layerTotals = report.correlation.layerTotals();
     auto qdqTotals = report.correlation.qdqTotals();
-    root["accounting"] = {
-        {"layers",
-            {{"total", layerTotals.total}, {"mapped", layerTotals.mapped}, {"inserted_qdq", layerTotals.insertedQdq},
-                {"inserted_reformat", layerTotals.insertedReformat}, {"dropped", layerTotals.dropped},
-                {"unattributed", layerTotals.unattributed}}},
-        {"qdq_nodes",
-            {{"total", qdqTotals.total}, {"fused", qdqTotals.fused}, {"standalone", qdqTotals.standalone},
-                {"folded", qdqTotals.folded}, {"eliminated", qdqTotals.eliminated}, {"unknown", qdqTotals.unknown}}},
-    };
+    json.key("accounting").beginObject();
+    json.key("layers").beginObject();
+    json.member("total", std::uint64_t{layerTotals.total}).member("mapped", std::uint64_t{layerTotals.mapped});
+    json.member("inserted_qdq", std::uint64_t{layerTotals.insertedQdq});
+    json.member("inserted_reformat", std::uint64_t{layerTotals.insertedReformat});
+    json.member("dropped", std::uint64_t{layerTotals.dropped}).member("unattributed", std::uint64_t{layerTotals.unattributed});
+    json.endObject();
+    json.key("qdq_nodes").beginObject();
+    json.member("total", std::uint64_t{qdqTotals.total}).member("fused", std::uint64_t{qdqTotals.fused});
+    json.member("standalone", std::uint64_t{qdqTotals.standalone}).member("folded", std::uint64_t{qdqTotals.folded});
+    json.member("eliminated", std::uint64_t{qdqTotals.eliminated}).member("unknown", std::uint64_t{qdqTotals.unknown});
+    json.endObject();
+    json.endObject();
 
-    Json layers = Json::array();
     const EnginePlan* plan = inputs.engine();
+    json.key("layers").beginArray();
     for (const auto& mapping : report.correlation.layers)
     {
         const EngineLayer& layer = plan->layers[mapping.layer];
-        Json item;
-        item["name"] = layer.name;
-        item["type"] = layer.type;
-        item["state"] = std::string(layerStateName(mapping.state));
-        item["onnx_nodes"] = mapping.onnxNodes;
-        item["evidence"] = std::string(mappingEvidenceName(mapping.evidence));
-        item["output_precision"] = std::string(precisionName(patterns::outputPrecision(layer)));
-        item["time_ms"] = optionalMs(mapping.timeMs);
-        layers.push_back(std::move(item));
+        json.beginObject();
+        json.member("name", layer.name).member("type", layer.type).member("state", layerStateName(mapping.state));
+        json.member("onnx_nodes", mapping.onnxNodes).member("evidence", mappingEvidenceName(mapping.evidence));
+        json.member("output_precision", precisionName(patterns::outputPrecision(layer)));
+        json.member("time_ms", mapping.timeMs);
+        json.endObject();
     }
-    root["layers"] = layers;
+    json.endArray();
 
-    Json qdqNodes = Json::array();
+    json.key("qdq_nodes").beginArray();
     for (const auto& node : report.correlation.qdqNodes)
     {
-        Json item;
-        item["name"] = node.node;
-        item["op"] = node.isQuantize ? "QuantizeLinear" : "DequantizeLinear";
-        item["state"] = std::string(qdqStateName(node.state));
-        item["layer"] = node.layer && plan != nullptr ? Json(plan->layers[*node.layer].name) : Json(nullptr);
-        item["why"] = node.why;
-        qdqNodes.push_back(std::move(item));
+        json.beginObject();
+        json.member("name", node.node).member("op", node.isQuantize ? "QuantizeLinear" : "DequantizeLinear");
+        json.member("state", qdqStateName(node.state)).key("layer");
+        node.layer && plan != nullptr ? json.value(plan->layers[*node.layer].name) : json.null();
+        json.member("why", node.why);
+        json.endObject();
     }
-    root["qdq_nodes"] = qdqNodes;
+    json.endArray();
 
-    Json findings = Json::array();
+    json.key("findings").beginArray();
     for (const auto& finding : report.findings)
     {
-        Json item;
-        item["rule"] = finding.rule;
-        item["severity"] = std::string(severityName(finding.severity));
-        item["likely"] = finding.likely;
-        item["message"] = finding.message;
-        item["onnx_nodes"] = finding.onnxNodes;
-        item["engine_layers"] = finding.engineLayers;
-        Json evidence = Json::array();
+        json.beginObject();
+        json.member("rule", finding.rule).member("severity", severityName(finding.severity));
+        json.member("likely", finding.likely).member("message", finding.message);
+        json.member("onnx_nodes", finding.onnxNodes).member("engine_layers", finding.engineLayers);
+        json.key("evidence").beginArray();
         for (const auto& e : finding.evidence)
         {
-            evidence.push_back({{"file", e.file}, {"line", e.line == 0 ? Json(nullptr) : Json(e.line)},
-                {"field", e.field}, {"text", e.text}});
+            json.beginObject().member("file", e.file).key("line");
+            e.line == 0 ? json.null() : json.value(std::uint64_t{e.line});
+            json.member("field", e.field).member("text", e.text).endObject();
         }
-        item["evidence"] = evidence;
-        item["fix"] = finding.fix;
-        item["cost_ms"] = optionalMs(finding.costMs);
-        findings.push_back(std::move(item));
+        json.endArray();
+        json.member("fix", finding.fix).member("cost_ms", finding.costMs);
+        json.endObject();
     }
-    root["findings"] = findings;
+    json.endArray();
 
-    Json prediction = Json::array();
+    json.key("predicted_layers").beginArray();
     for (const auto& predicted : report.prediction.layers)
     {
-        prediction.push_back({{"kind", predicted.kind}, {"onnx_nodes", predicted.onnxNodes},
-            {"int8_input", predicted.int8Input}, {"int8_output", predicted.int8Output}});
+        json.beginObject().member("kind", predicted.kind).member("onnx_nodes", predicted.onnxNodes);
+        json.member("int8_input", predicted.int8Input).member("int8_output", predicted.int8Output).endObject();
     }
-    root["predicted_layers"] = prediction;
+    json.endArray();
 
-    root["time_ms"] = report.hasTimings ? Json{{"total", milliseconds(report.totalMs)},
-                                              {"standalone_qdq", milliseconds(report.standaloneQdqMs)},
-                                              {"reformat", milliseconds(report.reformatMs)}}
-                                        : Json(nullptr);
-    root["notes"] = report.notes;
-    return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+    json.key("time_ms");
+    if (report.hasTimings)
+    {
+        json.beginObject().member("total", roundMs(report.totalMs)).member("standalone_qdq", roundMs(report.standaloneQdqMs));
+        json.member("reformat", roundMs(report.reformatMs)).endObject();
+    }
+    else
+    {
+        json.null();
+    }
+    json.member("notes", report.notes);
+    json.endObject();
+    return out;
 }
 
 std::string renderReportText(const Report& report, const Inputs& inputs)

@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -65,6 +67,14 @@ enum class LayerListForm
     kLogLine,   //!< build log `Layer(Type): name, Tactic: ..., in -> out` lines
 };
 
+//! Which layers write and read each tensor name.
+struct TensorIndex
+{
+    std::unordered_map<std::string, std::size_t> producer;
+    std::unordered_map<std::string, std::vector<std::size_t>> consumers;
+    std::size_t layerCount = 0;
+};
+
 struct EnginePlan
 {
     std::string sourcePath;
@@ -72,6 +82,13 @@ struct EnginePlan
     std::vector<EngineLayer> layers;
     std::vector<std::string> bindings;
     std::vector<ReaderWarning> warnings;
+
+    //! Built on first use (and again if layers were added since), so that producer/consumer look-ups stay O(1)
+    //! on engines with 100,000 layers.
+    const TensorIndex& tensorIndex() const;
+
+private:
+    mutable std::shared_ptr<const TensorIndex> mTensorIndex;
 };
 
 } // namespace qdq

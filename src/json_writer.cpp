@@ -1,0 +1,207 @@
+#include "src/json_writer.h"
+
+#include "qdq/diagnostics.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace qdq
+{
+
+double roundMs(double value)
+{
+    return std::round(value * 1e6) / 1e6;
+}
+
+void JsonWriter::newline()
+{
+    mOut += '\n';
+    mOut.append(2 * mLevels.size(), ' ');
+}
+
+void JsonWriter::beforeValue()
+{
+    if (mAfterKey)
+    {
+        mAfterKey = false;
+        return;
+    }
+    if (!mLevels.empty())
+    {
+        if (!mLevels.back().empty)
+        {
+            mOut += ',';
+        }
+        mLevels.back().empty = false;
+        newline();
+    }
+}
+
+JsonWriter& JsonWriter::beginObject()
+{
+    beforeValue();
+    mOut += '{';
+    mLevels.push_back({true, true});
+    return *this;
+}
+
+JsonWriter& JsonWriter::endObject()
+{
+    bool empty = mLevels.back().empty;
+    mLevels.pop_back();
+    if (!empty)
+    {
+        newline();
+    }
+    mOut += '}';
+    if (mLevels.empty())
+    {
+        mOut += '\n';
+    }
+    return *this;
+}
+
+JsonWriter& JsonWriter::beginArray()
+{
+    beforeValue();
+    mOut += '[';
+    mLevels.push_back({false, true});
+    return *this;
+}
+
+JsonWriter& JsonWriter::endArray()
+{
+    bool empty = mLevels.back().empty;
+    mLevels.pop_back();
+    if (!empty)
+    {
+        newline();
+    }
+    mOut += ']';
+    if (mLevels.empty())
+    {
+        mOut += '\n';
+    }
+    return *this;
+}
+
+JsonWriter& JsonWriter::key(std::string_view name)
+{
+    beforeValue();
+    writeString(name);
+    mOut += ": ";
+    mAfterKey = true;
+    return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view text)
+{
+    beforeValue();
+    writeString(text);
+    return *this;
+}
+
+void JsonWriter::writeString(std::string_view text)
+{
+    const bool valid = isValidUtf8(text);
+    mOut += '"';
+    for (char ch : text)
+    {
+        unsigned char c = static_cast<unsigned char>(ch);
+        switch (c)
+        {
+        case '"': mOut += "\\\""; break;
+        case '\\': mOut += "\\\\"; break;
+        case '\n': mOut += "\\n"; break;
+        case '\r': mOut += "\\r"; break;
+        case '\t': mOut += "\\t"; break;
+        case '\b': mOut += "\\b"; break;
+        case '\f': mOut += "\\f"; break;
+        default:
+            if (c < 0x20)
+            {
+                char escaped[8];
+                std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+                mOut += escaped;
+            }
+            else if (c >= 0x80 && !valid)
+            {
+                mOut += "\xEF\xBF\xBD"; // invalid UTF-8: U+FFFD per byte, as nlohmann's replace handler does
+            }
+            else
+            {
+                mOut += ch;
+            }
+        }
+    }
+    mOut += '"';
+}
+
+JsonWriter& JsonWriter::value(double number)
+{
+    beforeValue();
+    if (!std::isfinite(number))
+    {
+        mOut += "null";
+        return *this;
+    }
+    if (number == std::floor(number) && std::fabs(number) < 1e15)
+    {
+        // Whole numbers print with ".0" as nlohmann does for doubles.
+        char buffer[32];
+        auto result = std::to_chars(buffer, buffer + sizeof(buffer), number);
+        mOut.append(buffer, result.ptr);
+        mOut += ".0";
+        return *this;
+    }
+    char buffer[32];
+    auto result = std::to_chars(buffer, buffer + sizeof(buffer), number);
+    mOut.append(buffer, result.ptr);
+    return *this;
+}
+
+JsonWriter& JsonWriter::value(std::int64_t number)
+{
+    beforeValue();
+    mOut += std::to_string(number);
+    return *this;
+}
+
+JsonWriter& JsonWriter::value(std::uint64_t number)
+{
+    beforeValue();
+    mOut += std::to_string(number);
+    return *this;
+}
+
+JsonWriter& JsonWriter::value(bool flag)
+{
+    beforeValue();
+    mOut += flag ? "true" : "false";
+    return *this;
+}
+
+JsonWriter& JsonWriter::null()
+{
+    beforeValue();
+    mOut += "null";
+    return *this;
+}
+
+JsonWriter& JsonWriter::value(const std::optional<double>& number)
+{
+    return number ? value(roundMs(*number)) : null();
+}
+
+JsonWriter& JsonWriter::value(const std::vector<std::string>& strings)
+{
+    beginArray();
+    for (const auto& text : strings)
+    {
+        value(std::string_view(text));
+    }
+    return endArray();
+}
+
+} // namespace qdq
