@@ -2,6 +2,7 @@
 // runs in a child process so that its peak RSS is its own.
 #include "bench/generate_inputs.h"
 #include "qdq/analysis.h"
+#include "qdq/graph.h"
 #include "qdq/load_inputs.h"
 #include "qdq/readers.h"
 
@@ -87,12 +88,47 @@ void report(const char* what, std::uint64_t inputBytes, const Measurement& m, do
     std::fflush(stdout);
 }
 
+//! One graph measurement: read + diagnose (not timed), then build the picture, write DOT, lay out and render SVG.
+void measureGraph(const char* what, const std::vector<std::string>& files, const std::vector<std::string>& focus,
+    double targetSeconds, bool collapse = true)
+{
+    Measurement m = measureInChild([&] {
+        qdq::InputFiles inputFiles;
+        inputFiles.files = files;
+        qdq::Inputs inputs = qdq::loadInputs(inputFiles, qdq::Limits{});
+        qdq::Report report = qdq::diagnose(inputs);
+        qdq::graph::Options options;
+        options.focus = focus;
+        if (!collapse)
+        {
+            options.collapseAbove = static_cast<std::size_t>(-1);
+        }
+        auto start = std::chrono::steady_clock::now();
+        qdq::graph::Graph graph = qdq::graph::buildEngineGraph(inputs, report, options);
+        auto built = std::chrono::steady_clock::now();
+        std::string dot = qdq::graph::writeDot(graph);
+        std::string svg = qdq::graph::renderDot(dot);
+        auto done = std::chrono::steady_clock::now();
+        char detail[256];
+        std::snprintf(detail, sizeof(detail),
+            "%zu layers -> %zu nodes, %zu edges; model %.3f s, layout+SVG %.3f s, graph total %.3f s; SVG %.1f KB",
+            inputs.engine()->layers.size(), graph.nodes.size(), graph.edges.size(),
+            std::chrono::duration<double>(built - start).count(), std::chrono::duration<double>(done - built).count(),
+            std::chrono::duration<double>(done - start).count(), static_cast<double>(svg.size()) / 1e3);
+        return std::string(detail);
+    });
+    std::printf("%-34s %7.3f s end to end (read + diagnose + graph; target graph <= %.0f s)  peak RSS %7.1f MiB  %s\n",
+        what, m.seconds, targetSeconds, static_cast<double>(m.peakRssKb) / 1024.0, m.detail);
+    std::fflush(stdout);
+}
+
 int usage()
 {
     std::fprintf(stderr,
         "usage: qdq-bench generate DIR [--log-mb N] [--layers N] [--onnx-mb N]\n"
         "       qdq-bench readers DIR\n"
         "       qdq-bench diagnose DIR\n"
+        "       qdq-bench graphs DIR [--layers N] [--engine LAYERS.json PROFILE.json]\n"
         "Generates the large inputs in DIR (default sizes: 1024 MB log, 100000 layers, 500 MB ONNX), then\n"
         "measures each reader on them.\n");
     return 2;
@@ -108,6 +144,46 @@ int main(int argc, char** argv)
     }
     std::string command = argv[1];
     fs::path dir = argv[2];
+    if (command == "graphs")
+    {
+        std::size_t graphLayers = 10000;
+        std::vector<std::string> engine;
+        for (int i = 3; i < argc; ++i)
+        {
+            std::string option = argv[i];
+            if (option == "--layers" && i + 1 < argc)
+            {
+                graphLayers = std::stoull(argv[++i]);
+            }
+            else if (option == "--engine" && i + 2 < argc)
+            {
+                engine = {argv[i + 1], argv[i + 2]};
+                i += 2;
+            }
+            else
+            {
+                return usage();
+            }
+        }
+        fs::create_directories(dir);
+        std::string layersPath = (dir / ("graph-layers-" + std::to_string(graphLayers) + ".json")).string();
+        std::string profilePath = (dir / ("graph-profile-" + std::to_string(graphLayers) + ".json")).string();
+        qdq::bench::generateLayerInfo(layersPath, graphLayers);
+        qdq::bench::generateProfile(profilePath, graphLayers);
+        std::printf("graph benchmarks (%u cores)\n", static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN)));
+        if (!engine.empty())
+        {
+            measureGraph("real engine, full graph", engine, {}, 5);
+            measureGraph("real engine, nothing collapsed", engine, {}, 5, false);
+        }
+        std::string label = "generated " + std::to_string(graphLayers) + " layers, full graph";
+        measureGraph(label.c_str(), {layersPath, profilePath}, {}, 30);
+        std::size_t middle = graphLayers / 2 + 1;
+        std::string focus = "/model/stage" + std::to_string(middle / 64) + "/block" + std::to_string(middle % 64)
+            + "/conv/Conv";
+        measureGraph("generated, focused (radius 2)", {layersPath, profilePath}, {focus}, 1);
+        return 0;
+    }
     std::uint64_t logMb = 1024;
     std::size_t layers = 100000;
     std::uint64_t onnxMb = 500;

@@ -1,6 +1,7 @@
 // qdq-doctor command line. CLI11 stays in this file; the commands live in src/*.cpp.
 #include "qdq/diff.h"
 #include "qdq/embedded_sample.h"
+#include "qdq/graph.h"
 #include "qdq/inspect.h"
 #include "qdq/load_inputs.h"
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <unistd.h>
 
@@ -109,6 +111,7 @@ struct DiagnoseOptions
     std::string outputDir;
     std::string failOn;
     bool force = false;
+    bool dot = false; //!< also write the .dot text of every picture
 };
 
 //! Writes a file next to its final name, then renames it: a crash never leaves half a report, and an existing file
@@ -137,6 +140,69 @@ void writeReportFile(const std::filesystem::path& path, const std::string& conte
     std::filesystem::rename(temporary, path);
 }
 
+//! Writes NAME.svg (and NAME.dot with --dot) in dir. A picture that cannot be drawn is reported on stderr and
+//! skipped: the reports themselves are already written.
+void writeGraphFiles(const std::filesystem::path& dir, const std::string& name,
+    const std::function<qdq::graph::Graph()>& build, bool dot, bool force)
+{
+    std::string text;
+    try
+    {
+        text = qdq::graph::writeDot(build());
+    }
+    catch (const std::invalid_argument& error)
+    {
+        std::fprintf(stderr, "qdq-doctor: no %s.svg: %s\n", name.c_str(), qdq::printable(error.what(), 500).c_str());
+        return;
+    }
+    std::string svg;
+    try
+    {
+        svg = qdq::graph::renderDot(text);
+    }
+    catch (const std::runtime_error& error)
+    {
+        std::fprintf(stderr, "qdq-doctor: cannot draw %s.svg: %s\n", name.c_str(),
+            qdq::printable(error.what(), 1000).c_str());
+    }
+    if (dot)
+    {
+        writeReportFile(dir / (name + ".dot"), text, force);
+    }
+    if (!svg.empty())
+    {
+        writeReportFile(dir / (name + ".svg"), svg, force);
+    }
+}
+
+//! engine.svg, onnx.svg and finding-NN-<slug>.svg (drawn around the finding) for `diagnose -o DIR`.
+void writeDiagnoseGraphs(const std::filesystem::path& dir, const qdq::Inputs& inputs, const qdq::Report& report,
+    bool dot, bool force)
+{
+    constexpr std::size_t kMaxFindingGraphs = 100;
+    if (inputs.engine() != nullptr)
+    {
+        writeGraphFiles(dir, "engine", [&] { return qdq::graph::buildEngineGraph(inputs, report); }, dot, force);
+    }
+    if (inputs.onnx)
+    {
+        writeGraphFiles(dir, "onnx", [&] { return qdq::graph::buildOnnxGraph(inputs, report); }, dot, force);
+    }
+    for (std::size_t i = 0; i < report.findings.size() && i < kMaxFindingGraphs; ++i)
+    {
+        const auto& finding = report.findings[i];
+        char number[16];
+        std::snprintf(number, sizeof(number), "%02zu", i + 1);
+        std::string name = std::string("finding-") + number + "-" + qdq::graph::fileSlug(finding.rule);
+        writeGraphFiles(dir, name, [&] { return qdq::graph::buildFindingGraph(inputs, report, finding); }, dot, force);
+    }
+    if (report.findings.size() > kMaxFindingGraphs)
+    {
+        std::fprintf(stderr, "qdq-doctor: drew the first %zu of %zu findings\n", kMaxFindingGraphs,
+            report.findings.size());
+    }
+}
+
 int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& options)
 {
     std::string progressName = diagnoseOptions.files.files.empty() ? diagnoseOptions.files.log
@@ -151,6 +217,7 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
         std::filesystem::create_directories(dir);
         writeReportFile(dir / "report.json", json, diagnoseOptions.force);
         writeReportFile(dir / "report.txt", text, diagnoseOptions.force);
+        writeDiagnoseGraphs(dir, inputs, report, diagnoseOptions.dot, diagnoseOptions.force);
     }
     const std::string& output = diagnoseOptions.format == "json" ? json : text;
     std::fwrite(output.data(), 1, output.size(), stdout);
@@ -175,6 +242,7 @@ struct DiffOptions
     std::string format = "text";
     std::string outputDir;
     bool force = false;
+    bool dot = false;
     std::size_t top = 20;
 };
 
@@ -197,9 +265,60 @@ int runDiff(const DiffOptions& diffOptions, const GlobalOptions& options)
         std::filesystem::create_directories(dir);
         writeReportFile(dir / "diff.json", json, diffOptions.force);
         writeReportFile(dir / "diff.txt", text, diffOptions.force);
+        writeGraphFiles(dir, "diff", [&] { return qdq::graph::buildDiffGraph(report, baseline, candidate); },
+            diffOptions.dot, diffOptions.force);
     }
     const std::string& output = diffOptions.format == "json" ? json : text;
     std::fwrite(output.data(), 1, output.size(), stdout);
+    return kExitOk;
+}
+
+struct GraphCommandOptions
+{
+    qdq::InputFiles files;
+    std::string view;
+    std::vector<std::string> focus;
+    std::size_t radius = 2;
+    std::string format = "svg";
+    std::string output;
+    bool force = false;
+};
+
+//! `qdq-doctor graph`: one picture for a bug report.
+int runGraph(const GraphCommandOptions& graphOptions, const GlobalOptions& options)
+{
+    qdq::Inputs inputs = qdq::loadInputs(graphOptions.files, options.limits(),
+        progressReporter(options, graphOptions.files.files.empty() ? std::string() : graphOptions.files.files.front()));
+    qdq::Report report = qdq::diagnose(inputs);
+    std::string view = graphOptions.view;
+    if (view.empty())
+    {
+        view = inputs.engine() != nullptr ? "engine" : "onnx";
+    }
+    qdq::graph::Options drawOptions;
+    drawOptions.focus = graphOptions.focus;
+    drawOptions.radius = graphOptions.radius;
+    qdq::graph::Graph picture;
+    try
+    {
+        picture = view == "engine" ? qdq::graph::buildEngineGraph(inputs, report, drawOptions)
+                                   : qdq::graph::buildOnnxGraph(inputs, report, drawOptions);
+    }
+    catch (const std::invalid_argument& error)
+    {
+        std::fprintf(stderr, "qdq-doctor graph: %s\n", qdq::printable(error.what(), 1000).c_str());
+        return kExitBadInput;
+    }
+    std::string output = qdq::graph::render(picture,
+        graphOptions.format == "dot" ? qdq::graph::Format::kDot : qdq::graph::Format::kSvg);
+    if (graphOptions.output.empty() || graphOptions.output == "-")
+    {
+        std::fwrite(output.data(), 1, output.size(), stdout);
+    }
+    else
+    {
+        writeReportFile(graphOptions.output, output, graphOptions.force);
+    }
     return kExitOk;
 }
 
@@ -271,10 +390,11 @@ int main(int argc, char** argv)
     diagnose->add_option("--profile", diagnoseOptions.files.profile, "The profile JSON (--exportProfile)");
     diagnose->add_option("--log", diagnoseOptions.files.log, "The verbose build log (--verbose)");
     diagnose->add_option("--format", diagnoseOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
-    diagnose->add_option("-o,--output-dir", diagnoseOptions.outputDir, "Write report.json and report.txt here");
+    diagnose->add_option("-o,--output-dir", diagnoseOptions.outputDir, "Write report.json, report.txt and the SVG pictures here");
     diagnose->add_flag("--force", diagnoseOptions.force, "Replace existing report files in the output folder");
     diagnose->add_option("--fail-on", diagnoseOptions.failOn, "Exit 1 when findings of this severity or worse exist")
         ->check(CLI::IsMember({"warning", "error"}));
+    diagnose->add_flag("--dot", diagnoseOptions.dot, "With -o, also write the DOT text of every picture");
     addLimitOptions(*diagnose, options);
 
     auto* diff = app.add_subcommand("diff",
@@ -285,9 +405,23 @@ int main(int argc, char** argv)
     diff->add_option("--candidate", diffOptions.candidate, "The engine to explain")->required();
     diff->add_option("--format", diffOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
     diff->add_option("--top", diffOptions.top, "Regions shown in the text table")->capture_default_str();
-    diff->add_option("-o,--output-dir", diffOptions.outputDir, "Write diff.json and diff.txt here");
+    diff->add_option("-o,--output-dir", diffOptions.outputDir, "Write diff.json, diff.txt and diff.svg here");
     diff->add_flag("--force", diffOptions.force, "Replace existing files in the output folder");
+    diff->add_flag("--dot", diffOptions.dot, "With -o, also write diff.dot");
     addLimitOptions(*diff, options);
+
+    auto* graphCommand = app.add_subcommand("graph", "Draw the engine or the ONNX graph with the findings (SVG or DOT)");
+    GraphCommandOptions graphOptions;
+    graphCommand->add_option("files", graphOptions.files.files, "The same inputs as diagnose")->required();
+    graphCommand->add_option("--view", graphOptions.view, "engine (default when a layer list is given) or onnx")
+        ->check(CLI::IsMember({"engine", "onnx"}));
+    graphCommand->add_option("--focus", graphOptions.focus, "Draw only around this engine layer or ONNX node (repeatable)")
+        ->allow_extra_args(false);
+    graphCommand->add_option("--radius", graphOptions.radius, "Edges around the focus")->capture_default_str();
+    graphCommand->add_option("--format", graphOptions.format, "Output format")->check(CLI::IsMember({"svg", "dot"}));
+    graphCommand->add_option("-o,--output", graphOptions.output, "Output file (default: standard output)");
+    graphCommand->add_flag("--force", graphOptions.force, "Replace an existing output file");
+    addLimitOptions(*graphCommand, options);
 
     auto* demo = app.add_subcommand("demo", "Run diagnose on the sample compiled into the binary");
     std::string demoFormat = "text";
@@ -334,6 +468,10 @@ int main(int argc, char** argv)
         if (diff->parsed())
         {
             return runDiff(diffOptions, options);
+        }
+        if (graphCommand->parsed())
+        {
+            return runGraph(graphOptions, options);
         }
         if (demo->parsed())
         {

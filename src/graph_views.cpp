@@ -1,0 +1,1198 @@
+// The views of qdq::graph: engine, ONNX, finding and diff pictures built as plain graph models (no Graphviz here).
+// Everything is linear in layers + edges: tensor producers come from hash maps, the neighbourhood is a BFS over a
+// CSR adjacency, and collapsing chains is a union-find over edges.
+#include "qdq/graph.h"
+#include "qdq/patterns.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <stdexcept>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace qdq::graph
+{
+
+namespace
+{
+
+using EdgeList = std::vector<std::pair<std::size_t, std::size_t>>;
+
+std::string precisionFill(Precision precision)
+{
+    switch (precision)
+    {
+    case Precision::kINT8:
+    case Precision::kUINT8:
+    case Precision::kINT4:
+    case Precision::kFP8:
+    case Precision::kFP4:
+        return "#a1d99b";
+    case Precision::kFP16:
+    case Precision::kBF16:
+        return "#9ecae1";
+    case Precision::kFP32:
+        return "#fdae6b";
+    case Precision::kINT32:
+    case Precision::kINT64:
+    case Precision::kBool:
+        return "#d9d9d9";
+    case Precision::kUnknown:
+        break;
+    }
+    return "#ffffff";
+}
+
+std::string formatMs(double ms)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.3f ms", ms);
+    return buffer;
+}
+
+const char* kPrecisionLegend = "fill = output precision: green INT8/FP8/INT4, blue FP16/BF16, orange FP32, grey "
+                               "INT32/INT64/BOOL, white unknown";
+
+//! One drawable thing before collapsing: an engine layer or an ONNX node.
+struct Item
+{
+    Node node;
+    std::string name; //!< full name
+    std::string kind; //!< "CaskConvolution INT8", for the composition of a collapsed node
+    std::string key;  //!< items with equal keys may collapse together in the first pass
+    std::optional<double> timeMs;
+    bool seed = false; //!< named by the focus: never collapsed
+};
+
+void sortUnique(EdgeList& edges)
+{
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    edges.erase(std::remove_if(edges.begin(), edges.end(), [](const auto& e) { return e.first == e.second; }),
+                edges.end());
+}
+
+//! Items within `radius` edges (either direction) of the seeds.
+std::vector<char> neighbourhood(std::size_t count, const EdgeList& edges, const std::vector<std::size_t>& seeds,
+                                std::size_t radius)
+{
+    std::vector<std::size_t> offsets(count + 1, 0);
+    for (const auto& [a, b] : edges)
+    {
+        ++offsets[a + 1];
+        ++offsets[b + 1];
+    }
+    std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+    std::vector<std::size_t> adjacency(offsets.back());
+    std::vector<std::size_t> fill(offsets.begin(), offsets.end() - 1);
+    for (const auto& [a, b] : edges)
+    {
+        adjacency[fill[a]++] = b;
+        adjacency[fill[b]++] = a;
+    }
+    std::vector<char> selected(count, 0);
+    std::vector<std::size_t> frontier;
+    for (std::size_t seed : seeds)
+    {
+        if (!selected[seed])
+        {
+            selected[seed] = 1;
+            frontier.push_back(seed);
+        }
+    }
+    for (std::size_t step = 0; step < radius && !frontier.empty(); ++step)
+    {
+        std::vector<std::size_t> next;
+        for (std::size_t item : frontier)
+        {
+            for (std::size_t k = offsets[item]; k < offsets[item + 1]; ++k)
+            {
+                std::size_t other = adjacency[k];
+                if (!selected[other])
+                {
+                    selected[other] = 1;
+                    next.push_back(other);
+                }
+            }
+        }
+        frontier = std::move(next);
+    }
+    return selected;
+}
+
+struct UnionFind
+{
+    std::vector<std::size_t> parent;
+    std::vector<std::size_t> size;
+    explicit UnionFind(std::size_t count) : parent(count), size(count, 1)
+    {
+        std::iota(parent.begin(), parent.end(), 0);
+    }
+    std::size_t find(std::size_t x)
+    {
+        while (parent[x] != x)
+        {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        return x;
+    }
+    //! Joins the sets of a and b unless the joined set would exceed maxSize.
+    void unite(std::size_t a, std::size_t b, std::size_t maxSize)
+    {
+        a = find(a);
+        b = find(b);
+        if (a != b && size[a] + size[b] <= maxSize)
+        {
+            std::size_t root = std::min(a, b);
+            std::size_t other = std::max(a, b);
+            parent[other] = root;
+            size[root] += size[other];
+        }
+    }
+};
+
+//! Groups of selected items: chains (out-degree 1 -> in-degree 1) of items with equal keys and equal clusters; seeds
+//! stay alone. With ignoreKeys, chains join whatever their keys but in pieces of at most maxSize items, so that a
+//! long chain still shows its structure.
+std::vector<std::size_t> chainGroups(const std::vector<Item>& items, const std::vector<char>& selected,
+                                     const EdgeList& edges, bool ignoreKeys, std::size_t maxSize,
+                                     std::size_t* groupCount)
+{
+    std::vector<std::uint32_t> inDegree(items.size(), 0), outDegree(items.size(), 0);
+    for (const auto& [a, b] : edges)
+    {
+        ++outDegree[a];
+        ++inDegree[b];
+    }
+    UnionFind sets(items.size());
+    for (const auto& [a, b] : edges)
+    {
+        const Item& from = items[a];
+        const Item& to = items[b];
+        if (outDegree[a] == 1 && inDegree[b] == 1 && !from.seed && !to.seed && from.node.cluster == to.node.cluster &&
+            (ignoreKeys || from.key == to.key))
+        {
+            sets.unite(a, b, maxSize);
+        }
+    }
+    std::vector<std::size_t> group(items.size());
+    std::size_t groups = 0;
+    for (std::size_t i = 0; i < items.size(); ++i)
+    {
+        group[i] = sets.find(i);
+        if (selected[i] && group[i] == i)
+        {
+            ++groups;
+        }
+    }
+    *groupCount = groups;
+    return group;
+}
+
+std::string layerWord(std::size_t count, const char* unit)
+{
+    return std::to_string(count) + " " + unit + (count == 1 ? "" : "s");
+}
+
+//! Turns the selected items into the graph: collapsing chains when there are many, grouping edgeless items.
+void assemble(Graph& graph, std::vector<Item>& items, const std::vector<char>& selected, EdgeList edges,
+              const Options& options, const char* unit)
+{
+    // Only edges between selected items are drawn.
+    edges.erase(std::remove_if(edges.begin(), edges.end(),
+                               [&](const auto& e) { return !selected[e.first] || !selected[e.second]; }),
+                edges.end());
+    std::size_t selectedCount = static_cast<std::size_t>(std::count(selected.begin(), selected.end(), 1));
+    std::vector<std::size_t> group(items.size());
+    std::iota(group.begin(), group.end(), 0);
+    if (selectedCount > options.collapseAbove)
+    {
+        std::size_t groups = 0;
+        group = chainGroups(items, selected, edges, false, items.size(), &groups);
+        if (groups > options.collapseTarget)
+        {
+            std::size_t piece = std::max<std::size_t>(2, (selectedCount + options.collapseTarget - 1) /
+                                                             std::max<std::size_t>(1, options.collapseTarget));
+            group = chainGroups(items, selected, edges, true, piece, &groups);
+        }
+        // Items with no drawn edge at all (sync layers, constants) would spread over one rank: draw them as one
+        // node.
+        std::vector<char> touched(items.size(), 0);
+        for (const auto& [a, b] : edges)
+        {
+            touched[a] = touched[b] = 1;
+        }
+        std::size_t firstLoose = items.size();
+        std::size_t loose = 0;
+        for (std::size_t i = 0; i < items.size(); ++i)
+        {
+            if (selected[i] && !touched[i] && !items[i].seed && items[i].node.badges.empty())
+            {
+                ++loose;
+                firstLoose = std::min(firstLoose, i);
+            }
+        }
+        if (loose > 3)
+        {
+            for (std::size_t i = 0; i < items.size(); ++i)
+            {
+                if (selected[i] && !touched[i] && !items[i].seed && items[i].node.badges.empty())
+                {
+                    group[i] = firstLoose;
+                }
+            }
+        }
+    }
+
+    // Members of each group, in item order (the plan's or the graph's order).
+    std::vector<std::size_t> nodeOfGroup(items.size(), static_cast<std::size_t>(-1));
+    std::vector<std::vector<std::size_t>> members;
+    for (std::size_t i = 0; i < items.size(); ++i)
+    {
+        if (!selected[i])
+        {
+            continue;
+        }
+        std::size_t g = group[i];
+        if (nodeOfGroup[g] == static_cast<std::size_t>(-1))
+        {
+            nodeOfGroup[g] = members.size();
+            members.emplace_back();
+        }
+        members[nodeOfGroup[g]].push_back(i);
+    }
+    graph.nodes.reserve(members.size());
+    for (const auto& list : members)
+    {
+        if (list.size() == 1)
+        {
+            graph.nodes.push_back(std::move(items[list.front()].node));
+            continue;
+        }
+        graph.collapsedLayers += list.size();
+        const Item& first = items[list.front()];
+        const Item& last = items[list.back()];
+        Node node;
+        node.id = "C" + std::to_string(graph.nodes.size());
+        node.shape = "box3d";
+        node.style = "filled";
+        node.cluster = first.node.cluster;
+        node.members = list.size();
+        node.lines.push_back(layerWord(list.size(), unit));
+        node.lines.push_back(shortenLine(first.name, options.labelWidth));
+        node.lines.push_back("... " + shortenLine(last.name, options.labelWidth));
+        // Composition, most frequent kinds first.
+        std::unordered_map<std::string_view, std::size_t> kinds;
+        std::unordered_map<std::string_view, std::size_t> fills;
+        double total = 0.0;
+        bool anyTime = false;
+        std::vector<std::string> badges;
+        for (std::size_t i : list)
+        {
+            ++kinds[items[i].kind];
+            ++fills[items[i].node.fill];
+            if (items[i].timeMs)
+            {
+                total += *items[i].timeMs;
+                anyTime = true;
+            }
+            for (const auto& badge : items[i].node.badges)
+            {
+                if (std::find(badges.begin(), badges.end(), badge) == badges.end())
+                {
+                    badges.push_back(badge);
+                }
+            }
+        }
+        std::vector<std::pair<std::string_view, std::size_t>> sorted(kinds.begin(), kinds.end());
+        std::sort(sorted.begin(), sorted.end(),
+                  [](const auto& a, const auto& b)
+                  { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+        std::string composition;
+        for (std::size_t k = 0; k < sorted.size() && k < 3; ++k)
+        {
+            composition += (k == 0 ? "" : ", ") + std::to_string(sorted[k].second) + " " + std::string(sorted[k].first);
+        }
+        if (sorted.size() > 3)
+        {
+            composition += ", ...";
+        }
+        node.lines.push_back(shortenLine(composition, options.labelWidth + 16));
+        if (anyTime)
+        {
+            node.lines.push_back("total " + formatMs(total));
+        }
+        std::string_view fill = "#ffffff";
+        std::size_t best = 0;
+        for (const auto& [colour, count] : fills)
+        {
+            if (count > best || (count == best && colour < fill))
+            {
+                best = count;
+                fill = colour;
+            }
+        }
+        node.fill = std::string(fill);
+        std::sort(badges.begin(), badges.end());
+        node.badges = std::move(badges);
+        graph.nodes.push_back(std::move(node));
+    }
+    EdgeList drawn;
+    drawn.reserve(edges.size());
+    for (const auto& [a, b] : edges)
+    {
+        drawn.emplace_back(nodeOfGroup[group[a]], nodeOfGroup[group[b]]);
+    }
+    sortUnique(drawn);
+    graph.edges.reserve(drawn.size());
+    for (const auto& [a, b] : drawn)
+    {
+        graph.edges.push_back({a, b, "", "", ""});
+    }
+    graph.hiddenLayers = items.size() - selectedCount;
+}
+
+//! Layout options chosen by size: dot's defaults for pictures people read closely, cheaper ranking, crossing
+//! minimization and straight edges for big graphs (the layout time of dot grows fast with both).
+void chooseLayout(Graph& graph)
+{
+    graph.attributes.emplace_back("rankdir", "TB");
+    graph.attributes.emplace_back("nodesep", "0.2");
+    graph.attributes.emplace_back("ranksep", "0.3");
+    std::size_t count = graph.nodes.size();
+    // Measured on the 1,309-layer engine drawn as 571 nodes: nslimit 4 took 2.1 s of layout, 1 took 1.0 s, 0.5 took
+    // 0.65 s (bench/README.md).
+    const char* nslimit = count > 1500 ? "0.2" : count > 400 ? "0.5" : "1";
+    if (count > 150)
+    {
+        graph.attributes.emplace_back("splines", "line");
+        graph.attributes.emplace_back("nslimit", nslimit);
+        graph.attributes.emplace_back("nslimit1", nslimit);
+        graph.attributes.emplace_back("mclimit", count > 1500 ? "0.1" : "0.3");
+        graph.attributes.emplace_back("remincross", "false");
+    }
+    if (count > 1500)
+    {
+        graph.attributes.emplace_back("searchsize", "10");
+    }
+}
+
+void addSummaryLegend(Graph& graph, const Options& options, const char* unit)
+{
+    if (graph.collapsedLayers > 0)
+    {
+        graph.legend.push_back("collapsed: " + layerWord(graph.collapsedLayers, unit) +
+                               " drawn inside 3-D boxes (a chain of similar " + unit +
+                               "s with its count, first and last name, " +
+                               "composition and total time); edges inside a chain are not drawn");
+    }
+    if (!options.focus.empty())
+    {
+        std::string names;
+        for (std::size_t i = 0; i < options.focus.size() && i < 3; ++i)
+        {
+            names += (i == 0 ? "" : ", ") + shortenLine(options.focus[i], 40);
+        }
+        if (options.focus.size() > 3)
+        {
+            names += ", ... (" + std::to_string(options.focus.size()) + " in all)";
+        }
+        graph.legend.push_back("focus: " + names + " (thick border), radius " + std::to_string(options.radius) + "; " +
+                               layerWord(graph.hiddenLayers, unit) + " outside it not shown");
+    }
+}
+
+//! Seeds for focus names: exact names first, then the layers executing an ONNX node of that name, then substrings.
+template <typename Lookup, typename Contains>
+std::vector<std::size_t> resolveFocus(const Options& options, std::size_t count, Lookup&& exact, Contains&& contains)
+{
+    std::vector<std::size_t> seeds;
+    for (const auto& name : options.focus)
+    {
+        std::vector<std::size_t> found = exact(name);
+        if (found.empty())
+        {
+            for (std::size_t i = 0; i < count && found.size() < 64; ++i)
+            {
+                if (contains(i, name))
+                {
+                    found.push_back(i);
+                }
+            }
+        }
+        if (found.empty())
+        {
+            throw std::invalid_argument("no engine layer or ONNX node named \"" + printable(name, 200) + "\"");
+        }
+        seeds.insert(seeds.end(), found.begin(), found.end());
+    }
+    std::sort(seeds.begin(), seeds.end());
+    seeds.erase(std::unique(seeds.begin(), seeds.end()), seeds.end());
+    return seeds;
+}
+
+std::string baseName(const std::string& path)
+{
+    std::size_t slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+//! Edges between engine layers through tensor names; names-only lists get their execution order instead.
+EdgeList engineEdges(const EnginePlan& plan, bool* orderOnly)
+{
+    std::unordered_map<std::string_view, std::size_t> producer;
+    producer.reserve(plan.layers.size() * 2);
+    bool anyTensor = false;
+    for (std::size_t i = 0; i < plan.layers.size(); ++i)
+    {
+        for (const auto& tensor : plan.layers[i].outputs)
+        {
+            producer.emplace(tensor.name, i);
+            anyTensor = true;
+        }
+        anyTensor = anyTensor || !plan.layers[i].inputs.empty();
+    }
+    EdgeList edges;
+    *orderOnly = !anyTensor;
+    if (!anyTensor)
+    {
+        for (std::size_t i = 1; i < plan.layers.size(); ++i)
+        {
+            edges.emplace_back(i - 1, i);
+        }
+        return edges;
+    }
+    for (std::size_t i = 0; i < plan.layers.size(); ++i)
+    {
+        for (const auto& tensor : plan.layers[i].inputs)
+        {
+            auto it = producer.find(tensor.name);
+            if (it != producer.end())
+            {
+                edges.emplace_back(it->second, i);
+            }
+        }
+    }
+    sortUnique(edges);
+    return edges;
+}
+
+std::string layerKind(const EngineLayer& layer, LayerState state)
+{
+    if (state == LayerState::kInsertedQdq)
+    {
+        return "Q/DQ";
+    }
+    if (state == LayerState::kInsertedReformat)
+    {
+        return "reformat";
+    }
+    return layer.type.empty() ? "layer" : layer.type;
+}
+
+} // namespace
+
+Graph buildEngineGraph(const Inputs& inputs, const Report& report, const Options& options)
+{
+    const EnginePlan* plan = inputs.engine();
+    if (plan == nullptr)
+    {
+        throw std::invalid_argument("the engine view needs an engine layer list (layer-info JSON or build log)");
+    }
+    const std::size_t count = plan->layers.size();
+    std::vector<Item> items(count);
+    std::unordered_map<std::string_view, std::size_t> byName;
+    byName.reserve(count * 2);
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        byName.emplace(plan->layers[i].name, i);
+        byName.emplace(plan->layers[i].baseName, i);
+    }
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        const EngineLayer& layer = plan->layers[i];
+        LayerState state =
+            i < report.correlation.layers.size() ? report.correlation.layers[i].state : LayerState::kUnattributed;
+        Precision precision = patterns::outputPrecision(layer);
+        Item& item = items[i];
+        item.name = layer.name;
+        item.kind = layerKind(layer, state);
+        if (precision != Precision::kUnknown)
+        {
+            item.kind += " " + std::string(precisionName(precision));
+        }
+        item.key = std::string(layerStateName(state)) + "/" + std::string(precisionName(precision));
+        Node& node = item.node;
+        node.id = "L" + std::to_string(i);
+        node.lines.push_back(shortenLine(layer.name, options.labelWidth));
+        node.lines.push_back(item.kind);
+        node.fill = precisionFill(precision);
+        node.tooltip = layer.name;
+        switch (state)
+        {
+        case LayerState::kInsertedQdq:
+            node.shape = "hexagon";
+            node.style = "filled";
+            break;
+        case LayerState::kInsertedReformat:
+            node.shape = "parallelogram";
+            node.style = "filled";
+            break;
+        case LayerState::kDropped:
+            node.style = "rounded,dashed,filled";
+            break;
+        case LayerState::kUnattributed:
+            node.style = "rounded,dotted,filled";
+            break;
+        case LayerState::kMapped:
+            break;
+        }
+        if (i < report.correlation.layers.size() && report.correlation.layers[i].timeMs)
+        {
+            item.timeMs = report.correlation.layers[i].timeMs;
+            node.lines.push_back(formatMs(*item.timeMs));
+        }
+    }
+    // Findings as badges, on the layers they name and on the layers executing the ONNX nodes they name.
+    for (const auto& finding : report.findings)
+    {
+        auto badge = [&](std::size_t layer)
+        {
+            auto& badges = items[layer].node.badges;
+            if (std::find(badges.begin(), badges.end(), finding.rule) == badges.end())
+            {
+                badges.push_back(finding.rule);
+            }
+        };
+        for (const auto& name : finding.engineLayers)
+        {
+            auto it = byName.find(name);
+            if (it != byName.end())
+            {
+                badge(it->second);
+            }
+        }
+        for (const auto& node : finding.onnxNodes)
+        {
+            auto it = report.correlation.layersOfNode.find(node);
+            if (it != report.correlation.layersOfNode.end())
+            {
+                for (std::size_t layer : it->second)
+                {
+                    if (layer < count)
+                    {
+                        badge(layer);
+                    }
+                }
+            }
+        }
+    }
+
+    bool orderOnly = false;
+    EdgeList edges = engineEdges(*plan, &orderOnly);
+    std::vector<char> selected(count, 1);
+    if (!options.focus.empty())
+    {
+        auto seeds = resolveFocus(
+            options, count,
+            [&](const std::string& name)
+            {
+                std::vector<std::size_t> found;
+                auto it = byName.find(name);
+                if (it != byName.end())
+                {
+                    found.push_back(it->second);
+                }
+                auto nodeIt = report.correlation.layersOfNode.find(name);
+                if (nodeIt != report.correlation.layersOfNode.end())
+                {
+                    for (std::size_t layer : nodeIt->second)
+                    {
+                        if (layer < count)
+                        {
+                            found.push_back(layer);
+                        }
+                    }
+                }
+                return found;
+            },
+            [&](std::size_t i, const std::string& name)
+            { return plan->layers[i].name.find(name) != std::string::npos; });
+        for (std::size_t seed : seeds)
+        {
+            items[seed].seed = true;
+            items[seed].node.focus = true;
+            items[seed].node.penwidth = 3.0;
+        }
+        selected = neighbourhood(count, edges, seeds, options.radius);
+    }
+
+    Graph graph;
+    graph.title = "Engine " + baseName(plan->sourcePath) + ": " + layerWord(count, "layer") +
+                  (inputs.timings() != nullptr ? ", times from " + baseName(inputs.timings()->sourcePath) : "");
+    graph.legend.push_back(kPrecisionLegend);
+    graph.legend.push_back("hexagon = standalone Q/DQ layer, parallelogram = reformat/copy, dashed = dropped, dotted = "
+                           "unattributed, red border with [!] = finding (rule slug)");
+    if (orderOnly)
+    {
+        graph.legend.push_back("names-only layer list: edges show execution order, not data flow");
+    }
+    assemble(graph, items, selected, std::move(edges), options, "layer");
+    if (orderOnly)
+    {
+        for (auto& edge : graph.edges)
+        {
+            edge.style = "dashed";
+        }
+    }
+    addSummaryLegend(graph, options, "layer");
+    chooseLayout(graph);
+    return graph;
+}
+
+Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& options)
+{
+    if (!inputs.onnx)
+    {
+        throw std::invalid_argument("the ONNX view needs the ONNX model");
+    }
+    const OnnxGraph& onnx = *inputs.onnx;
+    const EnginePlan* plan = inputs.engine();
+    const std::size_t count = onnx.nodes.size();
+    std::vector<Item> items(count);
+    Graph graph;
+
+    // Fusion groups: observed engine layers executing two or more nodes, else predicted layers.
+    std::vector<int> clusterOf(count, -1);
+    bool observed = plan != nullptr && !report.correlation.layers.empty();
+    auto addGroup = [&](const std::vector<std::string>& nodes, std::string label)
+    {
+        std::vector<std::size_t> members;
+        for (const auto& name : nodes)
+        {
+            auto it = onnx.nodeByName.find(name);
+            if (it != onnx.nodeByName.end() && clusterOf[it->second] < 0)
+            {
+                members.push_back(it->second);
+            }
+        }
+        if (members.size() < 2)
+        {
+            return;
+        }
+        int index = static_cast<int>(graph.clusters.size());
+        Cluster cluster;
+        cluster.label = std::move(label);
+        cluster.border = observed ? "#3182bd" : "#756bb1";
+        cluster.style = observed ? "rounded" : "rounded,dashed";
+        graph.clusters.push_back(std::move(cluster));
+        for (std::size_t member : members)
+        {
+            clusterOf[member] = index;
+        }
+    };
+    if (observed)
+    {
+        for (const auto& mapping : report.correlation.layers)
+        {
+            if (mapping.state == LayerState::kMapped && mapping.onnxNodes.size() >= 2)
+            {
+                std::string label = "layer " + shortenLine(plan->layers[mapping.layer].name, options.labelWidth);
+                if (mapping.timeMs)
+                {
+                    label += " (" + formatMs(*mapping.timeMs) + ")";
+                }
+                addGroup(mapping.onnxNodes, label);
+            }
+        }
+    }
+    else
+    {
+        for (const auto& layer : report.prediction.layers)
+        {
+            if (layer.onnxNodes.size() >= 2)
+            {
+                addGroup(layer.onnxNodes, "predicted " + layer.kind);
+            }
+        }
+    }
+
+    std::unordered_map<std::string_view, const QdqNodeState*> qdqState;
+    for (const auto& state : report.correlation.qdqNodes)
+    {
+        qdqState.emplace(state.node, &state);
+    }
+    std::unordered_map<std::string_view, const PredictedLayer*> predictedLayer;
+    for (const auto& layer : report.prediction.layers)
+    {
+        for (const auto& name : layer.onnxNodes)
+        {
+            predictedLayer.emplace(name, &layer);
+        }
+    }
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        const OnnxNode& onnxNode = onnx.nodes[i];
+        Item& item = items[i];
+        Node& node = item.node;
+        item.name = onnxNode.name;
+        node.id = "N" + std::to_string(i);
+        node.cluster = clusterOf[i];
+        node.tooltip = onnxNode.name + " (" + onnxNode.opType + ")";
+        bool isQdq = patterns::isQdq(onnxNode);
+        if (isQdq)
+        {
+            bool quantize = patterns::isQuantize(onnxNode);
+            item.kind = quantize ? "Q" : "DQ";
+            std::string fate = "unknown";
+            auto it = qdqState.find(onnxNode.name);
+            if (observed && it != qdqState.end())
+            {
+                fate = std::string(qdqStateName(it->second->state));
+            }
+            else if (const PredictedQdq* predicted = report.prediction.find(onnxNode.name))
+            {
+                fate = std::string(predictedFateName(predicted->fate));
+            }
+            node.shape = "circle";
+            node.style = "filled";
+            node.width = node.height = 0.32;
+            node.lines.push_back(item.kind);
+            node.tooltip += ": " + fate;
+            item.key = "qdq/" + fate;
+            if (fate == "standalone")
+            {
+                node.fill = "#ff9896";
+            }
+            else if (fate == "fused" || fate.rfind("fused", 0) == 0)
+            {
+                node.fill = "#a1d99b";
+            }
+            else if (fate == "folded")
+            {
+                node.fill = "#d9d9d9";
+            }
+            else if (fate == "requantize")
+            {
+                node.fill = "#fdae6b";
+            }
+            else if (fate == "eliminated" || fate == "cancelled")
+            {
+                node.fill = "#f7f7f7";
+                node.style = "dashed,filled";
+            }
+        }
+        else
+        {
+            node.lines.push_back(shortenLine(onnxNode.name, options.labelWidth));
+            node.lines.push_back(onnxNode.opType);
+            item.kind = onnxNode.opType;
+            Precision precision = Precision::kUnknown;
+            auto layers = report.correlation.layersOfNode.find(onnxNode.name);
+            if (plan != nullptr && layers != report.correlation.layersOfNode.end() && !layers->second.empty() &&
+                layers->second.front() < plan->layers.size())
+            {
+                precision = patterns::outputPrecision(plan->layers[layers->second.front()]);
+            }
+            else if (plan == nullptr)
+            {
+                auto predicted = predictedLayer.find(onnxNode.name);
+                if (predicted != predictedLayer.end() &&
+                    (predicted->second->int8Output || predicted->second->int8Input))
+                {
+                    precision = Precision::kINT8;
+                }
+            }
+            node.fill = precisionFill(precision);
+            item.key = onnxNode.opType + "/" + std::string(precisionName(precision));
+        }
+    }
+    std::unordered_map<std::string_view, std::size_t> byName;
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        byName.emplace(onnx.nodes[i].name, i);
+    }
+    for (const auto& finding : report.findings)
+    {
+        for (const auto& name : finding.onnxNodes)
+        {
+            auto it = byName.find(name);
+            if (it != byName.end())
+            {
+                auto& badges = items[it->second].node.badges;
+                if (std::find(badges.begin(), badges.end(), finding.rule) == badges.end())
+                {
+                    badges.push_back(finding.rule);
+                }
+            }
+        }
+    }
+    EdgeList edges;
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        for (const auto& tensor : onnx.nodes[i].inputs)
+        {
+            if (tensor.empty())
+            {
+                continue;
+            }
+            auto it = onnx.producerOf.find(tensor);
+            if (it != onnx.producerOf.end() && it->second < count)
+            {
+                edges.emplace_back(it->second, i);
+            }
+        }
+    }
+    sortUnique(edges);
+    std::vector<char> selected(count, 1);
+    if (!options.focus.empty())
+    {
+        auto seeds = resolveFocus(
+            options, count,
+            [&](const std::string& name)
+            {
+                std::vector<std::size_t> found;
+                auto it = byName.find(name);
+                if (it != byName.end())
+                {
+                    found.push_back(it->second);
+                }
+                else if (plan != nullptr)
+                {
+                    // An engine layer name: the nodes it executes.
+                    for (const auto& mapping : report.correlation.layers)
+                    {
+                        if (mapping.layer < plan->layers.size() && plan->layers[mapping.layer].name == name)
+                        {
+                            for (const auto& nodeName : mapping.onnxNodes)
+                            {
+                                auto nodeIt = byName.find(nodeName);
+                                if (nodeIt != byName.end())
+                                {
+                                    found.push_back(nodeIt->second);
+                                }
+                            }
+                        }
+                    }
+                }
+                return found;
+            },
+            [&](std::size_t i, const std::string& name) { return onnx.nodes[i].name.find(name) != std::string::npos; });
+        for (std::size_t seed : seeds)
+        {
+            items[seed].seed = true;
+            items[seed].node.focus = true;
+            items[seed].node.penwidth = 3.0;
+        }
+        selected = neighbourhood(count, edges, seeds, options.radius);
+    }
+    graph.title = "ONNX " + baseName(onnx.sourcePath) + ": " + layerWord(count, "node");
+    graph.legend.push_back(observed ? "clusters = engine layers executing several nodes (observed fusion), fill = "
+                                      "precision of the executing layer"
+                                    : "dashed clusters = fusion groups predicted from the ONNX graph alone, green = "
+                                      "predicted INT8");
+    graph.legend.push_back("circles = Q/DQ nodes: green fused, red standalone, grey folded, orange requantize, dashed "
+                           "eliminated/cancelled; red border with [!] = finding (rule slug)");
+    assemble(graph, items, selected, std::move(edges), options, "node");
+    addSummaryLegend(graph, options, "node");
+    // Clusters nobody is drawn in any more (outside the focus) are dropped by the writer only if empty; remove them
+    // here so the DOT text stays small.
+    std::vector<int> used(graph.clusters.size(), 0);
+    for (const auto& node : graph.nodes)
+    {
+        if (node.cluster >= 0)
+        {
+            used[static_cast<std::size_t>(node.cluster)] = 1;
+        }
+    }
+    std::vector<int> renumber(graph.clusters.size(), -1);
+    std::vector<Cluster> kept;
+    for (std::size_t c = 0; c < graph.clusters.size(); ++c)
+    {
+        if (used[c])
+        {
+            renumber[c] = static_cast<int>(kept.size());
+            kept.push_back(std::move(graph.clusters[c]));
+        }
+    }
+    graph.clusters = std::move(kept);
+    for (auto& node : graph.nodes)
+    {
+        if (node.cluster >= 0)
+        {
+            node.cluster = renumber[static_cast<std::size_t>(node.cluster)];
+        }
+    }
+    chooseLayout(graph);
+    return graph;
+}
+
+Graph buildFindingGraph(const Inputs& inputs, const Report& report, const Finding& finding, const Options& options)
+{
+    constexpr std::size_t kMaxSeeds = 12;
+    Options focused = options;
+    focused.focus.clear();
+    Graph graph;
+    std::size_t named = 0;
+    if (inputs.engine() != nullptr)
+    {
+        std::vector<std::string> names = finding.engineLayers;
+        for (const auto& node : finding.onnxNodes)
+        {
+            if (report.correlation.layersOfNode.count(node) != 0)
+            {
+                names.push_back(node);
+            }
+        }
+        named = names.size();
+        for (std::size_t i = 0; i < names.size() && focused.focus.size() < kMaxSeeds; ++i)
+        {
+            focused.focus.push_back(names[i]);
+        }
+        if (!focused.focus.empty())
+        {
+            try
+            {
+                graph = buildEngineGraph(inputs, report, focused);
+            }
+            catch (const std::invalid_argument&)
+            {
+                focused.focus.clear();
+            }
+        }
+    }
+    if (graph.nodes.empty() && inputs.onnx && !finding.onnxNodes.empty())
+    {
+        focused.focus.clear();
+        named = finding.onnxNodes.size();
+        for (std::size_t i = 0; i < finding.onnxNodes.size() && focused.focus.size() < kMaxSeeds; ++i)
+        {
+            if (inputs.onnx->findNode(finding.onnxNodes[i]) != nullptr)
+            {
+                focused.focus.push_back(finding.onnxNodes[i]);
+            }
+        }
+        if (!focused.focus.empty())
+        {
+            graph = buildOnnxGraph(inputs, report, focused);
+        }
+    }
+    if (graph.nodes.empty())
+    {
+        throw std::invalid_argument("finding " + finding.rule + " names no engine layer or ONNX node to draw");
+    }
+    std::string title = "[" + std::string(severityName(finding.severity)) + "] " + finding.rule;
+    if (finding.costMs)
+    {
+        title += ", cost " + formatMs(*finding.costMs);
+    }
+    graph.legend.insert(graph.legend.begin(), shortenLine(finding.message, 160));
+    if (named > focused.focus.size())
+    {
+        graph.legend.push_back("drawn around the first " + std::to_string(focused.focus.size()) + " of the " +
+                               std::to_string(named) + " layers/nodes this finding names");
+    }
+    graph.title = title + " - " + graph.title;
+    return graph;
+}
+
+Graph buildDiffGraph(const DiffReport& report, const Inputs& baseline, const Inputs& candidate, std::size_t topRegions)
+{
+    Graph graph;
+    const EnginePlan* plans[2] = {baseline.engine(), candidate.engine()};
+    const Profile* profiles[2] = {baseline.timings(), candidate.timings()};
+    const char* sideNames[2] = {"baseline", "candidate"};
+    std::unordered_map<std::string_view, double> times[2];
+    std::unordered_map<std::string_view, std::size_t> producers[2];
+    for (int side = 0; side < 2; ++side)
+    {
+        if (profiles[side] != nullptr)
+        {
+            for (const auto& entry : profiles[side]->entries)
+            {
+                times[side].emplace(entry.name, entry.averageMs);
+            }
+        }
+        if (plans[side] != nullptr)
+        {
+            for (std::size_t i = 0; i < plans[side]->layers.size(); ++i)
+            {
+                for (const auto& tensor : plans[side]->layers[i].outputs)
+                {
+                    producers[side].emplace(tensor.name, i);
+                }
+            }
+        }
+    }
+    char buffer[160];
+    std::snprintf(buffer, sizeof(buffer), "Diff: top %zu of %zu regions, total delta %+.3f ms",
+                  std::min(topRegions, report.regions.size()), report.regions.size(), report.deltaMs);
+    graph.title = buffer;
+    graph.legend.push_back("each region: baseline (left) and candidate (right) layers covering the same ONNX nodes");
+    graph.legend.push_back(kPrecisionLegend);
+    constexpr std::size_t kMaxLayersPerSide = 24;
+    std::vector<std::size_t> previousSinks;
+    for (std::size_t r = 0; r < report.regions.size() && r < topRegions; ++r)
+    {
+        const DiffRegion& region = report.regions[r];
+        Cluster regionCluster;
+        char delta[48] = "no per-layer times";
+        if (region.hasTimes)
+        {
+            std::snprintf(delta, sizeof(delta), "%+.3f ms", region.deltaMs);
+        }
+        std::snprintf(buffer, sizeof(buffer), "region %zu: %s (%s)", r + 1, delta, region.alignment.c_str());
+        regionCluster.label = buffer;
+        for (std::size_t d = 0; d < region.differences.size() && d < 2; ++d)
+        {
+            regionCluster.label += "\n" + shortenLine(region.differences[d], 80);
+        }
+        regionCluster.border = "#636363";
+        int regionIndex = static_cast<int>(graph.clusters.size());
+        graph.clusters.push_back(std::move(regionCluster));
+        std::vector<std::size_t> firstNodes;
+        std::vector<std::size_t> sinks;
+        for (int side = 0; side < 2; ++side)
+        {
+            const auto& layers = side == 0 ? region.baselineLayers : region.candidateLayers;
+            Cluster sideCluster;
+            sideCluster.parent = regionIndex;
+            sideCluster.label = std::string(sideNames[side]) + ": " + layerWord(layers.size(), "layer");
+            if (region.hasTimes)
+            {
+                sideCluster.label += ", " + formatMs(side == 0 ? region.baselineMs : region.candidateMs);
+            }
+            sideCluster.fill = side == 0 ? "#f7f7f7" : "#fff5eb";
+            int sideIndex = static_cast<int>(graph.clusters.size());
+            graph.clusters.push_back(std::move(sideCluster));
+            const EnginePlan* plan = plans[side];
+            std::unordered_map<std::size_t, std::size_t> nodeOfLayer;
+            std::size_t firstNode = graph.nodes.size();
+            for (std::size_t k = 0; k < layers.size() && k < kMaxLayersPerSide; ++k)
+            {
+                Node node;
+                node.id = "R" + std::to_string(r) + (side == 0 ? "B" : "C") + std::to_string(k);
+                node.cluster = sideIndex;
+                if (plan != nullptr && layers[k] < plan->layers.size())
+                {
+                    const EngineLayer& layer = plan->layers[layers[k]];
+                    Precision precision = patterns::outputPrecision(layer);
+                    node.lines.push_back(shortenLine(layer.name, 40));
+                    std::string kind = layer.type.empty() ? "layer" : layer.type;
+                    if (precision != Precision::kUnknown)
+                    {
+                        kind += " " + std::string(precisionName(precision));
+                    }
+                    node.lines.push_back(kind);
+                    auto time = times[side].find(layer.name);
+                    if (time != times[side].end())
+                    {
+                        node.lines.push_back(formatMs(time->second));
+                    }
+                    node.fill = precisionFill(precision);
+                    node.tooltip = layer.name;
+                    if (side == 1)
+                    {
+                        for (const auto& finding : region.findings)
+                        {
+                            if (std::find(finding.engineLayers.begin(), finding.engineLayers.end(), layer.name) !=
+                                    finding.engineLayers.end() &&
+                                std::find(node.badges.begin(), node.badges.end(), finding.rule) == node.badges.end())
+                            {
+                                node.badges.push_back(finding.rule);
+                            }
+                        }
+                    }
+                }
+                else
+                {
+                    node.lines.push_back("layer " + std::to_string(layers[k]));
+                }
+                nodeOfLayer.emplace(layers[k], graph.nodes.size());
+                graph.nodes.push_back(std::move(node));
+            }
+            if (layers.size() > kMaxLayersPerSide)
+            {
+                Node more;
+                more.id = "R" + std::to_string(r) + (side == 0 ? "B" : "C") + "more";
+                more.cluster = sideIndex;
+                more.style = "dashed";
+                more.lines.push_back("+ " + layerWord(layers.size() - kMaxLayersPerSide, "more layer"));
+                graph.nodes.push_back(std::move(more));
+            }
+            if (layers.empty())
+            {
+                Node none;
+                none.id = "R" + std::to_string(r) + (side == 0 ? "B" : "C") + "none";
+                none.cluster = sideIndex;
+                none.style = "dashed";
+                none.lines.push_back("no layer");
+                graph.nodes.push_back(std::move(none));
+            }
+            // Data-flow edges between this side's layers of the region.
+            std::vector<char> hasOut(graph.nodes.size() - firstNode, 0);
+            EdgeList edges;
+            if (plan != nullptr)
+            {
+                for (const auto& [layer, node] : nodeOfLayer)
+                {
+                    for (const auto& tensor : plan->layers[layer].inputs)
+                    {
+                        auto producer = producers[side].find(tensor.name);
+                        if (producer != producers[side].end())
+                        {
+                            auto from = nodeOfLayer.find(producer->second);
+                            if (from != nodeOfLayer.end())
+                            {
+                                edges.emplace_back(from->second, node);
+                            }
+                        }
+                    }
+                }
+            }
+            sortUnique(edges);
+            for (const auto& [a, b] : edges)
+            {
+                graph.edges.push_back({a, b, "", "", ""});
+                hasOut[a - firstNode] = 1;
+            }
+            firstNodes.push_back(firstNode);
+            for (std::size_t n = firstNode; n < graph.nodes.size(); ++n)
+            {
+                if (!hasOut[n - firstNode])
+                {
+                    sinks.push_back(n);
+                }
+            }
+        }
+        // Regions stack top to bottom: invisible edges from the previous region's sinks.
+        for (std::size_t sink : previousSinks)
+        {
+            for (std::size_t first : firstNodes)
+            {
+                graph.edges.push_back({sink, first, "invis", "", ""});
+            }
+        }
+        previousSinks = std::move(sinks);
+        if (previousSinks.size() > 4)
+        {
+            previousSinks.resize(4);
+        }
+    }
+    if (graph.nodes.empty())
+    {
+        Node none;
+        none.id = "empty";
+        none.lines.push_back("no regions differ");
+        graph.nodes.push_back(std::move(none));
+    }
+    graph.attributes.emplace_back("rankdir", "TB");
+    graph.attributes.emplace_back("nodesep", "0.2");
+    graph.attributes.emplace_back("ranksep", "0.3");
+    return graph;
+}
+
+} // namespace qdq::graph
