@@ -636,7 +636,11 @@ private:
         mSeenKeys = 0;
         // Exact-size copies of the scratch lists keep the model small.
         layer.otherFields.reserve(mOtherFields.size());
-        std::move(mOtherFields.begin(), mOtherFields.end(), std::back_inserter(layer.otherFields));
+        for (const auto& [key, value] : mOtherFields)
+        {
+            layer.otherFields.emplace_back(key, value);
+        }
+        layer.otherFields.shrinkToFit();
         mOtherFields.clear();
         splitProfileSuffix(layer);
         if (!layer.metadata.empty())

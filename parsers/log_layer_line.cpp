@@ -649,7 +649,7 @@ bool parseLayerInfoRecord(std::string_view text, EngineLayer& layer, std::string
             {
                 layer.weightsPrecision = weightsType(kv.value);
             }
-            layer.otherFields.emplace_back(std::string(key), std::string(kv.value));
+            layer.otherFields.emplace_back(key, kv.value);
         }
     }
     if (layer.type.empty())

@@ -2,6 +2,8 @@
 #include "qdq/analysis.h"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <set>
 #include <tuple>
 
@@ -51,20 +53,45 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
     const bool haveOnnx = inputs.onnx.has_value();
     const bool haveEngine = inputs.engine() != nullptr;
 
-    FindingSink sink;
-    for (const auto& rule : allRules())
+    // Rules are independent and read-only: run them on two threads, each rule into its own sink, and gather the
+    // sinks in catalogue order so the result does not depend on scheduling. Lazily built indexes are built first.
+    if (const EnginePlan* plan = inputs.engine())
     {
-        std::string note = missingInputNote(rule->info(), haveOnnx, haveEngine);
+        plan->tensorIndex();
+    }
+    const auto& rules = allRules();
+    std::vector<FindingSink> sinks(rules.size());
+    std::vector<char> run(rules.size(), 0);
+    for (std::size_t r = 0; r < rules.size(); ++r)
+    {
+        std::string note = missingInputNote(rules[r]->info(), haveOnnx, haveEngine);
         if (!note.empty())
         {
             report.notes.push_back(note);
             continue;
         }
-        if (!haveOnnx && !haveEngine && !inputs.buildLog)
+        run[r] = haveOnnx || haveEngine || inputs.buildLog.has_value();
+    }
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+        for (std::size_t r = next++; r < rules.size(); r = next++)
         {
-            continue;
+            if (run[r])
+            {
+                rules[r]->check(context, sinks[r]);
+            }
         }
-        rule->check(context, sink);
+    };
+    std::thread helper(worker);
+    worker();
+    helper.join();
+    FindingSink sink;
+    for (auto& ruleSink : sinks)
+    {
+        for (auto& finding : ruleSink.findings())
+        {
+            sink.add(std::move(finding));
+        }
     }
 
     // De-duplicate (same rule on the same nodes and layers) and sort worst first.

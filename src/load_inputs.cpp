@@ -1,5 +1,10 @@
 #include "qdq/load_inputs.h"
 
+#include <algorithm>
+#include <exception>
+#include <optional>
+#include <thread>
+
 namespace qdq
 {
 
@@ -80,9 +85,72 @@ Inputs loadInputs(const InputFiles& files, const Limits& limits, const ProgressC
     role(files.layers, InputKind::kLayerInfo);
     role(files.profile, InputKind::kProfile);
     role(files.log, InputKind::kBuildLog);
+    // Kinds first (cheap, in order, so errors name the first bad file), then the large ONNX model is read on a
+    // second thread while the other files are read here.
+    std::vector<std::pair<std::string, InputKind>> detected;
     for (const auto& path : files.files)
     {
-        addFile(inputs, path, detectInputKind(path), limits, progress);
+        detected.emplace_back(path, detectInputKind(path));
+    }
+    std::size_t onnxCount = 0;
+    for (const auto& [path, kind] : detected)
+    {
+        onnxCount += kind == InputKind::kOnnx ? 1 : 0;
+    }
+    if (onnxCount == 1 && !inputs.onnx && detected.size() > 1)
+    {
+        auto onnxEntry = std::find_if(detected.begin(), detected.end(),
+            [](const auto& entry) { return entry.second == InputKind::kOnnx; });
+        std::string onnxPath = onnxEntry->first;
+        std::optional<OnnxGraph> graph;
+        std::exception_ptr failure;
+        std::thread reader([&] {
+            try
+            {
+                graph = readOnnx(onnxPath, OnnxReadOptions{}, limits);
+            }
+            catch (...)
+            {
+                failure = std::current_exception();
+            }
+        });
+        try
+        {
+            for (const auto& [path, kind] : detected)
+            {
+                if (kind != InputKind::kOnnx)
+                {
+                    addFile(inputs, path, kind, limits, progress);
+                }
+            }
+        }
+        catch (...)
+        {
+            reader.join();
+            throw;
+        }
+        reader.join();
+        if (failure)
+        {
+            std::rethrow_exception(failure);
+        }
+        inputs.onnx = std::move(graph);
+        inputs.sources.push_back(Inputs::Source{InputKind::kOnnx, onnxPath, std::nullopt});
+        // Keep sources in the order the files were given.
+        std::stable_sort(inputs.sources.begin(), inputs.sources.end(), [&](const auto& a, const auto& b) {
+            auto position = [&](const std::string& p) {
+                return std::find_if(detected.begin(), detected.end(), [&](const auto& e) { return e.first == p; })
+                    - detected.begin();
+            };
+            return position(a.path) < position(b.path);
+        });
+    }
+    else
+    {
+        for (const auto& [path, kind] : detected)
+        {
+            addFile(inputs, path, kind, limits, progress);
+        }
     }
     if (inputs.sources.empty())
     {

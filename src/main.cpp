@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 namespace
@@ -207,11 +208,16 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
 {
     std::string progressName = diagnoseOptions.files.files.empty() ? diagnoseOptions.files.log
                                                                    : diagnoseOptions.files.files.front();
-    qdq::Inputs inputs = qdq::loadInputs(diagnoseOptions.files, options.limits(), progressReporter(options, progressName));
-    qdq::Report report = qdq::diagnose(inputs);
-    std::string text = qdq::renderReportText(report, inputs);
-    std::string json = qdq::renderReportJson(report, inputs);
-    if (!diagnoseOptions.outputDir.empty())
+    // Function-local statics: main ends with _Exit, so a 100,000-layer model is not torn down node by node.
+    static std::optional<qdq::Inputs> inputsStorage;
+    static std::optional<qdq::Report> reportStorage;
+    const qdq::Inputs& inputs
+        = inputsStorage.emplace(qdq::loadInputs(diagnoseOptions.files, options.limits(), progressReporter(options, progressName)));
+    const qdq::Report& report = reportStorage.emplace(qdq::diagnose(inputs));
+    const bool toFiles = !diagnoseOptions.outputDir.empty();
+    std::string text = toFiles || diagnoseOptions.format != "json" ? qdq::renderReportText(report, inputs) : "";
+    std::string json = toFiles || diagnoseOptions.format == "json" ? qdq::renderReportJson(report, inputs) : "";
+    if (toFiles)
     {
         std::filesystem::path dir = diagnoseOptions.outputDir;
         std::filesystem::create_directories(dir);
@@ -365,7 +371,7 @@ int runDemo(const std::string& format, const GlobalOptions& options)
 
 } // namespace
 
-int main(int argc, char** argv)
+int run(int argc, char** argv)
 {
     CLI::App app{"qdq-doctor: explains why TensorRT built a slow engine from a Q/DQ ONNX model, and what to change."};
     app.require_subcommand(1);
@@ -495,4 +501,14 @@ int main(int argc, char** argv)
         return 3;
     }
     return kExitOk;
+}
+
+int main(int argc, char** argv)
+{
+    int status = run(argc, argv);
+    // Everything is written: leave without running destructors (freeing a large model object by object costs
+    // longer than reading it). stdio buffers are flushed first.
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(status);
 }

@@ -277,7 +277,7 @@ TEST(BuildLogReader, Trt10DetailedLayersRecords)
     auto kernel = std::find_if(conv.otherFields.begin(), conv.otherFields.end(),
                                [](const auto& kv) { return kv.first == "Kernel"; });
     ASSERT_NE(kernel, conv.otherFields.end());
-    EXPECT_EQ(kernel->second, "[5,5]");
+    EXPECT_EQ((*kernel).second, "[5,5]");
 
     const EngineLayer& shapeCall = log.engine.layers[2];
     EXPECT_EQ(shapeCall.type, "shape_call");

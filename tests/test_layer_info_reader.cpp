@@ -54,7 +54,7 @@ std::string otherField(const EngineLayer& layer, std::string_view key)
     {
         if (name == key)
         {
-            return value;
+            return std::string(value);
         }
     }
     return "<absent>";

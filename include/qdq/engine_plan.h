@@ -6,10 +6,13 @@
 #include "qdq/diagnostics.h"
 #include "qdq/precision.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -34,6 +37,79 @@ struct MetadataGroup
     std::vector<std::string> onnxNodes;
 };
 
+//! Key/value text pairs stored in one buffer: a 100,000-layer engine has millions of them, and two std::strings
+//! per pair would cost more memory than the input file.
+class FieldList
+{
+public:
+    using value_type = std::pair<std::string_view, std::string_view>;
+
+    class const_iterator
+    {
+    public:
+        using iterator_category = std::forward_iterator_tag;
+        using value_type = FieldList::value_type;
+        using difference_type = std::ptrdiff_t;
+        using pointer = void;
+        using reference = value_type;
+
+        const_iterator(const FieldList* list, std::size_t index)
+            : mList(list)
+            , mIndex(index)
+        {
+        }
+        value_type operator*() const { return (*mList)[mIndex]; }
+        const_iterator& operator++()
+        {
+            ++mIndex;
+            return *this;
+        }
+        const_iterator operator++(int)
+        {
+            const_iterator previous = *this;
+            ++mIndex;
+            return previous;
+        }
+        bool operator==(const const_iterator& other) const { return mIndex == other.mIndex; }
+        bool operator!=(const const_iterator& other) const { return mIndex != other.mIndex; }
+
+    private:
+        const FieldList* mList;
+        std::size_t mIndex;
+    };
+
+    void emplace_back(std::string_view key, std::string_view value)
+    {
+        mEnds.push_back(static_cast<std::uint32_t>(mText.size() + key.size()));
+        mText.append(key);
+        mEnds.push_back(static_cast<std::uint32_t>(mText.size() + value.size()));
+        mText.append(value);
+    }
+    void reserve(std::size_t pairs) { mEnds.reserve(2 * pairs); }
+    void shrinkToFit()
+    {
+        mText.shrink_to_fit();
+        mEnds.shrink_to_fit();
+    }
+    std::size_t size() const { return mEnds.size() / 2; }
+    bool empty() const { return mEnds.empty(); }
+    value_type operator[](std::size_t index) const
+    {
+        std::uint32_t keyBegin = index == 0 ? 0 : mEnds[2 * index - 1];
+        std::uint32_t keyEnd = mEnds[2 * index];
+        std::uint32_t valueEnd = mEnds[2 * index + 1];
+        std::string_view text(mText);
+        return {text.substr(keyBegin, keyEnd - keyBegin), text.substr(keyEnd, valueEnd - keyEnd)};
+    }
+    const_iterator begin() const { return {this, 0}; }
+    const_iterator end() const { return {this, size()}; }
+    bool operator==(const FieldList& other) const { return mText == other.mText && mEnds == other.mEnds; }
+
+private:
+    std::string mText;
+    std::vector<std::uint32_t> mEnds; //!< end offsets: key, value, key, value ...
+};
+
 struct EngineLayer
 {
     std::string name;          //!< full layer name, as in the profile (including " [profile N]" when present)
@@ -52,7 +128,7 @@ struct EngineLayer
     bool hasMetadata = false;
     std::string metadata;                     //!< raw Metadata text
     std::vector<MetadataGroup> metadataGroups; //!< parsed [ONNX Layer: ...] groups
-    std::vector<std::pair<std::string, std::string>> otherFields; //!< remaining scalar keys, in file order
+    FieldList otherFields; //!< remaining keys (scalars as text, objects/arrays as compact JSON), in file order
     std::uint64_t line = 0; //!< line in the source file where the layer record starts
 
     //! All ONNX node names from Metadata, in order, without duplicates.
