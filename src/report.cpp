@@ -119,7 +119,7 @@ std::string renderReportJson(const Report& report, const Inputs& inputs)
                                               {"reformat", milliseconds(report.reformatMs)}}
                                         : Json(nullptr);
     root["notes"] = report.notes;
-    return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+    return terminalSafeJson(root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 std::string renderReportText(const Report& report, const Inputs& inputs)
