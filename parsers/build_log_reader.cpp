@@ -990,6 +990,11 @@ bool BuildLogParser::handleProfileLine(const Prefixed& prefixed, std::uint64_t l
         mProfileState = ProfileState::kNone;
         return true;
     }
+    if (mLog.profile.entries.size() >= mLimits.maxGraphNodes)
+    {
+        throw InputError(at(lineNo), "the profile table has more than " + std::to_string(mLimits.maxGraphNodes) +
+                                         " rows, over the graph size limit (raise it with --max-graph-nodes)");
+    }
     ProfileEntry entry;
     entry.name = std::string(name);
     entry.timeMs = values[0];

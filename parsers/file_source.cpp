@@ -23,8 +23,11 @@ SourceLocation at(const std::string& path)
 struct FileDescriptor
 {
     int fd = -1;
+    // O_NONBLOCK: opening a FIFO without a writer would otherwise block forever; every caller then refuses
+    // anything but a regular file (for which O_NONBLOCK changes nothing). O_NOCTTY: a terminal device given as
+    // input never becomes the controlling terminal.
     explicit FileDescriptor(const std::string& path)
-        : fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC))
+        : fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY))
     {
     }
     ~FileDescriptor()

@@ -555,6 +555,28 @@ Token PullParser::parseNumber()
     return Token::kNumber;
 }
 
+namespace
+{
+//! Where scanning a string that starts at `start` stops: the end of the input, or one byte past the line length
+//! limit (a string holds no raw line break, so a longer string is a longer line). Keeps a 100 MB string from being
+//! read, copied and unescaped before the limit is noticed.
+std::size_t stringScanEnd(std::size_t size, std::size_t start, std::uint64_t maxLineBytes)
+{
+    return size - start > maxLineBytes ? start + static_cast<std::size_t>(maxLineBytes) + 1 : size;
+}
+} // namespace
+
+void PullParser::failStringEnd(std::size_t pos)
+{
+    if (pos < mInput.size())
+    {
+        countLines(pos, true); // throws: the line holding this string is over the limit
+        fail(mTokenOffset, "string longer than the line length limit of " +
+                               std::to_string(mLimits.maxLineBytes >> 20) + " MiB (raise it with --max-line-mb)");
+    }
+    fail(mTokenOffset, "unterminated string (truncated file?)");
+}
+
 void PullParser::parseString()
 {
     // mPos is at the opening quote.
@@ -563,19 +585,20 @@ void PullParser::parseString()
     const auto* data = reinterpret_cast<const unsigned char*>(mInput.data());
     std::size_t start = mPos + 1;
     std::size_t pos = start;
+    const std::size_t end = stringScanEnd(size, start, mLimits.maxLineBytes);
     for (;;)
     {
-        while (pos + 8 <= size && hasStringSpecial(load8(mInput.data() + pos)) == 0)
+        while (pos + 8 <= end && hasStringSpecial(load8(mInput.data() + pos)) == 0)
         {
             pos += 8;
         }
-        while (pos < size && kStringClasses[data[pos]] == 0)
+        while (pos < end && kStringClasses[data[pos]] == 0)
         {
             ++pos;
         }
-        if (pos >= size)
+        if (pos >= end)
         {
-            fail(mTokenOffset, "unterminated string (truncated file?)");
+            failStringEnd(pos);
         }
         switch (kStringClasses[data[pos]])
         {
@@ -638,18 +661,19 @@ void PullParser::parseStringSlow(std::size_t start, std::size_t pos)
     const std::size_t size = mInput.size();
     const auto* data = reinterpret_cast<const unsigned char*>(mInput.data());
     mScratch.assign(mInput.data() + start, pos - start);
+    const std::size_t end = stringScanEnd(size, start, mLimits.maxLineBytes);
     for (;;)
     {
         std::size_t runStart = pos;
-        while (pos < size && kStringClasses[data[pos]] == 0)
+        while (pos < end && kStringClasses[data[pos]] == 0)
         {
             ++pos;
         }
-        mScratch.append(mInput.data() + runStart, pos - runStart);
-        if (pos >= size)
+        if (pos >= end)
         {
-            fail(mTokenOffset, "unterminated string (truncated file?)");
+            failStringEnd(pos);
         }
+        mScratch.append(mInput.data() + runStart, pos - runStart);
         switch (kStringClasses[data[pos]])
         {
         case 1:

@@ -105,6 +105,8 @@ private:
     Token parseLiteral(std::string_view word, Token token);
     void parseString(); // sets mText
     void parseStringSlow(std::size_t start, std::size_t pos);
+    //! A string that reached its scan end: over the line length limit, or unterminated. Throws.
+    [[noreturn]] void failStringEnd(std::size_t pos);
     void skipWhitespace();
     void push(char container);
     std::uint32_t parseHex4(std::size_t at);

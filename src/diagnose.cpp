@@ -38,6 +38,21 @@ std::string missingInputNote(const RuleInfo& info, bool haveOnnx, bool haveEngin
     return {};
 }
 
+//! The readers' warnings about one input (truncated, odd or partly understood), so a partial report says so.
+void addReaderWarnings(std::vector<std::string>& notes, const std::vector<ReaderWarning>& warnings)
+{
+    constexpr std::size_t kShown = 10;
+    for (std::size_t i = 0; i < warnings.size() && i < kShown; ++i)
+    {
+        notes.push_back(warnings[i].describe());
+    }
+    if (warnings.size() > kShown)
+    {
+        notes.push_back(std::to_string(warnings.size() - kShown) + " more warnings about " +
+                        warnings.front().where.path + " (qdq-doctor inspect lists them all)");
+    }
+}
+
 } // namespace
 
 Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
@@ -133,6 +148,22 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
     for (const auto& note : report.correlation.notes)
     {
         report.notes.push_back(note);
+    }
+    if (inputs.onnx)
+    {
+        addReaderWarnings(report.notes, inputs.onnx->warnings);
+    }
+    if (inputs.layerInfo)
+    {
+        addReaderWarnings(report.notes, inputs.layerInfo->warnings);
+    }
+    if (inputs.profile)
+    {
+        addReaderWarnings(report.notes, inputs.profile->warnings);
+    }
+    if (inputs.buildLog)
+    {
+        addReaderWarnings(report.notes, inputs.buildLog->warnings);
     }
     if (inputs.timings() != nullptr)
     {

@@ -143,4 +143,43 @@ std::string printable(std::string_view text, std::size_t maxBytes)
     return out;
 }
 
+std::string terminalSafeJson(std::string json)
+{
+    // In serialized JSON these bytes occur only inside strings (all structure is ASCII), so escaping is safe.
+    auto isC1 = [&](std::size_t i) {
+        return static_cast<unsigned char>(json[i]) == 0xC2 && i + 1 < json.size() &&
+               static_cast<unsigned char>(json[i + 1]) >= 0x80 && static_cast<unsigned char>(json[i + 1]) < 0xA0;
+    };
+    std::size_t i = 0;
+    while (i < json.size() && json[i] != '\x7f' && !isC1(i))
+    {
+        ++i;
+    }
+    if (i == json.size())
+    {
+        return json;
+    }
+    std::string out = json.substr(0, i);
+    out.reserve(json.size() + 64);
+    for (; i < json.size(); ++i)
+    {
+        if (json[i] == '\x7f')
+        {
+            out += "\\u007f";
+        }
+        else if (isC1(i))
+        {
+            char escaped[8];
+            std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned char>(json[i + 1]));
+            out += escaped;
+            ++i;
+        }
+        else
+        {
+            out += json[i];
+        }
+    }
+    return out;
+}
+
 } // namespace qdq

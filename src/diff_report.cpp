@@ -98,7 +98,7 @@ std::string renderDiffJson(const DiffReport& report, const Inputs& baseline, con
     }
     root["regions"] = regions;
     root["notes"] = report.notes;
-    return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+    return terminalSafeJson(root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 std::string renderDiffText(const DiffReport& report, const Inputs& baseline, const Inputs& candidate,

@@ -226,7 +226,7 @@ std::string renderInspectJson(const std::vector<FileSummary>& summaries)
         array.push_back(std::move(item));
     }
     // Invalid UTF-8 in names is replaced rather than aborting the dump.
-    return array.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    return terminalSafeJson(array.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
 }
 
 std::string renderInspectText(const std::vector<FileSummary>& summaries)

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -33,8 +34,10 @@ struct GlobalOptions
     qdq::Limits limits() const
     {
         qdq::Limits limits;
-        limits.maxInputBytes = maxInputMb << 20;
-        limits.maxLineBytes = maxLineMb << 20;
+        // MiB to bytes, saturating: a huge value means "no limit", never a small one after overflow.
+        auto bytes = [](std::uint64_t mb) { return mb > (UINT64_MAX >> 20) ? UINT64_MAX : mb << 20; };
+        limits.maxInputBytes = bytes(maxInputMb);
+        limits.maxLineBytes = bytes(maxLineMb);
         limits.maxJsonDepth = maxJsonDepth;
         limits.maxGraphNodes = maxGraphNodes;
         return limits;

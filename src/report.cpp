@@ -108,7 +108,7 @@ std::string renderReportJson(const Report& report, const Inputs& inputs)
     }
     json.member("notes", report.notes);
     json.endObject();
-    return out;
+    return terminalSafeJson(std::move(out));
 }
 
 std::string renderReportText(const Report& report, const Inputs& inputs)

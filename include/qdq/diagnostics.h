@@ -52,4 +52,9 @@ std::string printable(std::string_view text, std::size_t maxBytes = 4096);
 //! True when text is valid UTF-8.
 bool isValidUtf8(std::string_view text);
 
+//! Escapes, in serialized JSON, the characters a JSON serializer leaves raw but a terminal may obey: DEL and the
+//! C1 controls U+0080..U+009F (CSI U+009B starts an escape sequence) become \u007f / \u00XX. The document parses
+//! to the same values.
+std::string terminalSafeJson(std::string json);
+
 } // namespace qdq

@@ -1,0 +1,916 @@
+// Hostile and broken input, end to end through the qdq-doctor binary: truncated and corrupted files of every kind,
+// wrong kinds, deep nesting, huge lines and declared lengths, cyclic and dangling graphs, escaping external data,
+// names made to break terminals, and every limit. Each case: a clear message naming the file and exit status 2
+// (or a report with warnings where that is what a user wants), never a signal, never a hang, never a read outside
+// the model's folder, never a write outside the output folder, never a raw control byte from a name on the output.
+#include "test_support.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <set>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace qdq::test;
+
+namespace
+{
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// Sanitized builds run several times slower.
+constexpr int kTimeoutSeconds = kSanitized ? 300 : 60;
+
+struct CliRun
+{
+    int exitStatus = -1;
+    int signal = 0;
+    bool timedOut = false;
+    long maxRssKb = 0;    //!< peak resident memory of the child (at least what it inherited at fork)
+    long parentRssKb = 0; //!< resident memory of this test process when it forked
+    std::string out;
+    std::string err;
+};
+
+//! Runs qdq-doctor directly (no shell), killing it after timeoutSeconds; reports its own peak memory.
+CliRun runBounded(const std::vector<std::string>& arguments, int timeoutSeconds = kTimeoutSeconds)
+{
+    fs::path dir = tempDir("hostile-run");
+    const std::string outPath = (dir / "out").string();
+    const std::string errPath = (dir / "err").string();
+    std::vector<std::string> argv{QDQ_BINARY};
+    argv.insert(argv.end(), arguments.begin(), arguments.end());
+    std::vector<char*> pointers;
+    for (auto& argument : argv)
+    {
+        pointers.push_back(argument.data());
+    }
+    pointers.push_back(nullptr);
+
+    long parentRssKb = 0;
+    {
+        std::ifstream statm("/proc/self/statm");
+        long pages = 0;
+        statm >> pages >> pages; // size, then resident
+        parentRssKb = pages * (::sysconf(_SC_PAGESIZE) / 1024);
+    }
+    pid_t pid = ::fork();
+    if (pid == 0)
+    {
+        int in = ::open("/dev/null", O_RDONLY);
+        int out = ::open(outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int err = ::open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || out < 0 || err < 0)
+        {
+            ::_exit(126);
+        }
+        ::dup2(in, 0);
+        ::dup2(out, 1);
+        ::dup2(err, 2);
+        ::execv(pointers[0], pointers.data());
+        ::_exit(127);
+    }
+    CliRun run;
+    run.parentRssKb = parentRssKb;
+    if (pid < 0)
+    {
+        ADD_FAILURE() << "fork failed";
+        return run;
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSeconds);
+    int status = 0;
+    rusage usage{};
+    for (;;)
+    {
+        pid_t done = ::wait4(pid, &status, WNOHANG, &usage);
+        if (done == pid)
+        {
+            break;
+        }
+        if (std::chrono::steady_clock::now() > deadline)
+        {
+            ::kill(pid, SIGKILL);
+            ::wait4(pid, &status, 0, &usage);
+            run.timedOut = true;
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (WIFEXITED(status))
+    {
+        run.exitStatus = WEXITSTATUS(status);
+    }
+    else if (WIFSIGNALED(status))
+    {
+        run.signal = WTERMSIG(status);
+    }
+    run.maxRssKb = usage.ru_maxrss;
+    run.out = readFile(outPath);
+    run.err = readFile(errPath);
+    return run;
+}
+
+//! The first raw control byte (C0 other than newline, DEL, or a UTF-8 encoded C1 control) in text, or npos.
+std::size_t findControlByte(const std::string& text)
+{
+    for (std::size_t i = 0; i < text.size(); ++i)
+    {
+        auto c = static_cast<unsigned char>(text[i]);
+        if ((c < 0x20 && c != '\n') || c == 0x7f)
+        {
+            return i;
+        }
+        if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0 &&
+            static_cast<unsigned char>(text[i + 1]) >= 0x80)
+        {
+            return i;
+        }
+    }
+    return std::string::npos;
+}
+
+std::string around(const std::string& text, std::size_t at)
+{
+    std::size_t start = at > 80 ? at - 80 : 0;
+    std::string excerpt = text.substr(start, 160);
+    std::string shown;
+    for (unsigned char c : excerpt)
+    {
+        if (c < 0x20 || c >= 0x7f)
+        {
+            char escaped[8];
+            std::snprintf(escaped, sizeof(escaped), "<%02x>", c);
+            shown += escaped;
+        }
+        else
+        {
+            shown += static_cast<char>(c);
+        }
+    }
+    return shown;
+}
+
+//! What every run must satisfy: it ended by itself, with no signal, no internal error, and clean output.
+void expectSane(const CliRun& run, const std::string& what)
+{
+    EXPECT_FALSE(run.timedOut) << what << ": still running after " << kTimeoutSeconds << " s";
+    EXPECT_EQ(run.signal, 0) << what << ": killed by signal " << run.signal << "\n" << run.err;
+    EXPECT_EQ(run.err.find("internal error"), std::string::npos) << what << ": " << run.err;
+    EXPECT_EQ(run.err.find("Sanitizer"), std::string::npos) << what << ": " << run.err;
+    std::size_t at = findControlByte(run.out);
+    EXPECT_EQ(at, std::string::npos) << what << ": raw control byte on stdout: " << around(run.out, at);
+    at = findControlByte(run.err);
+    EXPECT_EQ(at, std::string::npos) << what << ": raw control byte on stderr: " << around(run.err, at);
+}
+
+//! Exit status 2 with a message that names the file and contains `needle`.
+void expectRefused(const CliRun& run, const std::string& path, const std::string& needle, const std::string& what)
+{
+    expectSane(run, what);
+    EXPECT_EQ(run.exitStatus, 2) << what << ": " << run.err;
+    EXPECT_NE(run.err.find(path), std::string::npos) << what << ": message does not name " << path << ": " << run.err;
+    EXPECT_NE(run.err.find(needle), std::string::npos) << what << ": expected '" << needle << "' in: " << run.err;
+}
+
+//! Either a report (0) or a refusal naming the file (2).
+void expectReportOrRefusal(const CliRun& run, const std::string& path, const std::string& what)
+{
+    expectSane(run, what);
+    EXPECT_TRUE(run.exitStatus == 0 || run.exitStatus == 2) << what << ": exit " << run.exitStatus << "\n" << run.err;
+    if (run.exitStatus == 2)
+    {
+        EXPECT_NE(run.err.find(path), std::string::npos) << what << ": " << run.err;
+    }
+}
+
+//! The child's own peak memory stayed under budgetKb. A forked child starts with the parent's resident pages, and
+//! ru_maxrss counts them, so a peak no higher than what was inherited says nothing against the child.
+void expectPeakMemoryUnder(const CliRun& run, long budgetKb, const std::string& what)
+{
+    EXPECT_LT(run.maxRssKb, std::max(budgetKb, run.parentRssKb + 2048))
+        << what << ": peak RSS " << run.maxRssKb << " KiB (the test process had " << run.parentRssKb << " KiB)";
+}
+
+fs::path sample(const std::string& relative)
+{
+    return fs::path(QDQ_SOURCE_DIR) / "samples" / relative;
+}
+
+const fs::path kModel = sample("c-resnet-conv-maxpool/model.onnx");
+const fs::path kLayers = sample("c-resnet-conv-maxpool/layers.json");
+const fs::path kProfile = sample("c-resnet-conv-maxpool/profile.json");
+const fs::path kLog = sample("d-residual-add-concat-fp32/build.log");
+
+struct KindFile
+{
+    std::string name; //!< file name to write copies under
+    fs::path source;
+    bool json = false;
+};
+
+std::vector<KindFile> filesOfEveryKind()
+{
+    return {{"model.onnx", kModel, false},
+            {"layers.json", kLayers, true},
+            {"profile.json", kProfile, true},
+            {"build.log", kLog, false},
+            {"inspector.json", fixture("layer-info/inspector_layers.txt"), true},
+            {"trt10.json", fixture("layer-info/trt10_metadata.json"), true}};
+}
+
+onnx::ModelProto loadModel(const fs::path& path)
+{
+    onnx::ModelProto model;
+    EXPECT_TRUE(model.ParseFromString(readFile(path))) << path;
+    return model;
+}
+
+fs::path saveModel(const fs::path& path, const onnx::ModelProto& model)
+{
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    return writeFile(path, bytes);
+}
+
+onnx::ModelProto emptyModel()
+{
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    auto* opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(17);
+    model.mutable_graph()->set_name("hostile");
+    return model;
+}
+
+onnx::NodeProto* addNode(onnx::GraphProto& graph, const std::string& name, const std::string& op,
+                         const std::vector<std::string>& inputs, const std::vector<std::string>& outputs)
+{
+    onnx::NodeProto* node = graph.add_node();
+    node->set_name(name);
+    node->set_op_type(op);
+    for (const auto& input : inputs)
+    {
+        node->add_input(input);
+    }
+    for (const auto& output : outputs)
+    {
+        node->add_output(output);
+    }
+    return node;
+}
+
+void addFloatInput(onnx::GraphProto& graph, const std::string& name)
+{
+    auto* value = graph.add_input();
+    value->set_name(name);
+    value->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+}
+
+void addScalar(onnx::GraphProto& graph, const std::string& name, int type)
+{
+    auto* tensor = graph.add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(type);
+    if (type == onnx::TensorProto::FLOAT)
+    {
+        tensor->add_float_data(0.05f);
+    }
+    else
+    {
+        tensor->add_int32_data(0);
+    }
+}
+
+//! Renames every node and tensor of a model through `rename` (graph inputs, outputs, initializers included).
+void renameAll(onnx::ModelProto& model, const std::function<std::string(const std::string&)>& rename)
+{
+    auto* graph = model.mutable_graph();
+    for (auto& node : *graph->mutable_node())
+    {
+        node.set_name(rename(node.name()));
+        for (auto& input : *node.mutable_input())
+        {
+            input = rename(input);
+        }
+        for (auto& output : *node.mutable_output())
+        {
+            output = rename(output);
+        }
+    }
+    for (auto& tensor : *graph->mutable_initializer())
+    {
+        tensor.set_name(rename(tensor.name()));
+    }
+    for (auto* list : {graph->mutable_input(), graph->mutable_output(), graph->mutable_value_info()})
+    {
+        for (auto& value : *list)
+        {
+            value.set_name(rename(value.name()));
+        }
+    }
+}
+
+std::string replaceAll(std::string text, const std::string& from, const std::string& to)
+{
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    {
+        text.replace(at, from.size(), to);
+    }
+    return text;
+}
+
+//! Every file (recursively) under dir, relative.
+std::set<std::string> listTree(const fs::path& dir)
+{
+    std::set<std::string> files;
+    for (const auto& entry : fs::recursive_directory_iterator(dir))
+    {
+        files.insert(fs::relative(entry.path(), dir).string());
+    }
+    return files;
+}
+
+} // namespace
+
+// ----- truncated, corrupted and wrong-kind files -------------------------------------------------------------
+
+TEST(Hostile, TruncatedFilesOfEveryKind)
+{
+    fs::path dir = tempDir("hostile-truncated");
+    for (const auto& kind : filesOfEveryKind())
+    {
+        const std::string bytes = readFile(kind.source);
+        ASSERT_GT(bytes.size(), 100U) << kind.source;
+        for (std::size_t cut : {std::size_t{1}, std::size_t{17}, bytes.size() / 7, bytes.size() / 3, bytes.size() / 2,
+                                bytes.size() * 5 / 6, bytes.size() - 2})
+        {
+            const std::string path =
+                writeFile(dir / ("cut" + std::to_string(cut) + "-" + kind.name), bytes.substr(0, cut)).string();
+            CliRun run = runBounded({"diagnose", path});
+            const std::string what = kind.name + " cut at " + std::to_string(cut);
+            if (kind.json)
+            {
+                // A JSON document that stops early is broken input: no report from half a layer list.
+                expectRefused(run, path, "error", what);
+            }
+            else
+            {
+                // A cut model can end on a field boundary, and a cut log is what a crashed build leaves:
+                // a report with warnings is right there.
+                expectReportOrRefusal(run, path, what);
+            }
+        }
+    }
+}
+
+TEST(Hostile, TruncatedModelsInsideAFieldAreRefusedWithTheByteOffset)
+{
+    const std::string bytes = readFile(kModel);
+    fs::path dir = tempDir("hostile-truncated-onnx");
+    // The model is one graph field (tag 0x3a) whose length covers the rest: any cut inside it is truncation.
+    for (std::size_t cut : {bytes.size() / 2, bytes.size() - 1})
+    {
+        const std::string path = writeFile(dir / ("m" + std::to_string(cut) + ".onnx"), bytes.substr(0, cut)).string();
+        CliRun run = runBounded({"diagnose", path});
+        expectRefused(run, path, ": byte ", "onnx cut at " + std::to_string(cut));
+        EXPECT_NE(run.err.find("exceeds the remaining"), std::string::npos) << run.err;
+    }
+}
+
+TEST(Hostile, CorruptedFilesOfEveryKind)
+{
+    fs::path dir = tempDir("hostile-corrupt");
+    std::mt19937 random(20240611);
+    for (const auto& kind : filesOfEveryKind())
+    {
+        const std::string original = readFile(kind.source);
+        for (int round = 0; round < 12; ++round)
+        {
+            std::string bytes = original;
+            const int flips = 1 + round % 4 * 3;
+            for (int i = 0; i < flips; ++i)
+            {
+                std::size_t at = random() % bytes.size();
+                bytes[at] = static_cast<char>(random() % 256);
+            }
+            const std::string path = writeFile(dir / (std::to_string(round) + "-" + kind.name), bytes).string();
+            expectReportOrRefusal(runBounded({"diagnose", path}), path, kind.name + " round " + std::to_string(round));
+        }
+    }
+}
+
+TEST(Hostile, WrongKindsGivenByRoleAreRefused)
+{
+    struct Case
+    {
+        std::string option;
+        fs::path file;
+        std::string content;
+    };
+    for (const Case& c :
+         {Case{"--onnx", kLayers, "layer-info"}, Case{"--layers", kProfile, "profile"},
+          Case{"--profile", kLog, "build-log"}, Case{"--log", kModel, "onnx"}, Case{"--layers", kModel, "onnx"}})
+    {
+        CliRun run = runBounded({"diagnose", c.option, c.file.string()});
+        expectRefused(run, c.file.string(), "its content is " + c.content, c.option + " " + c.file.string());
+    }
+}
+
+TEST(Hostile, FilesOfNoKnownKindAreRefused)
+{
+    fs::path dir = tempDir("hostile-unknown");
+    struct Case
+    {
+        std::string name;
+        std::string bytes;
+    };
+    std::vector<Case> cases{{"empty.onnx", ""},
+                            {"spaces.json", std::string(1000, ' ')},
+                            {"image.png", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16) + std::string(200, '\0')},
+                            {"program.onnx", std::string("\x7f"
+                                                         "ELF\x02\x01\x01",
+                                                         7) +
+                                                 std::string(300, '\x01')},
+                            {"zeros.log", std::string(4096, '\0')},
+                            {"text.log", "hello\nthis is not TensorRT output\n"},
+                            {"html.json", "<html><body>{\"Layers\": []}</body></html>\n"}};
+    for (const auto& c : cases)
+    {
+        const std::string path = writeFile(dir / c.name, c.bytes).string();
+        CliRun run = runBounded({"diagnose", path});
+        expectRefused(run, path, "error", c.name);
+    }
+    // Not regular files: a directory, a device, a missing file, and a FIFO no one writes (opening it must not
+    // wait for a writer).
+    const std::string fifo = (dir / "pipe.log").string();
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    for (const std::string& path : {dir.string(), std::string("/dev/zero"), (dir / "missing.onnx").string(), fifo})
+    {
+        CliRun run = runBounded({"diagnose", path}, 30);
+        expectRefused(run, path, "error", path);
+        run = runBounded({"inspect", path}, 30);
+        expectRefused(run, path, "error", "inspect " + path);
+    }
+}
+
+// ----- nesting, huge lines, huge declared lengths ------------------------------------------------------------
+
+TEST(Hostile, DeepJsonNestingHitsTheDepthLimitAndNeverTheStack)
+{
+    fs::path dir = tempDir("hostile-deep");
+    const std::size_t depth = 200000;
+    const std::string nested = std::string(depth, '[') + std::string(depth, ']');
+    struct Case
+    {
+        std::string name;
+        std::string text;
+    };
+    const std::vector<Case> cases{
+        {"layers.json", "{\"Layers\": [{\"Name\": \"a\", \"Extra\": " + nested + "}]}"},
+        {"layers-top.json", "{\"Layers\": " + nested + "}"},
+        {"objects.json",
+         "{\"Layers\": [" + replaceAll(std::string(depth, '('), "(", "{\"a\":") + "1" + std::string(depth, '}') + "]}"},
+        {"profile.json", "[{\"count\": 1}, {\"name\": \"a\", \"timeMs\": " + nested + "}]"}};
+    for (const auto& c : cases)
+    {
+        const std::string path = writeFile(dir / c.name, c.text).string();
+        CliRun run = runBounded({"diagnose", path});
+        expectRefused(run, path, "--max-json-depth", c.name);
+        // Raising the limit above the nesting must still end cleanly: the parsers do not recurse per level.
+        run = runBounded({"diagnose", "--max-json-depth", "1000000", path});
+        expectReportOrRefusal(run, path, c.name + " with the limit raised");
+    }
+}
+
+TEST(Hostile, DeepSubgraphNestingInOnnxIsRefused)
+{
+    onnx::ModelProto model = emptyModel();
+    onnx::GraphProto* graph = model.mutable_graph();
+    addFloatInput(*graph, "x");
+    for (int level = 0; level < 300; ++level)
+    {
+        onnx::NodeProto* node = addNode(*graph, "if" + std::to_string(level), "If", {"x"}, {"y"});
+        auto* attribute = node->add_attribute();
+        attribute->set_name("then_branch");
+        attribute->set_type(onnx::AttributeProto::GRAPH);
+        graph = attribute->mutable_g();
+    }
+    const std::string path = saveModel(tempDir("hostile-subgraph") / "deep.onnx", model).string();
+    CliRun run = runBounded({"diagnose", path});
+    expectReportOrRefusal(run, path, "300 nested subgraphs");
+}
+
+TEST(Hostile, HundredMegabyteSingleLineHitsTheLineLimitWithSaneMemory)
+{
+    fs::path dir = tempDir("hostile-long-line");
+    const std::size_t size = 100u << 20;
+    // A build log: a real header so the kind is detected, then one 100 MB line.
+    std::string log = readFile(kLog).substr(0, 400);
+    log = log.substr(0, log.rfind('\n') + 1) + "[03/23/2021-14:10:47] [V] [TRT] " + std::string(size, 'x') + "\n";
+    const std::string logPath = writeFile(dir / "long.log", log).string();
+    log.clear();
+    log.shrink_to_fit();
+    CliRun run = runBounded({"diagnose", "--max-line-mb", "16", logPath});
+    expectRefused(run, logPath, "--max-line-mb", "100 MB log line");
+    EXPECT_NE(run.err.find("16 MiB"), std::string::npos) << run.err;
+    // The reader stops at the limit: it neither holds the whole line nor touches the whole file.
+    const long rssLimitKb = kSanitized ? 400 * 1024 : 64 * 1024;
+    expectPeakMemoryUnder(run, rssLimitKb, "100 MB log line");
+    fs::remove(logPath);
+
+    // A layer-info JSON on one line (as TensorRT often writes it) with a 100 MB name.
+    std::string json = "{\"Layers\": [{\"Name\": \"" + std::string(size, 'n') + "\", \"LayerType\": \"Scale\"}]}";
+    const std::string jsonPath = writeFile(dir / "long.json", json).string();
+    json.clear();
+    json.shrink_to_fit();
+    run = runBounded({"diagnose", "--max-line-mb", "16", jsonPath});
+    expectRefused(run, jsonPath, "--max-line-mb", "100 MB JSON line");
+    expectPeakMemoryUnder(run, rssLimitKb, "100 MB JSON line");
+    fs::remove(jsonPath);
+}
+
+TEST(Hostile, ProtobufWithHugeDeclaredLengthsIsRefused)
+{
+    fs::path dir = tempDir("hostile-lengths");
+    const std::string valid = readFile(kModel);
+    struct Case
+    {
+        std::string name;
+        std::string bytes;
+    };
+    // 0x08 0x08 = ir_version 8, so the bytes are recognized as a model; 0x3a = graph (field 7, length-delimited).
+    const std::string head("\x08\x08", 2);
+    const std::vector<Case> cases{
+        {"graph-2GiB.onnx", head + std::string("\x3a\x80\x80\x80\x80\x08", 6) + std::string(64, '\0')},
+        {"graph-max64.onnx", head + std::string("\x3a\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11) + "abc"},
+        {"graph-varint-too-long.onnx", head + "\x3a" + std::string(12, '\xff') + "\x01"},
+        {"node-4GiB.onnx", head + std::string("\x3a\x08\x0a\xff\xff\xff\xff\x0f\x00\x00", 10)},
+        {"opset-huge.onnx", head + std::string("\x42\xfe\xff\xff\xff\x07", 6) + valid.substr(2, 100)},
+        {"string-huge.onnx", head + std::string("\x12\xff\xff\xff\x7f", 5) + "producer"},
+    };
+    for (const auto& c : cases)
+    {
+        const std::string path = writeFile(dir / c.name, c.bytes).string();
+        CliRun run = runBounded({"diagnose", path});
+        expectRefused(run, path, "error", c.name);
+        expectPeakMemoryUnder(run, kSanitized ? 400 * 1024 : 64 * 1024, c.name);
+    }
+
+    // Tensors that declare far more elements than they carry, or dimensions that overflow.
+    onnx::ModelProto model = loadModel(kModel);
+    auto* tensor = model.mutable_graph()->add_initializer();
+    tensor->set_name("huge");
+    tensor->set_data_type(onnx::TensorProto::FLOAT);
+    tensor->add_dims(std::int64_t{1} << 40);
+    tensor->set_raw_data(std::string(16, '\0'));
+    std::string path = saveModel(dir / "huge-tensor.onnx", model).string();
+    expectReportOrRefusal(runBounded({"diagnose", path}), path, "tensor declaring 2^40 floats");
+    tensor->clear_dims();
+    tensor->add_dims(std::int64_t{1} << 62);
+    tensor->add_dims(std::int64_t{1} << 62);
+    path = saveModel(dir / "overflow-dims.onnx", model).string();
+    expectReportOrRefusal(runBounded({"diagnose", path}), path, "overflowing dims");
+}
+
+// ----- graph shape: cycles, dangling, duplicates -------------------------------------------------------------
+
+TEST(Hostile, CyclicGraphsEndWithAReport)
+{
+    fs::path dir = tempDir("hostile-cycles");
+    // A Q/DQ pair inside a loop: Add(x, dq) -> Q -> DQ -> back into the Add; a Conv feeding itself; a long ring.
+    onnx::ModelProto model = emptyModel();
+    onnx::GraphProto& graph = *model.mutable_graph();
+    addFloatInput(graph, "x");
+    addScalar(graph, "scale", onnx::TensorProto::FLOAT);
+    addScalar(graph, "zero", onnx::TensorProto::INT8);
+    addNode(graph, "add", "Add", {"x", "dq_out"}, {"add_out"});
+    addNode(graph, "q", "QuantizeLinear", {"add_out", "scale", "zero"}, {"q_out"});
+    addNode(graph, "dq", "DequantizeLinear", {"q_out", "scale", "zero"}, {"dq_out"});
+    addNode(graph, "conv", "Conv", {"conv_out", "dq_out"}, {"conv_out"});
+    addNode(graph, "ring0", "Relu", {"ring999"}, {"ring0"});
+    for (int i = 1; i < 1000; ++i)
+    {
+        addNode(graph, "ring" + std::to_string(i), i % 2 ? "DequantizeLinear" : "QuantizeLinear",
+                {"ring" + std::to_string(i - 1), "scale", "zero"}, {"ring" + std::to_string(i)});
+    }
+    auto* output = graph.add_output();
+    output->set_name("conv_out");
+    const std::string path = saveModel(dir / "cyclic.onnx", model).string();
+    CliRun run = runBounded({"diagnose", path});
+    expectSane(run, "cyclic graph");
+    EXPECT_EQ(run.exitStatus, 0) << run.err;
+    EXPECT_NE(run.out.find("cycle"), std::string::npos) << run.out;
+
+    // The same names, with the sample's engine layers to correlate against.
+    run = runBounded({"diagnose", path, kLayers.string(), kProfile.string()});
+    expectSane(run, "cyclic graph with layers");
+    EXPECT_EQ(run.exitStatus, 0) << run.err;
+}
+
+TEST(Hostile, DanglingInputsAndDuplicateNamesGiveWarningsAndAReport)
+{
+    fs::path dir = tempDir("hostile-duplicates");
+    onnx::ModelProto model = loadModel(kModel);
+    onnx::GraphProto& graph = *model.mutable_graph();
+    // Every node named alike, a second producer of the first node's output, and inputs nobody produces.
+    const std::string firstOutput = graph.node(0).output(0);
+    for (auto& node : *graph.mutable_node())
+    {
+        node.set_name("same");
+    }
+    addNode(graph, "same", "Relu", {"ghost"}, {firstOutput});
+    addNode(graph, "", "Relu", {"ghost2"}, {"dangling_out"});
+    const std::string path = saveModel(dir / "duplicates.onnx", model).string();
+    CliRun run = runBounded({"diagnose", path, kLayers.string()});
+    expectSane(run, "duplicate names");
+    EXPECT_EQ(run.exitStatus, 0) << run.err;
+    // The reader's warnings reach the report's notes (the first 10, then a count).
+    EXPECT_NE(run.out.find("warning: node name 'same' is used by more than one node"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("more warnings about " + path), std::string::npos) << run.out;
+
+    // Duplicate engine layer names in the layer-info JSON.
+    std::string layers = readFile(kLayers);
+    layers = replaceAll(layers, "\"Name\": \"QuantizeLinear_2\"", "\"Name\": \"MaxPool_12\"");
+    const std::string layersPath = writeFile(dir / "layers.json", layers).string();
+    run = runBounded({"diagnose", kModel.string(), layersPath, kProfile.string()});
+    expectSane(run, "duplicate layer names");
+    EXPECT_EQ(run.exitStatus, 0) << run.err;
+}
+
+// ----- external data -----------------------------------------------------------------------------------------
+
+TEST(Hostile, ExternalDataOutsideTheModelFolderIsNeverOpened)
+{
+    fs::path root = tempDir("hostile-external");
+    fs::path modelDir = root / "model";
+    fs::create_directories(modelDir / "inside");
+    // The target outside is a FIFO: opening it would block, so a read attempt shows up as a hang.
+    const fs::path fifo = root / "secret.bin";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    fs::create_symlink(fifo, modelDir / "link.bin");
+    fs::create_directory_symlink(root, modelDir / "up");
+    for (const std::string& location :
+         {fifo.string(), std::string("../secret.bin"), std::string("inside/../../secret.bin"), std::string("link.bin"),
+          std::string("up/secret.bin"), std::string("..\\secret.bin"), std::string("/etc/passwd")})
+    {
+        onnx::ModelProto model = loadModel(kModel);
+        onnx::TensorProto& tensor = *model.mutable_graph()->mutable_initializer(0);
+        tensor.clear_raw_data();
+        tensor.clear_float_data();
+        tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+        auto* entry = tensor.add_external_data();
+        entry->set_key("location");
+        entry->set_value(location);
+        const std::string path = saveModel(modelDir / "model.onnx", model).string();
+        CliRun run = runBounded({"diagnose", path}, 30);
+        expectRefused(run, path, "external data location", location);
+        run = runBounded({"inspect", path}, 30);
+        expectRefused(run, path, "external data location", "inspect " + location);
+    }
+}
+
+// ----- names that break terminals, and where files are written ----------------------------------------------
+
+TEST(Hostile, NamesWithControlCharactersNeverReachTheOutputRaw)
+{
+    fs::path dir = tempDir("hostile-names");
+    // ESC sequences (colour, clear screen, window title), BEL, CR, backspace, a C1 CSI, DOT/SVG/JSON specials.
+    const std::string evil = "\x1b[31m\x1b[2J\x1b]0;pwned\x07\r\b\xc2\x9b"
+                             "1m\"<&>{}|\\";
+    onnx::ModelProto model = loadModel(kModel);
+    renameAll(model, [&](const std::string& name) { return name.empty() ? name : name + evil; });
+    const std::string modelPath = saveModel(dir / "model.onnx", model).string();
+
+    // The same names in the layer-info JSON and profile, JSON-escaped.
+    const std::string evilJson = "\\u001b[31m\\u001b[2J\\u001b]0;pwned\\u0007\\r\\b\\u009b1m\\\"<&>{}|\\\\";
+    std::string layers = readFile(kLayers);
+    std::string profile = readFile(kProfile);
+    const onnx::ModelProto original = loadModel(kModel);
+    for (const auto& node : original.graph().node())
+    {
+        layers = replaceAll(layers, "\"" + node.name() + "\"", "\"" + node.name() + evilJson + "\"");
+        profile = replaceAll(profile, "\"" + node.name() + "\"", "\"" + node.name() + evilJson + "\"");
+    }
+    const std::string layersPath = writeFile(dir / "layers.json", layers).string();
+    const std::string profilePath = writeFile(dir / "profile.json", profile).string();
+
+    CliRun run = runBounded({"diagnose", modelPath, layersPath, profilePath});
+    expectSane(run, "diagnose text");
+    EXPECT_EQ(run.exitStatus, 0) << run.err;
+    EXPECT_NE(run.out.find("QuantizeLinear_2\\x1b[31m"), std::string::npos) << "names are shown, escaped";
+
+    run = runBounded({"diagnose", "--format", "json", modelPath, layersPath, profilePath});
+    expectSane(run, "diagnose json");
+    ASSERT_EQ(run.exitStatus, 0) << run.err;
+    nlohmann::json report = nlohmann::json::parse(run.out);
+    EXPECT_NE(report.dump().find("QuantizeLinear_2\\u001b[31m"), std::string::npos) << "JSON keeps the name";
+
+    run = runBounded({"inspect", modelPath, layersPath, profilePath});
+    expectSane(run, "inspect");
+    EXPECT_EQ(run.exitStatus, 0) << run.err;
+
+    // Names only (no ONNX): the layer names themselves drive the report.
+    run = runBounded({"diagnose", layersPath});
+    expectSane(run, "diagnose names only");
+    EXPECT_EQ(run.exitStatus, 0) << run.err;
+
+    // A file name with escapes, in an error message.
+    const std::string badPath = writeFile(dir / ("bad" + evil.substr(0, 12) + ".json"), "{\"Layers\": [").string();
+    run = runBounded({"diagnose", badPath});
+    expectSane(run, "file name with escapes");
+    EXPECT_EQ(run.exitStatus, 2) << run.err;
+    EXPECT_NE(run.err.find("bad\\x1b[31m"), std::string::npos) << run.err;
+}
+
+TEST(Hostile, ReportsAreWrittenOnlyIntoTheOutputFolder)
+{
+    fs::path root = tempDir("hostile-output");
+    fs::path inputs = root / "inputs";
+    fs::path out = root / "deep" / "out";
+    onnx::ModelProto model = loadModel(kModel);
+    // Names shaped like paths: relative escapes, absolute paths, and a name that is all dots.
+    int counter = 0;
+    renameAll(model,
+              [&](const std::string& name)
+              {
+                  if (name.empty())
+                  {
+                      return name;
+                  }
+                  const char* shapes[] = {"../x", "../../escape", "/tmp/qdq-hostile-abs",
+                                          "..",   "a/../../b",    "report.txt"};
+                  ++counter;
+                  return std::string(shapes[counter % 6]) + std::to_string(counter);
+              });
+    const std::string modelPath = saveModel(inputs / "model.onnx", model).string();
+    const std::set<std::string> before = listTree(root);
+
+    CliRun run = runBounded({"diagnose", "-o", out.string(), modelPath});
+    expectSane(run, "diagnose -o");
+    ASSERT_EQ(run.exitStatus, 0) << run.err;
+    EXPECT_EQ(listTree(out), (std::set<std::string>{"report.json", "report.txt"}));
+    std::set<std::string> after = listTree(root);
+    for (const auto& created : {"deep", "deep/out", "deep/out/report.json", "deep/out/report.txt"})
+    {
+        after.erase(created);
+    }
+    EXPECT_EQ(after, before);
+    EXPECT_FALSE(fs::exists("/tmp/qdq-hostile-abs3"));
+
+    // An existing report is not replaced without --force; an output "folder" that is a file is refused.
+    run = runBounded({"diagnose", "-o", out.string(), modelPath});
+    expectRefused(run, (out / "report.json").string(), "--force", "existing report");
+    const std::string file = writeFile(root / "plain-file", "x").string();
+    run = runBounded({"diagnose", "-o", file, modelPath});
+    expectSane(run, "-o onto a file");
+    EXPECT_EQ(run.exitStatus, 2) << run.err;
+    EXPECT_EQ(readFile(file), "x");
+}
+
+// ----- limits ------------------------------------------------------------------------------------------------
+
+namespace
+{
+
+//! The same JSON document with `extra` bytes of whitespace inserted after a comma past its first 120 bytes (where
+//! kind detection has seen what the file is), making that line longer than `extra`.
+std::string withLongLine(const std::string& json, std::size_t extra)
+{
+    std::size_t at = json.find(',', std::min<std::size_t>(120, json.size() / 2)) + 1;
+    return json.substr(0, at) + std::string(extra, ' ') + json.substr(at);
+}
+
+} // namespace
+
+TEST(Hostile, EveryReaderEnforcesTheInputSizeLimit)
+{
+    fs::path dir = tempDir("hostile-limit-size");
+    const std::size_t padding = 3u << 20; // over a 2 MiB limit
+    onnx::ModelProto model = loadModel(kModel);
+    auto* big = model.mutable_graph()->add_initializer();
+    big->set_name("padding");
+    big->set_data_type(onnx::TensorProto::UINT8);
+    big->add_dims(static_cast<std::int64_t>(padding));
+    big->set_raw_data(std::string(padding, '\1'));
+    struct Case
+    {
+        std::string command;
+        fs::path path;
+    };
+    const std::vector<Case> cases{
+        {"diagnose", saveModel(dir / "model.onnx", model)},
+        {"diagnose", writeFile(dir / "layers.json", readFile(kLayers) + std::string(padding, '\n'))},
+        {"diagnose", writeFile(dir / "profile.json", readFile(kProfile) + std::string(padding, '\n'))},
+        {"diagnose", writeFile(dir / "build.log", readFile(kLog) + std::string(padding, '\n'))},
+        {"inspect",
+         writeFile(dir / "timing.json", readFile(fixture("timing/small.json")) + std::string(padding, '\n'))},
+        {"inspect", writeFile(dir / "metadata.json",
+                              readFile(fixture("metadata/build.metadata.json")) + std::string(padding, '\n'))}};
+    for (const auto& c : cases)
+    {
+        CliRun run = runBounded({c.command, "--max-input-mb", "2", c.path.string()});
+        expectRefused(run, c.path.string(), "--max-input-mb", c.path.filename().string());
+        EXPECT_NE(run.err.find("input size limit of 2 MiB"), std::string::npos) << run.err;
+        run = runBounded({c.command, "--max-input-mb", "8", c.path.string()});
+        expectSane(run, c.path.filename().string() + " under a raised limit");
+        EXPECT_EQ(run.exitStatus, 0) << run.err;
+    }
+}
+
+TEST(Hostile, EveryTextReaderEnforcesTheLineLimit)
+{
+    fs::path dir = tempDir("hostile-limit-line");
+    const std::size_t extra = 2u << 20; // over a 1 MiB limit
+    std::string log = readFile(kLog);
+    std::size_t thirdLine = log.find('\n', log.find('\n') + 1) + 1;
+    log.insert(thirdLine, "[03/23/2021-14:10:47] [V] [TRT] " + std::string(extra, 'v') + "\n");
+    struct Case
+    {
+        std::string command;
+        fs::path path;
+    };
+    const std::vector<Case> cases{
+        {"diagnose", writeFile(dir / "build.log", log)},
+        {"diagnose", writeFile(dir / "layers.json", withLongLine(readFile(kLayers), extra))},
+        {"diagnose",
+         writeFile(dir / "inspector.json",
+                   "--- Layer 0 ---\n" + withLongLine(readFile(fixture("layer-info/names_only.json")), extra))},
+        {"diagnose", writeFile(dir / "profile.json", withLongLine(readFile(kProfile), extra))},
+        {"inspect", writeFile(dir / "timing.json", withLongLine(readFile(fixture("timing/small.json")), extra))},
+        {"inspect",
+         writeFile(dir / "metadata.json", withLongLine(readFile(fixture("metadata/build.metadata.json")), extra))}};
+    for (const auto& c : cases)
+    {
+        CliRun run = runBounded({c.command, "--max-line-mb", "1", c.path.string()});
+        expectRefused(run, c.path.string(), "--max-line-mb", c.path.filename().string());
+        run = runBounded({c.command, "--max-line-mb", "4", c.path.string()});
+        expectSane(run, c.path.filename().string() + " under a raised limit");
+        EXPECT_EQ(run.exitStatus, 0) << run.err;
+    }
+}
+
+TEST(Hostile, EveryJsonReaderEnforcesTheDepthLimit)
+{
+    fs::path dir = tempDir("hostile-limit-depth");
+    const std::string nested = std::string(20, '[') + "1" + std::string(20, ']');
+    struct Case
+    {
+        std::string command;
+        fs::path path;
+    };
+    const std::vector<Case> cases{
+        {"diagnose", writeFile(dir / "layers.json", "{\"Layers\": [{\"Name\": \"a\", \"X\": " + nested + "}]}")},
+        {"diagnose", writeFile(dir / "profile.json",
+                               "[{\"count\": 1}, {\"name\": \"a\", \"averageMs\": 1, \"X\": " + nested + "}]")},
+        {"inspect", writeFile(dir / "timing.json", "[{\"latencyMs\": 1, \"computeMs\": 1, \"X\": " + nested + "}]")},
+        {"inspect", writeFile(dir / "metadata.json", "{\"build_options\": {\"X\": " + nested + "}}")}};
+    for (const auto& c : cases)
+    {
+        CliRun run = runBounded({c.command, "--max-json-depth", "8", c.path.string()});
+        expectRefused(run, c.path.string(), "--max-json-depth", c.path.filename().string());
+        EXPECT_NE(run.err.find("deeper than 8"), std::string::npos) << run.err;
+        run = runBounded({c.command, "--max-json-depth", "64", c.path.string()});
+        expectSane(run, c.path.filename().string() + " under a raised limit");
+        EXPECT_EQ(run.err.find("--max-json-depth"), std::string::npos) << run.err;
+    }
+}
+
+TEST(Hostile, EveryReaderEnforcesTheGraphSizeLimit)
+{
+    // profile-trt80.log: a --dumpProfile table of 4 rows and no layer list.
+    for (const fs::path& path : {kModel, kLayers, kProfile, kLog, fixture("build-log/profile-trt80.log")})
+    {
+        CliRun run = runBounded({"diagnose", "--max-graph-nodes", "3", path.string()});
+        expectRefused(run, path.string(), "--max-graph-nodes", path.filename().string());
+        run = runBounded({"diagnose", "--max-graph-nodes", "100000", path.string()});
+        expectSane(run, path.filename().string() + " under a raised limit");
+        EXPECT_EQ(run.exitStatus, 0) << run.err;
+    }
+}
