@@ -83,54 +83,58 @@ void report(const char* what, std::uint64_t inputBytes, const Measurement& m, do
     double rssRatio = rssMb / (static_cast<double>(inputBytes) / (1 << 20));
     std::printf("%-28s %9.1f MB  %7.3f s  %8.1f MB/s (target >= %.0f: %s)  peak RSS %8.1f MiB = %.2fx input "
                 "(target <= %.1fx: %s)  %s\n",
-        what, mb, m.seconds, mbPerS, targetMbPerS, mbPerS >= targetMbPerS ? "met" : "NOT MET", rssMb, rssRatio,
-        rssFactor, rssRatio <= rssFactor ? "met" : "NOT MET", m.detail);
+                what, mb, m.seconds, mbPerS, targetMbPerS, mbPerS >= targetMbPerS ? "met" : "NOT MET", rssMb, rssRatio,
+                rssFactor, rssRatio <= rssFactor ? "met" : "NOT MET", m.detail);
     std::fflush(stdout);
 }
 
 //! One graph measurement: read + diagnose (not timed), then build the picture, write DOT, lay out and render SVG.
 void measureGraph(const char* what, const std::vector<std::string>& files, const std::vector<std::string>& focus,
-    double targetSeconds, bool collapse = true)
+                  double targetSeconds, bool collapse = true)
 {
-    Measurement m = measureInChild([&] {
-        qdq::InputFiles inputFiles;
-        inputFiles.files = files;
-        qdq::Inputs inputs = qdq::loadInputs(inputFiles, qdq::Limits{});
-        qdq::Report report = qdq::diagnose(inputs);
-        qdq::graph::Options options;
-        options.focus = focus;
-        if (!collapse)
+    Measurement m = measureInChild(
+        [&]
         {
-            options.collapseAbove = static_cast<std::size_t>(-1);
-        }
-        auto start = std::chrono::steady_clock::now();
-        qdq::graph::Graph graph = qdq::graph::buildEngineGraph(inputs, report, options);
-        auto built = std::chrono::steady_clock::now();
-        std::string dot = qdq::graph::writeDot(graph);
-        std::string svg = qdq::graph::renderDot(dot);
-        auto done = std::chrono::steady_clock::now();
-        char detail[256];
-        std::snprintf(detail, sizeof(detail),
-            "%zu layers -> %zu nodes, %zu edges; model %.3f s, layout+SVG %.3f s, graph total %.3f s; SVG %.1f KB",
-            inputs.engine()->layers.size(), graph.nodes.size(), graph.edges.size(),
-            std::chrono::duration<double>(built - start).count(), std::chrono::duration<double>(done - built).count(),
-            std::chrono::duration<double>(done - start).count(), static_cast<double>(svg.size()) / 1e3);
-        return std::string(detail);
-    });
+            qdq::InputFiles inputFiles;
+            inputFiles.files = files;
+            qdq::Inputs inputs = qdq::loadInputs(inputFiles, qdq::Limits{});
+            qdq::Report report = qdq::diagnose(inputs);
+            qdq::graph::Options options;
+            options.focus = focus;
+            if (!collapse)
+            {
+                options.collapseAbove = static_cast<std::size_t>(-1);
+            }
+            auto start = std::chrono::steady_clock::now();
+            qdq::graph::Graph graph = qdq::graph::buildEngineGraph(inputs, report, options);
+            auto built = std::chrono::steady_clock::now();
+            std::string dot = qdq::graph::writeDot(graph);
+            std::string svg = qdq::graph::renderDot(dot);
+            auto done = std::chrono::steady_clock::now();
+            char detail[256];
+            std::snprintf(
+                detail, sizeof(detail),
+                "%zu layers -> %zu nodes, %zu edges; model %.3f s, layout+SVG %.3f s, graph total %.3f s; SVG %.1f KB",
+                inputs.engine()->layers.size(), graph.nodes.size(), graph.edges.size(),
+                std::chrono::duration<double>(built - start).count(),
+                std::chrono::duration<double>(done - built).count(),
+                std::chrono::duration<double>(done - start).count(), static_cast<double>(svg.size()) / 1e3);
+            return std::string(detail);
+        });
     std::printf("%-34s %7.3f s end to end (read + diagnose + graph; target graph <= %.0f s)  peak RSS %7.1f MiB  %s\n",
-        what, m.seconds, targetSeconds, static_cast<double>(m.peakRssKb) / 1024.0, m.detail);
+                what, m.seconds, targetSeconds, static_cast<double>(m.peakRssKb) / 1024.0, m.detail);
     std::fflush(stdout);
 }
 
 int usage()
 {
     std::fprintf(stderr,
-        "usage: qdq-bench generate DIR [--log-mb N] [--layers N] [--onnx-mb N]\n"
-        "       qdq-bench readers DIR\n"
-        "       qdq-bench diagnose DIR\n"
-        "       qdq-bench graphs DIR [--layers N] [--engine LAYERS.json PROFILE.json]\n"
-        "Generates the large inputs in DIR (default sizes: 1024 MB log, 100000 layers, 500 MB ONNX), then\n"
-        "measures each reader on them.\n");
+                 "usage: qdq-bench generate DIR [--log-mb N] [--layers N] [--onnx-mb N]\n"
+                 "       qdq-bench readers DIR\n"
+                 "       qdq-bench diagnose DIR\n"
+                 "       qdq-bench graphs DIR [--layers N] [--engine LAYERS.json PROFILE.json]\n"
+                 "Generates the large inputs in DIR (default sizes: 1024 MB log, 100000 layers, 500 MB ONNX), then\n"
+                 "measures each reader on them.\n");
     return 2;
 }
 
@@ -179,8 +183,8 @@ int main(int argc, char** argv)
         std::string label = "generated " + std::to_string(graphLayers) + " layers, full graph";
         measureGraph(label.c_str(), {layersPath, profilePath}, {}, 30);
         std::size_t middle = graphLayers / 2 + 1;
-        std::string focus = "/model/stage" + std::to_string(middle / 64) + "/block" + std::to_string(middle % 64)
-            + "/conv/Conv";
+        std::string focus =
+            "/model/stage" + std::to_string(middle / 64) + "/block" + std::to_string(middle % 64) + "/conv/Conv";
         measureGraph("generated, focused (radius 2)", {layersPath, profilePath}, {focus}, 1);
         return 0;
     }
@@ -232,21 +236,24 @@ int main(int argc, char** argv)
     {
         auto size = [&](const char* name) { return static_cast<std::uint64_t>(fs::file_size(dir / name)); };
         std::uint64_t bytes = size("layers.json") + size("profile.json") + size("layers.onnx");
-        Measurement m = measureInChild([&] {
-            qdq::InputFiles files;
-            files.files = {(dir / "layers.onnx").string(), (dir / "layers.json").string(), (dir / "profile.json").string()};
-            qdq::Inputs inputs = qdq::loadInputs(files, qdq::Limits{});
-            qdq::Report report = qdq::diagnose(inputs);
-            std::string json = qdq::renderReportJson(report, inputs);
-            auto totals = report.correlation.layerTotals();
-            return std::to_string(totals.total) + " layers (" + std::to_string(totals.unattributed)
-                + " unattributed), " + std::to_string(report.findings.size()) + " findings, "
-                + std::to_string(json.size() >> 20) + " MiB JSON";
-        });
+        Measurement m = measureInChild(
+            [&]
+            {
+                qdq::InputFiles files;
+                files.files = {(dir / "layers.onnx").string(), (dir / "layers.json").string(),
+                               (dir / "profile.json").string()};
+                qdq::Inputs inputs = qdq::loadInputs(files, qdq::Limits{});
+                qdq::Report report = qdq::diagnose(inputs);
+                std::string json = qdq::renderReportJson(report, inputs);
+                auto totals = report.correlation.layerTotals();
+                return std::to_string(totals.total) + " layers (" + std::to_string(totals.unattributed) +
+                       " unattributed), " + std::to_string(report.findings.size()) + " findings, " +
+                       std::to_string(json.size() >> 20) + " MiB JSON";
+            });
         double rssMb = static_cast<double>(m.peakRssKb) / 1024.0;
         std::printf("%-28s %9.1f MB  %7.3f s (target <= 2 s: %s)  peak RSS %8.1f MiB (target <= 1024: %s)  %s\n",
-            "diagnose ONNX+layers+profile", bytes / 1e6, m.seconds, m.seconds <= 2.0 ? "met" : "NOT MET", rssMb,
-            rssMb <= 1024 ? "met" : "NOT MET", m.detail);
+                    "diagnose ONNX+layers+profile", bytes / 1e6, m.seconds, m.seconds <= 2.0 ? "met" : "NOT MET", rssMb,
+                    rssMb <= 1024 ? "met" : "NOT MET", m.detail);
         return m.ok ? 0 : 1;
     }
     if (command != "readers")
@@ -254,27 +261,41 @@ int main(int argc, char** argv)
         return usage();
     }
     auto size = [&](const char* name) { return static_cast<std::uint64_t>(fs::file_size(dir / name)); };
-    std::printf("reader benchmarks on %s (%u cores)\n", dir.c_str(), static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN)));
-    report("build log", size("build.log"), measureInChild([&] {
-        auto log = qdq::readBuildLog((dir / "build.log").string());
-        return std::to_string(log.engine.layers.size()) + " engine layers, " + std::to_string(log.events.size())
-            + " events, " + std::to_string(log.tactics.size()) + " tactics";
-    }),
-        500, 2.0);
-    report("layer-info JSON", size("layers.json"), measureInChild([&] {
-        auto plan = qdq::readLayerInfo((dir / "layers.json").string());
-        return std::to_string(plan.layers.size()) + " layers";
-    }),
-        150, 2.0);
-    report("profile JSON", size("profile.json"), measureInChild([&] {
-        auto profile = qdq::readProfile((dir / "profile.json").string());
-        return std::to_string(profile.entries.size()) + " entries";
-    }),
-        150, 2.0);
-    report("ONNX (graph only)", size("model.onnx"), measureInChild([&] {
-        auto graph = qdq::readOnnx((dir / "model.onnx").string());
-        return std::to_string(graph.nodes.size()) + " nodes, " + std::to_string(graph.qdq.size()) + " Q/DQ";
-    }),
-        300, 1.2);
+    std::printf("reader benchmarks on %s (%u cores)\n", dir.c_str(),
+                static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN)));
+    report("build log", size("build.log"),
+           measureInChild(
+               [&]
+               {
+                   auto log = qdq::readBuildLog((dir / "build.log").string());
+                   return std::to_string(log.engine.layers.size()) + " engine layers, " +
+                          std::to_string(log.events.size()) + " events, " + std::to_string(log.tactics.size()) +
+                          " tactics";
+               }),
+           500, 2.0);
+    report("layer-info JSON", size("layers.json"),
+           measureInChild(
+               [&]
+               {
+                   auto plan = qdq::readLayerInfo((dir / "layers.json").string());
+                   return std::to_string(plan.layers.size()) + " layers";
+               }),
+           150, 2.0);
+    report("profile JSON", size("profile.json"),
+           measureInChild(
+               [&]
+               {
+                   auto profile = qdq::readProfile((dir / "profile.json").string());
+                   return std::to_string(profile.entries.size()) + " entries";
+               }),
+           150, 2.0);
+    report("ONNX (graph only)", size("model.onnx"),
+           measureInChild(
+               [&]
+               {
+                   auto graph = qdq::readOnnx((dir / "model.onnx").string());
+                   return std::to_string(graph.nodes.size()) + " nodes, " + std::to_string(graph.qdq.size()) + " Q/DQ";
+               }),
+           300, 1.2);
     return 0;
 }

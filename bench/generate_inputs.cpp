@@ -19,8 +19,7 @@ namespace
 class Output
 {
 public:
-    explicit Output(const std::string& path)
-        : mFile(std::fopen(path.c_str(), "wb"))
+    explicit Output(const std::string& path) : mFile(std::fopen(path.c_str(), "wb"))
     {
         if (mFile == nullptr)
         {
@@ -59,8 +58,8 @@ std::string weightName(std::size_t i)
 
 std::string quantizeName(std::size_t i)
 {
-    return "/model/stage" + std::to_string(i / 64) + "/block" + std::to_string(i % 64)
-        + "/conv/_input_quantizer/QuantizeLinear";
+    return "/model/stage" + std::to_string(i / 64) + "/block" + std::to_string(i % 64) +
+           "/conv/_input_quantizer/QuantizeLinear";
 }
 
 std::string hex16(std::uint64_t value)
@@ -83,8 +82,8 @@ std::uint64_t generateBuildLog(const std::string& path, std::uint64_t targetByte
     for (std::size_t i = 0; i < layers; ++i)
     {
         out.write(stamp + "[V] [TRT] Parsing node: " + quantizeName(i) + " [QuantizeLinear]\n");
-        out.write(stamp + "[V] [TRT] Registering layer: " + quantizeName(i) + " for ONNX node: " + quantizeName(i)
-            + "\n");
+        out.write(stamp + "[V] [TRT] Registering layer: " + quantizeName(i) + " for ONNX node: " + quantizeName(i) +
+                  "\n");
         out.write(stamp + "[V] [TRT] Parsing node: " + layerName(i) + " [Conv]\n");
         out.write(stamp + "[V] [TRT] Registering layer: " + layerName(i) + " for ONNX node: " + layerName(i) + "\n");
     }
@@ -93,10 +92,10 @@ std::uint64_t generateBuildLog(const std::string& path, std::uint64_t targetByte
     for (std::size_t i = 0; i < layers; ++i)
     {
         out.write(stamp + "[V] [TRT] Running: ConstWeightsQuantizeFusion on " + weightName(i) + "\n");
-        out.write(stamp + "[V] [TRT] ConstWeightsQuantizeFusion: Fusing " + weightName(i) + " with " + quantizeName(i)
-            + "\n");
-        out.write(stamp + "[V] [TRT] QuantizeDoubleInputNodes: fusing " + quantizeName(i + 1) + " into " + layerName(i)
-            + "\n");
+        out.write(stamp + "[V] [TRT] ConstWeightsQuantizeFusion: Fusing " + weightName(i) + " with " + quantizeName(i) +
+                  "\n");
+        out.write(stamp + "[V] [TRT] QuantizeDoubleInputNodes: fusing " + quantizeName(i + 1) + " into " +
+                  layerName(i) + "\n");
     }
     // Tactic timing noise fills the bulk of a real verbose log.
     std::uint64_t tactic = 0x9cb304e2edbc1221ull;
@@ -110,29 +109,31 @@ std::uint64_t generateBuildLog(const std::string& path, std::uint64_t targetByte
         for (int k = 0; k < 16; ++k)
         {
             tactic = tactic * 6364136223846793005ull + 1442695040888963407ull;
-            out.write(stamp + "[V] [TRT] Tactic Name: sm80_xmma_fprop_implicit_gemm_interleaved_i8i8_i8i32_f32_"
-                              "nchw_vect_c_32kcrs_vect_c_32_nchw_vect_c_32_tilesize128x128x64_stage3_warpsize2x2x1_"
-                              "g1_tensor16x8x32 Tactic: "
-                + hex16(tactic) + " Time: 0.0" + std::to_string(1000 + k * 37) + "\n");
+            out.write(stamp +
+                      "[V] [TRT] Tactic Name: sm80_xmma_fprop_implicit_gemm_interleaved_i8i8_i8i32_f32_"
+                      "nchw_vect_c_32kcrs_vect_c_32_nchw_vect_c_32_tilesize128x128x64_stage3_warpsize2x2x1_"
+                      "g1_tensor16x8x32 Tactic: " +
+                      hex16(tactic) + " Time: 0.0" + std::to_string(1000 + k * 37) + "\n");
         }
-        out.write(stamp + "[V] [TRT] " + layerName(layer) + " (CaskConvolution[0x80000009]) profiling completed in "
-                                                           "0.0819 seconds. Fastest Tactic: "
-            + hex16(tactic) + " Time: 0.0107\n");
+        out.write(stamp + "[V] [TRT] " + layerName(layer) +
+                  " (CaskConvolution[0x80000009]) profiling completed in "
+                  "0.0819 seconds. Fastest Tactic: " +
+                  hex16(tactic) + " Time: 0.0107\n");
         layer = (layer + 1) % layers;
     }
     out.write(stamp + "[V] [TRT] Engine Layer Information:\n");
     for (std::size_t i = 0; i < layers; ++i)
     {
-        out.write("Layer(CaskConvolution): " + weightName(i) + " + " + quantizeName(i) + " + " + layerName(i)
-            + ", Tactic: " + hex16(0x4749124f62d8bd23ull + i) + ", t" + std::to_string(i)
-            + " (Int8[1,64:32,56,56]) -> t" + std::to_string(i + 1) + " (Int8[1,64:32,56,56])\n");
+        out.write("Layer(CaskConvolution): " + weightName(i) + " + " + quantizeName(i) + " + " + layerName(i) +
+                  ", Tactic: " + hex16(0x4749124f62d8bd23ull + i) + ", t" + std::to_string(i) +
+                  " (Int8[1,64:32,56,56]) -> t" + std::to_string(i + 1) + " (Int8[1,64:32,56,56])\n");
     }
     out.write(stamp + "[I] === Profile (100 iterations ) ===\n");
     out.write(stamp + "[I]    Time(ms)     Avg.(ms)   Median(ms)   Time(%)   Layer\n");
     for (std::size_t i = 0; i < layers; ++i)
     {
-        out.write(stamp + "[I]        1.23       0.0123       0.0120       0.1   " + weightName(i) + " + "
-            + quantizeName(i) + " + " + layerName(i) + "\n");
+        out.write(stamp + "[I]        1.23       0.0123       0.0120       0.1   " + weightName(i) + " + " +
+                  quantizeName(i) + " + " + layerName(i) + "\n");
     }
     out.write(stamp + "[I]      123.00       1.2300       1.2000     100.0   Total\n");
     out.write("&&&& PASSED TensorRT.trtexec [TensorRT v101601] [b11]\n");
@@ -146,23 +147,23 @@ std::uint64_t generateLayerInfo(const std::string& path, std::size_t layers)
     for (std::size_t i = 0; i < layers; ++i)
     {
         const bool standaloneQuantize = i % 10 == 0;
-        std::string name = standaloneQuantize ? quantizeName(i) : weightName(i) + " + " + quantizeName(i) + " + "
-                                                                      + layerName(i) + " + /model/act" + std::to_string(i)
-                                                                      + "/Relu";
+        std::string name = standaloneQuantize ? quantizeName(i)
+                                              : weightName(i) + " + " + quantizeName(i) + " + " + layerName(i) +
+                                                    " + /model/act" + std::to_string(i) + "/Relu";
         std::string record = i == 0 ? "{\n" : ",{\n";
         record += "  \"Name\": \"" + name + "\",\n";
         record += std::string("  \"LayerType\": \"") + (standaloneQuantize ? "Reformat" : "CaskConvolution") + "\",\n";
-        record += "  \"Inputs\": [\n  {\n    \"Name\": \"t" + std::to_string(i)
-            + "\",\n    \"Location\": \"Device\",\n    \"Dimensions\": [1,64,56,56],\n    \"Format/Datatype\": "
-              "\"Thirty-two wide channel vectorized row major Int8 format\"\n  }],\n";
-        record += "  \"Outputs\": [\n  {\n    \"Name\": \"t" + std::to_string(i + 1)
-            + "\",\n    \"Location\": \"Device\",\n    \"Dimensions\": [1,64,56,56],\n    \"Format/Datatype\": "
-              "\"Thirty-two wide channel vectorized row major Int8 format\"\n  }],\n";
+        record += "  \"Inputs\": [\n  {\n    \"Name\": \"t" + std::to_string(i) +
+                  "\",\n    \"Location\": \"Device\",\n    \"Dimensions\": [1,64,56,56],\n    \"Format/Datatype\": "
+                  "\"Thirty-two wide channel vectorized row major Int8 format\"\n  }],\n";
+        record += "  \"Outputs\": [\n  {\n    \"Name\": \"t" + std::to_string(i + 1) +
+                  "\",\n    \"Location\": \"Device\",\n    \"Dimensions\": [1,64,56,56],\n    \"Format/Datatype\": "
+                  "\"Thirty-two wide channel vectorized row major Int8 format\"\n  }],\n";
         if (standaloneQuantize)
         {
             record += "  \"ParameterType\": \"Reformat\",\n  \"Origin\": \"QDQ\",\n  \"TacticValue\": "
-                      "\"0x00000000000003ea\",\n  \"StreamId\": 0,\n  \"Metadata\": \"[ONNX Layer: "
-                + quantizeName(i) + "]\"\n}";
+                      "\"0x00000000000003ea\",\n  \"StreamId\": 0,\n  \"Metadata\": \"[ONNX Layer: " +
+                      quantizeName(i) + "]\"\n}";
         }
         else
         {
@@ -175,10 +176,11 @@ std::uint64_t generateLayerInfo(const std::string& path, std::size_t layers)
                       "\"BiasAsActInputIdx\": -1,\n  \"ResAsActInputIdx\": -1,\n  \"Activation\": \"RELU\",\n  "
                       "\"TacticName\": \"sm80_xmma_fprop_implicit_gemm_interleaved_i8i8_i8i32_f32_nchw_vect_c_32kcrs_"
                       "vect_c_32_nchw_vect_c_32_tilesize32x32x64_stage6_warpsize2x1x1_g1_tensor16x8x32_t1r3s3\",\n  "
-                      "\"TacticValue\": \""
-                + hex16(0x4749124f62d8bd23ull + i) + "\",\n  \"StreamId\": 0,\n  \"Metadata\": \"[ONNX Layer: "
-                + layerName(i) + "]\\u001e[ONNX Layer: " + quantizeName(i + 1) + "]\\u001e[ONNX Layer: /model/act"
-                + std::to_string(i) + "/Relu]\"\n}";
+                      "\"TacticValue\": \"" +
+                      hex16(0x4749124f62d8bd23ull + i) +
+                      "\",\n  \"StreamId\": 0,\n  \"Metadata\": \"[ONNX Layer: " + layerName(i) +
+                      "]\\u001e[ONNX Layer: " + quantizeName(i + 1) + "]\\u001e[ONNX Layer: /model/act" +
+                      std::to_string(i) + "/Relu]\"\n}";
         }
         out.write(record);
     }
@@ -193,11 +195,12 @@ std::uint64_t generateProfile(const std::string& path, std::size_t layers)
     for (std::size_t i = 0; i < layers; ++i)
     {
         const bool standaloneQuantize = i % 10 == 0;
-        std::string name = standaloneQuantize ? quantizeName(i) : weightName(i) + " + " + quantizeName(i) + " + "
-                                                                      + layerName(i) + " + /model/act" + std::to_string(i)
-                                                                      + "/Relu";
-        out.write(", { \"name\" : \"" + name
-            + "\", \"timeMs\" : 1.2288, \"averageMs\" : 0.012288, \"medianMs\" : 0.012288, \"percentage\" : 0.001 }\n");
+        std::string name = standaloneQuantize ? quantizeName(i)
+                                              : weightName(i) + " + " + quantizeName(i) + " + " + layerName(i) +
+                                                    " + /model/act" + std::to_string(i) + "/Relu";
+        out.write(
+            ", { \"name\" : \"" + name +
+            "\", \"timeMs\" : 1.2288, \"averageMs\" : 0.012288, \"medianMs\" : 0.012288, \"percentage\" : 0.001 }\n");
     }
     out.write("]\n");
     return out.bytes();
@@ -227,20 +230,23 @@ std::uint64_t generateOnnx(const std::string& path, std::uint64_t targetBytes, s
     std::string current = "input";
     std::size_t block = 0;
     std::uint64_t bytes = 0;
-    auto addScalar = [&](const std::string& name, float value) {
+    auto addScalar = [&](const std::string& name, float value)
+    {
         auto* tensor = graph->add_initializer();
         tensor->set_name(name);
         tensor->set_data_type(onnx::TensorProto::FLOAT);
         tensor->add_float_data(value);
     };
-    auto addZeroPoint = [&](const std::string& name) {
+    auto addZeroPoint = [&](const std::string& name)
+    {
         auto* tensor = graph->add_initializer();
         tensor->set_name(name);
         tensor->set_data_type(onnx::TensorProto::INT8);
         tensor->add_int32_data(0);
     };
     auto addNode = [&](const std::string& op, const std::string& name, std::vector<std::string> inputs,
-                       std::vector<std::string> outputs) {
+                       std::vector<std::string> outputs)
+    {
         auto* node = graph->add_node();
         node->set_op_type(op);
         node->set_name(name);
@@ -260,9 +266,9 @@ std::uint64_t generateOnnx(const std::string& path, std::uint64_t targetBytes, s
         addScalar(prefix + "/x_scale", 0.02f);
         addZeroPoint(prefix + "/x_zero_point");
         addNode("QuantizeLinear", prefix + "/input_quantizer/QuantizeLinear",
-            {current, prefix + "/x_scale", prefix + "/x_zero_point"}, {prefix + "/xq"});
+                {current, prefix + "/x_scale", prefix + "/x_zero_point"}, {prefix + "/xq"});
         addNode("DequantizeLinear", prefix + "/input_quantizer/DequantizeLinear",
-            {prefix + "/xq", prefix + "/x_scale", prefix + "/x_zero_point"}, {prefix + "/xdq"});
+                {prefix + "/xq", prefix + "/x_scale", prefix + "/x_zero_point"}, {prefix + "/xdq"});
         auto* weight = graph->add_initializer();
         weight->set_name(prefix + ".conv.weight");
         weight->set_data_type(onnx::TensorProto::FLOAT);
@@ -288,13 +294,13 @@ std::uint64_t generateOnnx(const std::string& path, std::uint64_t targetBytes, s
             wzero->add_int32_data(0);
         }
         auto* wq = addNode("QuantizeLinear", prefix + "/weight_quantizer/QuantizeLinear",
-            {prefix + ".conv.weight", prefix + "/w_scale", prefix + "/w_zero_point"}, {prefix + "/wq"});
+                           {prefix + ".conv.weight", prefix + "/w_scale", prefix + "/w_zero_point"}, {prefix + "/wq"});
         auto* axis = wq->add_attribute();
         axis->set_name("axis");
         axis->set_type(onnx::AttributeProto::INT);
         axis->set_i(0);
         auto* wdq = addNode("DequantizeLinear", prefix + "/weight_quantizer/DequantizeLinear",
-            {prefix + "/wq", prefix + "/w_scale", prefix + "/w_zero_point"}, {prefix + "/wdq"});
+                            {prefix + "/wq", prefix + "/w_scale", prefix + "/w_zero_point"}, {prefix + "/wdq"});
         wdq->add_attribute()->CopyFrom(*axis);
         addNode("Conv", prefix + "/conv/Conv", {prefix + "/xdq", prefix + "/wdq"}, {prefix + "/conv_out"});
         addNode("Relu", prefix + "/act/Relu", {prefix + "/conv_out"}, {prefix + "/relu_out"});
@@ -329,8 +335,9 @@ std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers)
     auto* input = graph->add_input();
     input->set_name("t0");
     input->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    auto addNode = [&](const std::string& op, const std::string& name, std::vector<std::string> inputs,
-                       const std::string& output) {
+    auto addNode =
+        [&](const std::string& op, const std::string& name, std::vector<std::string> inputs, const std::string& output)
+    {
         auto* node = graph->add_node();
         node->set_op_type(op);
         node->set_name(name);

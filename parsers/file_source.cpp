@@ -59,9 +59,9 @@ std::uint64_t sizeOfOpen(int fd, const std::string& path, const Limits& limits)
     auto size = static_cast<std::uint64_t>(info.st_size);
     if (size > limits.maxInputBytes)
     {
-        throw InputError(at(path),
-            "file is " + std::to_string(size >> 20) + " MiB, over the input size limit of "
-                + std::to_string(limits.maxInputBytes >> 20) + " MiB (raise it with --max-input-mb)");
+        throw InputError(at(path), "file is " + std::to_string(size >> 20) + " MiB, over the input size limit of " +
+                                       std::to_string(limits.maxInputBytes >> 20) +
+                                       " MiB (raise it with --max-input-mb)");
     }
     return size;
 }

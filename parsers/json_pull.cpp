@@ -571,8 +571,8 @@ void PullParser::failStringEnd(std::size_t pos)
     if (pos < mInput.size())
     {
         countLines(pos, true); // throws: the line holding this string is over the limit
-        fail(mTokenOffset, "string longer than the line length limit of " +
-                               std::to_string(mLimits.maxLineBytes >> 20) + " MiB (raise it with --max-line-mb)");
+        fail(mTokenOffset, "string longer than the line length limit of " + std::to_string(mLimits.maxLineBytes >> 20) +
+                               " MiB (raise it with --max-line-mb)");
     }
     fail(mTokenOffset, "unterminated string (truncated file?)");
 }

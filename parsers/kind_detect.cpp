@@ -14,13 +14,20 @@ std::string_view inputKindName(InputKind kind)
 {
     switch (kind)
     {
-    case InputKind::kOnnx: return "onnx";
-    case InputKind::kLayerInfo: return "layer-info";
-    case InputKind::kProfile: return "profile";
-    case InputKind::kBuildLog: return "build-log";
-    case InputKind::kTiming: return "timing";
-    case InputKind::kMetadata: return "metadata";
-    case InputKind::kUnknown: break;
+    case InputKind::kOnnx:
+        return "onnx";
+    case InputKind::kLayerInfo:
+        return "layer-info";
+    case InputKind::kProfile:
+        return "profile";
+    case InputKind::kBuildLog:
+        return "build-log";
+    case InputKind::kTiming:
+        return "timing";
+    case InputKind::kMetadata:
+        return "metadata";
+    case InputKind::kUnknown:
+        break;
     }
     return "unknown";
 }
@@ -149,15 +156,14 @@ InputKind classifyJson(std::string_view text)
         std::string_view inner = skipWhitespace(head.substr(1));
         if (!inner.empty() && inner.front() == '{')
         {
-            std::string_view firstElement = inner.substr(0, inner.find('}') == std::string_view::npos
-                                                                ? inner.size()
-                                                                : inner.find('}') + 1);
+            std::string_view firstElement =
+                inner.substr(0, inner.find('}') == std::string_view::npos ? inner.size() : inner.find('}') + 1);
             if (contains(firstElement, "\"count\""))
             {
                 return InputKind::kProfile;
             }
-            if (contains(firstElement, "\"startEnqMs\"") || contains(firstElement, "\"latencyMs\"")
-                || contains(firstElement, "\"computeMs\""))
+            if (contains(firstElement, "\"startEnqMs\"") || contains(firstElement, "\"latencyMs\"") ||
+                contains(firstElement, "\"computeMs\""))
             {
                 return InputKind::kTiming;
             }
@@ -184,9 +190,9 @@ InputKind classifyJson(std::string_view text)
     {
         return InputKind::kLayerInfo;
     }
-    if (contains(head, "\"model_options\"") || contains(head, "\"build_options\"")
-        || contains(head, "\"performance_summary\"") || contains(head, "\"inference_options\"")
-        || contains(head, "\"device_information\""))
+    if (contains(head, "\"model_options\"") || contains(head, "\"build_options\"") ||
+        contains(head, "\"performance_summary\"") || contains(head, "\"inference_options\"") ||
+        contains(head, "\"device_information\""))
     {
         return InputKind::kMetadata;
     }
@@ -199,10 +205,28 @@ InputKind classifyJson(std::string_view text)
 
 bool looksLikeLog(std::string_view text)
 {
-    static constexpr std::array<std::string_view, 22> kMarkers = {"[TRT]", "TensorRT", "&&&& ", "[V] ", "[I] ", "[W] ",
-        "[E] ", "verbose: ", "info: ", "Layer(", "Engine Layer Information", "Registering layer", "=== Profile",
-        "trtexec", "Tactic:", "LayerType:", "Timing Runner", "\"LayerType\"", "Reformatting CopyNode", "Autotuning",
-        "ForeignNode", "[profile "};
+    static constexpr std::array<std::string_view, 22> kMarkers = {"[TRT]",
+                                                                  "TensorRT",
+                                                                  "&&&& ",
+                                                                  "[V] ",
+                                                                  "[I] ",
+                                                                  "[W] ",
+                                                                  "[E] ",
+                                                                  "verbose: ",
+                                                                  "info: ",
+                                                                  "Layer(",
+                                                                  "Engine Layer Information",
+                                                                  "Registering layer",
+                                                                  "=== Profile",
+                                                                  "trtexec",
+                                                                  "Tactic:",
+                                                                  "LayerType:",
+                                                                  "Timing Runner",
+                                                                  "\"LayerType\"",
+                                                                  "Reformatting CopyNode",
+                                                                  "Autotuning",
+                                                                  "ForeignNode",
+                                                                  "[profile "};
     for (auto marker : kMarkers)
     {
         if (contains(text, marker))
@@ -260,7 +284,8 @@ InputKind detectInputKindFromPrefix(std::string_view prefix, const std::string& 
         }
         if (binary)
         {
-            throw InputError(where,
+            throw InputError(
+                where,
                 "binary data that is not an ONNX model (expected an ONNX model, layer-info or profile JSON, or a "
                 "TensorRT build log)");
         }
@@ -293,8 +318,8 @@ InputKind detectInputKindFromPrefix(std::string_view prefix, const std::string& 
         return InputKind::kBuildLog;
     }
     std::size_t lineEnd = trimmed.find('\n');
-    throw InputError(where, "not a TensorRT artifact: the content matches no known kind (first line: \""
-            + printable(trimmed.substr(0, std::min<std::size_t>(lineEnd, 80))) + "\")");
+    throw InputError(where, "not a TensorRT artifact: the content matches no known kind (first line: \"" +
+                                printable(trimmed.substr(0, std::min<std::size_t>(lineEnd, 80))) + "\")");
 }
 
 InputKind detectInputKind(const std::string& path)

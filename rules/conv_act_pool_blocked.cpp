@@ -33,9 +33,12 @@ class ConvActPoolBlocked final : public Rule
 public:
     const RuleInfo& info() const override
     {
-        static const RuleInfo kInfo{"conv-act-pool-blocked", "R09",
-            "Conv -> [BN] -> Relu -> MaxPool was not fused into one ConvActPool layer", Severity::kWarning, "8.0-10.x",
-            kNeedsOnnxOrEngine};
+        static const RuleInfo kInfo{"conv-act-pool-blocked",
+                                    "R09",
+                                    "Conv -> [BN] -> Relu -> MaxPool was not fused into one ConvActPool layer",
+                                    Severity::kWarning,
+                                    "8.0-10.x",
+                                    kNeedsOnnxOrEngine};
         return kInfo;
     }
 
@@ -106,8 +109,9 @@ private:
                 }
                 nodes.insert(nodes.end(), names.begin(), names.end());
                 causes.push_back("Q/DQ " + nameList(names, 4) + " sit between the conv and the MaxPool");
-                fixes.push_back("remove " + nameList(names, 4) + " (MaxPool commutes with Q/DQ, so the Q on its output "
-                                                                  "still reaches the conv)");
+                fixes.push_back("remove " + nameList(names, 4) +
+                                " (MaxPool commutes with Q/DQ, so the Q on its output "
+                                "still reaches the conv)");
             }
             if (!activation->outputs.empty() && consumersOf(graph, activation->outputs[0]).size() > 1)
             {
@@ -126,23 +130,25 @@ private:
                         break;
                     }
                 }
-                causes.push_back("the MaxPool output also feeds " + (floatUser.empty() ? "a float consumer" : floatUser)
-                    + " without quantization, so the pool cannot run in the conv's INT8 precision");
+                causes.push_back("the MaxPool output also feeds " +
+                                 (floatUser.empty() ? "a float consumer" : floatUser) +
+                                 " without quantization, so the pool cannot run in the conv's INT8 precision");
                 std::string scaleHint;
                 if (!forward.quantizers.empty())
                 {
                     scaleHint = " with the scale of " + forward.quantizers[0]->name;
                 }
-                fixes.push_back("add a Q/DQ pair on " + pool.outputs[0] + " where it enters "
-                    + (floatUser.empty() ? std::string("its float consumer") : floatUser) + scaleHint
-                    + ", so every consumer of the MaxPool output is quantized with one scale");
+                fixes.push_back("add a Q/DQ pair on " + pool.outputs[0] + " where it enters " +
+                                (floatUser.empty() ? std::string("its float consumer") : floatUser) + scaleHint +
+                                ", so every consumer of the MaxPool output is quantized with one scale");
             }
             if (causes.empty())
             {
                 continue;
             }
-            Finding finding = makeFinding(info(), "Conv " + conv.name + " -> " + activation->name + " -> MaxPool "
-                    + pool.name + " cannot fuse into one ConvActPool layer: " + nameList(causes, 3) + ".");
+            Finding finding =
+                makeFinding(info(), "Conv " + conv.name + " -> " + activation->name + " -> MaxPool " + pool.name +
+                                        " cannot fuse into one ConvActPool layer: " + nameList(causes, 3) + ".");
             finding.onnxNodes = nodes;
             finding.evidence.push_back(nodeEvidence(context, pool, nameList(causes, 3)));
             finding.fix = nameList(fixes, 3);
@@ -180,8 +186,8 @@ private:
                             finding.engineLayers.push_back(plan->layers[mapping.layer].name);
                         }
                     }
-                    finding.evidence.push_back(layerEvidence(context, poolLayer, "LayerType",
-                        plan->layers[poolLayer].type + ", separate from the conv"));
+                    finding.evidence.push_back(layerEvidence(
+                        context, poolLayer, "LayerType", plan->layers[poolLayer].type + ", separate from the conv"));
                 }
                 finding.costMs = sumTimes(context, costly);
             }
@@ -195,7 +201,8 @@ private:
         for (std::size_t index = 0; index < plan.layers.size(); ++index)
         {
             const EngineLayer& pool = plan.layers[index];
-            if (!isPoolingLayer(pool) || !tokensHave(pool, "MaxPool") || tokensHave(pool, "Conv") || pool.inputs.empty())
+            if (!isPoolingLayer(pool) || !tokensHave(pool, "MaxPool") || tokensHave(pool, "Conv") ||
+                pool.inputs.empty())
             {
                 continue;
             }
@@ -207,16 +214,16 @@ private:
                 const auto& inputs = plan.layers[*producer].inputs;
                 producer = inputs.empty() ? std::nullopt : producerLayer(plan, inputs[0].name);
             }
-            if (!producer || !(tokensHave(plan.layers[*producer], "Conv")
-                                 || plan.layers[*producer].type.find("Convolution") != std::string::npos))
+            if (!producer || !(tokensHave(plan.layers[*producer], "Conv") ||
+                               plan.layers[*producer].type.find("Convolution") != std::string::npos))
             {
                 continue;
             }
             const EngineLayer& conv = plan.layers[*producer];
             // Conv-Act-Pool fusion is an INT8 kernel: a float engine keeping conv and pool apart is not a lost fusion.
-            bool quantizedConv = isQuantized(inputPrecision(conv))
-                || (conv.weightsPrecision && isQuantized(*conv.weightsPrecision))
-                || conv.name.find("QuantizeLinear") != std::string::npos;
+            bool quantizedConv = isQuantized(inputPrecision(conv)) ||
+                                 (conv.weightsPrecision && isQuantized(*conv.weightsPrecision)) ||
+                                 conv.name.find("QuantizeLinear") != std::string::npos;
             if (!quantizedConv)
             {
                 continue;
@@ -234,9 +241,11 @@ private:
                     }
                 }
             }
-            Finding finding = makeFinding(info(),
-                "\"" + conv.name + "\" and \"" + pool.name + "\" run as separate layers ("
-                    + std::string(precisionName(outputPrecision(conv))) + " between them): the Conv-Act-Pool fusion "
+            Finding finding = makeFinding(
+                info(),
+                "\"" + conv.name + "\" and \"" + pool.name + "\" run as separate layers (" +
+                    std::string(precisionName(outputPrecision(conv))) +
+                    " between them): the Conv-Act-Pool fusion "
                     "was likely lost. Typical causes: Q/DQ between the activation and the MaxPool, or a MaxPool output "
                     "that also feeds an unquantized consumer (e.g. a float residual input).");
             finding.likely = true;
@@ -246,8 +255,9 @@ private:
             {
                 finding.onnxNodes.insert(finding.onnxNodes.end(), mapping.onnxNodes.begin(), mapping.onnxNodes.end());
             }
-            finding.evidence.push_back(layerEvidence(context, *producer, "Outputs[0]",
-                conv.outputs.empty() ? "" : conv.outputs[0].name + " " + conv.outputs[0].format));
+            finding.evidence.push_back(
+                layerEvidence(context, *producer, "Outputs[0]",
+                              conv.outputs.empty() ? "" : conv.outputs[0].name + " " + conv.outputs[0].format));
             finding.evidence.push_back(layerEvidence(context, index, "LayerType", pool.type));
             finding.costMs = sumTimes(context, costly);
             finding.fix = "keep Q/DQ out of the Conv -> Relu -> MaxPool chain, quantize only the MaxPool output (the "

@@ -16,9 +16,13 @@ class QdqBetweenConvAndAdd final : public Rule
 public:
     const RuleInfo& info() const override
     {
-        static const RuleInfo kInfo{"qdq-between-conv-and-add", "R12",
-            "A Q/DQ pair on the conv-output input of a residual Add keeps the Add out of the conv", Severity::kWarning,
-            "8.0-10.x", kNeedsOnnx};
+        static const RuleInfo kInfo{
+            "qdq-between-conv-and-add",
+            "R12",
+            "A Q/DQ pair on the conv-output input of a residual Add keeps the Add out of the conv",
+            Severity::kWarning,
+            "8.0-10.x",
+            kNeedsOnnx};
         return kInfo;
     }
 
@@ -67,15 +71,19 @@ public:
                 {
                     continue;
                 }
-                Finding finding = makeFinding(info(), "Both inputs of Add " + add.name + " are quantized, including the "
-                        "one straight from " + conv->opType + " " + conv->name + " (through " + q->name + " -> "
-                        + dq[side]->name + "): TensorRT runs " + conv->name + " and the Add as separate layers "
-                        "instead of one Conv+Add.");
+                Finding finding = makeFinding(info(), "Both inputs of Add " + add.name +
+                                                          " are quantized, including the "
+                                                          "one straight from " +
+                                                          conv->opType + " " + conv->name + " (through " + q->name +
+                                                          " -> " + dq[side]->name + "): TensorRT runs " + conv->name +
+                                                          " and the Add as separate layers "
+                                                          "instead of one Conv+Add.");
                 finding.onnxNodes = {add.name, conv->name, q->name, dq[side]->name};
-                finding.evidence.push_back(nodeEvidence(context, add, "input " + std::to_string(side) + " from "
-                        + dq[side]->name + " <- " + q->name + " <- " + conv->name));
-                finding.fix = "remove " + q->name + " and " + dq[side]->name + " on the conv-side input of " + add.name
-                    + "; keep the Q/DQ on the residual input (" + add.inputs[1 - side] + ")";
+                finding.evidence.push_back(nodeEvidence(context, add,
+                                                        "input " + std::to_string(side) + " from " + dq[side]->name +
+                                                            " <- " + q->name + " <- " + conv->name));
+                finding.fix = "remove " + q->name + " and " + dq[side]->name + " on the conv-side input of " +
+                              add.name + "; keep the Q/DQ on the residual input (" + add.inputs[1 - side] + ")";
                 if (context.engine() != nullptr)
                 {
                     auto layers = layersOf(context, add.name);

@@ -16,9 +16,13 @@ class QdqInsideConvEpilogue final : public Rule
 public:
     const RuleInfo& info() const override
     {
-        static const RuleInfo kInfo{"qdq-inside-conv-epilogue", "R08",
+        static const RuleInfo kInfo{
+            "qdq-inside-conv-epilogue",
+            "R08",
             "A Q/DQ pair sits between a weighted op and the BatchNorm/activation/MaxPool TensorRT would fuse into it",
-            Severity::kWarning, "8.0-10.x", kNeedsOnnx};
+            Severity::kWarning,
+            "8.0-10.x",
+            kNeedsOnnx};
         return kInfo;
     }
 
@@ -57,17 +61,21 @@ public:
                         {
                             continue;
                         }
-                        Finding finding = makeFinding(info(), "QuantizeLinear " + q->name + " -> DequantizeLinear "
-                                + dq->name + " sits between " + node.opType + " " + node.name + " and "
-                                + next->opType + " " + next->name + ": TensorRT cannot fuse " + next->name
-                                + " into the " + node.opType
-                                + " epilogue and runs them as separate layers with an INT8 round trip between.");
+                        Finding finding = makeFinding(
+                            info(), "QuantizeLinear " + q->name + " -> DequantizeLinear " + dq->name +
+                                        " sits between " + node.opType + " " + node.name + " and " + next->opType +
+                                        " " + next->name + ": TensorRT cannot fuse " + next->name + " into the " +
+                                        node.opType +
+                                        " epilogue and runs them as separate layers with an INT8 round trip between.");
                         finding.onnxNodes = {node.name, q->name, dq->name, next->name};
-                        finding.evidence.push_back(nodeEvidence(context, *q, "input from " + node.name + ", output "
-                                "dequantized by " + dq->name + " for " + next->name));
-                        finding.fix = "delete " + q->name + " and " + dq->name + " (connect " + tensor + " to "
-                            + next->name + " directly) and quantize after the " + next->opType
-                            + ", at the next weighted op's input";
+                        finding.evidence.push_back(nodeEvidence(context, *q,
+                                                                "input from " + node.name +
+                                                                    ", output "
+                                                                    "dequantized by " +
+                                                                    dq->name + " for " + next->name));
+                        finding.fix = "delete " + q->name + " and " + dq->name + " (connect " + tensor + " to " +
+                                      next->name + " directly) and quantize after the " + next->opType +
+                                      ", at the next weighted op's input";
                         if (context.engine() != nullptr)
                         {
                             auto layers = layersOf(context, next->name);

@@ -15,9 +15,13 @@ class QuantizedBias final : public Rule
 public:
     const RuleInfo& info() const override
     {
-        static const RuleInfo kInfo{"quantized-bias", "R32",
+        static const RuleInfo kInfo{
+            "quantized-bias",
+            "R32",
             "A Conv/Gemm bias is an INT32 initializer behind a DequantizeLinear; TensorRT wants a float bias",
-            Severity::kError, "8.0-10.x", kNeedsOnnx};
+            Severity::kError,
+            "8.0-10.x",
+            kNeedsOnnx};
         return kInfo;
     }
 
@@ -30,8 +34,8 @@ public:
         std::vector<std::string> biases;
         for (const auto& node : graph.nodes)
         {
-            if ((node.opType != "Conv" && node.opType != "Gemm" && node.opType != "ConvTranspose")
-                || node.inputs.size() < 3 || node.inputs[2].empty())
+            if ((node.opType != "Conv" && node.opType != "Gemm" && node.opType != "ConvTranspose") ||
+                node.inputs.size() < 3 || node.inputs[2].empty())
             {
                 continue;
             }
@@ -49,20 +53,24 @@ public:
             biases.push_back(bias->name);
             finding.onnxNodes.push_back(node.name);
             finding.onnxNodes.push_back(dq->name);
-            finding.evidence.push_back(nodeEvidence(context, *dq, "input " + bias->name + " is "
-                    + std::string(onnxDataTypeName(bias->dataType)) + ", feeding input 2 (bias) of " + node.name));
+            finding.evidence.push_back(nodeEvidence(context, *dq,
+                                                    "input " + bias->name + " is " +
+                                                        std::string(onnxDataTypeName(bias->dataType)) +
+                                                        ", feeding input 2 (bias) of " + node.name));
         }
         if (consumers.empty())
         {
             return;
         }
-        finding.message = "The bias of " + std::to_string(consumers.size()) + " weighted op(s) (" + nameList(consumers, 4)
-            + ") is an INT32 initializer behind a DequantizeLinear (" + nameList(biases, 2)
-            + "). TensorRT expects a float bias and derives the bias scale itself (weight scale x input scale); the "
-              "ONNX parser of TensorRT 8.x rejects this input.";
-        finding.fix = "re-quantize with ONNX Runtime quantize_static(..., extra_options={\"QuantizeBias\": False}), "
-                      "or fold each bias DequantizeLinear into a float initializer (INT32 bias x its scale) connected to "
-                      "input 2 of its Conv/Gemm";
+        finding.message =
+            "The bias of " + std::to_string(consumers.size()) + " weighted op(s) (" + nameList(consumers, 4) +
+            ") is an INT32 initializer behind a DequantizeLinear (" + nameList(biases, 2) +
+            "). TensorRT expects a float bias and derives the bias scale itself (weight scale x input scale); the "
+            "ONNX parser of TensorRT 8.x rejects this input.";
+        finding.fix =
+            "re-quantize with ONNX Runtime quantize_static(..., extra_options={\"QuantizeBias\": False}), "
+            "or fold each bias DequantizeLinear into a float initializer (INT32 bias x its scale) connected to "
+            "input 2 of its Conv/Gemm";
         sink.add(std::move(finding));
     }
 };

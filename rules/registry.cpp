@@ -6,36 +6,37 @@ namespace qdq
 
 const std::vector<std::unique_ptr<Rule>>& allRules()
 {
-    static const std::vector<std::unique_ptr<Rule>> rules = [] {
+    static const std::vector<std::unique_ptr<Rule>> rules = []
+    {
         std::vector<std::unique_ptr<Rule>> list;
-        list.push_back(rules::makeNonzeroZeroPoint()); // R01
-        list.push_back(rules::makeInvalidScale()); // R02
-        list.push_back(rules::makePerChannelActivation()); // R03
-        list.push_back(rules::makeWeightAxis()); // R04
-        list.push_back(rules::makeWeightedOpInputNotQuantized()); // R05
-        list.push_back(rules::makeWeightQdqNotFoldable()); // R06
-        list.push_back(rules::makeInt8ConvFloatOutput()); // R07
-        list.push_back(rules::makeQdqInsideConvEpilogue()); // R08
-        list.push_back(rules::makeConvActPoolBlocked()); // R09
-        list.push_back(rules::makeResidualInputNotQuantized()); // R11
-        list.push_back(rules::makeQdqBetweenConvAndAdd()); // R12
-        list.push_back(rules::makeResidualPrecisionMismatch()); // R13
-        list.push_back(rules::makeActivationBeforeResidualAdd()); // R14
-        list.push_back(rules::makeInt8OpWithoutOutputQ()); // R15
-        list.push_back(rules::makeConcatQuantizeHoisted()); // R16
-        list.push_back(rules::makeConcatScaleMismatch()); // R17
-        list.push_back(rules::makeConcatMixedPrecision()); // R18
-        list.push_back(rules::makeRequantizeBeforeSplit()); // R19
-        list.push_back(rules::makeStandaloneQdq()); // R20
-        list.push_back(rules::makeMaxPoolScaleMismatch()); // R21
-        list.push_back(rules::makePluginWrappedInQdq()); // R22
-        list.push_back(rules::makeIoReformat()); // R23
-        list.push_back(rules::makeFp32Island()); // R24
+        list.push_back(rules::makeNonzeroZeroPoint());              // R01
+        list.push_back(rules::makeInvalidScale());                  // R02
+        list.push_back(rules::makePerChannelActivation());          // R03
+        list.push_back(rules::makeWeightAxis());                    // R04
+        list.push_back(rules::makeWeightedOpInputNotQuantized());   // R05
+        list.push_back(rules::makeWeightQdqNotFoldable());          // R06
+        list.push_back(rules::makeInt8ConvFloatOutput());           // R07
+        list.push_back(rules::makeQdqInsideConvEpilogue());         // R08
+        list.push_back(rules::makeConvActPoolBlocked());            // R09
+        list.push_back(rules::makeResidualInputNotQuantized());     // R11
+        list.push_back(rules::makeQdqBetweenConvAndAdd());          // R12
+        list.push_back(rules::makeResidualPrecisionMismatch());     // R13
+        list.push_back(rules::makeActivationBeforeResidualAdd());   // R14
+        list.push_back(rules::makeInt8OpWithoutOutputQ());          // R15
+        list.push_back(rules::makeConcatQuantizeHoisted());         // R16
+        list.push_back(rules::makeConcatScaleMismatch());           // R17
+        list.push_back(rules::makeConcatMixedPrecision());          // R18
+        list.push_back(rules::makeRequantizeBeforeSplit());         // R19
+        list.push_back(rules::makeStandaloneQdq());                 // R20
+        list.push_back(rules::makeMaxPoolScaleMismatch());          // R21
+        list.push_back(rules::makePluginWrappedInQdq());            // R22
+        list.push_back(rules::makeIoReformat());                    // R23
+        list.push_back(rules::makeFp32Island());                    // R24
         list.push_back(rules::makeConvTransposeEpilogueNotFused()); // R25
-        list.push_back(rules::makeHorizontalMergeLost()); // R26
-        list.push_back(rules::makeFanoutScaleMismatch()); // R31
-        list.push_back(rules::makeQuantizedBias()); // R32
-        list.push_back(rules::makeInt8WeightInitializer()); // R33
+        list.push_back(rules::makeHorizontalMergeLost());           // R26
+        list.push_back(rules::makeFanoutScaleMismatch());           // R31
+        list.push_back(rules::makeQuantizedBias());                 // R32
+        list.push_back(rules::makeInt8WeightInitializer());         // R33
         return list;
     }();
     return rules;

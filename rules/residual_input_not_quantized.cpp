@@ -44,10 +44,14 @@ class ResidualInputNotQuantized final : public Rule
 public:
     const RuleInfo& info() const override
     {
-        static const RuleInfo kInfo{"residual-input-not-quantized", "R11",
+        static const RuleInfo kInfo{
+            "residual-input-not-quantized",
+            "R11",
             "The residual (identity) input of an Add after a quantized conv is not quantized, so the fused Conv+Add "
             "cannot produce INT8",
-            Severity::kWarning, "8.0-10.x", kNeedsOnnxOrEngine};
+            Severity::kWarning,
+            "8.0-10.x",
+            kNeedsOnnxOrEngine};
         return kInfo;
     }
 
@@ -72,9 +76,8 @@ private:
         {
             if (isWeighted(graph, *producer))
             {
-                return !producer->inputs.empty() && feedingDequantize(graph, producer->inputs[0]) != nullptr
-                    ? producer
-                    : nullptr;
+                return !producer->inputs.empty() && feedingDequantize(graph, producer->inputs[0]) != nullptr ? producer
+                                                                                                             : nullptr;
             }
             if (!isEpilogue(producer->opType) || producer->inputs.empty())
             {
@@ -95,9 +98,9 @@ private:
                 continue;
             }
             const OnnxNode* conv[2] = {quantizedConvBehind(graph, node.inputs[0]),
-                quantizedConvBehind(graph, node.inputs[1])};
+                                       quantizedConvBehind(graph, node.inputs[1])};
             bool quantized[2] = {feedingDequantize(graph, node.inputs[0]) != nullptr,
-                feedingDequantize(graph, node.inputs[1]) != nullptr};
+                                 feedingDequantize(graph, node.inputs[1]) != nullptr};
             if ((conv[0] == nullptr && conv[1] == nullptr) || quantized[0] || quantized[1])
             {
                 continue; // no conv to fuse with, or the residual is already quantized
@@ -124,26 +127,28 @@ private:
                 {
                     char buffer[64];
                     std::snprintf(buffer, sizeof(buffer), "%.8g", *scale);
-                    scaleHint = " with the scale of " + existing.quantizers[0]->name + " (" + buffer
-                        + ") so TensorRT can merge the two";
+                    scaleHint = " with the scale of " + existing.quantizers[0]->name + " (" + buffer +
+                                ") so TensorRT can merge the two";
                 }
             }
-            Finding finding = makeFinding(info(),
-                "Add " + node.name + " follows the quantized " + conv[fusedSide]->opType + " " + conv[fusedSide]->name
-                    + " but its residual input " + residual
-                    + (residualProducer ? " (from " + residualProducer->name + ")" : std::string())
-                    + " is not quantized: the fused Conv+Add cannot emit INT8, so a separate Quantize or a float Add "
-                      "follows.");
+            Finding finding = makeFinding(
+                info(),
+                "Add " + node.name + " follows the quantized " + conv[fusedSide]->opType + " " + conv[fusedSide]->name +
+                    " but its residual input " + residual +
+                    (residualProducer ? " (from " + residualProducer->name + ")" : std::string()) +
+                    " is not quantized: the fused Conv+Add cannot emit INT8, so a separate Quantize or a float Add "
+                    "follows.");
             finding.onnxNodes = {node.name, conv[fusedSide]->name};
             if (residualProducer != nullptr)
             {
                 finding.onnxNodes.push_back(residualProducer->name);
             }
-            finding.evidence.push_back(nodeEvidence(context, node,
-                "input " + std::to_string(residualSide) + " (" + residual + ") has no DequantizeLinear"));
-            finding.fix = "insert QuantizeLinear -> DequantizeLinear on tensor " + residual + " (input "
-                + std::to_string(residualSide) + " of " + node.name + ")" + scaleHint
-                + "; keep the conv-side input of the Add unquantized";
+            finding.evidence.push_back(
+                nodeEvidence(context, node,
+                             "input " + std::to_string(residualSide) + " (" + residual + ") has no DequantizeLinear"));
+            finding.fix = "insert QuantizeLinear -> DequantizeLinear on tensor " + residual + " (input " +
+                          std::to_string(residualSide) + " of " + node.name + ")" + scaleHint +
+                          "; keep the conv-side input of the Add unquantized";
             attachEngineCost(context, node.name, finding);
             sink.add(std::move(finding));
         }
@@ -179,8 +184,8 @@ private:
                     {
                         costly.push_back(consumer);
                         finding.engineLayers.push_back(plan->layers[consumer].name);
-                        finding.evidence.push_back(layerEvidence(context, consumer, "",
-                            "standalone " + plan->layers[consumer].type + " reading " + tensor));
+                        finding.evidence.push_back(layerEvidence(
+                            context, consumer, "", "standalone " + plan->layers[consumer].type + " reading " + tensor));
                     }
                 }
             }
@@ -195,10 +200,11 @@ private:
         // that uses its input as the residual.
         std::map<std::size_t, std::vector<std::size_t>> chargedTo;
         std::map<std::size_t, std::vector<std::string>> reasons;
-        auto isConvAdd = [&](std::size_t layer) {
+        auto isConvAdd = [&](std::size_t layer)
+        {
             const EngineLayer& l = plan.layers[layer];
-            return l.inputs.size() >= 2 && tokensHave(l, "Add")
-                && (tokensHave(l, "Conv") || tokensHave(l, "Gemm") || l.type.find("Conv") != std::string::npos);
+            return l.inputs.size() >= 2 && tokensHave(l, "Add") &&
+                   (tokensHave(l, "Conv") || tokensHave(l, "Gemm") || l.type.find("Conv") != std::string::npos);
         };
         for (const auto& mapping : context.correlation.layers)
         {
@@ -226,8 +232,8 @@ private:
                 if (consumer != mapping.layer && isConvAdd(consumer) && plan.layers[consumer].inputs[0].name != input)
                 {
                     chargedTo[consumer].push_back(mapping.layer);
-                    reasons[consumer].push_back("its residual input " + input + " is also quantized separately by \""
-                        + q.name + "\"");
+                    reasons[consumer].push_back("its residual input " + input + " is also quantized separately by \"" +
+                                                q.name + "\"");
                     break;
                 }
             }
@@ -243,8 +249,9 @@ private:
             // Float residual with an INT8 conv input and an INT8 output: the output scale cannot follow the residual.
             if (isQuantized(l.inputs[0].precision) && isFloat(l.inputs[1].precision) && isQuantized(outputPrecision(l)))
             {
-                reasons[layer].push_back("its residual input " + l.inputs[1].name + " is "
-                    + std::string(precisionName(l.inputs[1].precision)) + " while the conv input is INT8");
+                reasons[layer].push_back("its residual input " + l.inputs[1].name + " is " +
+                                         std::string(precisionName(l.inputs[1].precision)) +
+                                         " while the conv input is INT8");
                 if (auto producer = producerLayer(plan, l.inputs[1].name);
                     producer && context.correlation.layers[*producer].state == LayerState::kInsertedQdq)
                 {
@@ -257,25 +264,30 @@ private:
         {
             const EngineLayer& l = plan.layers[layer];
             std::string add = addToken(l);
-            Finding finding = makeFinding(info(),
-                "The residual input of " + add + " (fused into \"" + l.name
-                    + "\") is likely not quantized: " + nameList(reasons[layer], 3) + ".");
+            Finding finding =
+                makeFinding(info(), "The residual input of " + add + " (fused into \"" + l.name +
+                                        "\") is likely not quantized: " + nameList(reasons[layer], 3) + ".");
             finding.likely = true;
             finding.engineLayers.push_back(l.name);
             finding.onnxNodes.push_back(add);
             for (std::size_t q : standalone)
             {
                 finding.engineLayers.push_back(plan.layers[q].name);
-                finding.evidence.push_back(layerEvidence(context, q, "Origin",
-                    plan.layers[q].type + (plan.layers[q].origin.empty() ? "" : " (Origin: " + plan.layers[q].origin + ")")));
+                finding.evidence.push_back(layerEvidence(
+                    context, q, "Origin",
+                    plan.layers[q].type +
+                        (plan.layers[q].origin.empty() ? "" : " (Origin: " + plan.layers[q].origin + ")")));
             }
-            finding.evidence.push_back(layerEvidence(context, layer, "Inputs[1]",
-                l.inputs[1].name + " " + std::string(precisionName(l.inputs[1].precision))));
+            finding.evidence.push_back(
+                layerEvidence(context, layer, "Inputs[1]",
+                              l.inputs[1].name + " " + std::string(precisionName(l.inputs[1].precision))));
             finding.costMs = sumTimes(context, standalone);
-            finding.fix = "in the ONNX model, insert QuantizeLinear -> DequantizeLinear on the residual (identity) input "
-                          "of "
-                + add + ", with the same scale as the Q/DQ that quantizes that tensor for the next conv, so the fused "
-                        "Conv+Add emits INT8 and the standalone Quantize disappears";
+            finding.fix =
+                "in the ONNX model, insert QuantizeLinear -> DequantizeLinear on the residual (identity) input "
+                "of " +
+                add +
+                ", with the same scale as the Q/DQ that quantizes that tensor for the next conv, so the fused "
+                "Conv+Add emits INT8 and the standalone Quantize disappears";
             sink.add(std::move(finding));
         }
     }

@@ -30,9 +30,12 @@ class StandaloneQdq final : public Rule
 public:
     const RuleInfo& info() const override
     {
-        static const RuleInfo kInfo{"standalone-qdq", "R20",
-            "A Quantize or Dequantize that TensorRT could not fuse runs as its own layer", Severity::kWarning,
-            "8.0-10.x", kNeedsOnnxOrEngine};
+        static const RuleInfo kInfo{"standalone-qdq",
+                                    "R20",
+                                    "A Quantize or Dequantize that TensorRT could not fuse runs as its own layer",
+                                    Severity::kWarning,
+                                    "8.0-10.x",
+                                    kNeedsOnnxOrEngine};
         return kInfo;
     }
 
@@ -83,9 +86,8 @@ private:
             return result;
         }
         const EngineLayer& source = plan.layers[*producer];
-        auto isConvAdd = [&](const EngineLayer& l) {
-            return l.inputs.size() >= 2 && nameHasOp(l, "Add") && (nameHasOp(l, "Conv") || nameHasOp(l, "Gemm"));
-        };
+        auto isConvAdd = [&](const EngineLayer& l)
+        { return l.inputs.size() >= 2 && nameHasOp(l, "Add") && (nameHasOp(l, "Conv") || nameHasOp(l, "Gemm")); };
         if (isQuantizeLayer)
         {
             for (std::size_t consumer : consumerLayers(plan, input))
@@ -117,22 +119,24 @@ private:
                 const EngineLayer& user = plan.layers[consumer];
                 if (isConvAdd(user) && isFloat(outputPrecision(user)))
                 {
-                    result.why = "it dequantizes the residual input of \"" + user.name + "\", whose output is "
-                        + std::string(precisionName(outputPrecision(user)));
+                    result.why = "it dequantizes the residual input of \"" + user.name + "\", whose output is " +
+                                 std::string(precisionName(outputPrecision(user)));
                     result.cause = "float Conv+Add output";
-                    result.fix = "quantize the consumer of the last fused Conv+Add output (e.g. the pooling after it) so "
-                                 "that layer can emit INT8 and keep its residual INT8 (see residual-precision-mismatch)";
+                    result.fix =
+                        "quantize the consumer of the last fused Conv+Add output (e.g. the pooling after it) so "
+                        "that layer can emit INT8 and keep its residual INT8 (see residual-precision-mismatch)";
                     return result;
                 }
             }
         }
         if (isFloat(outputPrecision(source)))
         {
-            result.why = "its producer \"" + source.name + "\" (" + source.type + ") runs in "
-                + std::string(precisionName(outputPrecision(source)));
+            result.why = "its producer \"" + source.name + "\" (" + source.type + ") runs in " +
+                         std::string(precisionName(outputPrecision(source)));
             result.cause = "float producer " + source.name;
-            result.fix = "add a Q/DQ pair on the input of \"" + source.name + "\" so it runs INT8 and absorbs this "
-                "Quantize, or move the Q/DQ to the input of the next weighted op";
+            result.fix = "add a Q/DQ pair on the input of \"" + source.name +
+                         "\" so it runs INT8 and absorbs this "
+                         "Quantize, or move the Q/DQ to the input of the next weighted op";
             return result;
         }
         result.why = "it requantizes the INT8 output of \"" + source.name + "\"";
@@ -170,10 +174,10 @@ private:
                 finding.onnxNodes.push_back(node);
             }
             auto time = layerTime(context, index);
-            std::string text = layer.type + (layer.origin.empty() ? "" : ", Origin: " + layer.origin) + ", "
-                + std::string(precisionName(inputPrecision(layer))) + " -> "
-                + std::string(precisionName(outputPrecision(layer))) + (time ? ", " + formatMs(*time) : "") + "; "
-                + explanation.why;
+            std::string text = layer.type + (layer.origin.empty() ? "" : ", Origin: " + layer.origin) + ", " +
+                               std::string(precisionName(inputPrecision(layer))) + " -> " +
+                               std::string(precisionName(outputPrecision(layer))) +
+                               (time ? ", " + formatMs(*time) : "") + "; " + explanation.why;
             finding.evidence.push_back(layerEvidence(context, index, "", text));
             auto& group = layersByCause[explanation.cause];
             group.first = explanation.fix;
@@ -184,13 +188,13 @@ private:
             finding.severity = Severity::kInfo;
         }
         finding.costMs = sumTimes(context, standalone);
-        finding.message = std::to_string(standalone.size()) + " Q/DQ node(s) run as their own layer"
-            + (finding.costMs ? " and cost " + formatMs(*finding.costMs) + " in total" : "") + ": "
-            + nameList(finding.engineLayers, 6) + ".";
+        finding.message = std::to_string(standalone.size()) + " Q/DQ node(s) run as their own layer" +
+                          (finding.costMs ? " and cost " + formatMs(*finding.costMs) + " in total" : "") + ": " +
+                          nameList(finding.engineLayers, 6) + ".";
         for (const auto& [cause, group] : layersByCause)
         {
-            finding.fix += (finding.fix.empty() ? "" : "; ") + std::string("for ") + nameList(group.second, 3) + ": "
-                + group.first;
+            finding.fix += (finding.fix.empty() ? "" : "; ") + std::string("for ") + nameList(group.second, 3) + ": " +
+                           group.first;
         }
         sink.add(std::move(finding));
     }
@@ -222,18 +226,19 @@ private:
         }
         if (!inputs.onnxNodes.empty())
         {
-            inputs.message = "QuantizeLinear " + nameList(inputs.onnxNodes, 4)
-                + " quantizes a float network input and is likely to run as its own layer (expected).";
+            inputs.message = "QuantizeLinear " + nameList(inputs.onnxNodes, 4) +
+                             " quantizes a float network input and is likely to run as its own layer (expected).";
             inputs.fix = "nothing to do for a float input (see io-reformat)";
             sink.add(std::move(inputs));
         }
         if (!lone.onnxNodes.empty())
         {
-            lone.message = std::to_string(lone.onnxNodes.size())
-                + " Q/DQ node(s) are likely to run as their own layers, with no quantized neighbour to fuse into: "
-                + nameList(lone.onnxNodes, 6)
-                + " (each node's reason is in the evidence). Regions TensorRT compiles with Myelin (attention, "
-                  "LayerNorm, GELU in transformers) can absorb some of these.";
+            lone.message =
+                std::to_string(lone.onnxNodes.size()) +
+                " Q/DQ node(s) are likely to run as their own layers, with no quantized neighbour to fuse into: " +
+                nameList(lone.onnxNodes, 6) +
+                " (each node's reason is in the evidence). Regions TensorRT compiles with Myelin (attention, "
+                "LayerNorm, GELU in transformers) can absorb some of these.";
             lone.fix = "remove each lone pair, or move it to the input of the nearest weighted op; a Q needs a "
                        "quantized producer and a DQ a quantized consumer to fuse into";
             sink.add(std::move(lone));

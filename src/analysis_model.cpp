@@ -92,11 +92,16 @@ std::string_view layerStateName(LayerState state)
 {
     switch (state)
     {
-    case LayerState::kMapped: return "mapped";
-    case LayerState::kInsertedQdq: return "inserted_qdq";
-    case LayerState::kInsertedReformat: return "inserted_reformat";
-    case LayerState::kDropped: return "dropped";
-    case LayerState::kUnattributed: break;
+    case LayerState::kMapped:
+        return "mapped";
+    case LayerState::kInsertedQdq:
+        return "inserted_qdq";
+    case LayerState::kInsertedReformat:
+        return "inserted_reformat";
+    case LayerState::kDropped:
+        return "dropped";
+    case LayerState::kUnattributed:
+        break;
     }
     return "unattributed";
 }
@@ -105,11 +110,16 @@ std::string_view qdqStateName(QdqState state)
 {
     switch (state)
     {
-    case QdqState::kFused: return "fused";
-    case QdqState::kStandalone: return "standalone";
-    case QdqState::kFolded: return "folded";
-    case QdqState::kEliminated: return "eliminated";
-    case QdqState::kUnknown: break;
+    case QdqState::kFused:
+        return "fused";
+    case QdqState::kStandalone:
+        return "standalone";
+    case QdqState::kFolded:
+        return "folded";
+    case QdqState::kEliminated:
+        return "eliminated";
+    case QdqState::kUnknown:
+        break;
     }
     return "unknown";
 }
@@ -118,12 +128,18 @@ std::string_view mappingEvidenceName(MappingEvidence evidence)
 {
     switch (evidence)
     {
-    case MappingEvidence::kMetadata: return "metadata";
-    case MappingEvidence::kBuildLog: return "build-log";
-    case MappingEvidence::kNameGrammar: return "name-grammar";
-    case MappingEvidence::kTensorNames: return "tensor-names";
-    case MappingEvidence::kNameOnly: return "layer-name-only";
-    case MappingEvidence::kNone: break;
+    case MappingEvidence::kMetadata:
+        return "metadata";
+    case MappingEvidence::kBuildLog:
+        return "build-log";
+    case MappingEvidence::kNameGrammar:
+        return "name-grammar";
+    case MappingEvidence::kTensorNames:
+        return "tensor-names";
+    case MappingEvidence::kNameOnly:
+        return "layer-name-only";
+    case MappingEvidence::kNone:
+        break;
     }
     return "none";
 }
@@ -132,9 +148,12 @@ std::string_view severityName(Severity severity)
 {
     switch (severity)
     {
-    case Severity::kInfo: return "info";
-    case Severity::kWarning: return "warning";
-    case Severity::kError: return "error";
+    case Severity::kInfo:
+        return "info";
+    case Severity::kWarning:
+        return "warning";
+    case Severity::kError:
+        return "error";
     }
     return "warning";
 }
@@ -147,11 +166,21 @@ Correlation::LayerTotals Correlation::layerTotals() const
     {
         switch (layer.state)
         {
-        case LayerState::kMapped: totals.mapped++; break;
-        case LayerState::kInsertedQdq: totals.insertedQdq++; break;
-        case LayerState::kInsertedReformat: totals.insertedReformat++; break;
-        case LayerState::kDropped: totals.dropped++; break;
-        case LayerState::kUnattributed: totals.unattributed++; break;
+        case LayerState::kMapped:
+            totals.mapped++;
+            break;
+        case LayerState::kInsertedQdq:
+            totals.insertedQdq++;
+            break;
+        case LayerState::kInsertedReformat:
+            totals.insertedReformat++;
+            break;
+        case LayerState::kDropped:
+            totals.dropped++;
+            break;
+        case LayerState::kUnattributed:
+            totals.unattributed++;
+            break;
         }
     }
     return totals;
@@ -165,11 +194,21 @@ Correlation::QdqTotals Correlation::qdqTotals() const
     {
         switch (node.state)
         {
-        case QdqState::kFused: totals.fused++; break;
-        case QdqState::kStandalone: totals.standalone++; break;
-        case QdqState::kFolded: totals.folded++; break;
-        case QdqState::kEliminated: totals.eliminated++; break;
-        case QdqState::kUnknown: totals.unknown++; break;
+        case QdqState::kFused:
+            totals.fused++;
+            break;
+        case QdqState::kStandalone:
+            totals.standalone++;
+            break;
+        case QdqState::kFolded:
+            totals.folded++;
+            break;
+        case QdqState::kEliminated:
+            totals.eliminated++;
+            break;
+        case QdqState::kUnknown:
+            totals.unknown++;
+            break;
         }
     }
     return totals;

@@ -22,8 +22,8 @@ bool isQdqOp(const std::string& opType)
 //! Builder bookkeeping layers that execute no ONNX node.
 bool isBookkeepingType(const std::string& type)
 {
-    static const std::unordered_set<std::string> kTypes = {
-        "NoOp", "TrainStation", "signal", "wait", "shape_call", "Constant"};
+    static const std::unordered_set<std::string> kTypes = {"NoOp", "TrainStation", "signal",
+                                                           "wait", "shape_call",   "Constant"};
     return kTypes.count(type) > 0;
 }
 
@@ -31,9 +31,7 @@ class Correlator
 {
 public:
     explicit Correlator(const Inputs& inputs)
-        : mInputs(inputs)
-        , mGraph(inputs.onnx ? &*inputs.onnx : nullptr)
-        , mPlan(inputs.engine())
+        : mInputs(inputs), mGraph(inputs.onnx ? &*inputs.onnx : nullptr), mPlan(inputs.engine())
     {
     }
 
@@ -66,7 +64,7 @@ private:
         {
             mLayerByName.emplace(mPlan->layers[i].name, i);
             mLayerByName.emplace(mPlan->layers[i].baseName.empty() ? mPlan->layers[i].name : mPlan->layers[i].baseName,
-                i);
+                                 i);
         }
     }
 
@@ -151,8 +149,8 @@ private:
         bool usedRegistered = false;
         if (nodes.empty())
         {
-            if (parts.foreignNode && mGraph != nullptr && mGraph->nodeByName.count(parts.rangeFirst) > 0
-                && mGraph->nodeByName.count(parts.rangeLast) > 0)
+            if (parts.foreignNode && mGraph != nullptr && mGraph->nodeByName.count(parts.rangeFirst) > 0 &&
+                mGraph->nodeByName.count(parts.rangeLast) > 0)
             {
                 // Myelin range: every node between the two in topological (graph) order.
                 std::size_t first = mGraph->nodeByName.at(parts.rangeFirst);
@@ -177,9 +175,9 @@ private:
             }
             if (!nodes.empty())
             {
-                mapping.evidence = usedRegistered ? MappingEvidence::kBuildLog
-                    : usedTensorName             ? MappingEvidence::kTensorNames
-                                                 : MappingEvidence::kNameGrammar;
+                mapping.evidence = usedRegistered   ? MappingEvidence::kBuildLog
+                                   : usedTensorName ? MappingEvidence::kTensorNames
+                                                    : MappingEvidence::kNameGrammar;
             }
             else if (mGraph == nullptr)
             {
@@ -232,9 +230,9 @@ private:
         {
             mapping.state = LayerState::kMapped;
         }
-        else if (isBookkeepingType(layer.type) || layer.type == "Shuffle" || parts.tokens.empty()
-            || std::all_of(parts.tokens.begin(), parts.tokens.end(),
-                [](const std::string& t) { return isUnnamedLayerToken(t) && !isComputeUnnamedLayer(t); }))
+        else if (isBookkeepingType(layer.type) || layer.type == "Shuffle" || parts.tokens.empty() ||
+                 std::all_of(parts.tokens.begin(), parts.tokens.end(),
+                             [](const std::string& t) { return isUnnamedLayerToken(t) && !isComputeUnnamedLayer(t); }))
         {
             mapping.state = LayerState::kDropped;
         }
@@ -266,19 +264,22 @@ private:
     static bool helperOnly(const LayerNameParts& parts)
     {
         return std::all_of(parts.tokens.begin(), parts.tokens.end(),
-            [](const std::string& t) { return isUnnamedLayerToken(t) || helperSubject(t).has_value(); });
+                           [](const std::string& t) { return isUnnamedLayerToken(t) || helperSubject(t).has_value(); });
     }
 
     bool allQdq(const std::vector<std::string>& nodes) const
     {
-        return std::all_of(nodes.begin(), nodes.end(), [&](const std::string& name) {
-            if (mGraph != nullptr)
-            {
-                auto found = mGraph->nodeByName.find(name);
-                return found != mGraph->nodeByName.end() && isQdqOp(mGraph->nodes[found->second].opType);
-            }
-            return looksLikeQuantizeName(name) || looksLikeDequantizeName(name);
-        });
+        return std::all_of(nodes.begin(), nodes.end(),
+                           [&](const std::string& name)
+                           {
+                               if (mGraph != nullptr)
+                               {
+                                   auto found = mGraph->nodeByName.find(name);
+                                   return found != mGraph->nodeByName.end() &&
+                                          isQdqOp(mGraph->nodes[found->second].opType);
+                               }
+                               return looksLikeQuantizeName(name) || looksLikeDequantizeName(name);
+                           });
     }
 
     void joinTimings()
@@ -317,8 +318,8 @@ private:
         }
         if (missing > 0)
         {
-            mResult.notes.push_back(std::to_string(missing) + " engine layer(s) have no timing in the profile (first: "
-                + firstMissing + ")");
+            mResult.notes.push_back(std::to_string(missing) +
+                                    " engine layer(s) have no timing in the profile (first: " + firstMissing + ")");
         }
     }
 
@@ -459,8 +460,8 @@ private:
             if (tokens[i] == name)
             {
                 const std::string& previous = tokens[i - 1];
-                return previous.find("weight") != std::string::npos || previous.find(".w_") != std::string::npos
-                    || previous.find("kernel") != std::string::npos;
+                return previous.find("weight") != std::string::npos || previous.find(".w_") != std::string::npos ||
+                       previous.find("kernel") != std::string::npos;
             }
         }
         return false;

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <set>
+#include <thread>
 #include <tuple>
 
 namespace qdq
@@ -17,9 +17,12 @@ int severityRank(Severity severity)
 {
     switch (severity)
     {
-    case Severity::kError: return 0;
-    case Severity::kWarning: return 1;
-    case Severity::kInfo: return 2;
+    case Severity::kError:
+        return 0;
+    case Severity::kWarning:
+        return 1;
+    case Severity::kInfo:
+        return 2;
     }
     return 3;
 }
@@ -88,7 +91,8 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
         run[r] = haveOnnx || haveEngine || inputs.buildLog.has_value();
     }
     std::atomic<std::size_t> next{0};
-    auto worker = [&] {
+    auto worker = [&]
+    {
         for (std::size_t r = next++; r < rules.size(); r = next++)
         {
             if (run[r])
@@ -114,31 +118,36 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
     for (auto& finding : sink.findings())
     {
         std::sort(finding.onnxNodes.begin(), finding.onnxNodes.end());
-        finding.onnxNodes.erase(std::unique(finding.onnxNodes.begin(), finding.onnxNodes.end()), finding.onnxNodes.end());
+        finding.onnxNodes.erase(std::unique(finding.onnxNodes.begin(), finding.onnxNodes.end()),
+                                finding.onnxNodes.end());
         if (seen.emplace(finding.rule, finding.onnxNodes, finding.engineLayers).second)
         {
             report.findings.push_back(std::move(finding));
         }
     }
-    std::stable_sort(report.findings.begin(), report.findings.end(), [](const Finding& a, const Finding& b) {
-        if (severityRank(a.severity) != severityRank(b.severity))
-        {
-            return severityRank(a.severity) < severityRank(b.severity);
-        }
-        double costA = a.costMs.value_or(-1.0);
-        double costB = b.costMs.value_or(-1.0);
-        if (costA != costB)
-        {
-            return costA > costB;
-        }
-        if (a.rule != b.rule)
-        {
-            return a.rule < b.rule;
-        }
-        std::string nodeA = a.onnxNodes.empty() ? (a.engineLayers.empty() ? "" : a.engineLayers[0]) : a.onnxNodes[0];
-        std::string nodeB = b.onnxNodes.empty() ? (b.engineLayers.empty() ? "" : b.engineLayers[0]) : b.onnxNodes[0];
-        return nodeA < nodeB;
-    });
+    std::stable_sort(report.findings.begin(), report.findings.end(),
+                     [](const Finding& a, const Finding& b)
+                     {
+                         if (severityRank(a.severity) != severityRank(b.severity))
+                         {
+                             return severityRank(a.severity) < severityRank(b.severity);
+                         }
+                         double costA = a.costMs.value_or(-1.0);
+                         double costB = b.costMs.value_or(-1.0);
+                         if (costA != costB)
+                         {
+                             return costA > costB;
+                         }
+                         if (a.rule != b.rule)
+                         {
+                             return a.rule < b.rule;
+                         }
+                         std::string nodeA =
+                             a.onnxNodes.empty() ? (a.engineLayers.empty() ? "" : a.engineLayers[0]) : a.onnxNodes[0];
+                         std::string nodeB =
+                             b.onnxNodes.empty() ? (b.engineLayers.empty() ? "" : b.engineLayers[0]) : b.onnxNodes[0];
+                         return nodeA < nodeB;
+                     });
 
     if (inputs.planFromProfile)
     {

@@ -25,9 +25,8 @@ std::string ReaderWarning::describe() const
 }
 
 InputError::InputError(SourceLocation where, std::string message)
-    : std::runtime_error(where.describe() + ": error: " + message)
-    , mWhere(std::move(where))
-    , mMessage(std::move(message))
+    : std::runtime_error(where.describe() + ": error: " + message), mWhere(std::move(where)),
+      mMessage(std::move(message))
 {
 }
 
@@ -76,8 +75,8 @@ std::size_t utf8SequenceLength(std::string_view text, std::size_t i)
         codePoint = (codePoint << 6) | (byte(i + k) & 0x3F);
     }
     // Reject overlong forms, surrogates and values past U+10FFFF.
-    if ((length == 2 && codePoint < 0x80) || (length == 3 && codePoint < 0x800) || (length == 4 && codePoint < 0x10000)
-        || (codePoint >= 0xD800 && codePoint <= 0xDFFF) || codePoint > 0x10FFFF)
+    if ((length == 2 && codePoint < 0x80) || (length == 3 && codePoint < 0x800) ||
+        (length == 4 && codePoint < 0x10000) || (codePoint >= 0xD800 && codePoint <= 0xDFFF) || codePoint > 0x10FFFF)
     {
         return 0;
     }
@@ -146,7 +145,8 @@ std::string printable(std::string_view text, std::size_t maxBytes)
 std::string terminalSafeJson(std::string json)
 {
     // In serialized JSON these bytes occur only inside strings (all structure is ASCII), so escaping is safe.
-    auto isC1 = [&](std::size_t i) {
+    auto isC1 = [&](std::size_t i)
+    {
         return static_cast<unsigned char>(json[i]) == 0xC2 && i + 1 < json.size() &&
                static_cast<unsigned char>(json[i + 1]) >= 0x80 && static_cast<unsigned char>(json[i + 1]) < 0xA0;
     };

@@ -31,19 +31,61 @@ namespace
 std::string kindFromOpType(std::string opType)
 {
     std::transform(opType.begin(), opType.end(), opType.begin(), [](unsigned char c) { return std::tolower(c); });
-    static const std::map<std::string, std::string> kAliases = {{"conv", "conv"}, {"conv2d", "conv"},
-        {"convolution", "conv"}, {"convtranspose", "deconv"}, {"deconv", "deconv"}, {"relu", "relu"},
-        {"maxpool", "maxpool"}, {"averagepool", "avgpool"}, {"avgpool", "avgpool"},
-        {"globalaveragepool", "globalavgpool"}, {"adaptiveavgpool", "globalavgpool"}, {"gemm", "gemm"},
-        {"matmul", "gemm"}, {"linear", "gemm"}, {"fc", "gemm"}, {"add", "add"}, {"sum", "add"}, {"mul", "mul"},
-        {"sub", "sub"}, {"div", "div"}, {"sigmoid", "sigmoid"}, {"tanh", "tanh"}, {"clip", "clip"},
-        {"leakyrelu", "leakyrelu"}, {"softmax", "softmax"}, {"argmax", "argmax"}, {"topk", "topk"},
-        {"concat", "concat"}, {"resize", "resize"}, {"upsample", "resize"}, {"split", "split"}, {"slice", "slice"},
-        {"pad", "pad"}, {"gelu", "gelu"}, {"hardswish", "hardswish"}, {"erf", "erf"}, {"pow", "pow"},
-        {"sqrt", "sqrt"}, {"reducemean", "reducemean"}, {"layernormalization", "layernorm"},
-        {"batchnormalization", ""}, {"quantizelinear", ""}, {"dequantizelinear", ""}, {"reshape", ""},
-        {"transpose", ""}, {"flatten", ""}, {"squeeze", ""}, {"unsqueeze", ""}, {"shuffle", ""}, {"view", ""},
-        {"identity", ""}, {"constant", ""}, {"cast", ""}, {"shape", ""}, {"gather", ""}};
+    static const std::map<std::string, std::string> kAliases = {{"conv", "conv"},
+                                                                {"conv2d", "conv"},
+                                                                {"convolution", "conv"},
+                                                                {"convtranspose", "deconv"},
+                                                                {"deconv", "deconv"},
+                                                                {"relu", "relu"},
+                                                                {"maxpool", "maxpool"},
+                                                                {"averagepool", "avgpool"},
+                                                                {"avgpool", "avgpool"},
+                                                                {"globalaveragepool", "globalavgpool"},
+                                                                {"adaptiveavgpool", "globalavgpool"},
+                                                                {"gemm", "gemm"},
+                                                                {"matmul", "gemm"},
+                                                                {"linear", "gemm"},
+                                                                {"fc", "gemm"},
+                                                                {"add", "add"},
+                                                                {"sum", "add"},
+                                                                {"mul", "mul"},
+                                                                {"sub", "sub"},
+                                                                {"div", "div"},
+                                                                {"sigmoid", "sigmoid"},
+                                                                {"tanh", "tanh"},
+                                                                {"clip", "clip"},
+                                                                {"leakyrelu", "leakyrelu"},
+                                                                {"softmax", "softmax"},
+                                                                {"argmax", "argmax"},
+                                                                {"topk", "topk"},
+                                                                {"concat", "concat"},
+                                                                {"resize", "resize"},
+                                                                {"upsample", "resize"},
+                                                                {"split", "split"},
+                                                                {"slice", "slice"},
+                                                                {"pad", "pad"},
+                                                                {"gelu", "gelu"},
+                                                                {"hardswish", "hardswish"},
+                                                                {"erf", "erf"},
+                                                                {"pow", "pow"},
+                                                                {"sqrt", "sqrt"},
+                                                                {"reducemean", "reducemean"},
+                                                                {"layernormalization", "layernorm"},
+                                                                {"batchnormalization", ""},
+                                                                {"quantizelinear", ""},
+                                                                {"dequantizelinear", ""},
+                                                                {"reshape", ""},
+                                                                {"transpose", ""},
+                                                                {"flatten", ""},
+                                                                {"squeeze", ""},
+                                                                {"unsqueeze", ""},
+                                                                {"shuffle", ""},
+                                                                {"view", ""},
+                                                                {"identity", ""},
+                                                                {"constant", ""},
+                                                                {"cast", ""},
+                                                                {"shape", ""},
+                                                                {"gather", ""}};
     auto found = kAliases.find(opType);
     return found == kAliases.end() ? opType : found->second;
 }
@@ -52,8 +94,8 @@ std::string kindFromOpType(std::string opType)
 //! `node_max_pool2d_1` -> maxpool, `ReLU-2` -> relu, `layer1.0.conv2.weight` -> "" (a weight).
 std::string kindFromName(const std::string& name)
 {
-    if (looksLikeQuantizeName(name) || looksLikeDequantizeName(name) || isUnnamedLayerToken(name)
-        || name.find(':') != std::string::npos)
+    if (looksLikeQuantizeName(name) || looksLikeDequantizeName(name) || isUnnamedLayerToken(name) ||
+        name.find(':') != std::string::npos)
     {
         return {};
     }
@@ -75,8 +117,8 @@ std::string kindFromName(const std::string& name)
     {
         lower = lower.substr(5);
     }
-    while (!lower.empty() && (std::isdigit(static_cast<unsigned char>(lower.back())) || lower.back() == '_'
-               || lower.back() == '-' || lower.back() == '.'))
+    while (!lower.empty() && (std::isdigit(static_cast<unsigned char>(lower.back())) || lower.back() == '_' ||
+                              lower.back() == '-' || lower.back() == '.'))
     {
         lower.pop_back();
     }
@@ -106,7 +148,8 @@ struct Occurrence
 
 bool isWeightToken(const std::string& token)
 {
-    auto endsWith = [&](const char* suffix) {
+    auto endsWith = [&](const char* suffix)
+    {
         std::size_t n = std::char_traits<char>::length(suffix);
         return token.size() >= n && token.compare(token.size() - n, n, suffix) == 0;
     };
@@ -143,13 +186,15 @@ void buildOccurrences(Side& side)
         std::vector<std::string> nodes = mapping.onnxNodes;
         if (graph != nullptr)
         {
-            std::sort(nodes.begin(), nodes.end(), [&](const std::string& a, const std::string& b) {
-                auto ia = graph->nodeByName.find(a);
-                auto ib = graph->nodeByName.find(b);
-                std::size_t xa = ia == graph->nodeByName.end() ? 0 : ia->second;
-                std::size_t xb = ib == graph->nodeByName.end() ? 0 : ib->second;
-                return xa < xb;
-            });
+            std::sort(nodes.begin(), nodes.end(),
+                      [&](const std::string& a, const std::string& b)
+                      {
+                          auto ia = graph->nodeByName.find(a);
+                          auto ib = graph->nodeByName.find(b);
+                          std::size_t xa = ia == graph->nodeByName.end() ? 0 : ia->second;
+                          std::size_t xb = ib == graph->nodeByName.end() ? 0 : ib->second;
+                          return xa < xb;
+                      });
         }
         else
         {
@@ -205,11 +250,7 @@ void buildOccurrences(Side& side)
 class UnionFind
 {
 public:
-    explicit UnionFind(std::size_t size)
-        : mParent(size)
-    {
-        std::iota(mParent.begin(), mParent.end(), 0);
-    }
+    explicit UnionFind(std::size_t size) : mParent(size) { std::iota(mParent.begin(), mParent.end(), 0); }
     std::size_t find(std::size_t x)
     {
         while (mParent[x] != x)
@@ -236,12 +277,13 @@ private:
 //! Longest increasing subsequence of pairs by second index (pairs sorted by first): monotone anchors.
 std::vector<std::pair<std::size_t, std::size_t>> monotone(std::vector<std::pair<std::size_t, std::size_t>> pairs)
 {
-    std::vector<std::size_t> tails;    // index into pairs of the smallest tail of each length
+    std::vector<std::size_t> tails; // index into pairs of the smallest tail of each length
     std::vector<std::size_t> previous(pairs.size(), SIZE_MAX);
     for (std::size_t i = 0; i < pairs.size(); ++i)
     {
-        auto position = std::lower_bound(tails.begin(), tails.end(), pairs[i].second,
-            [&](std::size_t tail, std::size_t value) { return pairs[tail].second < value; });
+        auto position =
+            std::lower_bound(tails.begin(), tails.end(), pairs[i].second,
+                             [&](std::size_t tail, std::size_t value) { return pairs[tail].second < value; });
         if (position != tails.begin())
         {
             previous[i] = *(position - 1);
@@ -266,7 +308,7 @@ std::vector<std::pair<std::size_t, std::size_t>> monotone(std::vector<std::pair<
 
 //! LCS by kind over a[aBegin, aEnd) and b[bBegin, bEnd); appends matched index pairs.
 void alignGap(const std::vector<Occurrence>& a, std::size_t aBegin, std::size_t aEnd, const std::vector<Occurrence>& b,
-    std::size_t bBegin, std::size_t bEnd, std::vector<std::pair<std::size_t, std::size_t>>& matches)
+              std::size_t bBegin, std::size_t bEnd, std::vector<std::pair<std::size_t, std::size_t>>& matches)
 {
     std::size_t n = aEnd - aBegin;
     std::size_t m = bEnd - bBegin;
@@ -325,7 +367,7 @@ void alignGap(const std::vector<Occurrence>& a, std::size_t aBegin, std::size_t 
 
 //! Anchor pairs (monotone) from a key of each occurrence; keys that repeat on either side are ignored.
 std::vector<std::pair<std::size_t, std::size_t>> anchorsByKey(const Side& baseline, const Side& candidate,
-    const std::function<std::string(const Occurrence&)>& key)
+                                                              const std::function<std::string(const Occurrence&)>& key)
 {
     std::unordered_map<std::string, std::size_t> candidateByKey;
     std::unordered_set<std::string> repeated;
@@ -354,13 +396,13 @@ std::vector<std::pair<std::size_t, std::size_t>> anchorsByKey(const Side& baseli
         }
     }
     pairs.erase(std::remove_if(pairs.begin(), pairs.end(),
-                    [&](const auto& pair) { return repeated.count(key(baseline.ops[pair.first])) > 0; }),
-        pairs.end());
+                               [&](const auto& pair) { return repeated.count(key(baseline.ops[pair.first])) > 0; }),
+                pairs.end());
     return monotone(pairs);
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> alignOps(const Side& baseline, const Side& candidate,
-    std::size_t& anchoredByName, std::string& anchorKind)
+                                                          std::size_t& anchoredByName, std::string& anchorKind)
 {
     // Node names identify operations only when both engines come from the same export: node numbering changes
     // whenever Q/DQ nodes are inserted. Trust them when most operations share their names; otherwise anchor on
@@ -493,8 +535,9 @@ DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
         {
             SourceLocation where;
             where.path = inputs[s]->sources.empty() ? "" : inputs[s]->sources.front().path;
-            throw InputError(where, std::string("the ") + (s == 0 ? "baseline" : "candidate")
-                    + " has no engine layer list (give its --exportLayerInfo JSON, verbose build log or profile)");
+            throw InputError(
+                where, std::string("the ") + (s == 0 ? "baseline" : "candidate") +
+                           " has no engine layer list (give its --exportLayerInfo JSON, verbose build log or profile)");
         }
         sides[s].report = diagnose(*inputs[s]);
         sides[s].correlation = sides[s].report.correlation;
@@ -516,8 +559,8 @@ DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
         std::size_t a = base.ops[i].layer;
         std::size_t b = nb + cand.ops[j].layer;
         regions.unite(a, b);
-        bool byName = base.ops[i].name == cand.ops[j].name
-            || (!base.ops[i].weight.empty() && base.ops[i].weight == cand.ops[j].weight);
+        bool byName = base.ops[i].name == cand.ops[j].name ||
+                      (!base.ops[i].weight.empty() && base.ops[i].weight == cand.ops[j].weight);
         for (std::size_t x : {a, b})
         {
             if (alignmentOf[x] != "onnx-names")
@@ -568,8 +611,8 @@ DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
         {
             it->second.candidateLayers.push_back(x - nb);
         }
-        if (it->second.alignment.empty() || alignmentOf[x] == "onnx-names"
-            || (alignmentOf[x] == "structure" && it->second.alignment != "onnx-names"))
+        if (it->second.alignment.empty() || alignmentOf[x] == "onnx-names" ||
+            (alignmentOf[x] == "structure" && it->second.alignment != "onnx-names"))
         {
             it->second.alignment = alignmentOf[x];
         }
@@ -641,8 +684,9 @@ DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
         }
         if (candReformat != baseReformat)
         {
-            region.differences.push_back(std::string(candReformat > baseReformat ? "reformats added: " : "reformats removed: ")
-                + std::to_string(baseReformat) + " -> " + std::to_string(candReformat));
+            region.differences.push_back(
+                std::string(candReformat > baseReformat ? "reformats added: " : "reformats removed: ") +
+                std::to_string(baseReformat) + " -> " + std::to_string(candReformat));
         }
         if (baseMapped > 0 && candMapped > 0 && baseMapped != candMapped)
         {
@@ -657,7 +701,8 @@ DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
                     candToBase[cand.ops[j].layer].insert(base.ops[i].layer);
                 }
             }
-            auto kindsOf = [&](const Side& side, std::size_t layer) {
+            auto kindsOf = [&](const Side& side, std::size_t layer)
+            {
                 std::string text;
                 for (const auto& op : side.ops)
                 {
@@ -672,22 +717,23 @@ DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
             {
                 if (split.size() > 1)
                 {
-                    region.differences.push_back("lost fusion " + kindsOf(base, layer) + ": one baseline layer, "
-                        + std::to_string(split.size()) + " candidate layers");
+                    region.differences.push_back("lost fusion " + kindsOf(base, layer) + ": one baseline layer, " +
+                                                 std::to_string(split.size()) + " candidate layers");
                 }
             }
             for (const auto& [layer, merged] : candToBase)
             {
                 if (merged.size() > 1)
                 {
-                    region.differences.push_back("gained fusion " + kindsOf(cand, layer) + ": "
-                        + std::to_string(merged.size()) + " baseline layers, one candidate layer");
+                    region.differences.push_back("gained fusion " + kindsOf(cand, layer) + ": " +
+                                                 std::to_string(merged.size()) +
+                                                 " baseline layers, one candidate layer");
                 }
             }
             if (region.differences.empty() || region.differences.back().find("fusion") == std::string::npos)
             {
-                region.differences.push_back("layer count " + std::to_string(baseMapped) + " -> "
-                    + std::to_string(candMapped));
+                region.differences.push_back("layer count " + std::to_string(baseMapped) + " -> " +
+                                             std::to_string(candMapped));
             }
         }
         std::string basePrecision = precisionSummary(base, region.baselineLayers);
@@ -783,21 +829,27 @@ DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
     // Largest change first, whichever its sign: a region that got 0.2 ms faster matters as much as one that got
     // 0.2 ms slower when explaining a total.
     std::stable_sort(report.regions.begin(), report.regions.end(),
-        [](const DiffRegion& a, const DiffRegion& b) { return std::abs(a.deltaMs) > std::abs(b.deltaMs); });
+                     [](const DiffRegion& a, const DiffRegion& b)
+                     { return std::abs(a.deltaMs) > std::abs(b.deltaMs); });
 
-    report.notes.push_back(std::to_string(anchoredByName) + " operation(s) aligned by " + anchorKind + ", "
-        + std::to_string(matches.size() - anchoredByName) + " by structure (operation kinds in engine order)");
+    report.notes.push_back(std::to_string(anchoredByName) + " operation(s) aligned by " + anchorKind + ", " +
+                           std::to_string(matches.size() - anchoredByName) +
+                           " by structure (operation kinds in engine order)");
     if (!report.perLayerTimes)
     {
-        report.notes.push_back(std::string("per-layer times are missing on ")
-            + (baseTimed ? "the candidate" : candTimed ? "the baseline" : "both sides")
-            + " (give --exportProfile JSON or a log with --dumpProfile): regions show structure only, and the whole "
-              "delta is unexplained");
+        report.notes.push_back(
+            std::string("per-layer times are missing on ") +
+            (baseTimed   ? "the candidate"
+             : candTimed ? "the baseline"
+                         : "both sides") +
+            " (give --exportProfile JSON or a log with --dumpProfile): regions show structure only, and the whole "
+            "delta is unexplained");
     }
     if (!report.baselineMs || !report.candidateMs)
     {
-        report.notes.push_back("no total time on " + std::string(!report.baselineMs ? "the baseline" : "the candidate")
-            + ": the delta is unknown");
+        report.notes.push_back("no total time on " +
+                               std::string(!report.baselineMs ? "the baseline" : "the candidate") +
+                               ": the delta is unknown");
     }
     return report;
 }

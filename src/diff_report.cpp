@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -51,8 +51,9 @@ Json sourcesJson(const std::vector<Inputs::Source>& sources)
     Json array = Json::array();
     for (const auto& source : sources)
     {
-        array.push_back({{"kind", std::string(inputKindName(source.kind))}, {"path", source.path},
-            {"trt_version", source.trtVersion ? Json(*source.trtVersion) : Json(nullptr)}});
+        array.push_back({{"kind", std::string(inputKindName(source.kind))},
+                         {"path", source.path},
+                         {"trt_version", source.trtVersion ? Json(*source.trtVersion) : Json(nullptr)}});
     }
     return array;
 }
@@ -89,9 +90,11 @@ std::string renderDiffJson(const DiffReport& report, const Inputs& baseline, con
         Json findings = Json::array();
         for (const auto& finding : region.findings)
         {
-            findings.push_back({{"rule", finding.rule}, {"severity", std::string(severityName(finding.severity))},
-                {"message", finding.message}, {"fix", finding.fix},
-                {"cost_ms", finding.costMs ? milliseconds(*finding.costMs) : Json(nullptr)}});
+            findings.push_back({{"rule", finding.rule},
+                                {"severity", std::string(severityName(finding.severity))},
+                                {"message", finding.message},
+                                {"fix", finding.fix},
+                                {"cost_ms", finding.costMs ? milliseconds(*finding.costMs) : Json(nullptr)}});
         }
         item["findings"] = findings;
         regions.push_back(std::move(item));
@@ -102,12 +105,11 @@ std::string renderDiffJson(const DiffReport& report, const Inputs& baseline, con
 }
 
 std::string renderDiffText(const DiffReport& report, const Inputs& baseline, const Inputs& candidate,
-    std::size_t maxRegions)
+                           std::size_t maxRegions)
 {
     std::ostringstream out;
-    auto total = [](const std::optional<double>& ms, const std::string& source) {
-        return ms ? patterns::formatMs(*ms) + " (" + source + ")" : std::string("unknown");
-    };
+    auto total = [](const std::optional<double>& ms, const std::string& source)
+    { return ms ? patterns::formatMs(*ms) + " (" + source + ")" : std::string("unknown"); };
     out << "qdq-doctor diff\n";
     out << "  baseline:  " << total(report.baselineMs, report.baselineTotalSource) << ", "
         << baseline.engine()->layers.size() << " layers\n";
@@ -154,15 +156,15 @@ std::string renderDiffText(const DiffReport& report, const Inputs& baseline, con
             // What the finding says about this region's layers when it spans several regions, else its message.
             std::string about;
             bool withinRegion = std::all_of(finding.engineLayers.begin(), finding.engineLayers.end(),
-                [&](const std::string& name) { return regionLayers.count(name) > 0; });
+                                            [&](const std::string& name) { return regionLayers.count(name) > 0; });
             if (!withinRegion)
             {
                 for (const auto& evidence : finding.evidence)
                 {
                     for (const auto& name : regionLayers)
                     {
-                        if (about.empty() && evidence.field.find("\"" + name + "\"") != std::string::npos
-                            && evidence.text.size() > 40)
+                        if (about.empty() && evidence.field.find("\"" + name + "\"") != std::string::npos &&
+                            evidence.text.size() > 40)
                         {
                             about = "\"" + shorten(name, 60) + "\": " + evidence.text;
                         }

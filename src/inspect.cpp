@@ -16,10 +16,14 @@ std::string layerFormName(LayerListForm form)
 {
     switch (form)
     {
-    case LayerListForm::kNamesOnly: return "names-only";
-    case LayerListForm::kDetailed: return "detailed";
-    case LayerListForm::kLogLine: return "log-lines";
-    case LayerListForm::kUnknown: break;
+    case LayerListForm::kNamesOnly:
+        return "names-only";
+    case LayerListForm::kDetailed:
+        return "detailed";
+    case LayerListForm::kLogLine:
+        return "log-lines";
+    case LayerListForm::kUnknown:
+        break;
     }
     return "unknown";
 }
@@ -71,8 +75,8 @@ FileSummary inspectFile(const std::string& path, const InspectOptions& options)
         std::string opsets;
         for (const auto& [domain, version] : graph.opsets)
         {
-            opsets += (opsets.empty() ? "" : ",") + (domain.empty() ? std::string("ai.onnx") : domain) + ":"
-                + std::to_string(version);
+            opsets += (opsets.empty() ? "" : ",") + (domain.empty() ? std::string("ai.onnx") : domain) + ":" +
+                      std::to_string(version);
         }
         summary.facts.emplace_back("opset", opsets);
         summary.facts.emplace_back("producer", graph.producerName);
@@ -143,7 +147,9 @@ FileSummary inspectFile(const std::string& path, const InspectOptions& options)
         summary.facts.emplace_back("tactic_choices", std::to_string(log.tactics.size()));
         summary.facts.emplace_back("errors", std::to_string(log.errors.size()));
         summary.facts.emplace_back("trt_warnings", std::to_string(log.warningsInLog.size()));
-        std::string mode = log.explicitPrecisionMarker ? "explicit (Q/DQ)" : log.implicitInt8Marker ? "implicit INT8" : "";
+        std::string mode = log.explicitPrecisionMarker ? "explicit (Q/DQ)"
+                           : log.implicitInt8Marker    ? "implicit INT8"
+                                                       : "";
         if (!mode.empty())
         {
             summary.facts.emplace_back("quantization", mode);
@@ -185,7 +191,8 @@ FileSummary inspectFile(const std::string& path, const InspectOptions& options)
         }
         break;
     }
-    case InputKind::kUnknown: break;
+    case InputKind::kUnknown:
+        break;
     }
     return summary;
 }

@@ -111,13 +111,27 @@ void JsonWriter::writeString(std::string_view text)
         unsigned char c = static_cast<unsigned char>(ch);
         switch (c)
         {
-        case '"': mOut += "\\\""; break;
-        case '\\': mOut += "\\\\"; break;
-        case '\n': mOut += "\\n"; break;
-        case '\r': mOut += "\\r"; break;
-        case '\t': mOut += "\\t"; break;
-        case '\b': mOut += "\\b"; break;
-        case '\f': mOut += "\\f"; break;
+        case '"':
+            mOut += "\\\"";
+            break;
+        case '\\':
+            mOut += "\\\\";
+            break;
+        case '\n':
+            mOut += "\\n";
+            break;
+        case '\r':
+            mOut += "\\r";
+            break;
+        case '\t':
+            mOut += "\\t";
+            break;
+        case '\b':
+            mOut += "\\b";
+            break;
+        case '\f':
+            mOut += "\\f";
+            break;
         default:
             if (c < 0x20)
             {

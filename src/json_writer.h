@@ -15,10 +15,7 @@ namespace qdq
 class JsonWriter
 {
 public:
-    explicit JsonWriter(std::string& out)
-        : mOut(out)
-    {
-    }
+    explicit JsonWriter(std::string& out) : mOut(out) {}
 
     JsonWriter& beginObject();
     JsonWriter& endObject();

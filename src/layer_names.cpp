@@ -143,7 +143,7 @@ std::string stripTrtSuffixes(std::string_view token)
             }
         }
         for (std::string_view suffix : {std::string_view("_cpy"), std::string_view("_quantize_scale_node"),
-                 std::string_view("_dequantize_scale_node")})
+                                        std::string_view("_dequantize_scale_node")})
         {
             if (endsWith(text, suffix) && text.size() > suffix.size())
             {
@@ -172,7 +172,8 @@ LayerNameParts parseLayerName(std::string_view name)
     static constexpr std::string_view kReformatOutput = "Reformatting CopyNode for Output Tensor ";
     static constexpr std::string_view kReformatNetworkInput = "Reformatting CopyNode for Network Input ";
     static constexpr std::string_view kReformatNetworkOutput = "Reformatting CopyNode for Network Output ";
-    auto reformat = [&](std::string_view prefix, bool ofInput, bool hasIndex) {
+    auto reformat = [&](std::string_view prefix, bool ofInput, bool hasIndex)
+    {
         parts.reformatCopyNode = true;
         parts.reformatOfInput = ofInput;
         std::string_view rest = text.substr(prefix.size());
@@ -236,8 +237,9 @@ LayerNameParts parseLayerName(std::string_view name)
 
 std::optional<std::string> helperSubject(std::string_view token)
 {
-    static constexpr std::array<std::string_view, 7> kPrefixes = {"copied_squeeze_after_", "unsqueeze_node_after_",
-        "squeeze_after_", "reshape_before_", "reshape_after_", "transpose_before_", "transpose_after_"};
+    static constexpr std::array<std::string_view, 7> kPrefixes = {
+        "copied_squeeze_after_", "unsqueeze_node_after_", "squeeze_after_",  "reshape_before_",
+        "reshape_after_",        "transpose_before_",     "transpose_after_"};
     for (auto prefix : kPrefixes)
     {
         if (startsWith(token, prefix) && token.size() > prefix.size())
@@ -255,17 +257,17 @@ bool isUnnamedLayerToken(std::string_view token)
 
 bool looksLikeQuantizeName(std::string_view name)
 {
-    return (name.find("QuantizeLinear") != std::string_view::npos
-               && name.find("DequantizeLinear") == std::string_view::npos)
-        || (name.find("quantize_scale_node") != std::string_view::npos
-            && name.find("dequantize_scale_node") == std::string_view::npos)
-        || endsWith(name, "[Quantize]");
+    return (name.find("QuantizeLinear") != std::string_view::npos &&
+            name.find("DequantizeLinear") == std::string_view::npos) ||
+           (name.find("quantize_scale_node") != std::string_view::npos &&
+            name.find("dequantize_scale_node") == std::string_view::npos) ||
+           endsWith(name, "[Quantize]");
 }
 
 bool looksLikeDequantizeName(std::string_view name)
 {
-    return name.find("DequantizeLinear") != std::string_view::npos
-        || name.find("dequantize_scale_node") != std::string_view::npos || endsWith(name, "[Dequantize]");
+    return name.find("DequantizeLinear") != std::string_view::npos ||
+           name.find("dequantize_scale_node") != std::string_view::npos || endsWith(name, "[Dequantize]");
 }
 
 } // namespace qdq

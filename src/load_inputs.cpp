@@ -12,13 +12,14 @@ namespace
 {
 
 void addFile(Inputs& inputs, const std::string& path, InputKind kind, const Limits& limits,
-    const ProgressCallback& progress)
+             const ProgressCallback& progress)
 {
     SourceLocation where;
     where.path = path;
-    auto duplicate = [&](const char* what, const char* option) {
-        throw InputError(where, std::string("a second ") + what + " was given; name each engine's files with " + option
-                + " (or run diff for two engines)");
+    auto duplicate = [&](const char* what, const char* option)
+    {
+        throw InputError(where, std::string("a second ") + what + " was given; name each engine's files with " +
+                                    option + " (or run diff for two engines)");
     };
     Inputs::Source source{kind, path, std::nullopt};
     switch (kind)
@@ -56,7 +57,8 @@ void addFile(Inputs& inputs, const std::string& path, InputKind kind, const Limi
     case InputKind::kMetadata:
         // Not used by the analysis; accepted so users can pass a whole TREx/trtexec output folder.
         break;
-    case InputKind::kUnknown: throw InputError(where, "unknown input kind");
+    case InputKind::kUnknown:
+        throw InputError(where, "unknown input kind");
     }
     inputs.sources.push_back(source);
 }
@@ -66,7 +68,8 @@ void addFile(Inputs& inputs, const std::string& path, InputKind kind, const Limi
 Inputs loadInputs(const InputFiles& files, const Limits& limits, const ProgressCallback& progress)
 {
     Inputs inputs;
-    auto role = [&](const std::string& path, InputKind expected) {
+    auto role = [&](const std::string& path, InputKind expected)
+    {
         if (path.empty())
         {
             return;
@@ -76,8 +79,8 @@ Inputs loadInputs(const InputFiles& files, const Limits& limits, const ProgressC
         {
             SourceLocation where;
             where.path = path;
-            throw InputError(where, "given as " + std::string(inputKindName(expected)) + " but its content is "
-                    + std::string(inputKindName(detected)));
+            throw InputError(where, "given as " + std::string(inputKindName(expected)) + " but its content is " +
+                                        std::string(inputKindName(detected)));
         }
         addFile(inputs, path, expected, limits, progress);
     };
@@ -100,20 +103,22 @@ Inputs loadInputs(const InputFiles& files, const Limits& limits, const ProgressC
     if (onnxCount == 1 && !inputs.onnx && detected.size() > 1)
     {
         auto onnxEntry = std::find_if(detected.begin(), detected.end(),
-            [](const auto& entry) { return entry.second == InputKind::kOnnx; });
+                                      [](const auto& entry) { return entry.second == InputKind::kOnnx; });
         std::string onnxPath = onnxEntry->first;
         std::optional<OnnxGraph> graph;
         std::exception_ptr failure;
-        std::thread reader([&] {
-            try
+        std::thread reader(
+            [&]
             {
-                graph = readOnnx(onnxPath, OnnxReadOptions{}, limits);
-            }
-            catch (...)
-            {
-                failure = std::current_exception();
-            }
-        });
+                try
+                {
+                    graph = readOnnx(onnxPath, OnnxReadOptions{}, limits);
+                }
+                catch (...)
+                {
+                    failure = std::current_exception();
+                }
+            });
         try
         {
             for (const auto& [path, kind] : detected)
@@ -137,13 +142,17 @@ Inputs loadInputs(const InputFiles& files, const Limits& limits, const ProgressC
         inputs.onnx = std::move(graph);
         inputs.sources.push_back(Inputs::Source{InputKind::kOnnx, onnxPath, std::nullopt});
         // Keep sources in the order the files were given.
-        std::stable_sort(inputs.sources.begin(), inputs.sources.end(), [&](const auto& a, const auto& b) {
-            auto position = [&](const std::string& p) {
-                return std::find_if(detected.begin(), detected.end(), [&](const auto& e) { return e.first == p; })
-                    - detected.begin();
-            };
-            return position(a.path) < position(b.path);
-        });
+        std::stable_sort(inputs.sources.begin(), inputs.sources.end(),
+                         [&](const auto& a, const auto& b)
+                         {
+                             auto position = [&](const std::string& p)
+                             {
+                                 return std::find_if(detected.begin(), detected.end(),
+                                                     [&](const auto& e) { return e.first == p; }) -
+                                        detected.begin();
+                             };
+                             return position(a.path) < position(b.path);
+                         });
     }
     else
     {

@@ -60,11 +60,12 @@ qdq::ProgressCallback progressReporter(const GlobalOptions& options, const std::
     {
         return {};
     }
-    return [path](std::uint64_t done, std::uint64_t total) {
+    return [path](std::uint64_t done, std::uint64_t total)
+    {
         if (total > 0)
         {
             std::fprintf(stderr, "\rqdq-doctor: reading %s: %3.0f%%", qdq::printable(path, 200).c_str(),
-                100.0 * static_cast<double>(done) / static_cast<double>(total));
+                         100.0 * static_cast<double>(done) / static_cast<double>(total));
             if (done >= total)
             {
                 std::fputc('\n', stderr);
@@ -73,7 +74,7 @@ qdq::ProgressCallback progressReporter(const GlobalOptions& options, const std::
         else
         {
             std::fprintf(stderr, "\rqdq-doctor: reading %s: %llu MiB", qdq::printable(path, 200).c_str(),
-                static_cast<unsigned long long>(done >> 20));
+                         static_cast<unsigned long long>(done >> 20));
         }
         std::fflush(stderr);
     };
@@ -147,7 +148,7 @@ void writeReportFile(const std::filesystem::path& path, const std::string& conte
 //! Writes NAME.svg (and NAME.dot with --dot) in dir. A picture that cannot be drawn is reported on stderr and
 //! skipped: the reports themselves are already written.
 void writeGraphFiles(const std::filesystem::path& dir, const std::string& name,
-    const std::function<qdq::graph::Graph()>& build, bool dot, bool force)
+                     const std::function<qdq::graph::Graph()>& build, bool dot, bool force)
 {
     std::string text;
     try
@@ -167,7 +168,7 @@ void writeGraphFiles(const std::filesystem::path& dir, const std::string& name,
     catch (const std::runtime_error& error)
     {
         std::fprintf(stderr, "qdq-doctor: cannot draw %s.svg: %s\n", name.c_str(),
-            qdq::printable(error.what(), 1000).c_str());
+                     qdq::printable(error.what(), 1000).c_str());
     }
     if (dot)
     {
@@ -181,16 +182,18 @@ void writeGraphFiles(const std::filesystem::path& dir, const std::string& name,
 
 //! engine.svg, onnx.svg and finding-NN-<slug>.svg (drawn around the finding) for `diagnose -o DIR`.
 void writeDiagnoseGraphs(const std::filesystem::path& dir, const qdq::Inputs& inputs, const qdq::Report& report,
-    bool dot, bool force)
+                         bool dot, bool force)
 {
     constexpr std::size_t kMaxFindingGraphs = 100;
     if (inputs.engine() != nullptr)
     {
-        writeGraphFiles(dir, "engine", [&] { return qdq::graph::buildEngineGraph(inputs, report); }, dot, force);
+        writeGraphFiles(
+            dir, "engine", [&] { return qdq::graph::buildEngineGraph(inputs, report); }, dot, force);
     }
     if (inputs.onnx)
     {
-        writeGraphFiles(dir, "onnx", [&] { return qdq::graph::buildOnnxGraph(inputs, report); }, dot, force);
+        writeGraphFiles(
+            dir, "onnx", [&] { return qdq::graph::buildOnnxGraph(inputs, report); }, dot, force);
     }
     for (std::size_t i = 0; i < report.findings.size() && i < kMaxFindingGraphs; ++i)
     {
@@ -198,24 +201,25 @@ void writeDiagnoseGraphs(const std::filesystem::path& dir, const qdq::Inputs& in
         char number[16];
         std::snprintf(number, sizeof(number), "%02zu", i + 1);
         std::string name = std::string("finding-") + number + "-" + qdq::graph::fileSlug(finding.rule);
-        writeGraphFiles(dir, name, [&] { return qdq::graph::buildFindingGraph(inputs, report, finding); }, dot, force);
+        writeGraphFiles(
+            dir, name, [&] { return qdq::graph::buildFindingGraph(inputs, report, finding); }, dot, force);
     }
     if (report.findings.size() > kMaxFindingGraphs)
     {
         std::fprintf(stderr, "qdq-doctor: drew the first %zu of %zu findings\n", kMaxFindingGraphs,
-            report.findings.size());
+                     report.findings.size());
     }
 }
 
 int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& options)
 {
-    std::string progressName = diagnoseOptions.files.files.empty() ? diagnoseOptions.files.log
-                                                                   : diagnoseOptions.files.files.front();
+    std::string progressName =
+        diagnoseOptions.files.files.empty() ? diagnoseOptions.files.log : diagnoseOptions.files.files.front();
     // Function-local statics: main ends with _Exit, so a 100,000-layer model is not torn down node by node.
     static std::optional<qdq::Inputs> inputsStorage;
     static std::optional<qdq::Report> reportStorage;
-    const qdq::Inputs& inputs
-        = inputsStorage.emplace(qdq::loadInputs(diagnoseOptions.files, options.limits(), progressReporter(options, progressName)));
+    const qdq::Inputs& inputs = inputsStorage.emplace(
+        qdq::loadInputs(diagnoseOptions.files, options.limits(), progressReporter(options, progressName)));
     const qdq::Report& report = reportStorage.emplace(qdq::diagnose(inputs));
     const bool toFiles = !diagnoseOptions.outputDir.empty();
     std::string text = toFiles || diagnoseOptions.format != "json" ? qdq::renderReportText(report, inputs) : "";
@@ -234,8 +238,8 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
     {
         for (const auto& finding : report.findings)
         {
-            if (finding.severity == qdq::Severity::kError
-                || (diagnoseOptions.failOn == "warning" && finding.severity == qdq::Severity::kWarning))
+            if (finding.severity == qdq::Severity::kError ||
+                (diagnoseOptions.failOn == "warning" && finding.severity == qdq::Severity::kWarning))
             {
                 return 1;
             }
@@ -261,10 +265,10 @@ int runDiff(const DiffOptions& diffOptions, const GlobalOptions& options)
     baselineFiles.files = diffOptions.baseline;
     qdq::InputFiles candidateFiles;
     candidateFiles.files = diffOptions.candidate;
-    qdq::Inputs baseline = qdq::loadInputs(baselineFiles, options.limits(),
-        progressReporter(options, diffOptions.baseline.front()));
-    qdq::Inputs candidate = qdq::loadInputs(candidateFiles, options.limits(),
-        progressReporter(options, diffOptions.candidate.front()));
+    qdq::Inputs baseline =
+        qdq::loadInputs(baselineFiles, options.limits(), progressReporter(options, diffOptions.baseline.front()));
+    qdq::Inputs candidate =
+        qdq::loadInputs(candidateFiles, options.limits(), progressReporter(options, diffOptions.candidate.front()));
     qdq::DiffReport report = qdq::diffEngines(baseline, candidate);
     std::string text = qdq::renderDiffText(report, baseline, candidate, diffOptions.top);
     std::string json = qdq::renderDiffJson(report, baseline, candidate);
@@ -274,8 +278,9 @@ int runDiff(const DiffOptions& diffOptions, const GlobalOptions& options)
         std::filesystem::create_directories(dir);
         writeReportFile(dir / "diff.json", json, diffOptions.force);
         writeReportFile(dir / "diff.txt", text, diffOptions.force);
-        writeGraphFiles(dir, "diff", [&] { return qdq::graph::buildDiffGraph(report, baseline, candidate); },
-            diffOptions.dot, diffOptions.force);
+        writeGraphFiles(
+            dir, "diff", [&] { return qdq::graph::buildDiffGraph(report, baseline, candidate); }, diffOptions.dot,
+            diffOptions.force);
     }
     const std::string& output = diffOptions.format == "json" ? json : text;
     std::fwrite(output.data(), 1, output.size(), stdout);
@@ -296,7 +301,8 @@ struct GraphCommandOptions
 //! `qdq-doctor graph`: one picture for a bug report.
 int runGraph(const GraphCommandOptions& graphOptions, const GlobalOptions& options)
 {
-    qdq::Inputs inputs = qdq::loadInputs(graphOptions.files, options.limits(),
+    qdq::Inputs inputs = qdq::loadInputs(
+        graphOptions.files, options.limits(),
         progressReporter(options, graphOptions.files.files.empty() ? std::string() : graphOptions.files.files.front()));
     qdq::Report report = qdq::diagnose(inputs);
     std::string view = graphOptions.view;
@@ -318,8 +324,8 @@ int runGraph(const GraphCommandOptions& graphOptions, const GlobalOptions& optio
         std::fprintf(stderr, "qdq-doctor graph: %s\n", qdq::printable(error.what(), 1000).c_str());
         return kExitBadInput;
     }
-    std::string output = qdq::graph::render(picture,
-        graphOptions.format == "dot" ? qdq::graph::Format::kDot : qdq::graph::Format::kSvg);
+    std::string output =
+        qdq::graph::render(picture, graphOptions.format == "dot" ? qdq::graph::Format::kDot : qdq::graph::Format::kSvg);
     if (graphOptions.output.empty() || graphOptions.output == "-")
     {
         std::fwrite(output.data(), 1, output.size(), stdout);
@@ -389,27 +395,31 @@ int run(int argc, char** argv)
     inspect->add_option("--format", inspectFormat, "Output format")->check(CLI::IsMember({"text", "json"}));
     addLimitOptions(*inspect, options);
 
-    auto* diagnose = app.add_subcommand("diagnose",
+    auto* diagnose = app.add_subcommand(
+        "diagnose",
         "Correlate engine layers with ONNX nodes and explain every missed fusion, standalone Q/DQ and reformat");
     DiagnoseOptions diagnoseOptions;
-    diagnose->add_option("files", diagnoseOptions.files.files,
+    diagnose->add_option(
+        "files", diagnoseOptions.files.files,
         "Any of: the Q/DQ ONNX model, layer-info JSON, profile JSON, verbose build log (kinds from content)");
     diagnose->add_option("--onnx", diagnoseOptions.files.onnx, "The ONNX model (when kinds must be named)");
     diagnose->add_option("--layers", diagnoseOptions.files.layers, "The layer-info JSON (--exportLayerInfo)");
     diagnose->add_option("--profile", diagnoseOptions.files.profile, "The profile JSON (--exportProfile)");
     diagnose->add_option("--log", diagnoseOptions.files.log, "The verbose build log (--verbose)");
     diagnose->add_option("--format", diagnoseOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
-    diagnose->add_option("-o,--output-dir", diagnoseOptions.outputDir, "Write report.json, report.txt and the SVG pictures here");
+    diagnose->add_option("-o,--output-dir", diagnoseOptions.outputDir,
+                         "Write report.json, report.txt and the SVG pictures here");
     diagnose->add_flag("--force", diagnoseOptions.force, "Replace existing report files in the output folder");
     diagnose->add_option("--fail-on", diagnoseOptions.failOn, "Exit 1 when findings of this severity or worse exist")
         ->check(CLI::IsMember({"warning", "error"}));
     diagnose->add_flag("--dot", diagnoseOptions.dot, "With -o, also write the DOT text of every picture");
     addLimitOptions(*diagnose, options);
 
-    auto* diff = app.add_subcommand("diff",
-        "Where did the time go between two builds (implicit vs explicit INT8, QAT vs PTQ, TensorRT 8 vs 10)");
+    auto* diff = app.add_subcommand(
+        "diff", "Where did the time go between two builds (implicit vs explicit INT8, QAT vs PTQ, TensorRT 8 vs 10)");
     DiffOptions diffOptions;
-    diff->add_option("--baseline", diffOptions.baseline, "The reference engine's files (layer-info, log, profile, ONNX)")
+    diff->add_option("--baseline", diffOptions.baseline,
+                     "The reference engine's files (layer-info, log, profile, ONNX)")
         ->required();
     diff->add_option("--candidate", diffOptions.candidate, "The engine to explain")->required();
     diff->add_option("--format", diffOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
@@ -419,12 +429,14 @@ int run(int argc, char** argv)
     diff->add_flag("--dot", diffOptions.dot, "With -o, also write diff.dot");
     addLimitOptions(*diff, options);
 
-    auto* graphCommand = app.add_subcommand("graph", "Draw the engine or the ONNX graph with the findings (SVG or DOT)");
+    auto* graphCommand =
+        app.add_subcommand("graph", "Draw the engine or the ONNX graph with the findings (SVG or DOT)");
     GraphCommandOptions graphOptions;
     graphCommand->add_option("files", graphOptions.files.files, "The same inputs as diagnose")->required();
     graphCommand->add_option("--view", graphOptions.view, "engine (default when a layer list is given) or onnx")
         ->check(CLI::IsMember({"engine", "onnx"}));
-    graphCommand->add_option("--focus", graphOptions.focus, "Draw only around this engine layer or ONNX node (repeatable)")
+    graphCommand
+        ->add_option("--focus", graphOptions.focus, "Draw only around this engine layer or ONNX node (repeatable)")
         ->allow_extra_args(false);
     graphCommand->add_option("--radius", graphOptions.radius, "Edges around the focus")->capture_default_str();
     graphCommand->add_option("--format", graphOptions.format, "Output format")->check(CLI::IsMember({"svg", "dot"}));

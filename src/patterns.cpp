@@ -47,8 +47,8 @@ bool isConstantLike(const OnnxGraph& graph, const std::string& tensor, int depth
     {
         return false;
     }
-    static const std::unordered_set<std::string> kPassThrough
-        = {"QuantizeLinear", "DequantizeLinear", "Identity", "Transpose", "Reshape", "Cast"};
+    static const std::unordered_set<std::string> kPassThrough = {"QuantizeLinear", "DequantizeLinear", "Identity",
+                                                                 "Transpose",      "Reshape",          "Cast"};
     if (producer->opType == "Constant")
     {
         return true;
@@ -72,15 +72,17 @@ bool isWeighted(const OnnxGraph& graph, const OnnxNode& node)
 
 bool isCommuting(const std::string& opType)
 {
-    static const std::unordered_set<std::string> kOps = {"MaxPool", "Concat", "Slice", "Split", "Reshape", "Transpose",
-        "Flatten", "Squeeze", "Unsqueeze", "Identity", "GlobalMaxPool", "Pad"};
+    static const std::unordered_set<std::string> kOps = {"MaxPool",   "Concat",    "Slice",         "Split",
+                                                         "Reshape",   "Transpose", "Flatten",       "Squeeze",
+                                                         "Unsqueeze", "Identity",  "GlobalMaxPool", "Pad"};
     return kOps.count(opType) > 0;
 }
 
 bool isActivation(const std::string& opType)
 {
-    static const std::unordered_set<std::string> kOps = {"Relu", "Clip", "LeakyRelu", "Sigmoid", "Tanh", "HardSwish",
-        "HardSigmoid", "Gelu", "Elu", "Selu", "Softplus", "PRelu", "ThresholdedRelu", "Mish"};
+    static const std::unordered_set<std::string> kOps = {
+        "Relu", "Clip", "LeakyRelu", "Sigmoid",  "Tanh",  "HardSwish",       "HardSigmoid",
+        "Gelu", "Elu",  "Selu",      "Softplus", "PRelu", "ThresholdedRelu", "Mish"};
     return kOps.count(opType) > 0;
 }
 
@@ -91,8 +93,9 @@ bool isEpilogue(const std::string& opType)
 
 bool isQuantizableNonWeighted(const std::string& opType)
 {
-    static const std::unordered_set<std::string> kOps = {"Add", "Mul", "Sub", "Div", "AveragePool",
-        "GlobalAveragePool", "Resize", "Upsample", "Sum", "Max", "Min", "ReduceMean", "Softmax"};
+    static const std::unordered_set<std::string> kOps = {
+        "Add", "Mul", "Sub", "Div",        "AveragePool", "GlobalAveragePool", "Resize", "Upsample",
+        "Sum", "Max", "Min", "ReduceMean", "Softmax"};
     return kOps.count(opType) > 0;
 }
 
@@ -173,8 +176,8 @@ ForwardQuantizers forwardQuantizers(const OnnxGraph& graph, const std::string& t
             {
                 result.quantizers.push_back(consumer);
             }
-            else if ((isCommuting(consumer->opType) || (throughEpilogue && isEpilogue(consumer->opType)))
-                && !consumer->outputs.empty())
+            else if ((isCommuting(consumer->opType) || (throughEpilogue && isEpilogue(consumer->opType))) &&
+                     !consumer->outputs.empty())
             {
                 for (const auto& output : consumer->outputs)
                 {
@@ -217,8 +220,8 @@ EpilogueChain epilogueChain(const OnnxGraph& graph, const OnnxNode& weighted)
                     mul = consumer;
                 }
             }
-            if (sigmoid != nullptr && mul != nullptr && !sigmoid->outputs.empty()
-                && std::find(mul->inputs.begin(), mul->inputs.end(), sigmoid->outputs[0]) != mul->inputs.end())
+            if (sigmoid != nullptr && mul != nullptr && !sigmoid->outputs.empty() &&
+                std::find(mul->inputs.begin(), mul->inputs.end(), sigmoid->outputs[0]) != mul->inputs.end())
             {
                 chain.nodes.push_back(sigmoid);
                 chain.nodes.push_back(mul);

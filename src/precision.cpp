@@ -75,26 +75,38 @@ std::string_view precisionName(Precision precision)
 {
     switch (precision)
     {
-    case Precision::kFP32: return "FP32";
-    case Precision::kFP16: return "FP16";
-    case Precision::kBF16: return "BF16";
-    case Precision::kFP8: return "FP8";
-    case Precision::kINT8: return "INT8";
-    case Precision::kUINT8: return "UINT8";
-    case Precision::kINT4: return "INT4";
-    case Precision::kFP4: return "FP4";
-    case Precision::kINT32: return "INT32";
-    case Precision::kINT64: return "INT64";
-    case Precision::kBool: return "BOOL";
-    case Precision::kUnknown: break;
+    case Precision::kFP32:
+        return "FP32";
+    case Precision::kFP16:
+        return "FP16";
+    case Precision::kBF16:
+        return "BF16";
+    case Precision::kFP8:
+        return "FP8";
+    case Precision::kINT8:
+        return "INT8";
+    case Precision::kUINT8:
+        return "UINT8";
+    case Precision::kINT4:
+        return "INT4";
+    case Precision::kFP4:
+        return "FP4";
+    case Precision::kINT32:
+        return "INT32";
+    case Precision::kINT64:
+        return "INT64";
+    case Precision::kBool:
+        return "BOOL";
+    case Precision::kUnknown:
+        break;
     }
     return "unknown";
 }
 
 bool isQuantized(Precision precision)
 {
-    return precision == Precision::kINT8 || precision == Precision::kUINT8 || precision == Precision::kINT4
-        || precision == Precision::kFP8 || precision == Precision::kFP4;
+    return precision == Precision::kINT8 || precision == Precision::kUINT8 || precision == Precision::kINT4 ||
+           precision == Precision::kFP8 || precision == Precision::kFP4;
 }
 
 bool isFloat(Precision precision)

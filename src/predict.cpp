@@ -17,12 +17,18 @@ std::string_view predictedFateName(PredictedQdq::Fate fate)
 {
     switch (fate)
     {
-    case PredictedQdq::Fate::kFusedIntoProducer: return "fused-into-producer";
-    case PredictedQdq::Fate::kFusedIntoConsumer: return "fused-into-consumer";
-    case PredictedQdq::Fate::kFolded: return "folded";
-    case PredictedQdq::Fate::kCancelled: return "cancelled";
-    case PredictedQdq::Fate::kRequantize: return "requantize";
-    case PredictedQdq::Fate::kStandalone: break;
+    case PredictedQdq::Fate::kFusedIntoProducer:
+        return "fused-into-producer";
+    case PredictedQdq::Fate::kFusedIntoConsumer:
+        return "fused-into-consumer";
+    case PredictedQdq::Fate::kFolded:
+        return "folded";
+    case PredictedQdq::Fate::kCancelled:
+        return "cancelled";
+    case PredictedQdq::Fate::kRequantize:
+        return "requantize";
+    case PredictedQdq::Fate::kStandalone:
+        break;
     }
     return "standalone";
 }
@@ -45,10 +51,7 @@ namespace
 class Predictor
 {
 public:
-    explicit Predictor(const OnnxGraph& graph)
-        : mGraph(graph)
-    {
-    }
+    explicit Predictor(const OnnxGraph& graph) : mGraph(graph) {}
 
     Prediction run()
     {
@@ -82,8 +85,8 @@ private:
         {
             return false;
         }
-        return feedingDequantize(mGraph, node.inputs[0]) != nullptr
-            && (feedingDequantize(mGraph, node.inputs[1]) != nullptr);
+        return feedingDequantize(mGraph, node.inputs[0]) != nullptr &&
+               (feedingDequantize(mGraph, node.inputs[1]) != nullptr);
     }
 
     bool onWeightPath(const OnnxNode& node) const
@@ -97,8 +100,9 @@ private:
             return true;
         }
         const OnnxNode* producer = producerOf(mGraph, node.inputs[0]);
-        return producer != nullptr && (producer->opType == "Constant" || (isQuantize(*producer) && onWeightPath(*producer))
-                                       || (producer->opType == "Identity" && onWeightPath(*producer)));
+        return producer != nullptr &&
+               (producer->opType == "Constant" || (isQuantize(*producer) && onWeightPath(*producer)) ||
+                (producer->opType == "Identity" && onWeightPath(*producer)));
     }
 
     //! A producer that can emit INT8 through its epilogue: a quantized weighted op (possibly through epilogue ops),
@@ -127,16 +131,16 @@ private:
                 bool allQuantized = true;
                 for (const auto& input : producer->inputs)
                 {
-                    if (!input.empty() && !isConstantTensor(mGraph, input) && feedingDequantize(mGraph, input) == nullptr
-                        && !residualOfQuantizedConv(*producer, input))
+                    if (!input.empty() && !isConstantTensor(mGraph, input) &&
+                        feedingDequantize(mGraph, input) == nullptr && !residualOfQuantizedConv(*producer, input))
                     {
                         allQuantized = false;
                     }
                 }
                 return allQuantized ? producer : nullptr;
             }
-            bool passThrough = (isEpilogue(producer->opType) || isCommuting(producer->opType))
-                && !producer->inputs.empty() && producer->opType != "Concat";
+            bool passThrough = (isEpilogue(producer->opType) || isCommuting(producer->opType)) &&
+                               !producer->inputs.empty() && producer->opType != "Concat";
             if (!passThrough)
             {
                 return nullptr;
@@ -169,10 +173,7 @@ private:
         return false;
     }
 
-    bool isSiluMul(const OnnxNode& mul) const
-    {
-        return !siluInput(mul).empty();
-    }
+    bool isSiluMul(const OnnxNode& mul) const { return !siluInput(mul).empty(); }
 
     std::string siluInput(const OnnxNode& mul) const
     {
@@ -183,8 +184,8 @@ private:
         for (int k = 0; k < 2; ++k)
         {
             const OnnxNode* sigmoid = producerOf(mGraph, mul.inputs[static_cast<std::size_t>(k)]);
-            if (sigmoid != nullptr && sigmoid->opType == "Sigmoid" && !sigmoid->inputs.empty()
-                && sigmoid->inputs[0] == mul.inputs[static_cast<std::size_t>(1 - k)])
+            if (sigmoid != nullptr && sigmoid->opType == "Sigmoid" && !sigmoid->inputs.empty() &&
+                sigmoid->inputs[0] == mul.inputs[static_cast<std::size_t>(1 - k)])
             {
                 return sigmoid->inputs[0];
             }
@@ -277,14 +278,14 @@ private:
             result.partner = producer->name;
             if (!floatInputs.empty())
             {
-                result.reason = "hoisted above Concat " + producer->name + ", whose input(s) "
-                    + nameList(floatInputs, 3) + " come from float producers";
+                result.reason = "hoisted above Concat " + producer->name + ", whose input(s) " +
+                                nameList(floatInputs, 3) + " come from float producers";
             }
             else if (!requantized.empty())
             {
                 result.fate = PredictedQdq::Fate::kRequantize;
-                result.reason = "hoisted above Concat " + producer->name + ", it meets " + nameList(requantized, 3)
-                    + " with a different scale";
+                result.reason = "hoisted above Concat " + producer->name + ", it meets " + nameList(requantized, 3) +
+                                " with a different scale";
             }
             else
             {
@@ -304,8 +305,8 @@ private:
             result.reason = "output quantization of " + quantized->name;
             return result;
         }
-        result.reason = "its producer " + producer->name + " (" + producer->opType
-            + ") runs in float and cannot absorb it";
+        result.reason =
+            "its producer " + producer->name + " (" + producer->opType + ") runs in float and cannot absorb it";
         return result;
     }
 
@@ -368,8 +369,8 @@ private:
                         allFused = false;
                         if (result.reason.empty())
                         {
-                            result.reason = "its consumer " + consumer->name + " (" + consumer->opType
-                                + ") runs in float";
+                            result.reason =
+                                "its consumer " + consumer->name + " (" + consumer->opType + ") runs in float";
                         }
                     }
                 }
@@ -405,8 +406,8 @@ private:
         }
         for (const auto& input : node.inputs)
         {
-            if (!input.empty() && !isConstantTensor(mGraph, input) && feedingDequantize(mGraph, input) == nullptr
-                && !residualOfQuantizedConv(node, input))
+            if (!input.empty() && !isConstantTensor(mGraph, input) && feedingDequantize(mGraph, input) == nullptr &&
+                !residualOfQuantizedConv(node, input))
             {
                 return false;
             }
@@ -459,7 +460,7 @@ private:
             {
                 PredictedLayer layer;
                 layer.kind = entry.fate == PredictedQdq::Fate::kRequantize ? "requantize"
-                    : entry.isQuantize                                     ? "standalone-quantize"
+                             : entry.isQuantize                            ? "standalone-quantize"
                                                                            : "standalone-dequantize";
                 layer.onnxNodes.push_back(entry.node);
                 layer.int8Input = !entry.isQuantize;

@@ -33,7 +33,8 @@ std::string renderReportJson(const Report& report, const Inputs& inputs)
     json.member("total", std::uint64_t{layerTotals.total}).member("mapped", std::uint64_t{layerTotals.mapped});
     json.member("inserted_qdq", std::uint64_t{layerTotals.insertedQdq});
     json.member("inserted_reformat", std::uint64_t{layerTotals.insertedReformat});
-    json.member("dropped", std::uint64_t{layerTotals.dropped}).member("unattributed", std::uint64_t{layerTotals.unattributed});
+    json.member("dropped", std::uint64_t{layerTotals.dropped})
+        .member("unattributed", std::uint64_t{layerTotals.unattributed});
     json.endObject();
     json.key("qdq_nodes").beginObject();
     json.member("total", std::uint64_t{qdqTotals.total}).member("fused", std::uint64_t{qdqTotals.fused});
@@ -62,7 +63,7 @@ std::string renderReportJson(const Report& report, const Inputs& inputs)
         json.beginObject();
         json.member("name", node.node).member("op", node.isQuantize ? "QuantizeLinear" : "DequantizeLinear");
         json.member("state", qdqStateName(node.state)).key("layer");
-        node.layer && plan != nullptr ? json.value(plan->layers[*node.layer].name) : json.null();
+        node.layer&& plan != nullptr ? json.value(plan->layers[*node.layer].name) : json.null();
         json.member("why", node.why);
         json.endObject();
     }
@@ -99,7 +100,9 @@ std::string renderReportJson(const Report& report, const Inputs& inputs)
     json.key("time_ms");
     if (report.hasTimings)
     {
-        json.beginObject().member("total", roundMs(report.totalMs)).member("standalone_qdq", roundMs(report.standaloneQdqMs));
+        json.beginObject()
+            .member("total", roundMs(report.totalMs))
+            .member("standalone_qdq", roundMs(report.standaloneQdqMs));
         json.member("reformat", roundMs(report.reformatMs)).endObject();
     }
     else

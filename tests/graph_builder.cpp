@@ -1,11 +1,10 @@
 #include "graph_builder.h"
 
-
 namespace qdq::test
 {
 
 EngineLayer layer(const std::string& name, const std::string& type, std::vector<std::pair<std::string, std::string>> in,
-    std::vector<std::pair<std::string, std::string>> out, const std::string& origin)
+                  std::vector<std::pair<std::string, std::string>> out, const std::string& origin)
 {
     EngineLayer l;
     l.name = name;
@@ -32,7 +31,7 @@ EngineLayer layer(const std::string& name, const std::string& type, std::vector<
 }
 
 Report runDiagnose(const std::optional<OnnxGraph>& graph, const std::optional<EnginePlan>& plan,
-    const std::optional<Profile>& profile)
+                   const std::optional<Profile>& profile)
 {
     Inputs inputs;
     inputs.onnx = graph;

@@ -16,11 +16,11 @@ using tools::GraphBuilder;
 
 //! An engine layer for hand-built plans.
 EngineLayer layer(const std::string& name, const std::string& type, std::vector<std::pair<std::string, std::string>> in,
-    std::vector<std::pair<std::string, std::string>> out, const std::string& origin = "");
+                  std::vector<std::pair<std::string, std::string>> out, const std::string& origin = "");
 
 //! Runs diagnose on the given parts.
 Report runDiagnose(const std::optional<OnnxGraph>& graph, const std::optional<EnginePlan>& plan,
-    const std::optional<Profile>& profile = std::nullopt);
+                   const std::optional<Profile>& profile = std::nullopt);
 
 //! Findings of one rule.
 std::vector<Finding> findingsOf(const Report& report, const std::string& rule);

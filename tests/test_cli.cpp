@@ -77,9 +77,10 @@ TEST(RealDataCli, InspectFactsOfNamedFiles)
 {
     REQUIRE_SHARED();
     auto result = runCli({"inspect", "--format", "json",
-        realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.graph.json").string(),
-        realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.json").string(),
-        realdata("trex-notebooks-yolo-orin-trt852/trt.out").string(), sharedModel("resnet18-qat-convs.onnx").string()});
+                          realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.graph.json").string(),
+                          realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.json").string(),
+                          realdata("trex-notebooks-yolo-orin-trt852/trt.out").string(),
+                          sharedModel("resnet18-qat-convs.onnx").string()});
     ASSERT_EQ(result.exitStatus, 0) << result.err;
     Json summary = Json::parse(result.out);
     ASSERT_EQ(summary.size(), 4u);
@@ -120,8 +121,12 @@ TEST(Cli, BadInputExitsTwoWithFileAndPlace)
 TEST(Cli, DiagnoseJsonIsDeterministic)
 {
     auto dir = sampleDir("c-resnet-conv-maxpool");
-    std::vector<std::string> args = {"diagnose", "--format", "json", (dir / "model.onnx").string(),
-        (dir / "layers.json").string(), (dir / "profile.json").string()};
+    std::vector<std::string> args = {"diagnose",
+                                     "--format",
+                                     "json",
+                                     (dir / "model.onnx").string(),
+                                     (dir / "layers.json").string(),
+                                     (dir / "profile.json").string()};
     auto first = runCli(args);
     auto second = runCli(args);
     ASSERT_EQ(first.exitStatus, 0) << first.err;
@@ -134,7 +139,8 @@ TEST(Cli, DiagnoseJsonIsDeterministic)
     }
     for (const auto& finding : report["findings"])
     {
-        for (const char* key : {"rule", "severity", "message", "onnx_nodes", "engine_layers", "evidence", "fix", "cost_ms"})
+        for (const char* key :
+             {"rule", "severity", "message", "onnx_nodes", "engine_layers", "evidence", "fix", "cost_ms"})
         {
             EXPECT_TRUE(finding.contains(key)) << key;
         }
@@ -146,7 +152,7 @@ TEST(Cli, OutputDirectoryNeverOverwritesWithoutForce)
     auto dir = sampleDir("c-resnet-conv-maxpool");
     auto out = tempDir("cli-out") / "report";
     std::vector<std::string> args = {"diagnose", "-o", out.string(), (dir / "model.onnx").string(),
-        (dir / "layers.json").string()};
+                                     (dir / "layers.json").string()};
     ASSERT_EQ(runCli(args).exitStatus, 0);
     ASSERT_TRUE(std::filesystem::exists(out / "report.json"));
     ASSERT_TRUE(std::filesystem::exists(out / "report.txt"));
@@ -172,8 +178,8 @@ TEST(Cli, FailOnSetsExitStatus)
 TEST(Cli, TwoLayerListsNeedRoles)
 {
     auto dir = sampleDir("e-explicit-slower-than-implicit");
-    auto result = runCli({"diagnose", (dir / "implicit" / "layers.json").string(),
-        (dir / "explicit" / "layers.json").string()});
+    auto result =
+        runCli({"diagnose", (dir / "implicit" / "layers.json").string(), (dir / "explicit" / "layers.json").string()});
     EXPECT_EQ(result.exitStatus, 2);
     EXPECT_NE(result.err.find("--layers"), std::string::npos) << result.err;
 }

@@ -7,7 +7,9 @@ using namespace qdq;
 
 TEST(Printable, EscapesControlAndInvalidUtf8)
 {
-    EXPECT_EQ(printable("a\x1e" "b"), "a\\x1eb");
+    EXPECT_EQ(printable("a\x1e"
+                        "b"),
+              "a\\x1eb");
     EXPECT_EQ(printable("\x1b[31mred"), "\\x1b[31mred");
     EXPECT_EQ(printable(std::string("ok\xff", 3)), "ok\\xff");
     EXPECT_EQ(printable("caf\xc3\xa9"), "caf\xc3\xa9");

@@ -96,15 +96,16 @@ bool differs(const DiffRegion& region, const std::string& text)
 TEST(Diff, ImplicitVersusExplicitConvPool)
 {
     // Implicit INT8: conv + relu + pool in one layer, no Q/DQ names. Explicit: separate pool, a standalone Q.
-    Inputs baseline = engineInputs({layer("Conv_0 + Relu_1 + MaxPool_2", "CaskConvActPool", {{"x", kFp16}}, {{"p", kInt8}}),
-                                       layer("Conv_3 + Relu_4", "CaskConvolution", {{"p", kInt8}}, {{"y", kInt8}})},
-        {0.10, 0.05});
+    Inputs baseline =
+        engineInputs({layer("Conv_0 + Relu_1 + MaxPool_2", "CaskConvActPool", {{"x", kFp16}}, {{"p", kInt8}}),
+                      layer("Conv_3 + Relu_4", "CaskConvolution", {{"p", kInt8}}, {{"y", kInt8}})},
+                     {0.10, 0.05});
     Inputs candidate = engineInputs(
         {layer("QuantizeLinear_0", "Reformat", {{"x", kFp32}}, {{"xq", kInt8}}, "QDQ"),
-            layer("w0 + QuantizeLinear_1 + Conv_0 + Relu_1", "CaskConvolution", {{"xq", kInt8}}, {{"r", kFp32}}),
-            layer("MaxPool_2", "CaskPooling", {{"r", kFp32}}, {{"p", kFp32}}),
-            layer("QuantizeLinear_5", "Reformat", {{"p", kFp32}}, {{"pq", kInt8}}, "QDQ"),
-            layer("w3 + QuantizeLinear_6 + Conv_3 + Relu_4", "CaskConvolution", {{"pq", kInt8}}, {{"y", kInt8}})},
+         layer("w0 + QuantizeLinear_1 + Conv_0 + Relu_1", "CaskConvolution", {{"xq", kInt8}}, {{"r", kFp32}}),
+         layer("MaxPool_2", "CaskPooling", {{"r", kFp32}}, {{"p", kFp32}}),
+         layer("QuantizeLinear_5", "Reformat", {{"p", kFp32}}, {{"pq", kInt8}}, "QDQ"),
+         layer("w3 + QuantizeLinear_6 + Conv_3 + Relu_4", "CaskConvolution", {{"pq", kInt8}}, {{"y", kInt8}})},
         {0.02, 0.09, 0.04, 0.02, 0.05});
     DiffReport report = diffEngines(baseline, candidate);
     expectExactSplit(report);
@@ -199,11 +200,13 @@ TEST(RealDataDiff, TrexPairsAddUp)
         double baselineMs; // sums of averageMs read off the profiles
         double candidateMs;
     };
-    for (Pair pair : {Pair{"qat-residual-qgap", "qat", 0.672768, 1.09568}, Pair{"fp16", "qat-residual-qgap", 1.016832, 0.672768},
-             Pair{"qat-residual", "qat-residual-qgap", 0.731136, 0.672768}})
+    for (Pair pair :
+         {Pair{"qat-residual-qgap", "qat", 0.672768, 1.09568}, Pair{"fp16", "qat-residual-qgap", 1.016832, 0.672768},
+          Pair{"qat-residual", "qat-residual-qgap", 0.731136, 0.672768}})
     {
         DiffReport report = diffEngines(load(trex(pair.baseline)), load(trex(pair.candidate)));
-        EXPECT_NEAR(report.deltaMs, pair.candidateMs - pair.baselineMs, 1e-9) << pair.baseline << " vs " << pair.candidate;
+        EXPECT_NEAR(report.deltaMs, pair.candidateMs - pair.baselineMs, 1e-9)
+            << pair.baseline << " vs " << pair.candidate;
         expectExactSplit(report);
     }
 }
@@ -214,13 +217,14 @@ TEST(RealDataDiff, MobilenetTensorRt82VersusTensorRt84)
     std::string base = "trex-tests-mobilenet-qat-2022-04/mobilenet.qat.onnx.engine.";
     std::string cand = "trex-tests-mobilenet-qat/mobilenet.qat.onnx.engine.";
     DiffReport report = diffEngines(load({realdata(base + "graph.json"), realdata(base + "profile.json")}),
-        load({realdata(cand + "graph.json"), realdata(cand + "profile.json")}));
+                                    load({realdata(cand + "graph.json"), realdata(cand + "profile.json")}));
     // Sums of averageMs: 0.64706246 ms (8.2) and 0.47038876 ms (8.4).
     EXPECT_NEAR(report.deltaMs, 0.47038876 - 0.64706246, 1e-6);
     expectExactSplit(report);
     // Same ONNX export: every operation aligns by name.
     ASSERT_FALSE(report.notes.empty());
-    EXPECT_NE(report.notes.front().find("by ONNX node name, 0 by structure"), std::string::npos) << report.notes.front();
+    EXPECT_NE(report.notes.front().find("by ONNX node name, 0 by structure"), std::string::npos)
+        << report.notes.front();
     // TensorRT 8.2 put a reformat in front of each Scale-type Quantize; 8.4's Reformat-type Quantize needs none.
     std::size_t fewerReformats = 0;
     for (const auto& region : report.regions)
@@ -235,7 +239,7 @@ TEST(RealDataDiff, CookbookMnistAcrossVersionsUsesGpuComputeTime)
     REQUIRE_SHARED();
     // No per-layer profile in these logs: totals come from "GPU Compute Time: ... mean = X ms".
     DiffReport report = diffEngines(load({realdata("cookbook-mnist-trt8003/result-FP32.txt")}),
-        load({realdata("cookbook-mnist-trt8401/result-FP32.log")}));
+                                    load({realdata("cookbook-mnist-trt8401/result-FP32.log")}));
     ASSERT_TRUE(report.baselineMs && report.candidateMs);
     EXPECT_NEAR(*report.baselineMs, 0.15368, 1e-9);
     EXPECT_NEAR(*report.candidateMs, 0.160858, 1e-9);
@@ -245,7 +249,7 @@ TEST(RealDataDiff, CookbookMnistAcrossVersionsUsesGpuComputeTime)
     // Different exporters (Conv__25 vs Conv-1): aligned by structure.
     EXPECT_NE(report.notes.front().find("0 operation(s) aligned"), std::string::npos);
     DiffReport toTen = diffEngines(load({realdata("cookbook-mnist-trt8401/result-FP16.log")}),
-        load({realdata("cookbook-mnist-trt10141/result-02.log")}));
+                                   load({realdata("cookbook-mnist-trt10141/result-02.log")}));
     EXPECT_FALSE(toTen.candidateMs.has_value()); // the 10.14 build log ran no inference
     EXPECT_GE(toTen.regions.size(), 4u);
 }

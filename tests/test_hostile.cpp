@@ -780,9 +780,9 @@ TEST(Hostile, ReportsAreWrittenOnlyIntoTheOutputFolder)
     EXPECT_TRUE(written.count("report.json") == 1 && written.count("report.txt") == 1);
     for (const auto& name : written)
     {
-        bool known = name == "report.json" || name == "report.txt" || name == "onnx.svg" || name == "engine.svg"
-            || (name.rfind("finding-", 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".svg"
-                && name.find('/') == std::string::npos && name.find("..") == std::string::npos);
+        bool known = name == "report.json" || name == "report.txt" || name == "onnx.svg" || name == "engine.svg" ||
+                     (name.rfind("finding-", 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".svg" &&
+                      name.find('/') == std::string::npos && name.find("..") == std::string::npos);
         EXPECT_TRUE(known) << name;
     }
     std::set<std::string> after = listTree(root);

@@ -27,8 +27,8 @@ Inputs load(const std::vector<std::filesystem::path>& paths)
 void expectAccountingAddsUp(const Report& report, const Inputs& inputs, const std::string& what)
 {
     auto layers = report.correlation.layerTotals();
-    EXPECT_EQ(layers.total, layers.mapped + layers.insertedQdq + layers.insertedReformat + layers.dropped
-            + layers.unattributed)
+    EXPECT_EQ(layers.total,
+              layers.mapped + layers.insertedQdq + layers.insertedReformat + layers.dropped + layers.unattributed)
         << what;
     std::size_t engineLayers = inputs.engine() == nullptr ? 0 : inputs.engine()->layers.size();
     EXPECT_EQ(layers.total, engineLayers) << what;
@@ -137,10 +137,11 @@ TEST(RealDataAccounting, EveryModelAddsUp)
 TEST(RealDataAccounting, TrexPairsAddUpWithTheirProfiles)
 {
     REQUIRE_SHARED();
-    for (const char* set : {"trex-pt-resnet-a100-fp32/resnet", "trex-pt-resnet-a100-fp16/resnet",
-             "trex-pt-resnet-a100-qat/resnet-qat", "trex-pt-resnet-a100-qat-residual/resnet-qat-residual",
-             "trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap", "trex-tests-mobilenet-qat/mobilenet.qat",
-             "trex-tests-mobilenet-qat-2022-04/mobilenet.qat"})
+    for (const char* set :
+         {"trex-pt-resnet-a100-fp32/resnet", "trex-pt-resnet-a100-fp16/resnet", "trex-pt-resnet-a100-qat/resnet-qat",
+          "trex-pt-resnet-a100-qat-residual/resnet-qat-residual",
+          "trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap", "trex-tests-mobilenet-qat/mobilenet.qat",
+          "trex-tests-mobilenet-qat-2022-04/mobilenet.qat"})
     {
         std::string base = std::string(set) + ".onnx.engine.";
         Inputs inputs = load({realdata(base + "graph.json"), realdata(base + "profile.json")});
@@ -159,7 +160,7 @@ TEST(RealDataDiagnose, TrexQatStandaloneQuantizeLayersWithTheirCost)
 {
     REQUIRE_SHARED();
     Inputs inputs = load({realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.graph.json"),
-        realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.json")});
+                          realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.json")});
     Report report = diagnose(inputs);
     const Finding* standalone = firstOf(report, "standalone-qdq");
     ASSERT_NE(standalone, nullptr);
@@ -191,8 +192,9 @@ TEST(RealDataDiagnose, TrexQatStandaloneQuantizeLayersWithTheirCost)
 TEST(RealDataDiagnose, TrexQatResidualQgapReportsNoneOfThat)
 {
     REQUIRE_SHARED();
-    Inputs inputs = load({realdata("trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.graph.json"),
-        realdata("trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.profile.json")});
+    Inputs inputs =
+        load({realdata("trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.graph.json"),
+              realdata("trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.profile.json")});
     Report report = diagnose(inputs);
     EXPECT_EQ(countRule(report, "residual-input-not-quantized"), 0u);
     EXPECT_EQ(countRule(report, "conv-act-pool-blocked"), 0u);
@@ -212,7 +214,7 @@ TEST(RealDataDiagnose, TrexQatResidualKeepsConvActPool)
 {
     REQUIRE_SHARED();
     Inputs inputs = load({realdata("trex-pt-resnet-a100-qat-residual/resnet-qat-residual.onnx.engine.graph.json"),
-        realdata("trex-pt-resnet-a100-qat-residual/resnet-qat-residual.onnx.engine.profile.json")});
+                          realdata("trex-pt-resnet-a100-qat-residual/resnet-qat-residual.onnx.engine.profile.json")});
     Report report = diagnose(inputs);
     EXPECT_EQ(countRule(report, "conv-act-pool-blocked"), 0u);
     // QuantizeLinear_2, DequantizeLinear_291, QuantizeLinear_298: 0.115712 ms.
@@ -290,7 +292,7 @@ TEST(RealDataModels, QatResidualQgapGetsNoneOfThem)
     REQUIRE_SHARED();
     Report report = diagnose(load({sharedModel("resnet18-qat-residual-qgap.onnx")}));
     for (const char* rule : {"qdq-inside-conv-epilogue", "conv-act-pool-blocked", "qdq-between-conv-and-add",
-             "quantized-bias", "residual-input-not-quantized"})
+                             "quantized-bias", "residual-input-not-quantized"})
     {
         EXPECT_TRUE(allOf(report, rule).empty()) << rule;
     }

@@ -13,7 +13,7 @@ namespace
 //! in -> Q/DQ -> conv0 -> relu0 -> [pool] -> r0; r0 -> Q/DQ -> conv1 -> relu1 -> Q/DQ -> conv2 -> Add(conv2, residual)
 struct ResidualBlockOptions
 {
-    bool quantizeResidual = false;     //!< Q/DQ on the residual input of the Add
+    bool quantizeResidual = false;      //!< Q/DQ on the residual input of the Add
     bool quantizeConvSideOfAdd = false; //!< Q/DQ on the conv-output input of the Add
     bool qdqBetweenConvAndRelu = false; //!< conv0 -> Q/DQ -> relu0
     bool qdqBeforePool = false;         //!< relu0 -> Q/DQ -> MaxPool
@@ -135,7 +135,7 @@ TEST(RuleQuantizedBias, TriggersOnInt32BiasBehindDequantize)
     GraphBuilder g;
     std::string x = g.qdq("/in_q", g.input("x"));
     std::string bias = g.node("DequantizeLinear", "/conv/bias_DequantizeLinear",
-        {g.int32Constant("conv.bias_quantized", {8}), g.scale("/conv/bias_scale", 0.0005f)});
+                              {g.int32Constant("conv.bias_quantized", {8}), g.scale("/conv/bias_scale", 0.0005f)});
     g.output(g.node("Conv", "/conv/Conv", {x, g.int8Weight("conv", 8, 3), bias}));
     auto findings = findingsOf(runDiagnose(g.build(), std::nullopt), "quantized-bias");
     ASSERT_EQ(findings.size(), 1u);
@@ -204,23 +204,23 @@ EnginePlan residualEngine(bool quantizedResidual)
             layer("conv1.weight + QuantizeLinear_7 + Conv_9", "CaskConvolution", {{"t125", kInt8}}, {{"t136", kFp32}}));
         plan.layers.push_back(layer("MaxPool_12", "TiledPooling", {{"t136", kFp32}}, {{"r0", kFp32}}));
         plan.layers.push_back(layer("Reformatting CopyNode for Output Tensor 0 to MaxPool_12", "Reformat",
-            {{"r0", kFp32}}, {{"inputs", kInt8}}, "REFORMAT"));
+                                    {{"r0", kFp32}}, {{"inputs", kInt8}}, "REFORMAT"));
         plan.layers.push_back(layer("QuantizeLinear_15", "Reformat", {{"inputs", kInt8}}, {{"t140", kInt8}}, "QDQ"));
-        plan.layers.push_back(layer(
-            "layer1.0.conv1.weight + QuantizeLinear_20 + Conv_22", "CaskConvolution", {{"t140", kInt8}}, {{"t154", kInt8}}));
+        plan.layers.push_back(layer("layer1.0.conv1.weight + QuantizeLinear_20 + Conv_22", "CaskConvolution",
+                                    {{"t140", kInt8}}, {{"t154", kInt8}}));
         plan.layers.push_back(layer("layer1.0.conv2.weight + QuantizeLinear_32 + Conv_34 + Add_36 + Relu_37",
-            "CaskConvolution", {{"t154", kInt8}, {"inputs", kInt8}}, {{"inputs.4", kInt8}}));
+                                    "CaskConvolution", {{"t154", kInt8}, {"inputs", kInt8}}, {{"inputs.4", kInt8}}));
         plan.layers.push_back(layer("QuantizeLinear_40", "Reformat", {{"inputs.4", kInt8}}, {{"t169", kInt8}}, "QDQ"));
     }
     else
     {
         plan.layers.push_back(layer("QuantizeLinear_2", "Reformat", {{"input.1", kFp32}}, {{"t125", kInt8}}, "QDQ"));
-        plan.layers.push_back(layer(
-            "conv1.weight + QuantizeLinear_7 + Conv_9 + MaxPool_12", "ConvActPool", {{"t125", kInt8}}, {{"t140", kInt8}}));
-        plan.layers.push_back(layer(
-            "layer1.0.conv1.weight + QuantizeLinear_20 + Conv_22", "CaskConvolution", {{"t140", kInt8}}, {{"t154", kInt8}}));
+        plan.layers.push_back(layer("conv1.weight + QuantizeLinear_7 + Conv_9 + MaxPool_12", "ConvActPool",
+                                    {{"t125", kInt8}}, {{"t140", kInt8}}));
+        plan.layers.push_back(layer("layer1.0.conv1.weight + QuantizeLinear_20 + Conv_22", "CaskConvolution",
+                                    {{"t140", kInt8}}, {{"t154", kInt8}}));
         plan.layers.push_back(layer("layer1.0.conv2.weight + QuantizeLinear_32 + Conv_34 + Add_42 + Relu_43",
-            "CaskConvolution", {{"t154", kInt8}, {"t140", kInt8}}, {{"t175", kInt8}}));
+                                    "CaskConvolution", {{"t154", kInt8}, {"t140", kInt8}}, {{"t175", kInt8}}));
     }
     plan.bindings = {"input.1"};
     plan.form = LayerListForm::kDetailed;

@@ -51,7 +51,7 @@ bool has(const std::string& text, const std::string& part)
 TEST(SampleReportA, PluginBetweenDqAndQ)
 {
     Report report = diagnoseFiles({"a-plugin-between-dq-and-q/model.onnx", "a-plugin-between-dq-and-q/layers.json",
-        "a-plugin-between-dq-and-q/profile.json"});
+                                   "a-plugin-between-dq-and-q/profile.json"});
     const Finding& plugin = only(report, "plugin-wrapped-in-qdq");
     EXPECT_TRUE(has(plugin.message, "/encoder/IntSoftmax"));
     // The fix the TensorRT documentation gives: Q -> plugin -> DQ, removing the DQ before and the Q after.
@@ -83,8 +83,8 @@ TEST(SampleReportB, ScaleAroundSplitAndPointWiseAdd)
 
 TEST(SampleReportC, ConvMaxPoolFusionLost)
 {
-    Report report = diagnoseFiles(
-        {"c-resnet-conv-maxpool/model.onnx", "c-resnet-conv-maxpool/layers.json", "c-resnet-conv-maxpool/profile.json"});
+    Report report = diagnoseFiles({"c-resnet-conv-maxpool/model.onnx", "c-resnet-conv-maxpool/layers.json",
+                                   "c-resnet-conv-maxpool/profile.json"});
     const Finding& pool = only(report, "conv-act-pool-blocked");
     EXPECT_TRUE(has(pool.message, "MaxPool_12"));
     EXPECT_TRUE(has(pool.fix, "Add_36")) << pool.fix;
@@ -114,7 +114,8 @@ TEST(SampleReportD, ResidualAddAndConcatCopyInFp32)
 TEST(SampleReportE, ExplicitSlowerThanImplicit)
 {
     Report report = diagnoseFiles({"e-explicit-slower-than-implicit/model.onnx",
-        "e-explicit-slower-than-implicit/explicit/layers.json", "e-explicit-slower-than-implicit/explicit/profile.json"});
+                                   "e-explicit-slower-than-implicit/explicit/layers.json",
+                                   "e-explicit-slower-than-implicit/explicit/profile.json"});
     const Finding& hoisted = only(report, "concat-quantize-hoisted");
     EXPECT_TRUE(has(hoisted.message, "/neck/Concat"));
     const Finding& deconv = only(report, "convtranspose-epilogue-not-fused");

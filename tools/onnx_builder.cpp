@@ -16,8 +16,7 @@ struct GraphBuilder::Impl
     onnx::GraphProto* graph = nullptr;
 };
 
-GraphBuilder::GraphBuilder()
-    : mImpl(std::make_unique<Impl>())
+GraphBuilder::GraphBuilder() : mImpl(std::make_unique<Impl>())
 {
     mImpl->model.set_ir_version(8);
     mImpl->model.set_producer_name("qdq-doctor-tests");
@@ -131,7 +130,7 @@ std::string GraphBuilder::zeroPoint(const std::string& name, bool unsignedType, 
 }
 
 std::string GraphBuilder::node(const std::string& opType, const std::string& name, std::vector<std::string> inputs,
-    std::vector<std::string> outputs, const std::string& domain)
+                               std::vector<std::string> outputs, const std::string& domain)
 {
     auto* node = mImpl->graph->add_node();
     node->set_op_type(opType);
@@ -189,10 +188,11 @@ std::string GraphBuilder::quantizedWeight(const std::string& prefix, long outCha
     {
         zp->add_int32_data(0);
     }
-    std::string q = node("QuantizeLinear", prefix + "/_weight_quantizer/QuantizeLinear", {w, s, prefix + "/w_zero_point"});
+    std::string q =
+        node("QuantizeLinear", prefix + "/_weight_quantizer/QuantizeLinear", {w, s, prefix + "/w_zero_point"});
     intAttribute(prefix + "/_weight_quantizer/QuantizeLinear", "axis", 0);
-    std::string dq
-        = node("DequantizeLinear", prefix + "/_weight_quantizer/DequantizeLinear", {q, s, prefix + "/w_zero_point"});
+    std::string dq =
+        node("DequantizeLinear", prefix + "/_weight_quantizer/DequantizeLinear", {q, s, prefix + "/w_zero_point"});
     intAttribute(prefix + "/_weight_quantizer/DequantizeLinear", "axis", 0);
     return dq;
 }

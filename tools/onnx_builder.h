@@ -35,10 +35,11 @@ public:
 
     //! Adds a node; returns its first output name ("<name>_out" when outputs empty).
     std::string node(const std::string& opType, const std::string& name, std::vector<std::string> inputs,
-        std::vector<std::string> outputs = {}, const std::string& domain = "");
+                     std::vector<std::string> outputs = {}, const std::string& domain = "");
     void intAttribute(const std::string& nodeName, const std::string& attribute, long value);
 
-    //! x -> Q(scale) -> DQ(scale); returns the DQ output. Node names: <prefix>/QuantizeLinear, <prefix>/DequantizeLinear.
+    //! x -> Q(scale) -> DQ(scale); returns the DQ output. Node names: <prefix>/QuantizeLinear,
+    //! <prefix>/DequantizeLinear.
     std::string qdq(const std::string& prefix, const std::string& tensor, float scaleValue = 0.05f);
     //! A weight initializer with a per-channel Q/DQ (axis 0) for a conv of `outChannels`; returns the DQ output.
     std::string quantizedWeight(const std::string& prefix, long outChannels, long inChannels, long kernel = 3);

@@ -72,11 +72,11 @@ std::string_view qdqStateName(QdqState state);
 //! Which evidence decided a mapping, in order of trust.
 enum class MappingEvidence
 {
-    kMetadata,     //!< layer Metadata [ONNX Layer: ...]
-    kBuildLog,     //!< parse-time map or fusion events of the build log
-    kNameGrammar,  //!< the layer name (" + ", " || ", PWN(), ForeignNode ranges, clones, weights)
-    kTensorNames,  //!< input/output tensor names
-    kNameOnly,     //!< no ONNX model: node names read from the layer name alone
+    kMetadata,    //!< layer Metadata [ONNX Layer: ...]
+    kBuildLog,    //!< parse-time map or fusion events of the build log
+    kNameGrammar, //!< the layer name (" + ", " || ", PWN(), ForeignNode ranges, clones, weights)
+    kTensorNames, //!< input/output tensor names
+    kNameOnly,    //!< no ONNX model: node names read from the layer name alone
     kNone,
 };
 std::string_view mappingEvidenceName(MappingEvidence evidence);
@@ -93,7 +93,7 @@ struct LayerMapping
 
 struct QdqNodeState
 {
-    std::string node;     //!< ONNX node name
+    std::string node; //!< ONNX node name
     bool isQuantize = false;
     QdqState state = QdqState::kUnknown;
     std::optional<std::size_t> layer; //!< the engine layer that executes it (fused or standalone)
@@ -102,10 +102,10 @@ struct QdqNodeState
 
 struct Correlation
 {
-    std::vector<LayerMapping> layers;      //!< one per engine layer, same order
-    std::vector<QdqNodeState> qdqNodes;    //!< one per Q/DQ node (ONNX, or names seen in the engine without ONNX)
+    std::vector<LayerMapping> layers;   //!< one per engine layer, same order
+    std::vector<QdqNodeState> qdqNodes; //!< one per Q/DQ node (ONNX, or names seen in the engine without ONNX)
     std::map<std::string, std::vector<std::size_t>> layersOfNode; //!< ONNX node -> engine layers executing it
-    std::vector<std::string> notes;                                //!< what could not be established, and why
+    std::vector<std::string> notes;                               //!< what could not be established, and why
 
     struct LayerTotals
     {

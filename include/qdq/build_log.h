@@ -33,18 +33,18 @@ struct RegisteredLayer
 
 enum class OptimizerEventKind
 {
-    kRunning,        //!< `Running: Pass on X` (target may be empty: 8.2 `Running: Pass`)
-    kFuse,           //!< `Pass: Fusing A with B`, `QuantizeDoubleInputNodes: fusing X into Y`
-    kRemove,         //!< `Removing X`
-    kSwap,           //!< `Swapping A with B`
-    kEliminate,      //!< `Eliminating X which duplicates (Q) Y`, `Eliminating concatenation X`, `Eliminating slice X ...`
-    kMerge,          //!< `Merging layers: A || B`
-    kSwapLayerType,  //!< `Swap the layer type of X from A to B`, `Convert layer type of X from A to B`
-    kGenerateCopy,   //!< `Generating copy for T to U because ...`
-    kRetarget,       //!< `Retargeting T to U`
-    kQdqPhase,       //!< `QDQ graph optimizer ...` / `QDQ optimization pass` banners
-    kLayerCount,     //!< `Original: N layers`, `After X: N layers`
-    kAddReformat,    //!< `Adding reformat layer: ...`
+    kRunning,   //!< `Running: Pass on X` (target may be empty: 8.2 `Running: Pass`)
+    kFuse,      //!< `Pass: Fusing A with B`, `QuantizeDoubleInputNodes: fusing X into Y`
+    kRemove,    //!< `Removing X`
+    kSwap,      //!< `Swapping A with B`
+    kEliminate, //!< `Eliminating X which duplicates (Q) Y`, `Eliminating concatenation X`, `Eliminating slice X ...`
+    kMerge,     //!< `Merging layers: A || B`
+    kSwapLayerType, //!< `Swap the layer type of X from A to B`, `Convert layer type of X from A to B`
+    kGenerateCopy,  //!< `Generating copy for T to U because ...`
+    kRetarget,      //!< `Retargeting T to U`
+    kQdqPhase,      //!< `QDQ graph optimizer ...` / `QDQ optimization pass` banners
+    kLayerCount,    //!< `Original: N layers`, `After X: N layers`
+    kAddReformat,   //!< `Adding reformat layer: ...`
 };
 
 struct OptimizerEvent
@@ -59,10 +59,10 @@ struct OptimizerEvent
 
 struct TacticChoice
 {
-    std::string layer;       //!< layer / node name being timed
-    std::string runnerType;  //!< CaskConvolution, Reformat, ...
-    std::string tactic;      //!< fastest / chosen tactic id as printed
-    std::string tacticName;  //!< kernel name when printed
+    std::string layer;      //!< layer / node name being timed
+    std::string runnerType; //!< CaskConvolution, Reformat, ...
+    std::string tactic;     //!< fastest / chosen tactic id as printed
+    std::string tacticName; //!< kernel name when printed
     std::optional<double> timeMs;
     std::uint64_t line = 0;
 };
@@ -80,7 +80,7 @@ struct BuildLog
     std::uint64_t lineCount = 0;
     std::uint64_t byteCount = 0;
 
-    std::optional<std::string> trtVersion; //!< "8.5.2", "10.16.0" ...
+    std::optional<std::string> trtVersion;                         //!< "8.5.2", "10.16.0" ...
     std::vector<std::pair<std::string, std::string>> modelOptions; //!< === Model Options ===
     std::vector<std::pair<std::string, std::string>> buildOptions; //!< === Build Options ===
     std::vector<std::pair<std::string, std::string>> deviceInfo;   //!< === Device Information ===

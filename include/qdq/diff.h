@@ -41,7 +41,7 @@ struct DiffReport
     double deltaMs = 0.0;
     double explainedMs = 0.0;
     double unexplainedMs = 0.0;
-    bool perLayerTimes = false; //!< both sides have per-layer times, so regions carry deltas
+    bool perLayerTimes = false;      //!< both sides have per-layer times, so regions carry deltas
     std::vector<DiffRegion> regions; //!< ranked by |delta|, largest change first
     std::vector<std::string> notes;
 };
@@ -49,7 +49,7 @@ struct DiffReport
 DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate);
 
 std::string renderDiffText(const DiffReport& report, const Inputs& baseline, const Inputs& candidate,
-    std::size_t maxRegions = 20);
+                           std::size_t maxRegions = 20);
 std::string renderDiffJson(const DiffReport& report, const Inputs& baseline, const Inputs& candidate);
 
 } // namespace qdq

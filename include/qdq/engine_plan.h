@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -53,11 +53,7 @@ public:
         using pointer = void;
         using reference = value_type;
 
-        const_iterator(const FieldList* list, std::size_t index)
-            : mList(list)
-            , mIndex(index)
-        {
-        }
+        const_iterator(const FieldList* list, std::size_t index) : mList(list), mIndex(index) {}
         value_type operator*() const { return (*mList)[mIndex]; }
         const_iterator& operator++()
         {
@@ -112,23 +108,23 @@ private:
 
 struct EngineLayer
 {
-    std::string name;          //!< full layer name, as in the profile (including " [profile N]" when present)
-    std::string baseName;      //!< name without a trailing " [profile N]" suffix
+    std::string name;            //!< full layer name, as in the profile (including " [profile N]" when present)
+    std::string baseName;        //!< name without a trailing " [profile N]" suffix
     int optimizationProfile = 0; //!< N from " [profile N]", 0 otherwise
-    std::string type;          //!< LayerType (e.g. "CaskConvolution", "Reformat", "Scale"); empty in names-only lists
-    std::string parameterType; //!< ParameterType when present
-    std::string origin;        //!< Origin: "QDQ", "REFORMAT", ... or empty
+    std::string type;            //!< LayerType (e.g. "CaskConvolution", "Reformat", "Scale"); empty in names-only lists
+    std::string parameterType;   //!< ParameterType when present
+    std::string origin;          //!< Origin: "QDQ", "REFORMAT", ... or empty
     std::vector<EngineTensor> inputs;
     std::vector<EngineTensor> outputs;
     std::string tacticName;
-    std::string tacticValue; //!< as printed (hex "0x..." or decimal)
+    std::string tacticValue;                   //!< as printed (hex "0x..." or decimal)
     std::optional<Precision> weightsPrecision; //!< Weights.Type / ConvWeights.Type
     std::string activation;                    //!< Activation / ConvActivation when present
     std::string pluginType;
     bool hasMetadata = false;
-    std::string metadata;                     //!< raw Metadata text
+    std::string metadata;                      //!< raw Metadata text
     std::vector<MetadataGroup> metadataGroups; //!< parsed [ONNX Layer: ...] groups
-    FieldList otherFields; //!< remaining keys (scalars as text, objects/arrays as compact JSON), in file order
+    FieldList otherFields;  //!< remaining keys (scalars as text, objects/arrays as compact JSON), in file order
     std::uint64_t line = 0; //!< line in the source file where the layer record starts
 
     //! All ONNX node names from Metadata, in order, without duplicates.

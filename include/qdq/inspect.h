@@ -16,13 +16,13 @@ struct FileSummary
     std::string path;
     InputKind kind = InputKind::kUnknown;
     std::optional<std::string> trtVersion;
-    std::optional<std::size_t> layers;       //!< engine layers (layer-info, profile entries, build-log engine block)
-    std::optional<std::size_t> qdqNodes;     //!< QuantizeLinear + DequantizeLinear (ONNX)
-    std::optional<double> timeMs;            //!< sum of per-layer average times (profiles, log profile tables)
+    std::optional<std::size_t> layers;   //!< engine layers (layer-info, profile entries, build-log engine block)
+    std::optional<std::size_t> qdqNodes; //!< QuantizeLinear + DequantizeLinear (ONNX)
+    std::optional<double> timeMs;        //!< sum of per-layer average times (profiles, log profile tables)
     std::map<std::string, std::size_t> layersByType;
-    std::map<std::string, std::size_t> layersByPrecision; //!< by the precision of the layer's first output
-    std::size_t qdqOriginLayers = 0;                      //!< layers with Origin: QDQ
-    std::string form;                                     //!< names-only / detailed / log-lines ...
+    std::map<std::string, std::size_t> layersByPrecision;   //!< by the precision of the layer's first output
+    std::size_t qdqOriginLayers = 0;                        //!< layers with Origin: QDQ
+    std::string form;                                       //!< names-only / detailed / log-lines ...
     std::vector<std::pair<std::string, std::string>> facts; //!< other kind-specific facts, in a fixed order
     std::vector<std::string> warnings;
 };

@@ -53,8 +53,8 @@ struct OnnxConstant
     std::string externalLocation; //!< relative path from the model's folder
     std::int64_t externalOffset = 0;
     std::int64_t externalLength = -1;
-    bool dataLoaded = false;      //!< values below hold the data (small tensors are always loaded)
-    std::vector<double> values;   //!< decoded values when dataLoaded (numeric types only)
+    bool dataLoaded = false;    //!< values below hold the data (small tensors are always loaded)
+    std::vector<double> values; //!< decoded values when dataLoaded (numeric types only)
     bool fromConstantNode = false;
 };
 
@@ -81,11 +81,11 @@ struct OnnxAttribute
 
 struct OnnxNode
 {
-    std::string name;   //!< node name; a node without a name gets "node_of_<first output>" as TensorRT does
+    std::string name; //!< node name; a node without a name gets "node_of_<first output>" as TensorRT does
     bool nameWasEmpty = false;
-    std::string opType; //!< "Conv", "QuantizeLinear", ...
-    std::string domain; //!< "" or "ai.onnx" for standard ops; anything else is a custom (plugin) op
-    std::vector<std::string> inputs;  //!< tensor names; "" for an omitted optional input
+    std::string opType;              //!< "Conv", "QuantizeLinear", ...
+    std::string domain;              //!< "" or "ai.onnx" for standard ops; anything else is a custom (plugin) op
+    std::vector<std::string> inputs; //!< tensor names; "" for an omitted optional input
     std::vector<std::string> outputs;
     std::vector<OnnxAttribute> attributes;
     std::size_t index = 0; //!< position in the graph's node list
@@ -98,7 +98,7 @@ struct OnnxNode
 //! Q/DQ parameters of one QuantizeLinear / DequantizeLinear node.
 struct QdqParameters
 {
-    std::size_t node = 0;   //!< index into OnnxGraph::nodes
+    std::size_t node = 0; //!< index into OnnxGraph::nodes
     bool isQuantize = false;
     bool scaleIsConstant = false;
     std::vector<double> scale; //!< empty when not inline/constant
@@ -122,7 +122,7 @@ struct OnnxGraph
     std::string graphName;
 
     std::vector<OnnxNode> nodes;
-    std::vector<std::string> graphInputs;  //!< excluding initializers
+    std::vector<std::string> graphInputs; //!< excluding initializers
     std::vector<std::string> graphOutputs;
     std::unordered_map<std::string, OnnxDataType> tensorTypes; //!< elem types from inputs/outputs/value_info
 
@@ -130,7 +130,7 @@ struct OnnxGraph
     std::unordered_map<std::string, std::size_t> constantByName;
 
     std::unordered_map<std::string, std::size_t> nodeByName;
-    std::unordered_map<std::string, std::size_t> producerOf;                 //!< tensor -> node index
+    std::unordered_map<std::string, std::size_t> producerOf;               //!< tensor -> node index
     std::unordered_map<std::string, std::vector<std::size_t>> consumersOf; //!< tensor -> node indices
 
     std::vector<QdqParameters> qdq; //!< one entry per Q/DQ node, in node order

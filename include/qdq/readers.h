@@ -37,10 +37,11 @@ InputKind detectInputKindFromPrefix(std::string_view prefix, const std::string& 
 
 OnnxGraph readOnnx(const std::string& path, const OnnxReadOptions& options = {}, const Limits& limits = {});
 OnnxGraph readOnnxFromBuffer(std::string_view bytes, const std::string& pathForMessages,
-    const OnnxReadOptions& options = {}, const Limits& limits = {});
+                             const OnnxReadOptions& options = {}, const Limits& limits = {});
 
 EnginePlan readLayerInfo(const std::string& path, const Limits& limits = {});
-EnginePlan readLayerInfoFromBuffer(std::string_view text, const std::string& pathForMessages, const Limits& limits = {});
+EnginePlan readLayerInfoFromBuffer(std::string_view text, const std::string& pathForMessages,
+                                   const Limits& limits = {});
 
 Profile readProfile(const std::string& path, const Limits& limits = {});
 Profile readProfileFromBuffer(std::string_view text, const std::string& pathForMessages, const Limits& limits = {});
