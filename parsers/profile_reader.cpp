@@ -21,7 +21,8 @@ ReaderWarning fileWarning(const std::string& path, std::string message)
 
 constexpr std::string_view kWhat = "a layer profile JSON (trtexec --exportProfile)";
 
-Profile readProfileText(std::string_view text, const std::string& path, const Limits& limits)
+Profile readProfileText(std::string_view text, const std::string& path, const Limits& limits,
+                        MappedFile* mapped = nullptr)
 {
     json::requireJsonStart(text, path, "[{", kWhat, limits);
     PullParser parser(text, path, limits);
@@ -37,6 +38,7 @@ Profile readProfileText(std::string_view text, const std::string& path, const Li
     }
     std::size_t withMedian = 0;
     std::size_t element = 0;
+    std::size_t released = 0;
     for (Token token = parser.next(); token != Token::kArrayEnd; token = parser.next(), ++element)
     {
         std::size_t start = parser.tokenOffset();
@@ -168,6 +170,13 @@ Profile readProfileText(std::string_view text, const std::string& path, const Li
                                    " profile entries (raise the limit with --max-graph-nodes)");
         }
         profile.entries.push_back(std::move(entry));
+        if (mapped != nullptr && start > released + (4u << 20))
+        {
+            // Text already parsed is not read again: let the kernel drop those pages (peak RSS stays near the
+            // size of the entries, not entries + file).
+            mapped->releaseBefore(start);
+            released = start;
+        }
     }
     parser.next(); // kEnd
     parser.expectEndOfInput();
@@ -199,7 +208,7 @@ Profile readProfileText(std::string_view text, const std::string& path, const Li
 Profile readProfile(const std::string& path, const Limits& limits)
 {
     MappedFile file(path, limits);
-    return readProfileText(file.bytes(), path, limits);
+    return readProfileText(file.bytes(), path, limits, &file);
 }
 
 Profile readProfileFromBuffer(std::string_view text, const std::string& pathForMessages, const Limits& limits)
