@@ -95,47 +95,7 @@ bool isDigit(char c)
 // Length of the valid UTF-8 sequence at text[i] (text[i] >= 0x80), or 0 when invalid.
 std::size_t utf8Length(std::string_view text, std::size_t i)
 {
-    auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-    unsigned char c = byte(i);
-    std::size_t length = 0;
-    std::uint32_t codePoint = 0;
-    if ((c & 0xE0) == 0xC0)
-    {
-        length = 2;
-        codePoint = c & 0x1F;
-    }
-    else if ((c & 0xF0) == 0xE0)
-    {
-        length = 3;
-        codePoint = c & 0x0F;
-    }
-    else if ((c & 0xF8) == 0xF0)
-    {
-        length = 4;
-        codePoint = c & 0x07;
-    }
-    else
-    {
-        return 0;
-    }
-    if (i + length > text.size())
-    {
-        return 0;
-    }
-    for (std::size_t k = 1; k < length; ++k)
-    {
-        if ((byte(i + k) & 0xC0) != 0x80)
-        {
-            return 0;
-        }
-        codePoint = (codePoint << 6) | (byte(i + k) & 0x3F);
-    }
-    if ((length == 2 && codePoint < 0x80) || (length == 3 && codePoint < 0x800) ||
-        (length == 4 && codePoint < 0x10000) || (codePoint >= 0xD800 && codePoint <= 0xDFFF) || codePoint > 0x10FFFF)
-    {
-        return 0;
-    }
-    return length;
+    return utf8SequenceLength(text, i);
 }
 
 void appendUtf8(std::string& out, std::uint32_t codePoint)

@@ -30,9 +30,6 @@ InputError::InputError(SourceLocation where, std::string message)
 {
 }
 
-namespace
-{
-// Length of the valid UTF-8 sequence starting at text[i], or 0 when invalid.
 std::size_t utf8SequenceLength(std::string_view text, std::size_t i)
 {
     auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
@@ -82,7 +79,6 @@ std::size_t utf8SequenceLength(std::string_view text, std::size_t i)
     }
     return length;
 }
-} // namespace
 
 bool isValidUtf8(std::string_view text)
 {

@@ -49,6 +49,10 @@ private:
 //! \x1e/\x1f and ESC), and invalid UTF-8 become \xNN escapes. Long strings are cut at maxBytes with "...".
 std::string printable(std::string_view text, std::size_t maxBytes = 4096);
 
+//! Length of the valid UTF-8 sequence starting at text[i] (1 for ASCII), or 0 when it is invalid (bad lead or
+//! continuation byte, truncated, overlong, surrogate, past U+10FFFF).
+std::size_t utf8SequenceLength(std::string_view text, std::size_t i);
+
 //! True when text is valid UTF-8.
 bool isValidUtf8(std::string_view text);
 
