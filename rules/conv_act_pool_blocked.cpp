@@ -16,18 +16,6 @@ bool isPoolingLayer(const EngineLayer& layer)
     return layer.type.find("Pooling") != std::string::npos || layer.type == "maxpool";
 }
 
-bool tokensHave(const EngineLayer& layer, std::string_view op)
-{
-    for (const auto& token : parseLayerName(layer.name).tokens)
-    {
-        if (token.find(op) != std::string::npos)
-        {
-            return true;
-        }
-    }
-    return false;
-}
-
 class ConvActPoolBlocked final : public Rule
 {
 public:
@@ -201,7 +189,7 @@ private:
         for (std::size_t index = 0; index < plan.layers.size(); ++index)
         {
             const EngineLayer& pool = plan.layers[index];
-            if (!isPoolingLayer(pool) || !tokensHave(pool, "MaxPool") || tokensHave(pool, "Conv") ||
+            if (!isPoolingLayer(pool) || !layerNameHas(pool, "MaxPool") || layerNameHas(pool, "Conv") ||
                 pool.inputs.empty())
             {
                 continue;
@@ -214,7 +202,7 @@ private:
                 const auto& inputs = plan.layers[*producer].inputs;
                 producer = inputs.empty() ? std::nullopt : producerLayer(plan, inputs[0].name);
             }
-            if (!producer || !(tokensHave(plan.layers[*producer], "Conv") ||
+            if (!producer || !(layerNameHas(plan.layers[*producer], "Conv") ||
                                plan.layers[*producer].type.find("Convolution") != std::string::npos))
             {
                 continue;

@@ -15,18 +15,6 @@ namespace
 
 using namespace patterns;
 
-bool tokensHave(const EngineLayer& layer, std::string_view op)
-{
-    for (const auto& token : parseLayerName(layer.name).tokens)
-    {
-        if (token.find(op) != std::string::npos)
-        {
-            return true;
-        }
-    }
-    return false;
-}
-
 std::string addToken(const EngineLayer& layer)
 {
     for (const auto& token : parseLayerName(layer.name).tokens)
@@ -203,8 +191,8 @@ private:
         auto isConvAdd = [&](std::size_t layer)
         {
             const EngineLayer& l = plan.layers[layer];
-            return l.inputs.size() >= 2 && tokensHave(l, "Add") &&
-                   (tokensHave(l, "Conv") || tokensHave(l, "Gemm") || l.type.find("Conv") != std::string::npos);
+            return l.inputs.size() >= 2 && layerNameHas(l, "Add") &&
+                   (layerNameHas(l, "Conv") || layerNameHas(l, "Gemm") || l.type.find("Conv") != std::string::npos);
         };
         for (const auto& mapping : context.correlation.layers)
         {

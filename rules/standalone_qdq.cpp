@@ -13,18 +13,6 @@ namespace
 
 using namespace patterns;
 
-bool nameHasOp(const EngineLayer& layer, std::string_view op)
-{
-    for (const auto& token : parseLayerName(layer.name).tokens)
-    {
-        if (token.find(op) != std::string::npos)
-        {
-            return true;
-        }
-    }
-    return false;
-}
-
 class StandaloneQdq final : public Rule
 {
 public:
@@ -86,8 +74,10 @@ private:
             return result;
         }
         const EngineLayer& source = plan.layers[*producer];
-        auto isConvAdd = [&](const EngineLayer& l)
-        { return l.inputs.size() >= 2 && nameHasOp(l, "Add") && (nameHasOp(l, "Conv") || nameHasOp(l, "Gemm")); };
+        auto isConvAdd = [&](const EngineLayer& l) {
+            return l.inputs.size() >= 2 && layerNameHas(l, "Add") &&
+                   (layerNameHas(l, "Conv") || layerNameHas(l, "Gemm"));
+        };
         if (isQuantizeLayer)
         {
             for (std::size_t consumer : consumerLayers(plan, input))

@@ -1,5 +1,7 @@
 #include "qdq/patterns.h"
 
+#include "qdq/layer_names.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -286,6 +288,18 @@ std::vector<std::size_t> layersOf(const Context& context, const std::string& onn
 {
     auto found = context.correlation.layersOfNode.find(onnxNode);
     return found == context.correlation.layersOfNode.end() ? std::vector<std::size_t>{} : found->second;
+}
+
+bool layerNameHas(const EngineLayer& layer, std::string_view op)
+{
+    for (const auto& token : parseLayerName(layer.name).tokens)
+    {
+        if (token.find(op) != std::string::npos)
+        {
+            return true;
+        }
+    }
+    return false;
 }
 
 Precision outputPrecision(const EngineLayer& layer)

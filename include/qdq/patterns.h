@@ -72,6 +72,8 @@ std::vector<std::size_t> layersOf(const Context& context, const std::string& onn
 //! Precision of a layer's first output / first input.
 Precision outputPrecision(const EngineLayer& layer);
 Precision inputPrecision(const EngineLayer& layer, std::size_t input = 0);
+//! True when a token of the layer's name (PWN(), " + ", " || " unwrapped) contains `op`, e.g. "Add" or "MaxPool".
+bool layerNameHas(const EngineLayer& layer, std::string_view op);
 //! Layers producing / consuming a tensor name.
 std::optional<std::size_t> producerLayer(const EnginePlan& plan, const std::string& tensor);
 std::vector<std::size_t> consumerLayers(const EnginePlan& plan, const std::string& tensor);
