@@ -841,7 +841,7 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
             mBlock.form = LayerListForm::kNamesOnly;
             EngineLayer layer;
             layer.line = lineNo;
-            setLayerName(layer, text);
+            layer.setName(text);
             addLayer(std::move(layer));
         }
         // Anything else inside a list (excerpt elisions such as "...more") is skipped.
@@ -868,7 +868,7 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
             if (q != std::string_view::npos)
             {
                 EngineLayer layer;
-                setLayerName(layer, mPendingJsonName);
+                layer.setName(mPendingJsonName);
                 layer.type = std::string(value.substr(0, q));
                 layer.line = mPendingJsonLine;
                 mSalvaged.push_back(std::move(layer));

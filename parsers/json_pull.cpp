@@ -762,26 +762,36 @@ void appendQuoted(std::string& out, std::string_view text)
 
 std::string PullParser::valueText(Token first)
 {
+    std::string out;
+    appendValueText(first, out);
+    return out;
+}
+
+void PullParser::appendValueText(Token first, std::string& out)
+{
     switch (first)
     {
     case Token::kString:
     case Token::kNumber:
-        return std::string(mText);
+        out += mText;
+        return;
     case Token::kTrue:
-        return "true";
+        out += "true";
+        return;
     case Token::kFalse:
-        return "false";
+        out += "false";
+        return;
     case Token::kNull:
-        return "null";
+        out += "null";
+        return;
     default:
         break;
     }
     if (first != Token::kObjectBegin && first != Token::kArrayBegin)
     {
-        return {};
+        return;
     }
     // Compact JSON, written token by token (no recursion).
-    std::string out;
     out += first == Token::kObjectBegin ? '{' : '[';
     const std::size_t target = mStack.size() - 1;
     bool needComma = false;
@@ -828,7 +838,6 @@ std::string PullParser::valueText(Token first)
             break;
         }
     }
-    return out;
 }
 
 double PullParser::numberValue()

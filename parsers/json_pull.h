@@ -60,6 +60,8 @@ public:
     //! The rest of a value whose first token was `first`, as text: strings decoded, numbers as written,
     //! true/false/null spelled out, objects and arrays as compact JSON.
     std::string valueText(Token first);
+    //! valueText() appended to out (no temporary string).
+    void appendValueText(Token first, std::string& out);
 
     //! The last kNumber as a double; throws InputError (at the token's line) when it is out of range.
     double numberValue();

@@ -19,29 +19,31 @@ using json::Token;
 
 constexpr std::string_view kWhat = "layer-information JSON (trtexec --exportLayerInfo)";
 
-// Formats repeat throughout a file; remembers the precision of the formats seen so far.
-class PrecisionCache
+// Formats repeat throughout a file: keeps one shared copy and the precision of each format seen so far.
+class FormatCache
 {
 public:
-    Precision get(std::string_view format)
+    void set(EngineTensor& tensor, std::string_view format)
     {
         for (const auto& [known, precision] : mEntries)
         {
             if (known == format)
             {
-                return precision;
+                tensor.format = known;
+                tensor.precision = precision;
+                return;
             }
         }
-        Precision precision = precisionFromFormat(format);
+        tensor.format = SharedText(format);
+        tensor.precision = precisionFromFormat(format);
         if (mEntries.size() < 64)
         {
-            mEntries.emplace_back(std::string(format), precision);
+            mEntries.emplace_back(tensor.format, tensor.precision);
         }
-        return precision;
     }
 
 private:
-    std::vector<std::pair<std::string, Precision>> mEntries;
+    std::vector<std::pair<SharedText, Precision>> mEntries;
 };
 
 // "Thirty-two wide channel vectorized row major Int8 format" -> 32.
@@ -63,89 +65,6 @@ int vectorWidthFromFormat(std::string_view format)
         }
     }
     return 0;
-}
-
-// " [profile N]" at the end of a layer name.
-void splitProfileSuffix(EngineLayer& layer)
-{
-    std::string_view name = layer.name;
-    static constexpr std::string_view kMarker = " [profile ";
-    layer.baseName = layer.name;
-    layer.optimizationProfile = 0;
-    if (name.empty() || name.back() != ']')
-    {
-        return;
-    }
-    std::size_t at = name.rfind(kMarker);
-    if (at == std::string_view::npos)
-    {
-        return;
-    }
-    std::string_view digits = name.substr(at + kMarker.size(), name.size() - 1 - at - kMarker.size());
-    int profile = 0;
-    auto result = std::from_chars(digits.data(), digits.data() + digits.size(), profile);
-    if (digits.empty() || result.ec != std::errc() || result.ptr != digits.data() + digits.size())
-    {
-        return;
-    }
-    layer.baseName = std::string(name.substr(0, at));
-    layer.optimizationProfile = profile;
-}
-
-// Appends the NAMEs of "[ONNX Layer: NAME]" items in text. A NAME may itself hold ']', so each item ends at the last
-// ']' before the next "[ONNX Layer: " (or the end of text).
-void extractOnnxNodes(std::string_view text, std::vector<std::string>& out)
-{
-    static constexpr std::string_view kPrefix = "[ONNX Layer: ";
-    std::size_t at = text.find(kPrefix);
-    while (at != std::string_view::npos)
-    {
-        std::size_t start = at + kPrefix.size();
-        std::size_t nextAt = text.find(kPrefix, start);
-        std::string_view region = text.substr(start, (nextAt == std::string_view::npos ? text.size() : nextAt) - start);
-        std::size_t close = region.rfind(']');
-        std::string_view name = close == std::string_view::npos ? region : region.substr(0, close);
-        if (!name.empty())
-        {
-            out.emplace_back(name);
-        }
-        at = nextAt;
-    }
-}
-
-// Metadata: groups split on U+001E, nodes within a group split on U+001F.
-void parseMetadata(EngineLayer& layer)
-{
-    std::string_view text = layer.metadata;
-    layer.metadataGroups.reserve(1 + static_cast<std::size_t>(std::count(text.begin(), text.end(), '\x1e')));
-    std::size_t groupStart = 0;
-    while (groupStart <= text.size())
-    {
-        std::size_t groupEnd = text.find('\x1e', groupStart);
-        if (groupEnd == std::string_view::npos)
-        {
-            groupEnd = text.size();
-        }
-        std::string_view groupText = text.substr(groupStart, groupEnd - groupStart);
-        MetadataGroup group;
-        group.onnxNodes.reserve(1 + static_cast<std::size_t>(std::count(groupText.begin(), groupText.end(), '\x1f')));
-        std::size_t itemStart = 0;
-        while (itemStart <= groupText.size())
-        {
-            std::size_t itemEnd = groupText.find('\x1f', itemStart);
-            if (itemEnd == std::string_view::npos)
-            {
-                itemEnd = groupText.size();
-            }
-            extractOnnxNodes(groupText.substr(itemStart, itemEnd - itemStart), group.onnxNodes);
-            itemStart = itemEnd + 1;
-        }
-        if (!group.onnxNodes.empty())
-        {
-            layer.metadataGroups.push_back(std::move(group));
-        }
-        groupStart = groupEnd + 1;
-    }
 }
 
 class LayerInfoReader
@@ -270,9 +189,8 @@ private:
             if (token == Token::kString)
             {
                 EngineLayer layer;
-                layer.name = mParser.text();
+                layer.setName(mParser.text());
                 layer.line = mParser.lineOf(start);
-                splitProfileSuffix(layer);
                 mNamesOnly = true;
                 addLayer(std::move(layer), start);
             }
@@ -402,8 +320,8 @@ private:
         LayerKey id = classify(key);
         if (id == LayerKey::kOther)
         {
-            std::string name(key); // the key view dies with the next token
-            mOtherFields.emplace_back(std::move(name), mParser.valueText(mParser.next()));
+            // The key is copied before the value is read: its view dies with the next token.
+            mOtherFields.emplaceWith(key, [&](std::string& out) { mParser.appendValueText(mParser.next(), out); });
             return false;
         }
         std::string keyText(key); // known keys fit the short-string buffer: no allocation
@@ -456,7 +374,6 @@ private:
             unique(1u << 9);
             layer.hasMetadata = true;
             layer.metadata = stringMember(value, keyText);
-            layer.metadataGroups.clear();
             return true;
         case LayerKey::kActivation:
         {
@@ -465,20 +382,19 @@ private:
             {
                 layer.activation = activation;
             }
-            mOtherFields.emplace_back(std::move(keyText), std::move(activation));
+            mOtherFields.emplace_back(keyText, activation);
             return true;
         }
         case LayerKey::kWeights:
         {
             // {"Type": "Int8", "Count": 9408}: kept whole in otherFields, Type also as weightsPrecision.
-            std::string text = mParser.valueText(value);
+            mOtherFields.emplaceWith(keyText, [&](std::string& out) { mParser.appendValueText(value, out); });
             std::optional<Precision> precision =
-                value == Token::kObjectBegin ? weightsTypeOf(text) : std::optional<Precision>();
+                value == Token::kObjectBegin ? weightsTypeOf(mOtherFields.backValue()) : std::optional<Precision>();
             if (precision && !layer.weightsPrecision)
             {
                 layer.weightsPrecision = precision;
             }
-            mOtherFields.emplace_back(std::move(keyText), std::move(text));
             return true;
         }
         case LayerKey::kOther:
@@ -545,8 +461,16 @@ private:
                 }
                 else if (name == "Format/Datatype")
                 {
-                    tensor.format = stringMember(mParser.next(), "Format/Datatype");
-                    tensor.precision = mPrecisions.get(tensor.format);
+                    Token value = mParser.next();
+                    if (value == Token::kString)
+                    {
+                        mFormats.set(tensor, mParser.text());
+                    }
+                    else
+                    {
+                        std::string text = stringMember(value, "Format/Datatype");
+                        mFormats.set(tensor, text);
+                    }
                 }
                 else if (name == "Dimensions")
                 {
@@ -634,19 +558,10 @@ private:
     void finishLayer(EngineLayer& layer)
     {
         mSeenKeys = 0;
-        // Exact-size copies of the scratch lists keep the model small.
-        layer.otherFields.reserve(mOtherFields.size());
-        for (const auto& [key, value] : mOtherFields)
-        {
-            layer.otherFields.emplace_back(key, value);
-        }
-        layer.otherFields.shrinkToFit();
+        // An exact-size copy of the scratch list keeps the model small; the scratch keeps its capacity.
+        layer.otherFields = mOtherFields;
         mOtherFields.clear();
-        splitProfileSuffix(layer);
-        if (!layer.metadata.empty())
-        {
-            parseMetadata(layer);
-        }
+        layer.findProfileSuffix();
         mDetailed = true;
     }
 
@@ -710,14 +625,14 @@ private:
     PullParser mParser;
     std::vector<std::vector<EngineLayer>> mChunks;
     std::size_t mLayerCount = 0;
-    std::vector<std::pair<std::string, std::string>> mOtherFields;
+    FieldList mOtherFields;
     std::vector<EngineTensor> mTensors;
     std::vector<std::int64_t> mDims;
     Limits mLimits;
     MappedFile* mMapped = nullptr;
     std::size_t mReleased = 0;
     EnginePlan mPlan;
-    PrecisionCache mPrecisions;
+    FormatCache mFormats;
     std::uint32_t mSeenKeys = 0;
     bool mNamesOnly = false;
     bool mDetailed = false;

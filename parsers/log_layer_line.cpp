@@ -463,75 +463,6 @@ bool parseDimensions(std::string_view text, std::vector<std::int64_t>& dims, int
     }
 }
 
-void setLayerName(EngineLayer& layer, std::string_view name)
-{
-    layer.name = std::string(name);
-    layer.baseName = layer.name;
-    layer.optimizationProfile = 0;
-    // " [profile N]" at the end.
-    if (name.size() > 11 && name.back() == ']')
-    {
-        std::size_t open = name.rfind(" [profile ");
-        if (open != std::string_view::npos)
-        {
-            std::int64_t profile = 0;
-            if (parseInt64(name.substr(open + 10, name.size() - 1 - (open + 10)), profile) && profile >= 0)
-            {
-                layer.baseName = std::string(name.substr(0, open));
-                layer.optimizationProfile = static_cast<int>(profile);
-            }
-        }
-    }
-}
-
-std::vector<MetadataGroup> parseMetadataGroups(std::string_view metadata)
-{
-    std::vector<MetadataGroup> groups;
-    static constexpr std::string_view kTag = "[ONNX Layer: ";
-    std::size_t p = 0;
-    while (p <= metadata.size())
-    {
-        std::size_t groupEnd = metadata.find('\x1e', p);
-        std::string_view group =
-            metadata.substr(p, groupEnd == std::string_view::npos ? std::string_view::npos : groupEnd - p);
-        MetadataGroup parsed;
-        std::size_t q = 0;
-        while ((q = group.find(kTag, q)) != std::string_view::npos)
-        {
-            std::size_t begin = q + kTag.size();
-            // The node name ends at the ']' that is followed by '[', a separator or the end.
-            std::size_t end = begin;
-            std::size_t close = std::string_view::npos;
-            while ((end = group.find(']', end)) != std::string_view::npos)
-            {
-                if (end + 1 == group.size() || group[end + 1] == '[' || group[end + 1] == '\x1f' ||
-                    group[end + 1] == '\x1e')
-                {
-                    close = end;
-                    break;
-                }
-                ++end;
-            }
-            if (close == std::string_view::npos)
-            {
-                break;
-            }
-            parsed.onnxNodes.emplace_back(group.substr(begin, close - begin));
-            q = close + 1;
-        }
-        if (!parsed.onnxNodes.empty())
-        {
-            groups.push_back(std::move(parsed));
-        }
-        if (groupEnd == std::string_view::npos)
-        {
-            break;
-        }
-        p = groupEnd + 1;
-    }
-    return groups;
-}
-
 bool parseLogLayerLine(std::string_view text, EngineLayer& layer, std::string& why)
 {
     text = trim(text);
@@ -554,7 +485,7 @@ bool parseLogLayerLine(std::string_view text, EngineLayer& layer, std::string& w
         why = "no \", Tactic: \" after the layer name";
         return false;
     }
-    setLayerName(layer, rest.substr(0, tacticPos));
+    layer.setName(rest.substr(0, tacticPos));
     rest = rest.substr(tacticPos + 10);
     std::size_t comma = rest.find(',');
     if (comma == std::string_view::npos)
@@ -586,7 +517,7 @@ bool parseLayerInfoRecord(std::string_view text, EngineLayer& layer, std::string
         why = "no \", LayerType: \" after the layer name";
         return false;
     }
-    setLayerName(layer, text.substr(6, typePos - 6));
+    layer.setName(text.substr(6, typePos - 6));
     std::vector<KeyValue> pairs;
     std::size_t end = readPairs(text, typePos + 2, false, pairs);
     if (end == std::string_view::npos)
@@ -641,7 +572,6 @@ bool parseLayerInfoRecord(std::string_view text, EngineLayer& layer, std::string
         {
             layer.hasMetadata = true;
             layer.metadata = std::string(kv.value);
-            layer.metadataGroups = parseMetadataGroups(kv.value);
         }
         else
         {

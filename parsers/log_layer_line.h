@@ -23,12 +23,6 @@ bool parseLogLayerLine(std::string_view text, EngineLayer& layer, std::string& w
 //! Parses a single-line `Name: ..., LayerType: ..., ...` record. On failure returns false and says why.
 bool parseLayerInfoRecord(std::string_view text, EngineLayer& layer, std::string& why);
 
-//! Splits a trailing " [profile N]" off a layer name: sets name, baseName and optimizationProfile.
-void setLayerName(EngineLayer& layer, std::string_view name);
-
-//! Parses `[ONNX Layer: a]\x1f[ONNX Layer: b]\x1e[ONNX Layer: c]` into groups (split on \x1e, then \x1f).
-std::vector<MetadataGroup> parseMetadataGroups(std::string_view metadata);
-
 //! Parses a dims list "1,64:32,56,56" (vectorized "C:V" gives C and vectorWidth V). False on anything else.
 bool parseDimensions(std::string_view text, std::vector<std::int64_t>& dims, int& vectorWidth);
 

@@ -444,7 +444,7 @@ inline std::vector<const OptimizerEvent*> logEvents(const Context& context, Opti
 //! tokens.
 inline std::string singleToken(const EngineLayer& layer)
 {
-    auto parts = parseLayerName(layer.baseName.empty() ? layer.name : layer.baseName);
+    auto parts = parseLayerName(layer.baseName());
     return parts.tokens.size() == 1 ? parts.tokens[0] : std::string();
 }
 

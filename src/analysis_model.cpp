@@ -40,13 +40,7 @@ void Inputs::deriveMissingPlan()
     for (const auto& entry : times->entries)
     {
         EngineLayer layer;
-        layer.name = entry.name;
-        layer.baseName = entry.name;
-        if (auto open = entry.name.rfind(" [profile "); open != std::string::npos && entry.name.back() == ']')
-        {
-            layer.baseName = entry.name.substr(0, open);
-            layer.optimizationProfile = std::atoi(entry.name.c_str() + open + 10);
-        }
+        layer.setName(entry.name);
         layer.line = entry.line;
         plan.layers.push_back(std::move(layer));
     }

@@ -63,8 +63,10 @@ private:
         for (std::size_t i = 0; i < mPlan->layers.size(); ++i)
         {
             mLayerByName.emplace(mPlan->layers[i].name, i);
-            mLayerByName.emplace(mPlan->layers[i].baseName.empty() ? mPlan->layers[i].name : mPlan->layers[i].baseName,
-                                 i);
+            if (mPlan->layers[i].profileSuffixAt != std::string::npos)
+            {
+                mLayerByName.emplace(std::string(mPlan->layers[i].baseName()), i);
+            }
         }
     }
 
@@ -300,9 +302,9 @@ private:
         {
             const EngineLayer& layer = mPlan->layers[mapping.layer];
             auto found = timeByName.find(layer.name);
-            if (found == timeByName.end() && !layer.baseName.empty())
+            if (found == timeByName.end() && layer.profileSuffixAt != std::string::npos)
             {
-                found = timeByName.find(layer.baseName);
+                found = timeByName.find(std::string(layer.baseName()));
             }
             if (found != timeByName.end())
             {

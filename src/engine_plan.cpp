@@ -1,27 +1,136 @@
 #include "qdq/engine_plan.h"
 
 #include <algorithm>
+#include <charconv>
+#include <ostream>
 #include <string_view>
 #include <unordered_set>
 
 namespace qdq
 {
 
+const std::string& SharedText::emptyString()
+{
+    static const std::string kEmpty;
+    return kEmpty;
+}
+
+std::ostream& operator<<(std::ostream& out, const SharedText& text)
+{
+    return out << text.str();
+}
+
+namespace
+{
+// Calls visit(group, name) for each "[ONNX Layer: NAME]" of Metadata text, group counting the U+001E-separated
+// groups. Items within a group are separated by U+001F. A NAME may itself hold ']', so each item ends at the last ']'
+// before the next "[ONNX Layer: " (or the end of its item).
+template <class Visit>
+void forEachMetadataNode(std::string_view text, Visit&& visit)
+{
+    static constexpr std::string_view kPrefix = "[ONNX Layer: ";
+    std::size_t group = 0;
+    std::size_t itemStart = 0;
+    while (itemStart <= text.size())
+    {
+        std::size_t itemEnd = text.find_first_of("\x1e\x1f", itemStart);
+        if (itemEnd == std::string_view::npos)
+        {
+            itemEnd = text.size();
+        }
+        std::string_view item = text.substr(itemStart, itemEnd - itemStart);
+        std::size_t at = item.find(kPrefix);
+        while (at != std::string_view::npos)
+        {
+            std::size_t start = at + kPrefix.size();
+            std::size_t nextAt = item.find(kPrefix, start);
+            std::string_view region =
+                item.substr(start, (nextAt == std::string_view::npos ? item.size() : nextAt) - start);
+            std::size_t close = region.rfind(']');
+            std::string_view name = close == std::string_view::npos ? region : region.substr(0, close);
+            if (!name.empty())
+            {
+                visit(group, name);
+            }
+            at = nextAt;
+        }
+        if (itemEnd < text.size() && text[itemEnd] == '\x1e')
+        {
+            ++group;
+        }
+        itemStart = itemEnd + 1;
+    }
+}
+} // namespace
+
+void EngineLayer::findProfileSuffix()
+{
+    static constexpr std::string_view kMarker = " [profile ";
+    std::string_view fullName = name;
+    profileSuffixAt = std::string::npos;
+    optimizationProfile = 0;
+    if (fullName.empty() || fullName.back() != ']')
+    {
+        return;
+    }
+    std::size_t at = fullName.rfind(kMarker);
+    if (at == std::string_view::npos)
+    {
+        return;
+    }
+    std::string_view digits = fullName.substr(at + kMarker.size(), fullName.size() - 1 - at - kMarker.size());
+    int profile = 0;
+    auto result = std::from_chars(digits.data(), digits.data() + digits.size(), profile);
+    if (digits.empty() || result.ec != std::errc() || result.ptr != digits.data() + digits.size() || profile < 0)
+    {
+        return;
+    }
+    profileSuffixAt = at;
+    optimizationProfile = profile;
+}
+
+std::vector<MetadataGroup> EngineLayer::metadataGroups() const
+{
+    std::vector<MetadataGroup> groups;
+    std::size_t current = static_cast<std::size_t>(-1);
+    forEachMetadataNode(metadata,
+                        [&](std::size_t group, std::string_view node)
+                        {
+                            if (groups.empty() || group != current)
+                            {
+                                groups.emplace_back();
+                                current = group;
+                            }
+                            groups.back().onnxNodes.emplace_back(node);
+                        });
+    return groups;
+}
+
 std::vector<std::string> EngineLayer::metadataOnnxNodes() const
 {
-    std::vector<std::string> nodes;
-    std::unordered_set<std::string_view> seen;
-    for (const MetadataGroup& group : metadataGroups)
-    {
-        for (const std::string& node : group.onnxNodes)
-        {
-            if (seen.insert(node).second)
-            {
-                nodes.push_back(node);
-            }
-        }
-    }
-    return nodes;
+    std::vector<std::string_view> names;       // views into metadata
+    std::unordered_set<std::string_view> seen; // only for long lists: a linear search is cheaper for a few names
+    forEachMetadataNode(metadata,
+                        [&](std::size_t, std::string_view node)
+                        {
+                            if (names.size() < 16)
+                            {
+                                if (std::find(names.begin(), names.end(), node) == names.end())
+                                {
+                                    names.push_back(node);
+                                }
+                                return;
+                            }
+                            if (seen.empty())
+                            {
+                                seen.insert(names.begin(), names.end());
+                            }
+                            if (seen.insert(node).second)
+                            {
+                                names.push_back(node);
+                            }
+                        });
+    return std::vector<std::string>(names.begin(), names.end());
 }
 
 const TensorIndex& EnginePlan::tensorIndex() const

@@ -509,7 +509,7 @@ Graph buildEngineGraph(const Inputs& inputs, const Report& report, const Options
     for (std::size_t i = 0; i < count; ++i)
     {
         byName.emplace(plan->layers[i].name, i);
-        byName.emplace(plan->layers[i].baseName, i);
+        byName.emplace(plan->layers[i].baseName(), i);
     }
     for (std::size_t i = 0; i < count; ++i)
     {

@@ -8,7 +8,6 @@ EngineLayer layer(const std::string& name, const std::string& type, std::vector<
 {
     EngineLayer l;
     l.name = name;
-    l.baseName = name;
     l.type = type;
     l.origin = origin;
     for (const auto& [tensor, format] : in)

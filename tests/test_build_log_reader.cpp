@@ -272,8 +272,8 @@ TEST(BuildLogReader, Trt10DetailedLayersRecords)
     EXPECT_EQ(conv.activation, "RELU");
     EXPECT_EQ(conv.tacticValue, "0x5b8bf1b8028629d9");
     EXPECT_EQ(conv.tacticName.rfind("sm80_xmma_fprop_implicit_gemm_interleaved_i8i8", 0), 0u);
-    ASSERT_EQ(conv.metadataGroups.size(), 2u); // \x1e between the two nodes
-    EXPECT_EQ(conv.metadataGroups[1].onnxNodes, (std::vector<std::string>{"node_relu"}));
+    ASSERT_EQ(conv.metadataGroups().size(), 2u); // \x1e between the two nodes
+    EXPECT_EQ(conv.metadataGroups()[1].onnxNodes, (std::vector<std::string>{"node_relu"}));
     auto kernel = std::find_if(conv.otherFields.begin(), conv.otherFields.end(),
                                [](const auto& kv) { return kv.first == "Kernel"; });
     ASSERT_NE(kernel, conv.otherFields.end());
@@ -290,11 +290,11 @@ TEST(BuildLogReader, Trt10DetailedLayersRecords)
     ASSERT_EQ(gemm.inputs.size(), 2u);
     EXPECT_TRUE(gemm.inputs[1].location.empty());
     EXPECT_EQ(gemm.outputs[0].precision, Precision::kFP16);
-    ASSERT_EQ(gemm.metadataGroups.size(), 1u); // \x1f joins nodes inside one group
-    EXPECT_EQ(gemm.metadataGroups[0].onnxNodes.size(), 2u);
+    ASSERT_EQ(gemm.metadataGroups().size(), 1u); // \x1f joins nodes inside one group
+    EXPECT_EQ(gemm.metadataGroups()[0].onnxNodes.size(), 2u);
 
     const EngineLayer& pool = log.engine.layers[4];
-    EXPECT_EQ(pool.baseName, "node_max_pool2d");
+    EXPECT_EQ(pool.baseName(), "node_max_pool2d");
     EXPECT_EQ(pool.optimizationProfile, 1);
     EXPECT_EQ(pool.inputs[0].name, "relu [profile 1]");
 
@@ -795,8 +795,8 @@ TEST(RealDataBuildLog, CookbookMnistTrt10141DumpLayerInfo)
     EXPECT_EQ(conv.tacticValue, "0x5b8bf1b8028629d9");
     EXPECT_EQ(conv.weightsPrecision, Precision::kFP32);
     EXPECT_EQ(conv.inputs[0].format, "Float");
-    ASSERT_EQ(conv.metadataGroups.size(), 2u);
-    EXPECT_EQ(conv.metadataGroups[0].onnxNodes, (std::vector<std::string>{"node_conv2d"}));
+    ASSERT_EQ(conv.metadataGroups().size(), 2u);
+    EXPECT_EQ(conv.metadataGroups()[0].onnxNodes, (std::vector<std::string>{"node_conv2d"}));
     EXPECT_EQ(log.engine.layers[4].name, "node_linear_myl4_0");
     EXPECT_EQ(log.engine.layers[4].type, "gemm");
     EXPECT_EQ(log.engine.bindings, (std::vector<std::string>{"x", "y", "z"}));
@@ -830,12 +830,12 @@ TEST(RealDataBuildLog, CookbookProfilingVerbosityTrt1016ThreeBuilds)
     EXPECT_EQ(log.engine.bindings, (std::vector<std::string>{"x", "y", "z"}));
     const EngineLayer* profiled = findLayer(log, "node_conv2d + node_relu [profile 1]");
     ASSERT_NE(profiled, nullptr);
-    EXPECT_EQ(profiled->baseName, "node_conv2d + node_relu");
+    EXPECT_EQ(profiled->baseName(), "node_conv2d + node_relu");
     EXPECT_EQ(profiled->optimizationProfile, 1);
     const EngineLayer* conv = findLayer(log, "node_conv2d + node_relu");
     ASSERT_NE(conv, nullptr);
     EXPECT_EQ(conv->tacticValue, "0xcf8ea142095f02d2");
-    EXPECT_EQ(conv->metadataGroups.size(), 2u);
+    EXPECT_EQ(conv->metadataGroups().size(), 2u);
     EXPECT_EQ(log.engine.layers[7].type, "shape_call");
     EXPECT_EQ(log.registeredLayers.size(), 87u); // 29 per build
     EXPECT_EQ(log.tactics.size(), 42u);

@@ -36,6 +36,57 @@ const EngineLayer& layerNamed(const EnginePlan& plan, std::string_view name)
     return *layer;
 }
 
+TEST(EngineLayerModel, ProfileSuffixOnlyWhenWellFormed)
+{
+    EngineLayer layer;
+    layer.setName("/conv1/Conv + /relu/Relu [profile 2]");
+    EXPECT_EQ(layer.baseName(), "/conv1/Conv + /relu/Relu");
+    EXPECT_EQ(layer.optimizationProfile, 2);
+    layer.setName("(Unnamed Layer* 3) [Shuffle]");
+    EXPECT_EQ(layer.baseName(), "(Unnamed Layer* 3) [Shuffle]");
+    EXPECT_EQ(layer.optimizationProfile, 0);
+    for (const char* odd : {"a [profile ]", "a [profile x]", "a [profile -1]", "a [profile 1] ", "[profile 1]"})
+    {
+        layer.setName(odd);
+        EXPECT_EQ(layer.baseName(), odd) << odd;
+    }
+}
+
+TEST(EngineLayerModel, MetadataNodesInOrderWithoutDuplicates)
+{
+    // Past 16 names the de-duplication switches from a linear search to a set: both must keep first occurrences.
+    EngineLayer layer;
+    std::vector<std::string> expected;
+    for (int i = 0; i < 40; ++i)
+    {
+        std::string name = "/block" + std::to_string(i % 25) + "/Conv]x"; // names may hold ']'
+        if (i < 25)
+        {
+            expected.push_back(name);
+        }
+        layer.metadata += (i == 0 ? "" : (i % 3 == 0 ? "\x1e" : "\x1f")) + std::string("[ONNX Layer: ") + name + "]";
+    }
+    EXPECT_EQ(layer.metadataOnnxNodes(), expected);
+    std::size_t total = 0;
+    for (const MetadataGroup& group : layer.metadataGroups())
+    {
+        total += group.onnxNodes.size();
+    }
+    EXPECT_EQ(layer.metadataGroups().size(), 14u); // 13 U+001E separators
+    EXPECT_EQ(total, 40u);
+}
+
+TEST(EngineLayerModel, SharedFormatTextComparesAndCopies)
+{
+    EngineTensor a;
+    a.format = "Row major linear FP32";
+    EngineTensor b = a;
+    EXPECT_EQ(b.format, "Row major linear FP32");
+    EXPECT_EQ(&a.format.str(), &b.format.str()); // one copy of the text
+    EXPECT_EQ("from " + b.format, "from Row major linear FP32");
+    EXPECT_TRUE(EngineTensor().format.empty());
+}
+
 std::size_t countOrigin(const EnginePlan& plan, std::string_view origin)
 {
     return static_cast<std::size_t>(std::count_if(plan.layers.begin(), plan.layers.end(),
@@ -102,7 +153,7 @@ TEST(LayerInfoReader, NamesOnly)
     EXPECT_EQ(plan.form, LayerListForm::kNamesOnly);
     ASSERT_EQ(plan.layers.size(), 5u);
     EXPECT_EQ(plan.layers[0].name, "[trainStation1]");
-    EXPECT_EQ(plan.layers[0].baseName, "[trainStation1]");
+    EXPECT_EQ(plan.layers[0].baseName(), "[trainStation1]");
     EXPECT_EQ(plan.layers[0].line, 1u);
     EXPECT_EQ(plan.layers[2].name,
               "backbone.conv1.weight + /backbone/conv1/_weight_quantizer/QuantizeLinear + /backbone/conv1/Conv");
@@ -182,7 +233,7 @@ TEST(LayerInfoReader, Trt10MetadataGroupsAndStreamId)
     const EngineLayer& reformat = plan.layers[0];
     EXPECT_TRUE(reformat.hasMetadata);
     EXPECT_TRUE(reformat.metadata.empty());
-    EXPECT_TRUE(reformat.metadataGroups.empty());
+    EXPECT_TRUE(reformat.metadataGroups().empty());
     EXPECT_EQ(otherField(reformat, "StreamId"), "0");
     EXPECT_EQ(reformat.outputs[0].precision, Precision::kINT8);
 
@@ -191,16 +242,16 @@ TEST(LayerInfoReader, Trt10MetadataGroupsAndStreamId)
     EXPECT_EQ(cap.weightsPrecision, Precision::kINT8); // from ConvWeights
     EXPECT_EQ(cap.activation, "RELU");                 // from ConvActivation
     EXPECT_EQ(cap.tacticValue, "5137628413089386019"); // a number, kept as printed
-    ASSERT_EQ(cap.metadataGroups.size(), 3u);
-    EXPECT_EQ(cap.metadataGroups[0].onnxNodes, (std::vector<std::string>{"resnetv15_conv0_fwd"}));
-    EXPECT_EQ(cap.metadataGroups[2].onnxNodes, (std::vector<std::string>{"resnetv15_pool0_fwd"}));
+    ASSERT_EQ(cap.metadataGroups().size(), 3u);
+    EXPECT_EQ(cap.metadataGroups()[0].onnxNodes, (std::vector<std::string>{"resnetv15_conv0_fwd"}));
+    EXPECT_EQ(cap.metadataGroups()[2].onnxNodes, (std::vector<std::string>{"resnetv15_pool0_fwd"}));
     EXPECT_EQ(cap.metadata, "[ONNX Layer: resnetv15_conv0_fwd]\x1e[ONNX Layer: resnetv15_relu0_fwd]\x1e"
                             "[ONNX Layer: resnetv15_pool0_fwd]");
 
     // \x1f within a group, \x1e between groups; a node name holding ']'; a repeated node.
     const EngineLayer& conv = plan.layers[2];
-    ASSERT_EQ(conv.metadataGroups.size(), 3u);
-    EXPECT_EQ(conv.metadataGroups[0].onnxNodes,
+    ASSERT_EQ(conv.metadataGroups().size(), 3u);
+    EXPECT_EQ(conv.metadataGroups()[0].onnxNodes,
               (std::vector<std::string>{"resnetv15_stage3_conv1_fwd", "/model/Q[0]/QuantizeLinear"}));
     EXPECT_EQ(conv.metadataOnnxNodes(),
               (std::vector<std::string>{"resnetv15_stage3_conv1_fwd", "/model/Q[0]/QuantizeLinear",
@@ -231,7 +282,7 @@ TEST(LayerInfoReader, MyelinKgenShortDatatypes)
     EXPECT_TRUE(kgen.tacticValue.empty());
     const EngineLayer& gemm = plan.layers[2];
     EXPECT_EQ(gemm.outputs[0].precision, Precision::kFP16);
-    ASSERT_EQ(gemm.metadataGroups.size(), 1u);
+    ASSERT_EQ(gemm.metadataGroups().size(), 1u);
     EXPECT_EQ(gemm.metadataOnnxNodes(),
               (std::vector<std::string>{"/fc1/Gemm", "/qact_input/DequantizeLinear", "/fc1/DequantizeLinear",
                                         "/qact_fc1/QuantizeLinear"}));
@@ -242,11 +293,11 @@ TEST(LayerInfoReader, ProfileSuffix)
     EnginePlan plan = readLayerInfo(fixture("layer-info/multi_profile.json"));
     ASSERT_EQ(plan.layers.size(), 5u);
     EXPECT_EQ(plan.layers[0].optimizationProfile, 0);
-    EXPECT_EQ(plan.layers[0].baseName, "/conv1/Conv + /relu/Relu");
+    EXPECT_EQ(plan.layers[0].baseName(), "/conv1/Conv + /relu/Relu");
     EXPECT_EQ(plan.layers[2].name, "/conv1/Conv + /relu/Relu [profile 1]");
-    EXPECT_EQ(plan.layers[2].baseName, "/conv1/Conv + /relu/Relu");
+    EXPECT_EQ(plan.layers[2].baseName(), "/conv1/Conv + /relu/Relu");
     EXPECT_EQ(plan.layers[2].optimizationProfile, 1);
-    EXPECT_EQ(plan.layers[4].baseName, "(Unnamed Layer* 3) [Shuffle]");
+    EXPECT_EQ(plan.layers[4].baseName(), "(Unnamed Layer* 3) [Shuffle]");
     EXPECT_EQ(plan.layers[4].optimizationProfile, 12);
     EXPECT_EQ(plan.bindings.size(), 4u);
 }
@@ -538,7 +589,7 @@ TEST(RealDataLayerInfo, FuzzylabsAlexnetTrt10)
     EXPECT_EQ(conv.weightsPrecision, Precision::kFP16);
     EXPECT_EQ(conv.inputs[0].format, "Channel major FP16 format where channel % 4 == 0");
     EXPECT_EQ(conv.outputs[0].precision, Precision::kFP16);
-    EXPECT_EQ(conv.metadataGroups.size(), 2u);
+    EXPECT_EQ(conv.metadataGroups().size(), 2u);
     EXPECT_EQ(conv.metadataOnnxNodes(),
               (std::vector<std::string>{"/features/features.0/Conv", "/features/features.1/Relu"}));
     const EngineLayer& gemm = layerNamed(plan, "/classifier/classifier_1/Gemm_myl9_2");
@@ -549,7 +600,7 @@ TEST(RealDataLayerInfo, FuzzylabsAlexnetTrt10)
     EXPECT_EQ(gemm.inputs[2].name, "__mye546/classifier/classifier_1/Gemm_alpha");
     EXPECT_EQ(gemm.inputs[2].precision, Precision::kFP32);
     EXPECT_EQ(gemm.line, 349u);
-    ASSERT_EQ(gemm.metadataGroups.size(), 1u);
+    ASSERT_EQ(gemm.metadataGroups().size(), 1u);
     EXPECT_EQ(gemm.metadataOnnxNodes(),
               (std::vector<std::string>{"/classifier/classifier.1/Gemm", "/classifier/classifier.2/Relu"}));
     EXPECT_EQ(layerNamed(plan, "dummy_shape_call__mye622_0_myl9_0").type, "shape_call");
@@ -602,7 +653,7 @@ TEST(RealDataLayerInfo, LixAsPrettyPrintedTrt10)
     EXPECT_EQ(cap.activation, "RELU");
     EXPECT_EQ(cap.outputs[0].precision, Precision::kINT8);
     EXPECT_EQ(cap.outputs[0].vectorWidth, 32);
-    EXPECT_EQ(cap.metadataGroups.size(), 3u);
+    EXPECT_EQ(cap.metadataGroups().size(), 3u);
     EXPECT_EQ(cap.metadataOnnxNodes(), (std::vector<std::string>{"/conv1/Conv", "/relu/Relu", "/maxpool/MaxPool"}));
     EXPECT_EQ(otherField(cap, "PoolingWindowSize"), "[3,3]");
     ASSERT_EQ(plan.bindings.size(), 17u);
@@ -629,7 +680,7 @@ TEST(RealDataLayerInfo, LixDmtMyelinTrt10)
     EXPECT_EQ(q.metadataOnnxNodes(), (std::vector<std::string>{"img_QuantizeLinear"}));
     const EngineLayer& fused = layerNamed(plan, "__myl_CastMulCastMulAddReluMulMinMaxRounCast_myl2_18");
     EXPECT_EQ(fused.line, 302u);
-    ASSERT_EQ(fused.metadataGroups.size(), 1u);
+    ASSERT_EQ(fused.metadataGroups().size(), 1u);
     EXPECT_EQ(
         fused.metadataOnnxNodes(),
         (std::vector<std::string>{"/img_backbone/layer1/layer1.0/conv2/Conv_output_0_DequantizeLinear",
@@ -637,7 +688,7 @@ TEST(RealDataLayerInfo, LixDmtMyelinTrt10)
                                   "/img_backbone/maxpool/MaxPool_output_0_DequantizeLinear",
                                   "/img_backbone/layer1/layer1.0/relu_1/Relu_output_0_QuantizeLinear"}));
     const EngineLayer& reshape = layerNamed(plan, "__myl_Resh_myl2_5");
-    EXPECT_EQ(reshape.metadataGroups.size(), 2u); // joined by \x1e
+    EXPECT_EQ(reshape.metadataGroups().size(), 2u); // joined by \x1e
     // 154 \x1e and 2272 \x1f separators in the file.
     std::size_t groupSeparators = 0;
     std::size_t nodeSeparators = 0;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -20,12 +21,38 @@
 namespace qdq
 {
 
+//! Immutable text shared by its copies: the tensors of an engine repeat a handful of Format/Datatype strings, and one
+//! heap string per tensor would cost 200,000 allocations on a 100,000-layer engine.
+class SharedText
+{
+public:
+    SharedText() = default;
+    SharedText(std::string_view text) // NOLINT: implicit, as a std::string would be
+        : mText(text.empty() ? nullptr : std::make_shared<const std::string>(text))
+    {
+    }
+    SharedText(const std::string& text) : SharedText(std::string_view(text)) {} // NOLINT
+    SharedText(const char* text) : SharedText(std::string_view(text)) {}        // NOLINT
+
+    const std::string& str() const { return mText ? *mText : emptyString(); }
+    operator std::string_view() const { return str(); } // NOLINT
+    bool empty() const { return !mText || mText->empty(); }
+    friend bool operator==(const SharedText& a, std::string_view b) { return std::string_view(a.str()) == b; }
+    friend std::string operator+(const std::string& a, const SharedText& b) { return a + b.str(); }
+    friend std::string operator+(std::string&& a, const SharedText& b) { return std::move(a) + b.str(); }
+    friend std::ostream& operator<<(std::ostream& out, const SharedText& text);
+
+private:
+    static const std::string& emptyString();
+    std::shared_ptr<const std::string> mText;
+};
+
 struct EngineTensor
 {
     std::string name;
     std::vector<std::int64_t> dimensions; //!< as printed; vectorized channel "64:32" is stored as 64
     int vectorWidth = 0;                  //!< 32 for "64:32", 0 when not vectorized or unknown
-    std::string format;                   //!< raw Format/Datatype string (or log type, e.g. "Int8")
+    SharedText format;                    //!< raw Format/Datatype string (or log type, e.g. "Int8")
     Precision precision = Precision::kUnknown;
     std::string location; //!< "Device", "Host" or empty
 };
@@ -81,6 +108,22 @@ public:
         mEnds.push_back(static_cast<std::uint32_t>(mText.size() + value.size()));
         mText.append(value);
     }
+    //! Appends key and a value that writeValue(std::string&) appends to the buffer (no temporary string).
+    template <class WriteValue>
+    void emplaceWith(std::string_view key, WriteValue&& writeValue)
+    {
+        mText.append(key);
+        mEnds.push_back(static_cast<std::uint32_t>(mText.size()));
+        writeValue(mText);
+        mEnds.push_back(static_cast<std::uint32_t>(mText.size()));
+    }
+    //! The value of the last pair.
+    std::string_view backValue() const { return std::string_view(mText).substr(mEnds[mEnds.size() - 2]); }
+    void clear()
+    {
+        mText.clear();
+        mEnds.clear();
+    }
     void reserve(std::size_t pairs) { mEnds.reserve(2 * pairs); }
     void shrinkToFit()
     {
@@ -108,12 +151,12 @@ private:
 
 struct EngineLayer
 {
-    std::string name;            //!< full layer name, as in the profile (including " [profile N]" when present)
-    std::string baseName;        //!< name without a trailing " [profile N]" suffix
-    int optimizationProfile = 0; //!< N from " [profile N]", 0 otherwise
-    std::string type;            //!< LayerType (e.g. "CaskConvolution", "Reformat", "Scale"); empty in names-only lists
-    std::string parameterType;   //!< ParameterType when present
-    std::string origin;          //!< Origin: "QDQ", "REFORMAT", ... or empty
+    std::string name; //!< full layer name, as in the profile (including " [profile N]" when present)
+    std::size_t profileSuffixAt = std::string::npos; //!< where a trailing " [profile N]" starts in name
+    int optimizationProfile = 0;                     //!< N from " [profile N]", 0 otherwise
+    std::string type;          //!< LayerType (e.g. "CaskConvolution", "Reformat", "Scale"); empty in names-only lists
+    std::string parameterType; //!< ParameterType when present
+    std::string origin;        //!< Origin: "QDQ", "REFORMAT", ... or empty
     std::vector<EngineTensor> inputs;
     std::vector<EngineTensor> outputs;
     std::string tacticName;
@@ -122,11 +165,22 @@ struct EngineLayer
     std::string activation;                    //!< Activation / ConvActivation when present
     std::string pluginType;
     bool hasMetadata = false;
-    std::string metadata;                      //!< raw Metadata text
-    std::vector<MetadataGroup> metadataGroups; //!< parsed [ONNX Layer: ...] groups
+    std::string metadata;   //!< raw Metadata text
     FieldList otherFields;  //!< remaining keys (scalars as text, objects/arrays as compact JSON), in file order
     std::uint64_t line = 0; //!< line in the source file where the layer record starts
 
+    //! Sets name, and profileSuffixAt / optimizationProfile from a trailing " [profile N]".
+    void setName(std::string_view fullName)
+    {
+        name.assign(fullName);
+        findProfileSuffix();
+    }
+    //! Sets profileSuffixAt / optimizationProfile from a trailing " [profile N]" of name.
+    void findProfileSuffix();
+    //! name without a trailing " [profile N]" suffix.
+    std::string_view baseName() const { return std::string_view(name).substr(0, profileSuffixAt); }
+    //! The [ONNX Layer: ...] groups of metadata (parsed on each call: few callers need them).
+    std::vector<MetadataGroup> metadataGroups() const;
     //! All ONNX node names from Metadata, in order, without duplicates.
     std::vector<std::string> metadataOnnxNodes() const;
 };
