@@ -102,13 +102,35 @@ JsonWriter& JsonWriter::value(std::string_view text)
     return *this;
 }
 
+namespace
+{
+// Bytes that go out as they are: printable ASCII other than '"' and '\\'.
+constexpr bool isPlain(unsigned char c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+} // namespace
+
 void JsonWriter::writeString(std::string_view text)
 {
-    const bool valid = isValidUtf8(text);
     mOut += '"';
-    for (char ch : text)
+    int valid = -1; // UTF-8 validity of text, checked at the first byte >= 0x80
+    std::size_t i = 0;
+    const std::size_t size = text.size();
+    while (i < size)
     {
-        unsigned char c = static_cast<unsigned char>(ch);
+        std::size_t run = i;
+        while (run < size && isPlain(static_cast<unsigned char>(text[run])))
+        {
+            ++run;
+        }
+        mOut.append(text.data() + i, run - i);
+        if (run == size)
+        {
+            break;
+        }
+        i = run + 1;
+        unsigned char c = static_cast<unsigned char>(text[run]);
         switch (c)
         {
         case '"':
@@ -139,13 +161,13 @@ void JsonWriter::writeString(std::string_view text)
                 std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
                 mOut += escaped;
             }
-            else if (c >= 0x80 && !valid)
+            else if (valid < 0 ? (valid = isValidUtf8(text) ? 1 : 0) == 0 : valid == 0)
             {
                 mOut += "\xEF\xBF\xBD"; // invalid UTF-8: U+FFFD per byte, as nlohmann's replace handler does
             }
             else
             {
-                mOut += ch;
+                mOut += static_cast<char>(c);
             }
         }
     }
