@@ -449,6 +449,11 @@ private:
 
     void parseGraph(Wire& wire)
     {
+        if (mGraph.nodeInputStart.empty())
+        {
+            mGraph.nodeInputStart.push_back(0);
+            mGraph.nodeOutputStart.push_back(0);
+        }
         std::uint32_t tag = 0;
         std::uint64_t tagOffset = 0;
         onnx::ValueInfoProto valueInfo;
@@ -477,8 +482,9 @@ private:
                 parseMessage(wire, tag, tagOffset, valueInfo, "ValueInfoProto");
                 if (valueInfo.type().has_tensor_type() && valueInfo.type().tensor_type().elem_type() != 0)
                 {
-                    mGraph.tensorTypes[valueInfo.name()] =
-                        static_cast<OnnxDataType>(valueInfo.type().tensor_type().elem_type());
+                    std::uint32_t id = mGraph.tensors.intern(valueInfo.name());
+                    growTensorArrays();
+                    mGraph.tensors.type[id] = static_cast<OnnxDataType>(valueInfo.type().tensor_type().elem_type());
                 }
                 if (field == 11)
                 {
@@ -583,6 +589,16 @@ private:
         node.domain = mNodeProto.domain();
         node.inputs.assign(mNodeProto.input().begin(), mNodeProto.input().end());
         node.outputs.assign(mNodeProto.output().begin(), mNodeProto.output().end());
+        for (const std::string& input : node.inputs)
+        {
+            mGraph.nodeInputIds.push_back(input.empty() ? OnnxGraph::kNone : mGraph.tensors.intern(input));
+        }
+        mGraph.nodeInputStart.push_back(static_cast<std::uint32_t>(mGraph.nodeInputIds.size()));
+        for (const std::string& output : node.outputs)
+        {
+            mGraph.nodeOutputIds.push_back(output.empty() ? OnnxGraph::kNone : mGraph.tensors.intern(output));
+        }
+        mGraph.nodeOutputStart.push_back(static_cast<std::uint32_t>(mGraph.nodeOutputIds.size()));
         node.attributes.reserve(static_cast<std::size_t>(mNodeProto.attribute_size()));
         for (const auto& attribute : mNodeProto.attribute())
         {
@@ -994,7 +1010,13 @@ private:
     void addConstant(TensorRecord&& record, std::uint64_t offset)
     {
         const std::size_t index = mGraph.constants.size();
-        if (!mGraph.constantByName.emplace(record.constant.name, index).second)
+        const std::uint32_t id = mGraph.tensors.intern(record.constant.name);
+        growTensorArrays();
+        if (mGraph.tensors.constant[id] == OnnxGraph::kNone)
+        {
+            mGraph.tensors.constant[id] = static_cast<std::uint32_t>(index);
+        }
+        else
         {
             ++mDuplicateConstants;
             if (mDuplicateConstants <= kWarningCap)
@@ -1208,28 +1230,41 @@ private:
     }
 
     //! The constant a tensor holds, looking through Identity nodes.
-    std::optional<std::size_t> resolveConstant(std::string tensor) const
+    std::optional<std::size_t> resolveConstant(std::uint32_t tensor) const
     {
-        for (int hop = 0; hop < 64; ++hop)
+        const OnnxTensorTable& tensors = mGraph.tensors;
+        for (int hop = 0; hop < 64 && tensor != OnnxGraph::kNone; ++hop)
         {
-            auto found = mGraph.constantByName.find(tensor);
-            if (found != mGraph.constantByName.end())
+            if (tensors.constant[tensor] != OnnxGraph::kNone)
             {
-                return found->second;
+                return tensors.constant[tensor];
             }
-            auto producer = mGraph.producerOf.find(tensor);
-            if (producer == mGraph.producerOf.end())
-            {
-                return std::nullopt;
-            }
-            const OnnxNode& node = mGraph.nodes[producer->second];
-            if (node.opType != "Identity" || !isStandardDomain(node.domain) || node.inputs.empty())
+            std::uint32_t producer = tensors.producer[tensor];
+            if (producer == OnnxGraph::kNone)
             {
                 return std::nullopt;
             }
-            tensor = node.inputs.front();
+            const OnnxNode& node = mGraph.nodes[producer];
+            auto inputs = mGraph.inputIds(producer);
+            if (node.opType != "Identity" || !isStandardDomain(node.domain) || inputs.empty())
+            {
+                return std::nullopt;
+            }
+            tensor = inputs.front();
         }
         return std::nullopt;
+    }
+
+    //! Sizes the per-tensor arrays to the tensors interned so far.
+    void growTensorArrays()
+    {
+        OnnxTensorTable& tensors = mGraph.tensors;
+        const std::size_t count = tensors.names.size();
+        if (tensors.constant.size() < count)
+        {
+            tensors.constant.resize(count, OnnxGraph::kNone);
+            tensors.type.resize(count, OnnxDataType::kUndefined);
+        }
     }
 
     void finish()
@@ -1267,38 +1302,38 @@ private:
 
     void linkGraph()
     {
+        OnnxTensorTable& tensors = mGraph.tensors;
+        const std::size_t tensorCount = tensors.names.size();
+        const std::size_t nodeCount = mGraph.nodes.size();
+        growTensorArrays();
+        tensors.producer.assign(tensorCount, OnnxGraph::kNone);
         std::size_t duplicateNames = 0;
         std::size_t duplicateProducers = 0;
+        mGraph.nodeIndexByName.reserve(nodeCount);
+        const auto nodeName = [this](std::uint32_t id) -> const std::string& { return mGraph.nodes[id].name; };
         for (const OnnxNode& node : mGraph.nodes)
         {
-            if (!mGraph.nodeByName.emplace(node.name, node.index).second && ++duplicateNames <= kWarningCap)
+            const auto index = static_cast<std::uint32_t>(node.index);
+            if (mGraph.nodeIndexByName.insert(node.name, index, nodeName) != index && ++duplicateNames <= kWarningCap)
             {
                 warnNode(node.index, "node name '" + printable(node.name, 256) + "' is used by more than one node");
             }
-            for (const std::string& output : node.outputs)
+            for (std::uint32_t output : mGraph.outputIds(node.index))
             {
-                if (output.empty())
+                if (output == OnnxGraph::kNone)
                 {
                     continue;
                 }
-                if (!mGraph.producerOf.emplace(output, node.index).second && ++duplicateProducers <= kWarningCap)
+                if (tensors.producer[output] == OnnxGraph::kNone)
                 {
-                    warnNode(node.index, "tensor '" + printable(output, 256) +
+                    tensors.producer[output] = index;
+                }
+                else if (++duplicateProducers <= kWarningCap)
+                {
+                    warnNode(node.index, "tensor '" + printable(tensors.names[output], 256) +
                                              "' is produced by more than one node ('" +
-                                             printable(mGraph.nodes[mGraph.producerOf[output]].name, 256) + "' and '" +
+                                             printable(mGraph.nodes[tensors.producer[output]].name, 256) + "' and '" +
                                              printable(node.name, 256) + "')");
-                }
-            }
-            for (const std::string& input : node.inputs)
-            {
-                if (input.empty())
-                {
-                    continue;
-                }
-                auto& consumers = mGraph.consumersOf[input];
-                if (consumers.empty() || consumers.back() != node.index)
-                {
-                    consumers.push_back(node.index);
                 }
             }
         }
@@ -1311,35 +1346,76 @@ private:
             warn(0, false, std::to_string(duplicateProducers - kWarningCap) + " more tensors with several producers");
         }
 
-        std::unordered_set<std::string> inputs(mAllGraphInputs.begin(), mAllGraphInputs.end());
+        // Consumers, as compressed rows: count, prefix sums, fill (each node once per tensor, in node order).
+        std::vector<std::uint32_t> lastReader(tensorCount, OnnxGraph::kNone);
+        tensors.consumerStart.assign(tensorCount + 1, 0);
+        for (std::size_t i = 0; i < nodeCount; ++i)
+        {
+            for (std::uint32_t input : mGraph.inputIds(i))
+            {
+                if (input != OnnxGraph::kNone && lastReader[input] != i)
+                {
+                    lastReader[input] = static_cast<std::uint32_t>(i);
+                    ++tensors.consumerStart[input + 1];
+                }
+            }
+        }
+        for (std::size_t id = 0; id < tensorCount; ++id)
+        {
+            tensors.consumerStart[id + 1] += tensors.consumerStart[id];
+        }
+        tensors.consumerNodes.assign(tensors.consumerStart[tensorCount], 0);
+        std::vector<std::uint32_t> fill(tensors.consumerStart.begin(), tensors.consumerStart.end() - 1);
+        std::fill(lastReader.begin(), lastReader.end(), OnnxGraph::kNone);
+        for (std::size_t i = 0; i < nodeCount; ++i)
+        {
+            for (std::uint32_t input : mGraph.inputIds(i))
+            {
+                if (input != OnnxGraph::kNone && lastReader[input] != i)
+                {
+                    lastReader[input] = static_cast<std::uint32_t>(i);
+                    tensors.consumerNodes[fill[input]++] = static_cast<std::uint32_t>(i);
+                }
+            }
+        }
+
+        std::vector<bool> isGraphInput(tensorCount, false);
         for (const std::string& input : mAllGraphInputs)
         {
-            if (mGraph.constantByName.find(input) == mGraph.constantByName.end())
+            const std::uint32_t id = tensors.find(input);
+            if (id != OnnxGraph::kNone)
+            {
+                isGraphInput[id] = true;
+            }
+            if (id == OnnxGraph::kNone || tensors.constant[id] == OnnxGraph::kNone)
             {
                 mGraph.graphInputs.push_back(input);
             }
         }
         for (const OnnxConstant& constant : mGraph.constants)
         {
-            if (constant.dataType != OnnxDataType::kUndefined)
+            const std::uint32_t id = tensors.find(constant.name);
+            if (constant.dataType != OnnxDataType::kUndefined && tensors.type[id] == OnnxDataType::kUndefined)
             {
-                mGraph.tensorTypes.emplace(constant.name, constant.dataType);
+                tensors.type[id] = constant.dataType;
             }
         }
         std::size_t dangling = 0;
-        std::unordered_set<std::string> reported;
+        std::vector<bool> reported(tensorCount, false);
         for (const OnnxNode& node : mGraph.nodes)
         {
-            for (const std::string& input : node.inputs)
+            for (std::uint32_t input : mGraph.inputIds(node.index))
             {
-                if (input.empty() || mGraph.producerOf.count(input) != 0 || mGraph.constantByName.count(input) != 0 ||
-                    inputs.count(input) != 0 || !reported.insert(input).second)
+                if (input == OnnxGraph::kNone || tensors.producer[input] != OnnxGraph::kNone ||
+                    tensors.constant[input] != OnnxGraph::kNone || isGraphInput[input] || reported[input])
                 {
                     continue;
                 }
+                reported[input] = true;
                 if (++dangling <= kWarningCap)
                 {
-                    warnNode(node.index, "input '" + printable(input, 256) + "' of node '" + printable(node.name, 256) +
+                    warnNode(node.index, "input '" + printable(tensors.names[input], 256) + "' of node '" +
+                                             printable(node.name, 256) +
                                              "' is produced by no node, initializer or graph input");
                 }
             }
@@ -1357,12 +1433,12 @@ private:
         std::vector<std::size_t> pendingInputs(count, 0);
         for (const OnnxNode& node : mGraph.nodes)
         {
-            for (const std::string& input : node.inputs)
+            for (std::uint32_t input : mGraph.inputIds(node.index))
             {
-                auto producer = mGraph.producerOf.find(input);
-                if (!input.empty() && producer != mGraph.producerOf.end())
+                std::uint32_t producer = input == OnnxGraph::kNone ? OnnxGraph::kNone : mGraph.tensors.producer[input];
+                if (producer != OnnxGraph::kNone)
                 {
-                    successors[producer->second].push_back(node.index);
+                    successors[producer].push_back(node.index);
                     ++pendingInputs[node.index];
                 }
             }
@@ -1403,12 +1479,12 @@ private:
         while (!seen[current])
         {
             seen[current] = true;
-            for (const std::string& input : mGraph.nodes[current].inputs)
+            for (std::uint32_t input : mGraph.inputIds(current))
             {
-                auto producer = mGraph.producerOf.find(input);
-                if (!input.empty() && producer != mGraph.producerOf.end() && pendingInputs[producer->second] != 0)
+                std::uint32_t producer = input == OnnxGraph::kNone ? OnnxGraph::kNone : mGraph.tensors.producer[input];
+                if (producer != OnnxGraph::kNone && pendingInputs[producer] != 0)
                 {
-                    current = producer->second;
+                    current = producer;
                     break;
                 }
             }
@@ -1419,6 +1495,7 @@ private:
 
     void collectQdq()
     {
+        mGraph.qdqOfNode.assign(mGraph.nodes.size(), OnnxGraph::kNone);
         for (const OnnxNode& node : mGraph.nodes)
         {
             const bool isQuantize = node.opType == "QuantizeLinear";
@@ -1429,9 +1506,10 @@ private:
             QdqParameters parameters;
             parameters.node = node.index;
             parameters.isQuantize = isQuantize;
-            if (node.inputs.size() > 1 && !node.inputs[1].empty())
+            auto inputIds = mGraph.inputIds(node.index);
+            if (inputIds.size() > 1 && inputIds[1] != OnnxGraph::kNone)
             {
-                if (auto scale = resolveConstant(node.inputs[1]))
+                if (auto scale = resolveConstant(inputIds[1]))
                 {
                     ensureLoaded(*scale);
                     const OnnxConstant& constant = mGraph.constants[*scale];
@@ -1443,10 +1521,10 @@ private:
                     }
                 }
             }
-            if (node.inputs.size() > 2 && !node.inputs[2].empty())
+            if (inputIds.size() > 2 && inputIds[2] != OnnxGraph::kNone)
             {
                 parameters.hasZeroPoint = true;
-                if (auto zeroPoint = resolveConstant(node.inputs[2]))
+                if (auto zeroPoint = resolveConstant(inputIds[2]))
                 {
                     ensureLoaded(*zeroPoint);
                     const OnnxConstant& constant = mGraph.constants[*zeroPoint];
@@ -1457,9 +1535,9 @@ private:
                         parameters.zeroPoint = constant.values;
                     }
                 }
-                else if (auto type = mGraph.tensorTypes.find(node.inputs[2]); type != mGraph.tensorTypes.end())
+                else if (mGraph.tensors.type[inputIds[2]] != OnnxDataType::kUndefined)
                 {
-                    parameters.zeroPointType = type->second;
+                    parameters.zeroPointType = mGraph.tensors.type[inputIds[2]];
                 }
             }
             parameters.axis = node.intAttribute("axis");
@@ -1468,7 +1546,7 @@ private:
             {
                 parameters.outputDtype = node.intAttribute("output_dtype");
             }
-            mGraph.qdqByNode.emplace(node.index, mGraph.qdq.size());
+            mGraph.qdqOfNode[node.index] = static_cast<std::uint32_t>(mGraph.qdq.size());
             mGraph.qdq.push_back(std::move(parameters));
         }
     }

@@ -48,9 +48,8 @@ private:
                 {
                     continue;
                 }
-                auto type = graph.tensorTypes.find(input);
-                std::string typeName = type == graph.tensorTypes.end() ? std::string("float")
-                                                                       : std::string(onnxDataTypeName(type->second));
+                auto type = graph.tensorType(input);
+                std::string typeName = type ? std::string(onnxDataTypeName(*type)) : std::string("float");
                 Finding finding = makeFinding(
                     info(),
                     "Network input " + input + " (" + typeName + ") is quantized by " + consumer->name +

@@ -77,26 +77,26 @@ private:
         {
             return false;
         }
-        if (mGraph->nodeByName.count(token) > 0)
+        if (mGraph->nodeIndex(token) != OnnxGraph::kNone)
         {
             nodes.push_back(token);
             return true;
         }
         if (auto registered = mRegistered.find(token); registered != mRegistered.end())
         {
-            if (mGraph->nodeByName.count(registered->second) > 0)
+            if (mGraph->nodeIndex(registered->second) != OnnxGraph::kNone)
             {
                 nodes.push_back(registered->second);
                 return true;
             }
         }
-        if (mGraph->constantByName.count(token) > 0)
+        if (mGraph->isConstant(token))
         {
             return true; // a weight initializer: not a node, but a known name
         }
-        if (auto producer = mGraph->producerOf.find(token); producer != mGraph->producerOf.end())
+        if (const OnnxNode* producer = mGraph->producer(token))
         {
-            nodes.push_back(mGraph->nodes[producer->second].name);
+            nodes.push_back(producer->name);
             usedTensorName = true;
             return true;
         }
@@ -136,7 +136,7 @@ private:
         {
             for (const auto& node : metadataNodes)
             {
-                if (mGraph == nullptr || mGraph->nodeByName.count(node) > 0)
+                if (mGraph == nullptr || mGraph->nodeIndex(node) != OnnxGraph::kNone)
                 {
                     nodes.push_back(node);
                 }
@@ -151,12 +151,12 @@ private:
         bool usedRegistered = false;
         if (nodes.empty())
         {
-            if (parts.foreignNode && mGraph != nullptr && mGraph->nodeByName.count(parts.rangeFirst) > 0 &&
-                mGraph->nodeByName.count(parts.rangeLast) > 0)
+            if (parts.foreignNode && mGraph != nullptr && mGraph->nodeIndex(parts.rangeFirst) != OnnxGraph::kNone &&
+                mGraph->nodeIndex(parts.rangeLast) != OnnxGraph::kNone)
             {
                 // Myelin range: every node between the two in topological (graph) order.
-                std::size_t first = mGraph->nodeByName.at(parts.rangeFirst);
-                std::size_t last = mGraph->nodeByName.at(parts.rangeLast);
+                std::size_t first = mGraph->nodeIndex(parts.rangeFirst);
+                std::size_t last = mGraph->nodeIndex(parts.rangeLast);
                 if (first > last)
                 {
                     std::swap(first, last);
@@ -206,9 +206,9 @@ private:
         {
             for (const auto& output : layer.outputs)
             {
-                if (auto producer = mGraph->producerOf.find(output.name); producer != mGraph->producerOf.end())
+                if (const OnnxNode* producer = mGraph->producer(output.name))
                 {
-                    nodes.push_back(mGraph->nodes[producer->second].name);
+                    nodes.push_back(producer->name);
                 }
             }
             if (!nodes.empty())
@@ -276,9 +276,8 @@ private:
                            {
                                if (mGraph != nullptr)
                                {
-                                   auto found = mGraph->nodeByName.find(name);
-                                   return found != mGraph->nodeByName.end() &&
-                                          isQdqOp(mGraph->nodes[found->second].opType);
+                                   const OnnxNode* found = mGraph->findNode(name);
+                                   return found != nullptr && isQdqOp(found->opType);
                                }
                                return looksLikeQuantizeName(name) || looksLikeDequantizeName(name);
                            });
@@ -332,16 +331,16 @@ private:
             return false;
         }
         const std::string& data = node.inputs[0];
-        if (mGraph->constantByName.count(data) > 0)
+        if (mGraph->isConstant(data))
         {
             return true;
         }
-        auto producer = mGraph->producerOf.find(data);
-        if (producer == mGraph->producerOf.end())
+        const OnnxNode* producer = mGraph->producer(data);
+        if (producer == nullptr)
         {
             return false;
         }
-        const OnnxNode& previous = mGraph->nodes[producer->second];
+        const OnnxNode& previous = *producer;
         if (previous.opType == "QuantizeLinear" || previous.opType == "Identity" || previous.opType == "Constant")
         {
             return previous.opType == "Constant" || isWeightPath(previous);
@@ -524,9 +523,9 @@ private:
         {
             if (!node.inputs.empty())
             {
-                if (auto producer = mGraph->producerOf.find(node.inputs[0]); producer != mGraph->producerOf.end())
+                if (const OnnxNode* producer = mGraph->producer(node.inputs[0]))
                 {
-                    if (auto layer = layerOf(mGraph->nodes[producer->second].name))
+                    if (auto layer = layerOf(producer->name))
                     {
                         state.state = QdqState::kFused;
                         state.layer = layer;
@@ -554,12 +553,7 @@ private:
         {
             return std::nullopt;
         }
-        auto consumers = mGraph->consumersOf.find(node.outputs[0]);
-        if (consumers == mGraph->consumersOf.end())
-        {
-            return std::nullopt;
-        }
-        for (std::size_t consumer : consumers->second)
+        for (std::size_t consumer : mGraph->consumers(node.outputs[0]))
         {
             const OnnxNode& next = mGraph->nodes[consumer];
             if (auto layer = layerOf(next.name))

@@ -189,10 +189,10 @@ void buildOccurrences(Side& side)
             std::sort(nodes.begin(), nodes.end(),
                       [&](const std::string& a, const std::string& b)
                       {
-                          auto ia = graph->nodeByName.find(a);
-                          auto ib = graph->nodeByName.find(b);
-                          std::size_t xa = ia == graph->nodeByName.end() ? 0 : ia->second;
-                          std::size_t xb = ib == graph->nodeByName.end() ? 0 : ib->second;
+                          std::uint32_t ia = graph->nodeIndex(a);
+                          std::uint32_t ib = graph->nodeIndex(b);
+                          std::size_t xa = ia == OnnxGraph::kNone ? 0 : ia;
+                          std::size_t xb = ib == OnnxGraph::kNone ? 0 : ib;
                           return xa < xb;
                       });
         }

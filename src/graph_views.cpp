@@ -673,10 +673,10 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
         std::vector<std::size_t> members;
         for (const auto& name : nodes)
         {
-            auto it = onnx.nodeByName.find(name);
-            if (it != onnx.nodeByName.end() && clusterOf[it->second] < 0)
+            std::uint32_t index = onnx.nodeIndex(name);
+            if (index != OnnxGraph::kNone && clusterOf[index] < 0)
             {
-                members.push_back(it->second);
+                members.push_back(index);
             }
         }
         if (members.size() < 2)
@@ -839,10 +839,10 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
             {
                 continue;
             }
-            auto it = onnx.producerOf.find(tensor);
-            if (it != onnx.producerOf.end() && it->second < count)
+            const OnnxNode* producer = onnx.producer(tensor);
+            if (producer != nullptr && producer->index < count)
             {
-                edges.emplace_back(it->second, i);
+                edges.emplace_back(producer->index, i);
             }
         }
     }

@@ -84,35 +84,77 @@ bool OnnxNode::isCustomDomain() const
     return !domain.empty() && domain != "ai.onnx";
 }
 
+std::uint32_t OnnxTensorTable::intern(std::string_view name)
+{
+    const auto nameOf = [this](std::uint32_t id) -> const std::string& { return names[id]; };
+    const std::uint32_t id = index.insert(name, static_cast<std::uint32_t>(names.size()), nameOf);
+    if (id == names.size())
+    {
+        names.emplace_back(name);
+    }
+    return id;
+}
+
+std::uint32_t OnnxGraph::nodeIndex(std::string_view nodeName) const
+{
+    return nodeIndexByName.find(nodeName, [this](std::uint32_t id) -> const std::string& { return nodes[id].name; });
+}
+
 const OnnxNode* OnnxGraph::findNode(std::string_view nodeName) const
 {
-    auto found = nodeByName.find(std::string(nodeName));
-    return found == nodeByName.end() ? nullptr : &nodes[found->second];
+    std::uint32_t index = nodeIndex(nodeName);
+    return index == kNone ? nullptr : &nodes[index];
 }
 
 const OnnxNode* OnnxGraph::producer(std::string_view tensor) const
 {
-    auto found = producerOf.find(std::string(tensor));
-    return found == producerOf.end() ? nullptr : &nodes[found->second];
+    std::uint32_t id = tensors.find(tensor);
+    return id == kNone ? nullptr : producerOf(id);
 }
 
-const std::vector<std::size_t>& OnnxGraph::consumers(std::string_view tensor) const
+std::span<const std::uint32_t> OnnxGraph::consumersOf(std::uint32_t tensorId) const
 {
-    static const std::vector<std::size_t> kNone;
-    auto found = consumersOf.find(std::string(tensor));
-    return found == consumersOf.end() ? kNone : found->second;
+    if (tensorId == kNone || tensorId + 1 >= tensors.consumerStart.size())
+    {
+        return {};
+    }
+    return std::span<const std::uint32_t>(tensors.consumerNodes)
+        .subspan(tensors.consumerStart[tensorId],
+                 tensors.consumerStart[tensorId + 1] - tensors.consumerStart[tensorId]);
+}
+
+std::span<const std::uint32_t> OnnxGraph::consumers(std::string_view tensor) const
+{
+    return consumersOf(tensors.find(tensor));
 }
 
 const OnnxConstant* OnnxGraph::constant(std::string_view tensor) const
 {
-    auto found = constantByName.find(std::string(tensor));
-    return found == constantByName.end() ? nullptr : &constants[found->second];
+    std::uint32_t id = tensors.find(tensor);
+    if (id == kNone || id >= tensors.constant.size() || tensors.constant[id] == kNone)
+    {
+        return nullptr;
+    }
+    return &constants[tensors.constant[id]];
+}
+
+std::optional<OnnxDataType> OnnxGraph::tensorType(std::string_view tensor) const
+{
+    std::uint32_t id = tensors.find(tensor);
+    if (id == kNone || id >= tensors.type.size() || tensors.type[id] == OnnxDataType::kUndefined)
+    {
+        return std::nullopt;
+    }
+    return tensors.type[id];
 }
 
 const QdqParameters* OnnxGraph::qdqOf(std::size_t nodeIndex) const
 {
-    auto found = qdqByNode.find(nodeIndex);
-    return found == qdqByNode.end() ? nullptr : &qdq[found->second];
+    if (nodeIndex >= qdqOfNode.size() || qdqOfNode[nodeIndex] == kNone)
+    {
+        return nullptr;
+    }
+    return &qdq[qdqOfNode[nodeIndex]];
 }
 
 std::size_t OnnxGraph::quantizeCount() const

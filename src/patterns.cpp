@@ -32,7 +32,7 @@ bool isCustomOp(const OnnxNode& node)
 
 bool isConstantTensor(const OnnxGraph& graph, const std::string& tensor)
 {
-    return graph.constantByName.count(tensor) > 0;
+    return graph.isConstant(tensor);
 }
 
 namespace
@@ -103,20 +103,17 @@ bool isQuantizableNonWeighted(const std::string& opType)
 
 const OnnxNode* producerOf(const OnnxGraph& graph, const std::string& tensor)
 {
-    auto found = graph.producerOf.find(tensor);
-    return found == graph.producerOf.end() ? nullptr : &graph.nodes[found->second];
+    return graph.producer(tensor);
 }
 
 std::vector<const OnnxNode*> consumersOf(const OnnxGraph& graph, const std::string& tensor)
 {
+    auto consumers = graph.consumers(tensor);
     std::vector<const OnnxNode*> nodes;
-    auto found = graph.consumersOf.find(tensor);
-    if (found != graph.consumersOf.end())
+    nodes.reserve(consumers.size());
+    for (std::uint32_t index : consumers)
     {
-        for (std::size_t index : found->second)
-        {
-            nodes.push_back(&graph.nodes[index]);
-        }
+        nodes.push_back(&graph.nodes[index]);
     }
     return nodes;
 }

@@ -354,7 +354,7 @@ TEST(OnnxReader, ReadsQdqConvModel)
     EXPECT_EQ(fp8.zeroPoint, std::vector<double>{1.0});
     EXPECT_EQ(fp8.outputDtype, 17);
     EXPECT_EQ(fp8.scale, std::vector<double>{2.0});
-    EXPECT_EQ(graph.tensorTypes.at("fp8_q_out"), OnnxDataType::kFloat8E4M3FN);
+    EXPECT_EQ(graph.tensorType("fp8_q_out"), OnnxDataType::kFloat8E4M3FN);
 
     // INT4 block quantization.
     const qdq::QdqParameters& int4 = qdqNamed(graph, "int4_dq");

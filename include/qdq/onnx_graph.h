@@ -3,11 +3,12 @@
 #pragma once
 
 #include "qdq/diagnostics.h"
+#include "qdq/name_index.h"
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace qdq
@@ -112,8 +113,32 @@ struct QdqParameters
     std::optional<std::int64_t> outputDtype; //!< Q output_dtype attribute (opset 21)
 };
 
+//! Every tensor name of a graph under a dense id (node inputs and outputs, initializers, graph inputs, outputs and
+//! value_info), with its producer, consumers, constant and element type. Filled by the ONNX reader.
+struct OnnxTensorTable
+{
+    static constexpr std::uint32_t kNone = NameIndex::kNone;
+
+    std::vector<std::string> names;           //!< id -> name
+    NameIndex index;                          //!< name -> id
+    std::vector<std::uint32_t> producer;      //!< id -> index of the first node writing it, or kNone
+    std::vector<std::uint32_t> constant;      //!< id -> index into OnnxGraph::constants (first definition), or kNone
+    std::vector<OnnxDataType> type;           //!< id -> element type, kUndefined when unknown
+    std::vector<std::uint32_t> consumerStart; //!< id -> first entry in consumerNodes; size names.size() + 1
+    std::vector<std::uint32_t> consumerNodes; //!< node indices reading each tensor, in node order, once per node
+
+    std::uint32_t find(std::string_view name) const
+    {
+        return index.find(name, [this](std::uint32_t id) -> const std::string& { return names[id]; });
+    }
+    //! The id of name, adding it when new.
+    std::uint32_t intern(std::string_view name);
+};
+
 struct OnnxGraph
 {
+    static constexpr std::uint32_t kNone = NameIndex::kNone;
+
     std::string sourcePath;
     std::int64_t irVersion = 0;
     std::vector<std::pair<std::string, std::int64_t>> opsets; //!< (domain, version)
@@ -124,28 +149,62 @@ struct OnnxGraph
     std::vector<OnnxNode> nodes;
     std::vector<std::string> graphInputs; //!< excluding initializers
     std::vector<std::string> graphOutputs;
-    std::unordered_map<std::string, OnnxDataType> tensorTypes; //!< elem types from inputs/outputs/value_info
 
     std::vector<OnnxConstant> constants; //!< initializers and Constant-node values
-    std::unordered_map<std::string, std::size_t> constantByName;
 
-    std::unordered_map<std::string, std::size_t> nodeByName;
-    std::unordered_map<std::string, std::size_t> producerOf;               //!< tensor -> node index
-    std::unordered_map<std::string, std::vector<std::size_t>> consumersOf; //!< tensor -> node indices
+    OnnxTensorTable tensors;
+    NameIndex nodeIndexByName; //!< node name -> first node with that name
+    //! Tensor ids of each node's inputs and outputs (kNone for an omitted optional input), in node order:
+    //! node i's inputs are nodeInputIds[nodeInputStart[i] .. nodeInputStart[i + 1]).
+    std::vector<std::uint32_t> nodeInputStart;
+    std::vector<std::uint32_t> nodeInputIds;
+    std::vector<std::uint32_t> nodeOutputStart;
+    std::vector<std::uint32_t> nodeOutputIds;
 
-    std::vector<QdqParameters> qdq; //!< one entry per Q/DQ node, in node order
-    std::unordered_map<std::size_t, std::size_t> qdqByNode;
+    std::vector<QdqParameters> qdq;       //!< one entry per Q/DQ node, in node order
+    std::vector<std::uint32_t> qdqOfNode; //!< node index -> index into qdq, or kNone
 
     bool externalDataMissing = false;
     std::vector<ReaderWarning> warnings;
 
     const OnnxNode* findNode(std::string_view nodeName) const;
+    //! Index of the first node named nodeName, or kNone.
+    std::uint32_t nodeIndex(std::string_view nodeName) const;
     const OnnxNode* producer(std::string_view tensor) const;
-    const std::vector<std::size_t>& consumers(std::string_view tensor) const;
+    std::span<const std::uint32_t> consumers(std::string_view tensor) const;
     const OnnxConstant* constant(std::string_view tensor) const;
+    bool isConstant(std::string_view tensor) const { return constant(tensor) != nullptr; }
+    //! Element type from value_info, graph inputs/outputs or the initializer; nullopt when unknown.
+    std::optional<OnnxDataType> tensorType(std::string_view tensor) const;
     const QdqParameters* qdqOf(std::size_t nodeIndex) const;
     std::size_t quantizeCount() const;
     std::size_t dequantizeCount() const;
+
+    // By tensor id (see tensors).
+    const OnnxNode* producerOf(std::uint32_t tensorId) const
+    {
+        std::uint32_t node = tensorId < tensors.producer.size() ? tensors.producer[tensorId] : kNone;
+        return node == kNone ? nullptr : &nodes[node];
+    }
+    std::span<const std::uint32_t> consumersOf(std::uint32_t tensorId) const;
+    std::span<const std::uint32_t> inputIds(std::size_t nodeIndex) const
+    {
+        if (nodeIndex + 1 >= nodeInputStart.size())
+        {
+            return {};
+        }
+        return std::span<const std::uint32_t>(nodeInputIds)
+            .subspan(nodeInputStart[nodeIndex], nodeInputStart[nodeIndex + 1] - nodeInputStart[nodeIndex]);
+    }
+    std::span<const std::uint32_t> outputIds(std::size_t nodeIndex) const
+    {
+        if (nodeIndex + 1 >= nodeOutputStart.size())
+        {
+            return {};
+        }
+        return std::span<const std::uint32_t>(nodeOutputIds)
+            .subspan(nodeOutputStart[nodeIndex], nodeOutputStart[nodeIndex + 1] - nodeOutputStart[nodeIndex]);
+    }
 };
 
 struct OnnxReadOptions
