@@ -30,6 +30,23 @@ bool isCustomOp(const OnnxNode& node)
     return !node.domain.empty() && node.domain != "ai.onnx" && node.domain != "ai.onnx.ml";
 }
 
+namespace
+{
+//! Small fixed sets of operation types: a linear scan of short strings beats hashing them.
+template <std::size_t N>
+bool isOneOf(std::string_view opType, const std::string_view (&set)[N])
+{
+    for (std::string_view candidate : set)
+    {
+        if (candidate == opType)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+} // namespace
+
 bool isConstantTensor(const OnnxGraph& graph, const std::string& tensor)
 {
     return graph.isConstant(tensor);
@@ -49,13 +66,13 @@ bool isConstantLike(const OnnxGraph& graph, const std::string& tensor, int depth
     {
         return false;
     }
-    static const std::unordered_set<std::string> kPassThrough = {"QuantizeLinear", "DequantizeLinear", "Identity",
-                                                                 "Transpose",      "Reshape",          "Cast"};
+    static constexpr std::string_view kPassThrough[] = {"QuantizeLinear", "DequantizeLinear", "Identity",
+                                                        "Transpose",      "Reshape",          "Cast"};
     if (producer->opType == "Constant")
     {
         return true;
     }
-    return kPassThrough.count(producer->opType) > 0 && isConstantLike(graph, producer->inputs[0], depth + 1);
+    return isOneOf(producer->opType, kPassThrough) && isConstantLike(graph, producer->inputs[0], depth + 1);
 }
 } // namespace
 
@@ -74,18 +91,18 @@ bool isWeighted(const OnnxGraph& graph, const OnnxNode& node)
 
 bool isCommuting(const std::string& opType)
 {
-    static const std::unordered_set<std::string> kOps = {"MaxPool",   "Concat",    "Slice",         "Split",
-                                                         "Reshape",   "Transpose", "Flatten",       "Squeeze",
-                                                         "Unsqueeze", "Identity",  "GlobalMaxPool", "Pad"};
-    return kOps.count(opType) > 0;
+    static constexpr std::string_view kOps[] = {"MaxPool",   "Concat",    "Slice",         "Split",
+                                                "Reshape",   "Transpose", "Flatten",       "Squeeze",
+                                                "Unsqueeze", "Identity",  "GlobalMaxPool", "Pad"};
+    return isOneOf(opType, kOps);
 }
 
 bool isActivation(const std::string& opType)
 {
-    static const std::unordered_set<std::string> kOps = {
+    static constexpr std::string_view kOps[] = {
         "Relu", "Clip", "LeakyRelu", "Sigmoid",  "Tanh",  "HardSwish",       "HardSigmoid",
         "Gelu", "Elu",  "Selu",      "Softplus", "PRelu", "ThresholdedRelu", "Mish"};
-    return kOps.count(opType) > 0;
+    return isOneOf(opType, kOps);
 }
 
 bool isEpilogue(const std::string& opType)
@@ -95,10 +112,10 @@ bool isEpilogue(const std::string& opType)
 
 bool isQuantizableNonWeighted(const std::string& opType)
 {
-    static const std::unordered_set<std::string> kOps = {
-        "Add", "Mul", "Sub", "Div",        "AveragePool", "GlobalAveragePool", "Resize", "Upsample",
-        "Sum", "Max", "Min", "ReduceMean", "Softmax"};
-    return kOps.count(opType) > 0;
+    static constexpr std::string_view kOps[] = {"Add",    "Mul",      "Sub", "Div", "AveragePool", "GlobalAveragePool",
+                                                "Resize", "Upsample", "Sum", "Max", "Min",         "ReduceMean",
+                                                "Softmax"};
+    return isOneOf(opType, kOps);
 }
 
 const OnnxNode* producerOf(const OnnxGraph& graph, const std::string& tensor)
@@ -130,10 +147,10 @@ bool isGraphOutput(const OnnxGraph& graph, const std::string& tensor)
 
 const OnnxNode* feedingDequantize(const OnnxGraph& graph, const std::string& tensor)
 {
-    std::string current = tensor;
+    std::string_view current = tensor;
     for (int depth = 0; depth < 64; ++depth)
     {
-        const OnnxNode* producer = producerOf(graph, current);
+        const OnnxNode* producer = graph.producer(current);
         if (producer == nullptr)
         {
             return nullptr;
@@ -154,23 +171,26 @@ const OnnxNode* feedingDequantize(const OnnxGraph& graph, const std::string& ten
 ForwardQuantizers forwardQuantizers(const OnnxGraph& graph, const std::string& tensor, bool throughEpilogue)
 {
     ForwardQuantizers result;
-    std::vector<std::pair<std::string, int>> stack = {{tensor, 0}};
-    std::unordered_set<std::string> visited;
+    // Tensor ids; the walk rarely visits more than a handful, so a vector is the visited set.
+    std::vector<std::pair<std::uint32_t, int>> stack = {{graph.tensors.find(tensor), 0}};
+    std::vector<std::uint32_t> visited;
     while (!stack.empty())
     {
         auto [current, depth] = stack.back();
         stack.pop_back();
-        if (!visited.insert(current).second || depth > 64)
+        if (std::find(visited.begin(), visited.end(), current) != visited.end() || depth > 64)
         {
             continue;
         }
-        auto consumers = consumersOf(graph, current);
-        if (consumers.empty() || isGraphOutput(graph, current))
+        visited.push_back(current);
+        auto consumers = graph.consumersOf(current);
+        if (consumers.empty() || (current != OnnxGraph::kNone && isGraphOutput(graph, graph.tensors.names[current])))
         {
             result.allPaths = false;
         }
-        for (const OnnxNode* consumer : consumers)
+        for (std::uint32_t consumerIndex : consumers)
         {
+            const OnnxNode* consumer = &graph.nodes[consumerIndex];
             if (isQuantize(*consumer))
             {
                 result.quantizers.push_back(consumer);
@@ -178,9 +198,12 @@ ForwardQuantizers forwardQuantizers(const OnnxGraph& graph, const std::string& t
             else if ((isCommuting(consumer->opType) || (throughEpilogue && isEpilogue(consumer->opType))) &&
                      !consumer->outputs.empty())
             {
-                for (const auto& output : consumer->outputs)
+                for (std::uint32_t output : graph.outputIds(consumer->index))
                 {
-                    stack.emplace_back(output, depth + 1);
+                    if (output != OnnxGraph::kNone)
+                    {
+                        stack.emplace_back(output, depth + 1);
+                    }
                 }
             }
             else

@@ -55,11 +55,12 @@ public:
 
     Prediction run()
     {
+        mQuantizedWeighted.assign(mGraph.nodes.size(), false);
         for (const auto& node : mGraph.nodes)
         {
             if (isWeighted(mGraph, node) && allActivationInputsQuantized(node))
             {
-                mQuantizedWeighted.insert(node.name);
+                mQuantizedWeighted[node.index] = true;
             }
         }
         for (const auto& node : mGraph.nodes)
@@ -109,15 +110,15 @@ private:
     //! or a quantizable non-weighted op whose inputs are all DQ-fed.
     const OnnxNode* quantizedProducer(const std::string& tensor) const
     {
-        std::string current = tensor;
+        std::string_view current = tensor;
         for (int depth = 0; depth < 16; ++depth)
         {
-            const OnnxNode* producer = producerOf(mGraph, current);
+            const OnnxNode* producer = mGraph.producer(current);
             if (producer == nullptr)
             {
                 return nullptr;
             }
-            if (mQuantizedWeighted.count(producer->name) > 0)
+            if (mQuantizedWeighted[producer->index])
             {
                 return producer;
             }
@@ -160,7 +161,7 @@ private:
         const OnnxNode* producer = producerOf(mGraph, input);
         for (int depth = 0; producer != nullptr && depth < 4; ++depth)
         {
-            if (mQuantizedWeighted.count(producer->name) > 0)
+            if (mQuantizedWeighted[producer->index])
             {
                 return true;
             }
@@ -175,7 +176,7 @@ private:
 
     bool isSiluMul(const OnnxNode& mul) const { return !siluInput(mul).empty(); }
 
-    std::string siluInput(const OnnxNode& mul) const
+    std::string_view siluInput(const OnnxNode& mul) const
     {
         if (mul.inputs.size() != 2)
         {
@@ -355,7 +356,7 @@ private:
                         }
                         partner = partner.empty() ? consumer->name : partner;
                     }
-                    else if (mQuantizedWeighted.count(consumer->name) > 0 || quantizableWithOutputQ(*consumer))
+                    else if (mQuantizedWeighted[consumer->index] || quantizableWithOutputQ(*consumer))
                     {
                         allQuantizers = false;
                         partner = partner.empty() ? consumer->name : partner;
@@ -418,18 +419,18 @@ private:
 
     void buildLayers()
     {
-        std::unordered_set<std::string> absorbed;
-        std::unordered_map<std::string, std::vector<const PredictedQdq*>> outputQuantizersOf;
+        std::vector<bool> absorbed(mGraph.nodes.size(), false);
+        std::unordered_map<std::uint32_t, std::vector<const PredictedQdq*>> outputQuantizersOf; // by producer node
         for (const auto& entry : mResult.qdq)
         {
             if (entry.fate == PredictedQdq::Fate::kFusedIntoProducer)
             {
-                outputQuantizersOf[entry.partner].push_back(&entry);
+                outputQuantizersOf[mGraph.nodeIndex(entry.partner)].push_back(&entry);
             }
         }
         for (const auto& node : mGraph.nodes)
         {
-            if (mQuantizedWeighted.count(node.name) == 0)
+            if (!mQuantizedWeighted[node.index])
             {
                 continue;
             }
@@ -441,9 +442,10 @@ private:
             for (const OnnxNode* epilogue : chain.nodes)
             {
                 layer.onnxNodes.push_back(epilogue->name);
-                absorbed.insert(epilogue->name);
+                absorbed[epilogue->index] = true;
             }
-            if (auto found = outputQuantizersOf.find(node.name); found != outputQuantizersOf.end())
+            if (auto found = outputQuantizersOf.find(static_cast<std::uint32_t>(node.index));
+                found != outputQuantizersOf.end())
             {
                 for (const PredictedQdq* entry : found->second)
                 {
@@ -451,7 +453,7 @@ private:
                     layer.onnxNodes.push_back(entry->node);
                 }
             }
-            absorbed.insert(node.name);
+            absorbed[node.index] = true;
             mResult.layers.push_back(std::move(layer));
         }
         for (const auto& entry : mResult.qdq)
@@ -470,7 +472,7 @@ private:
         }
         for (const auto& node : mGraph.nodes)
         {
-            if (absorbed.count(node.name) > 0 || isQdq(node) || node.opType == "Constant" || node.opType == "Identity")
+            if (absorbed[node.index] || isQdq(node) || node.opType == "Constant" || node.opType == "Identity")
             {
                 continue;
             }
@@ -483,7 +485,7 @@ private:
     }
 
     const OnnxGraph& mGraph;
-    std::unordered_set<std::string> mQuantizedWeighted;
+    std::vector<bool> mQuantizedWeighted; //!< by node index: a weighted op whose inputs are all quantized
     Prediction mResult;
 };
 
