@@ -244,11 +244,20 @@ int main(int argc, char** argv)
                                (dir / "profile.json").string()};
                 qdq::Inputs inputs = qdq::loadInputs(files, qdq::Limits{});
                 qdq::Report report = qdq::diagnose(inputs);
-                std::string json = qdq::renderReportJson(report, inputs);
+                // Streamed to /dev/null as `diagnose --format json > file` streams it to stdout.
+                std::size_t jsonBytes = 0;
+                std::FILE* sink = std::fopen("/dev/null", "wb");
+                qdq::writeReportJson(report, inputs,
+                                     [&](std::string_view piece)
+                                     {
+                                         jsonBytes += piece.size();
+                                         std::fwrite(piece.data(), 1, piece.size(), sink);
+                                     });
+                std::fclose(sink);
                 auto totals = report.correlation.layerTotals();
                 return std::to_string(totals.total) + " layers (" + std::to_string(totals.unattributed) +
                        " unattributed), " + std::to_string(report.findings.size()) + " findings, " +
-                       std::to_string(json.size() >> 20) + " MiB JSON";
+                       std::to_string(jsonBytes >> 20) + " MiB JSON";
             });
         double rssMb = static_cast<double>(m.peakRssKb) / 1024.0;
         std::printf("%-28s %9.1f MB  %7.3f s (target <= 2 s: %s)  peak RSS %8.1f MiB (target <= 1024: %s)  %s\n",

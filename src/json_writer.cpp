@@ -22,6 +22,11 @@ void JsonWriter::newline()
 
 void JsonWriter::beforeValue()
 {
+    if (mFlush && mOut.size() >= kFlushBytes)
+    {
+        mFlush(mOut);
+        mOut.clear();
+    }
     if (mAfterKey)
     {
         mAfterKey = false;
@@ -58,6 +63,11 @@ JsonWriter& JsonWriter::endObject()
     if (mLevels.empty())
     {
         mOut += '\n';
+        if (mFlush)
+        {
+            mFlush(mOut);
+            mOut.clear();
+        }
     }
     return *this;
 }
@@ -104,10 +114,10 @@ JsonWriter& JsonWriter::value(std::string_view text)
 
 namespace
 {
-// Bytes that go out as they are: printable ASCII other than '"' and '\\'.
+// Bytes that go out as they are: printable ASCII other than '"', '\\' and DEL.
 constexpr bool isPlain(unsigned char c)
 {
-    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
 }
 } // namespace
 
@@ -155,8 +165,9 @@ void JsonWriter::writeString(std::string_view text)
             mOut += "\\f";
             break;
         default:
-            if (c < 0x20)
+            if (c < 0x20 || c == 0x7f)
             {
+                // Controls, DEL included, are escaped so that the JSON is safe to print on a terminal.
                 char escaped[8];
                 std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
                 mOut += escaped;
@@ -164,6 +175,14 @@ void JsonWriter::writeString(std::string_view text)
             else if (valid < 0 ? (valid = isValidUtf8(text) ? 1 : 0) == 0 : valid == 0)
             {
                 mOut += "\xEF\xBF\xBD"; // invalid UTF-8: U+FFFD per byte, as nlohmann's replace handler does
+            }
+            else if (c == 0xC2 && i < size && static_cast<unsigned char>(text[i]) < 0xA0)
+            {
+                // A C1 control (U+0080..U+009F), escaped like the other controls.
+                char escaped[8];
+                std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned char>(text[i]));
+                mOut += escaped;
+                ++i;
             }
             else
             {

@@ -1,9 +1,12 @@
 // A small streaming JSON writer for the reports. Building a DOM for a 100,000-layer engine costs gigabytes; writing
-// straight into one string keeps memory at the size of the output. Output is pretty-printed with two-space indents,
+// straight into a string keeps memory at the size of the output, and a flush function (which takes the text written
+// so far) keeps it at about a megabyte. Control characters (C0, DEL, C1) inside strings are escaped, so the output is
+// safe to print on a terminal. Output is pretty-printed with two-space indents,
 // keys in the order written, numbers in their shortest round-trip form: deterministic.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +19,8 @@ class JsonWriter
 {
 public:
     explicit JsonWriter(std::string& out) : mOut(out) {}
+    //! Hands the text to flush (then clears out) whenever about a megabyte is pending, and at the end of the document.
+    JsonWriter(std::string& out, std::function<void(const std::string&)> flush) : mOut(out), mFlush(std::move(flush)) {}
 
     JsonWriter& beginObject();
     JsonWriter& endObject();
@@ -54,7 +59,9 @@ private:
         bool isObject = false;
         bool empty = true;
     };
+    static constexpr std::size_t kFlushBytes = 1u << 20;
     std::string& mOut;
+    std::function<void(const std::string&)> mFlush;
     std::vector<Level> mLevels;
     bool mAfterKey = false;
 };

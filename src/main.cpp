@@ -121,7 +121,7 @@ struct DiagnoseOptions
 
 //! Writes a file next to its final name, then renames it: a crash never leaves half a report, and an existing file
 //! is replaced only when the user said --force.
-void writeReportFile(const std::filesystem::path& path, const std::string& content, bool force)
+void writeReportFile(const std::filesystem::path& path, const std::function<void(std::ostream&)>& produce, bool force)
 {
     std::error_code ec;
     if (std::filesystem::exists(path, ec) && !force)
@@ -134,7 +134,8 @@ void writeReportFile(const std::filesystem::path& path, const std::string& conte
     temporary += ".tmp";
     {
         std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        out.write(content.data(), static_cast<std::streamsize>(content.size()));
+        produce(out);
+        out.flush();
         if (!out)
         {
             qdq::SourceLocation where;
@@ -143,6 +144,13 @@ void writeReportFile(const std::filesystem::path& path, const std::string& conte
         }
     }
     std::filesystem::rename(temporary, path);
+}
+
+void writeReportFile(const std::filesystem::path& path, const std::string& content, bool force)
+{
+    writeReportFile(
+        path, [&](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); },
+        force);
 }
 
 //! Writes NAME.svg (and NAME.dot with --dot) in dir. A picture that cannot be drawn is reported on stderr and
@@ -222,18 +230,34 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
         qdq::loadInputs(diagnoseOptions.files, options.limits(), progressReporter(options, progressName)));
     const qdq::Report& report = reportStorage.emplace(qdq::diagnose(inputs));
     const bool toFiles = !diagnoseOptions.outputDir.empty();
-    std::string text = toFiles || diagnoseOptions.format != "json" ? qdq::renderReportText(report, inputs) : "";
-    std::string json = toFiles || diagnoseOptions.format == "json" ? qdq::renderReportJson(report, inputs) : "";
+    const bool json = diagnoseOptions.format == "json";
+    // The JSON of a 100,000-layer engine is hundreds of MB: it is streamed, never held whole.
+    std::string text = toFiles || !json ? qdq::renderReportText(report, inputs) : "";
     if (toFiles)
     {
         std::filesystem::path dir = diagnoseOptions.outputDir;
         std::filesystem::create_directories(dir);
-        writeReportFile(dir / "report.json", json, diagnoseOptions.force);
+        writeReportFile(
+            dir / "report.json",
+            [&](std::ostream& out)
+            {
+                qdq::writeReportJson(report, inputs,
+                                     [&](std::string_view piece)
+                                     { out.write(piece.data(), static_cast<std::streamsize>(piece.size())); });
+            },
+            diagnoseOptions.force);
         writeReportFile(dir / "report.txt", text, diagnoseOptions.force);
         writeDiagnoseGraphs(dir, inputs, report, diagnoseOptions.dot, diagnoseOptions.force);
     }
-    const std::string& output = diagnoseOptions.format == "json" ? json : text;
-    std::fwrite(output.data(), 1, output.size(), stdout);
+    if (json)
+    {
+        qdq::writeReportJson(report, inputs,
+                             [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); });
+    }
+    else
+    {
+        std::fwrite(text.data(), 1, text.size(), stdout);
+    }
     if (!diagnoseOptions.failOn.empty())
     {
         for (const auto& finding : report.findings)

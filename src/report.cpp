@@ -11,10 +11,10 @@
 namespace qdq
 {
 
-std::string renderReportJson(const Report& report, const Inputs& inputs)
+namespace
 {
-    std::string out;
-    JsonWriter json(out);
+void writeReport(JsonWriter& json, const Report& report, const Inputs& inputs)
+{
     json.beginObject();
     json.member("schema", "qdq-doctor.report.v1");
     json.key("inputs").beginArray();
@@ -111,7 +111,22 @@ std::string renderReportJson(const Report& report, const Inputs& inputs)
     }
     json.member("notes", report.notes);
     json.endObject();
-    return terminalSafeJson(std::move(out));
+}
+} // namespace
+
+std::string renderReportJson(const Report& report, const Inputs& inputs)
+{
+    std::string out;
+    JsonWriter json(out);
+    writeReport(json, report, inputs);
+    return out;
+}
+
+void writeReportJson(const Report& report, const Inputs& inputs, const std::function<void(std::string_view)>& write)
+{
+    std::string buffer;
+    JsonWriter json(buffer, [&](const std::string& text) { write(text); });
+    writeReport(json, report, inputs);
 }
 
 std::string renderReportText(const Report& report, const Inputs& inputs)

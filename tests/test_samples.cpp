@@ -96,6 +96,28 @@ TEST(SampleReportC, ConvMaxPoolFusionLost)
     EXPECT_EQ(report.correlation.layerTotals().unattributed, 0u);
 }
 
+TEST(SampleReportC, StreamedJsonIsTheWholeReport)
+{
+    InputFiles files;
+    for (const char* name : {"model.onnx", "layers.json", "profile.json"})
+    {
+        files.files.push_back(sample(std::string("c-resnet-conv-maxpool/") + name).string());
+    }
+    Inputs inputs = loadInputs(files, Limits{});
+    Report report = diagnose(inputs);
+    std::string streamed;
+    std::size_t pieces = 0;
+    writeReportJson(report, inputs,
+                    [&](std::string_view piece)
+                    {
+                        streamed += piece;
+                        ++pieces;
+                    });
+    EXPECT_EQ(streamed, renderReportJson(report, inputs));
+    EXPECT_GE(pieces, 1u);
+    EXPECT_TRUE(has(streamed, "\"schema\": \"qdq-doctor.report.v1\""));
+}
+
 TEST(SampleReportD, ResidualAddAndConcatCopyInFp32)
 {
     Report report = diagnoseFiles({"d-residual-add-concat-fp32/model.onnx", "d-residual-add-concat-fp32/build.log"});

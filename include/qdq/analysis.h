@@ -8,6 +8,7 @@
 #include "qdq/profile.h"
 #include "qdq/readers.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -264,5 +265,7 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options = {});
 
 std::string renderReportText(const Report& report, const Inputs& inputs);
 std::string renderReportJson(const Report& report, const Inputs& inputs);
+//! The same JSON handed to write in pieces of about a megabyte, for reports too large to hold twice.
+void writeReportJson(const Report& report, const Inputs& inputs, const std::function<void(std::string_view)>& write);
 
 } // namespace qdq
