@@ -3,6 +3,7 @@
 // tensor names.
 #include "qdq/analysis.h"
 #include "qdq/layer_names.h"
+#include "qdq/name_index.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -39,7 +40,8 @@ public:
     {
         if (mPlan != nullptr)
         {
-            indexLayerNames();
+            mResult.layers.reserve(mPlan->layers.size());
+            mResult.layersOfNode.reserve(mPlan->layers.size() * 2);
             if (mInputs.buildLog)
             {
                 for (const auto& registered : mInputs.buildLog->registeredLayers)
@@ -58,16 +60,30 @@ public:
     }
 
 private:
-    void indexLayerNames()
+    //! The layer named name (full name first, then the name without " [profile N]"). Indexed on first use: few
+    //! engines have reformat copies whose target must be found.
+    std::optional<std::size_t> layerNamed(std::string_view name)
     {
-        for (std::size_t i = 0; i < mPlan->layers.size(); ++i)
+        const auto& layers = mPlan->layers;
+        const auto fullName = [&](std::uint32_t id) -> std::string_view { return layers[id].name; };
+        const auto baseName = [&](std::uint32_t id) -> std::string_view { return layers[id].baseName(); };
+        if (!mLayerNamesIndexed)
         {
-            mLayerByName.emplace(mPlan->layers[i].name, i);
-            if (mPlan->layers[i].profileSuffixAt != std::string::npos)
+            mLayerByName.reserve(layers.size());
+            mLayerByBaseName.reserve(layers.size());
+            for (std::size_t i = 0; i < layers.size(); ++i)
             {
-                mLayerByName.emplace(std::string(mPlan->layers[i].baseName()), i);
+                mLayerByName.insert(layers[i].name, static_cast<std::uint32_t>(i), fullName);
+                mLayerByBaseName.insert(layers[i].baseName(), static_cast<std::uint32_t>(i), baseName);
             }
+            mLayerNamesIndexed = true;
         }
+        std::uint32_t found = mLayerByName.find(name, fullName);
+        if (found == NameIndex::kNone)
+        {
+            found = mLayerByBaseName.find(name, baseName);
+        }
+        return found == NameIndex::kNone ? std::nullopt : std::optional<std::size_t>(found);
     }
 
     //! Resolves one name token to ONNX node names (appended to nodes). Returns true when it named something.
@@ -121,10 +137,7 @@ private:
             mapping.evidence = layer.origin == "REFORMAT" ? MappingEvidence::kMetadata : MappingEvidence::kNameGrammar;
             if (parts.reformatCopyNode)
             {
-                if (auto target = mLayerByName.find(parts.reformatTarget); target != mLayerByName.end())
-                {
-                    mapping.reformatTarget = target->second;
-                }
+                mapping.reformatTarget = layerNamed(parts.reformatTarget);
             }
             return mapping;
         }
@@ -290,24 +303,29 @@ private:
         {
             return;
         }
-        std::unordered_map<std::string, double> timeByName;
-        for (const auto& entry : profile->entries)
+        // Entries of the same name add up (a layer timed once per optimization profile, or listed twice).
+        const auto& entries = profile->entries;
+        const auto entryName = [&](std::uint32_t id) -> std::string_view { return entries[id].name; };
+        NameIndex byName;
+        byName.reserve(entries.size());
+        std::vector<double> timeOf(entries.size(), 0.0);
+        for (std::size_t i = 0; i < entries.size(); ++i)
         {
-            timeByName[entry.name] += entry.averageMs;
+            timeOf[byName.insert(entries[i].name, static_cast<std::uint32_t>(i), entryName)] += entries[i].averageMs;
         }
         std::size_t missing = 0;
         std::string firstMissing;
         for (auto& mapping : mResult.layers)
         {
             const EngineLayer& layer = mPlan->layers[mapping.layer];
-            auto found = timeByName.find(layer.name);
-            if (found == timeByName.end() && layer.profileSuffixAt != std::string::npos)
+            std::uint32_t found = byName.find(layer.name, entryName);
+            if (found == NameIndex::kNone && layer.profileSuffixAt != std::string::npos)
             {
-                found = timeByName.find(std::string(layer.baseName()));
+                found = byName.find(layer.baseName(), entryName);
             }
-            if (found != timeByName.end())
+            if (found != NameIndex::kNone)
             {
-                mapping.timeMs = found->second;
+                mapping.timeMs = timeOf[found];
             }
             else
             {
@@ -578,7 +596,9 @@ private:
     const OnnxGraph* mGraph;
     const EnginePlan* mPlan;
     Correlation mResult;
-    std::unordered_map<std::string, std::size_t> mLayerByName;
+    NameIndex mLayerByName;
+    NameIndex mLayerByBaseName;
+    bool mLayerNamesIndexed = false;
     std::unordered_map<std::string, std::string> mRegistered;
     std::unordered_set<std::string> mRemoved;
     bool mRemovedIndexed = false;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -62,10 +63,40 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
 {
     Report report;
     report.inputs = inputs.sources;
-    report.correlation = correlate(inputs);
+    // The prediction reads only the model: it runs beside the correlation.
+    std::thread predictor;
+    std::exception_ptr predictorError;
     if (inputs.onnx && options.predict)
     {
-        report.prediction = predictEngine(*inputs.onnx);
+        predictor = std::thread(
+            [&]
+            {
+                try
+                {
+                    report.prediction = predictEngine(*inputs.onnx);
+                }
+                catch (...)
+                {
+                    predictorError = std::current_exception();
+                }
+            });
+    }
+    std::exception_ptr correlationError;
+    try
+    {
+        report.correlation = correlate(inputs);
+    }
+    catch (...)
+    {
+        correlationError = std::current_exception();
+    }
+    if (predictor.joinable())
+    {
+        predictor.join();
+    }
+    if (correlationError || predictorError)
+    {
+        std::rethrow_exception(correlationError ? correlationError : predictorError);
     }
     Context context{inputs, report.correlation, report.prediction, options};
     const bool haveOnnx = inputs.onnx.has_value();

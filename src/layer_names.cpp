@@ -55,7 +55,7 @@ std::vector<std::string_view> splitTopLevel(std::string_view text, std::initiali
         }
         for (auto separator : separators)
         {
-            if (text.compare(i, separator.size(), separator) == 0)
+            if (separator.front() == c && text.compare(i, separator.size(), separator) == 0)
             {
                 parts.push_back(text.substr(start, i - start));
                 i += separator.size() - 1;

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace qdq
@@ -105,8 +106,8 @@ struct Correlation
 {
     std::vector<LayerMapping> layers;   //!< one per engine layer, same order
     std::vector<QdqNodeState> qdqNodes; //!< one per Q/DQ node (ONNX, or names seen in the engine without ONNX)
-    std::map<std::string, std::vector<std::size_t>> layersOfNode; //!< ONNX node -> engine layers executing it
-    std::vector<std::string> notes;                               //!< what could not be established, and why
+    std::unordered_map<std::string, std::vector<std::size_t>> layersOfNode; //!< ONNX node -> engine layers executing it
+    std::vector<std::string> notes;                                         //!< what could not be established, and why
 
     struct LayerTotals
     {
