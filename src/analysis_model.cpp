@@ -152,6 +152,53 @@ std::string_view severityName(Severity severity)
     return "warning";
 }
 
+std::uint32_t NodeLayerIndex::idOf(std::string_view node) const
+{
+    return mIndex.find(node, [this](std::uint32_t id) -> const std::string& { return mNames[id]; });
+}
+
+void NodeLayerIndex::add(std::string_view node, std::size_t layer)
+{
+    const auto id = mIndex.insert(node, static_cast<std::uint32_t>(mNames.size()),
+                                  [this](std::uint32_t known) -> const std::string& { return mNames[known]; });
+    if (id == mNames.size())
+    {
+        mNames.emplace_back(node);
+    }
+    mPending.emplace_back(id, layer);
+}
+
+void NodeLayerIndex::finish()
+{
+    // A counting sort by name: stable, so each node's layers keep the order they were added in.
+    mStart.assign(mNames.size() + 1, 0);
+    for (const auto& [id, layer] : mPending)
+    {
+        ++mStart[id + 1];
+    }
+    for (std::size_t i = 0; i < mNames.size(); ++i)
+    {
+        mStart[i + 1] += mStart[i];
+    }
+    mLayers.assign(mPending.size(), 0);
+    std::vector<std::uint32_t> fill(mStart.begin(), mStart.end() - 1);
+    for (const auto& [id, layer] : mPending)
+    {
+        mLayers[fill[id]++] = layer;
+    }
+    std::vector<std::pair<std::uint32_t, std::size_t>>().swap(mPending);
+}
+
+std::span<const std::size_t> NodeLayerIndex::find(std::string_view node) const
+{
+    const std::uint32_t id = idOf(node);
+    if (id == NameIndex::kNone || id + 1 >= mStart.size())
+    {
+        return {};
+    }
+    return std::span<const std::size_t>(mLayers).subspan(mStart[id], mStart[id + 1] - mStart[id]);
+}
+
 Correlation::LayerTotals Correlation::layerTotals() const
 {
     LayerTotals totals;

@@ -41,7 +41,6 @@ public:
         if (mPlan != nullptr)
         {
             mResult.layers.reserve(mPlan->layers.size());
-            mResult.layersOfNode.reserve(mPlan->layers.size() * 2);
             if (mInputs.buildLog)
             {
                 for (const auto& registered : mInputs.buildLog->registeredLayers)
@@ -55,6 +54,7 @@ public:
             }
             joinTimings();
         }
+        mResult.layersOfNode.finish();
         assignQdqStates();
         return std::move(mResult);
     }
@@ -234,7 +234,7 @@ private:
         mapping.onnxNodes = nodes;
         for (const auto& node : nodes)
         {
-            mResult.layersOfNode[node].push_back(index);
+            mResult.layersOfNode.add(node, index);
         }
 
         if (layer.origin == "QDQ" || (!nodes.empty() && allQdq(nodes)))
@@ -368,14 +368,14 @@ private:
 
     std::optional<std::size_t> layerOf(const std::string& node, bool preferMapped = true) const
     {
-        auto found = mResult.layersOfNode.find(node);
-        if (found == mResult.layersOfNode.end() || found->second.empty())
+        auto layers = mResult.layersOfNode.find(node);
+        if (layers.empty())
         {
             return std::nullopt;
         }
         if (preferMapped)
         {
-            for (std::size_t layer : found->second)
+            for (std::size_t layer : layers)
             {
                 if (mResult.layers[layer].state == LayerState::kMapped)
                 {
@@ -383,7 +383,7 @@ private:
                 }
             }
         }
-        return found->second.front();
+        return layers.front();
     }
 
     bool removedByLog(const std::string& node)

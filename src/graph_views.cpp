@@ -577,15 +577,11 @@ Graph buildEngineGraph(const Inputs& inputs, const Report& report, const Options
         }
         for (const auto& node : finding.onnxNodes)
         {
-            auto it = report.correlation.layersOfNode.find(node);
-            if (it != report.correlation.layersOfNode.end())
+            for (std::size_t layer : report.correlation.layersOfNode.find(node))
             {
-                for (std::size_t layer : it->second)
+                if (layer < count)
                 {
-                    if (layer < count)
-                    {
-                        badge(layer);
-                    }
+                    badge(layer);
                 }
             }
         }
@@ -606,15 +602,11 @@ Graph buildEngineGraph(const Inputs& inputs, const Report& report, const Options
                 {
                     found.push_back(it->second);
                 }
-                auto nodeIt = report.correlation.layersOfNode.find(name);
-                if (nodeIt != report.correlation.layersOfNode.end())
+                for (std::size_t layer : report.correlation.layersOfNode.find(name))
                 {
-                    for (std::size_t layer : nodeIt->second)
+                    if (layer < count)
                     {
-                        if (layer < count)
-                        {
-                            found.push_back(layer);
-                        }
+                        found.push_back(layer);
                     }
                 }
                 return found;
@@ -792,10 +784,9 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
             item.kind = onnxNode.opType;
             Precision precision = Precision::kUnknown;
             auto layers = report.correlation.layersOfNode.find(onnxNode.name);
-            if (plan != nullptr && layers != report.correlation.layersOfNode.end() && !layers->second.empty() &&
-                layers->second.front() < plan->layers.size())
+            if (plan != nullptr && !layers.empty() && layers.front() < plan->layers.size())
             {
-                precision = patterns::outputPrecision(plan->layers[layers->second.front()]);
+                precision = patterns::outputPrecision(plan->layers[layers.front()]);
             }
             else if (plan == nullptr)
             {
@@ -942,7 +933,7 @@ Graph buildFindingGraph(const Inputs& inputs, const Report& report, const Findin
         std::vector<std::string> names = finding.engineLayers;
         for (const auto& node : finding.onnxNodes)
         {
-            if (report.correlation.layersOfNode.count(node) != 0)
+            if (report.correlation.layersOfNode.contains(node))
             {
                 names.push_back(node);
             }

@@ -306,8 +306,8 @@ std::optional<double> sumTimes(const Context& context, const std::vector<std::si
 
 std::vector<std::size_t> layersOf(const Context& context, const std::string& onnxNode)
 {
-    auto found = context.correlation.layersOfNode.find(onnxNode);
-    return found == context.correlation.layersOfNode.end() ? std::vector<std::size_t>{} : found->second;
+    auto layers = context.correlation.layersOfNode.find(onnxNode);
+    return std::vector<std::size_t>(layers.begin(), layers.end());
 }
 
 bool layerNameHas(const EngineLayer& layer, std::string_view op)

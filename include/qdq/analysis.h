@@ -4,6 +4,7 @@
 
 #include "qdq/build_log.h"
 #include "qdq/engine_plan.h"
+#include "qdq/name_index.h"
 #include "qdq/onnx_graph.h"
 #include "qdq/profile.h"
 #include "qdq/readers.h"
@@ -13,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -102,12 +104,34 @@ struct QdqNodeState
     std::string why;                  //!< short evidence text
 };
 
+//! ONNX node name -> the engine layers executing it, in layer order.
+class NodeLayerIndex
+{
+public:
+    //! Records that layer executes node (each pair once; layers in increasing order).
+    void add(std::string_view node, std::size_t layer);
+    //! Groups what was added; call once after the last add(), before find().
+    void finish();
+    //! The layers executing node; empty when none.
+    std::span<const std::size_t> find(std::string_view node) const;
+    bool contains(std::string_view node) const { return !find(node).empty(); }
+
+private:
+    std::uint32_t idOf(std::string_view node) const;
+
+    std::vector<std::string> mNames;
+    NameIndex mIndex;
+    std::vector<std::pair<std::uint32_t, std::size_t>> mPending; //!< (name id, layer) until finish()
+    std::vector<std::uint32_t> mStart;                           //!< name id -> first entry in mLayers
+    std::vector<std::size_t> mLayers;
+};
+
 struct Correlation
 {
     std::vector<LayerMapping> layers;   //!< one per engine layer, same order
     std::vector<QdqNodeState> qdqNodes; //!< one per Q/DQ node (ONNX, or names seen in the engine without ONNX)
-    std::unordered_map<std::string, std::vector<std::size_t>> layersOfNode; //!< ONNX node -> engine layers executing it
-    std::vector<std::string> notes;                                         //!< what could not be established, and why
+    NodeLayerIndex layersOfNode;        //!< ONNX node -> engine layers executing it
+    std::vector<std::string> notes;     //!< what could not be established, and why
 
     struct LayerTotals
     {
