@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <sys/stat.h>
@@ -227,7 +228,15 @@ private:
                          std::to_string(offset) + contextSuffix());
     }
 
-    std::string contextSuffix() const { return mContext.empty() ? std::string() : " (in " + mContext + ")"; }
+    std::string contextSuffix() const
+    {
+        if (mContext.label == nullptr)
+        {
+            return {};
+        }
+        return " (in " + std::string(mContext.label) +
+               (mContext.indexed ? "[" + std::to_string(mContext.index) + "]" : std::string()) + ")";
+    }
 
     void warn(std::uint64_t offset, bool hasOffset, std::string message)
     {
@@ -462,14 +471,14 @@ private:
             switch (tag >> 3)
             {
             case 1:
-                mContext = "graph.node[" + std::to_string(mGraph.nodes.size()) + "]";
+                mContext = {"graph.node", true, mGraph.nodes.size()};
                 parseNode(wire, tag, tagOffset);
                 break;
             case 2:
                 mGraph.graphName = readString(wire, tag, tagOffset, "graph.name");
                 break;
             case 5:
-                mContext = "graph.initializer[" + std::to_string(mInitializerCount) + "]";
+                mContext = {"graph.initializer", true, mInitializerCount};
                 parseInitializer(wire, tag, tagOffset);
                 ++mInitializerCount;
                 break;
@@ -478,7 +487,7 @@ private:
             case 13:
             {
                 const int field = static_cast<int>(tag >> 3);
-                mContext = field == 11 ? "graph.input" : field == 12 ? "graph.output" : "graph.value_info";
+                mContext = {field == 11 ? "graph.input" : field == 12 ? "graph.output" : "graph.value_info"};
                 parseMessage(wire, tag, tagOffset, valueInfo, "ValueInfoProto");
                 if (valueInfo.type().has_tensor_type() && valueInfo.type().tensor_type().elem_type() != 0)
                 {
@@ -497,14 +506,14 @@ private:
                 break;
             }
             case 15:
-                mContext = "graph.sparse_initializer";
+                mContext = {"graph.sparse_initializer"};
                 parseSparseInitializer(wire, tag, tagOffset);
                 break;
             default:
                 skipField(wire, tag, tagOffset);
                 break;
             }
-            mContext.clear();
+            mContext = {};
         }
     }
 
@@ -1038,7 +1047,7 @@ private:
     {
         CodedInputStream in(reinterpret_cast<const std::uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
         Wire wire{in, offset, bytes.size()};
-        std::string savedContext = mContext;
+        Context savedContext = mContext;
         parseTensorFields(wire, record, forceLoad);
         mContext = savedContext;
     }
@@ -1557,7 +1566,14 @@ private:
     const ByteSource& mSource;
     fs::path mModelDir;
     OnnxGraph mGraph;
-    std::string mContext;
+    //! Where in the model the reader is, for messages: "graph.node[12]".
+    struct Context
+    {
+        const char* label = nullptr;
+        bool indexed = false;
+        std::size_t index = 0;
+    };
+    Context mContext;
     bool mGraphStarted = false;
     onnx::NodeProto mNodeProto;
     std::vector<std::uint64_t> mNodeOffsets;
