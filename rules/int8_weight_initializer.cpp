@@ -44,6 +44,8 @@ public:
         return kInfo;
     }
 
+    static constexpr std::size_t kSitesShown = 3;
+
     void check(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
@@ -68,16 +70,20 @@ public:
             {
                 continue;
             }
-            std::vector<std::string> users;
-            for (const OnnxNode* consumer : consumersOf(graph, dq.outputs.empty() ? "" : dq.outputs[0]))
-            {
-                users.push_back(consumer->name);
-            }
             const bool weight = weights::quantizesWeight(graph, dq);
             weightCount += weight ? 1 : 0;
             nodes.push_back(dq.name);
-            sites.push_back(dq.name + " (" + constant->name + ", " + std::string(onnxDataTypeName(constant->dataType)) +
-                            (users.empty() ? "" : " -> " + nameList(users, 2)) + ")");
+            if (sites.size() < kSitesShown) // the message names the first few; a model may have 100,000
+            {
+                std::vector<std::string> users;
+                for (const OnnxNode* consumer : consumersOf(graph, dq.outputs.empty() ? "" : dq.outputs[0]))
+                {
+                    users.push_back(consumer->name);
+                }
+                sites.push_back(dq.name + " (" + constant->name + ", " +
+                                std::string(onnxDataTypeName(constant->dataType)) +
+                                (users.empty() ? "" : " -> " + nameList(users, 2)) + ")");
+            }
             evidence.push_back(nodeEvidence(context, dq,
                                             "input " + constant->name + " is an " +
                                                 std::string(onnxDataTypeName(constant->dataType)) + " initializer " +
@@ -95,10 +101,13 @@ public:
         const bool rejected = major > 0 && (major < 8 || (major == 8 && minor >= 0 && minor < 5));
         const bool observedOnly = major == 8 && !rejected;
         std::string subject = weightCount == nodes.size() ? "weight" : "constant";
-        std::string message = std::to_string(nodes.size()) + " DequantizeLinear node" + (nodes.size() == 1 ? "" : "s") +
-                              " read pre-quantized " + subject +
-                              " initializers with no QuantizeLinear in front: " + nameList(sites, 3) +
-                              " (ONNX Runtime's QDQ default, or pre-quantized weights). ";
+        std::string message =
+            std::to_string(nodes.size()) + " DequantizeLinear node" + (nodes.size() == 1 ? "" : "s") +
+            " read pre-quantized " + subject +
+            " initializers with no QuantizeLinear in front: " + nameList(sites, kSitesShown) +
+            (nodes.size() > kSitesShown ? " and " + std::to_string(nodes.size() - kSitesShown) + " more"
+                                        : std::string()) +
+            " (ONNX Runtime's QDQ default, or pre-quantized weights). ";
         if (rejected)
         {
             message += "The inputs name TensorRT " + version +
