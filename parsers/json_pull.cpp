@@ -10,6 +10,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace qdq::json
 {
 
@@ -548,6 +552,26 @@ void PullParser::parseString()
     const std::size_t end = stringScanEnd(size, start, mLimits.maxLineBytes);
     for (;;)
     {
+#if defined(__SSE2__)
+        // 16 bytes at a time: quote, backslash, and (as signed bytes) controls below 0x20 and bytes >= 0x80.
+        const __m128i quote = _mm_set1_epi8('"');
+        const __m128i backslash = _mm_set1_epi8('\\');
+        const __m128i space = _mm_set1_epi8(0x20);
+        while (pos + 16 <= end)
+        {
+            const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + pos));
+            const __m128i special =
+                _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash)),
+                             _mm_cmplt_epi8(chunk, space));
+            const int mask = _mm_movemask_epi8(special);
+            if (mask != 0)
+            {
+                pos += static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+                break;
+            }
+            pos += 16;
+        }
+#endif
         while (pos + 8 <= end && hasStringSpecial(load8(mInput.data() + pos)) == 0)
         {
             pos += 8;

@@ -196,10 +196,11 @@ private:
             }
             else if (token == Token::kObjectBegin)
             {
-                EngineLayer layer;
+                // Read in place at the end of the current chunk: no move of the finished layer.
+                EngineLayer& layer = newLayer(start);
                 layer.line = mParser.lineOf(start);
                 readLayerObject(layer);
-                addLayer(std::move(layer), start);
+                noteLayer(layer, start);
             }
             else
             {
@@ -304,6 +305,12 @@ private:
             {"Weights", LayerKey::kWeights},
             {"ConvWeights", LayerKey::kWeights},
         };
+        // Every known key starts with one of these letters: most other keys ("Kernel", "Stride", "HasBias" ...)
+        // are told apart by their first byte alone.
+        if (key.empty() || std::string_view("NLIOPTMACW").find(key.front()) == std::string_view::npos)
+        {
+            return LayerKey::kOther;
+        }
         for (const auto& [name, id] : kKeys)
         {
             if (key == name) // compares sizes first
@@ -567,22 +574,35 @@ private:
 
     void addLayer(EngineLayer layer, std::size_t offset)
     {
+        EngineLayer& added = newLayer(offset);
+        added = std::move(layer);
+        noteLayer(added, offset);
+    }
+
+    //! A new empty layer at the end of the list.
+    EngineLayer& newLayer(std::size_t offset)
+    {
         if (mLayerCount >= mLimits.maxGraphNodes)
         {
             mParser.fail(offset, "more than " + std::to_string(mLimits.maxGraphNodes) +
                                      " layers (raise the limit with --max-graph-nodes)");
-        }
-        if (layer.name.empty())
-        {
-            mPlan.warnings.push_back(mParser.warningAt(offset, "a layer has no name"));
         }
         if (mChunks.empty() || mChunks.back().size() == kChunkSize)
         {
             mChunks.emplace_back();
             mChunks.back().reserve(kChunkSize);
         }
-        mChunks.back().push_back(std::move(layer));
         ++mLayerCount;
+        return mChunks.back().emplace_back();
+    }
+
+    //! Checks a layer that has been read, and releases the text before it.
+    void noteLayer(const EngineLayer& layer, std::size_t offset)
+    {
+        if (layer.name.empty())
+        {
+            mPlan.warnings.push_back(mParser.warningAt(offset, "a layer has no name"));
+        }
         if (mMapped != nullptr && offset > mReleased + (4u << 20))
         {
             // The text before this layer is not needed again (only error messages may look back, and re-reading a
