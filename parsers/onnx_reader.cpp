@@ -20,7 +20,6 @@
 #include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <unordered_set>
 
 namespace qdq
 {

@@ -6,7 +6,6 @@
 #include "qdq/patterns.h"
 
 #include <unordered_map>
-#include <unordered_set>
 
 namespace qdq
 {
