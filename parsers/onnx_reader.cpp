@@ -15,7 +15,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <sys/stat.h>
