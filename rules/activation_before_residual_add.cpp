@@ -13,7 +13,7 @@ namespace
 using namespace patterns;
 using namespace precision;
 
-class ActivationBeforeResidualAdd final : public Rule
+class ActivationBeforeResidualAdd final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -27,18 +27,6 @@ public:
                                     "8.4-10.x",
                                     kNeedsOnnxOrEngine};
         return kInfo;
-    }
-
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
     }
 
 private:
@@ -87,7 +75,7 @@ private:
         return std::nullopt;
     }
 
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         for (const auto& add : graph.nodes)
@@ -193,7 +181,7 @@ private:
 
     //! Engine: a PointWise layer with an Add whose input comes from a conv layer with a fused SiLU (or that holds the
     //! Sigmoid/Mul itself behind a conv), reading or writing float.
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         for (std::size_t index = 0; index < plan.layers.size(); ++index)

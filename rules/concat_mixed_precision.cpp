@@ -13,7 +13,7 @@ namespace
 using namespace patterns;
 using namespace walks;
 
-class ConcatMixedPrecision final : public Rule
+class ConcatMixedPrecision final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -27,18 +27,6 @@ public:
             "8.4-10.x",
             kNeedsOnnxOrEngine};
         return kInfo;
-    }
-
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
     }
 
 private:
@@ -79,7 +67,7 @@ private:
         finding.costMs = sumTimes(context, costly);
     }
 
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         for (const auto& concat : graph.nodes)
@@ -221,7 +209,7 @@ private:
     }
 
     //! Engine only: copy layers that change precision, and copies the build log made for a stomping hazard.
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         std::set<std::size_t> reported;

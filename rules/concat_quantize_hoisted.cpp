@@ -17,7 +17,7 @@ constexpr const char* kLimitation =
     "when a producer can only run in float, no Q/DQ placement reproduces the implicit engine's single Quantize "
     "after an elided concat: this is a known limitation of explicit quantization (NVIDIA/TensorRT#4366)";
 
-class ConcatQuantizeHoisted final : public Rule
+class ConcatQuantizeHoisted final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -33,20 +33,8 @@ public:
         return kInfo;
     }
 
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
-    }
-
 private:
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         for (const auto& concat : graph.nodes)
@@ -152,7 +140,7 @@ private:
 
     //! Engine only: a Quantize clone (`<Q>_clone_N`) running as its own layer with a float input. The build log's
     //! SplitQAcrossPrecedingFanIn events corroborate.
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         std::vector<std::size_t> clones;

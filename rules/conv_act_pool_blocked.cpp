@@ -16,7 +16,7 @@ bool isPoolingLayer(const EngineLayer& layer)
     return layer.type.find("Pooling") != std::string::npos || layer.type == "maxpool";
 }
 
-class ConvActPoolBlocked final : public Rule
+class ConvActPoolBlocked final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -30,20 +30,8 @@ public:
         return kInfo;
     }
 
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
-    }
-
 private:
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         for (const auto& pool : graph.nodes)
@@ -183,7 +171,7 @@ private:
         }
     }
 
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         for (std::size_t index = 0; index < plan.layers.size(); ++index)

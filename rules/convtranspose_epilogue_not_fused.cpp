@@ -13,7 +13,7 @@ namespace
 using namespace patterns;
 using namespace precision;
 
-class ConvTransposeEpilogueNotFused final : public Rule
+class ConvTransposeEpilogueNotFused final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -29,20 +29,8 @@ public:
         return kInfo;
     }
 
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
-    }
-
 private:
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         for (const auto& node : graph.nodes)
@@ -163,7 +151,7 @@ private:
 
     //! Engine: a deconvolution layer with INT8 input and float output whose consumer is a separate activation /
     //! PointWise / Scale layer.
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         for (std::size_t index = 0; index < plan.layers.size(); ++index)

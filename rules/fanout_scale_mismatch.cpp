@@ -13,7 +13,7 @@ namespace
 using namespace patterns;
 using namespace walks;
 
-class FanoutScaleMismatch final : public Rule
+class FanoutScaleMismatch final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -27,18 +27,6 @@ public:
             "8.4-10.x",
             kNeedsOnnxOrEngine};
         return kInfo;
-    }
-
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
     }
 
 private:
@@ -127,7 +115,7 @@ private:
         sink.add(std::move(finding));
     }
 
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         for (const auto& input : graph.graphInputs)
@@ -149,7 +137,7 @@ private:
 
     //! Engine only: two or more standalone Quantize layers reading the same tensor. Equal Qs would have been merged
     //! (HorizontalMergeQNodes), so their scales likely differ.
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         std::map<std::string, std::vector<std::size_t>> byInput;

@@ -26,7 +26,7 @@ std::string residualHint(const OnnxGraph& graph, const OnnxNode& add, const std:
     return " (see residual-input-not-quantized)";
 }
 
-class Int8ConvFloatOutput final : public Rule
+class Int8ConvFloatOutput final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -40,18 +40,6 @@ public:
             "8.0-10.x",
             kNeedsOnnxOrEngine};
         return kInfo;
-    }
-
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
     }
 
 private:
@@ -136,7 +124,7 @@ private:
         return result;
     }
 
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         Finding heads = makeFinding(info(), "");
@@ -263,7 +251,7 @@ private:
         }
     }
 
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         Finding heads = makeFinding(info(), "");

@@ -13,7 +13,7 @@ namespace
 using namespace patterns;
 using namespace precision;
 
-class Int8OpWithoutOutputQ final : public Rule
+class Int8OpWithoutOutputQ final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -29,20 +29,8 @@ public:
         return kInfo;
     }
 
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
-    }
-
 private:
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         for (const auto& node : graph.nodes)
@@ -165,7 +153,7 @@ private:
 
     //! Engine: a non-weighted compute layer with a float output whose every activation input comes from a standalone
     //! Dequantize layer.
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         for (std::size_t index = 0; index < plan.layers.size(); ++index)

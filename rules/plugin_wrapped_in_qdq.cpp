@@ -13,7 +13,7 @@ namespace
 using namespace patterns;
 using namespace precision;
 
-class PluginWrappedInQdq final : public Rule
+class PluginWrappedInQdq final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -28,20 +28,8 @@ public:
         return kInfo;
     }
 
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
-    }
-
 private:
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         for (const auto& node : graph.nodes)
@@ -160,7 +148,7 @@ private:
         return layer.type.find("Plugin") != std::string::npos || !layer.pluginType.empty();
     }
 
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         for (std::size_t index = 0; index < plan.layers.size(); ++index)

@@ -13,7 +13,7 @@ namespace
 using namespace patterns;
 using namespace walks;
 
-class RequantizeBeforeSplit final : public Rule
+class RequantizeBeforeSplit final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -27,18 +27,6 @@ public:
             "8.4-10.x",
             kNeedsOnnxOrEngine};
         return kInfo;
-    }
-
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
     }
 
 private:
@@ -104,7 +92,7 @@ private:
         return producer;
     }
 
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         struct Group
@@ -204,7 +192,7 @@ private:
 
     //! Engine only: a standalone INT8 -> INT8 Q/DQ layer named after a Q that the build log swapped across a
     //! Slice/Split.
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         auto swaps = logEvents(context, OptimizerEventKind::kSwap);

@@ -27,7 +27,7 @@ std::string addToken(const EngineLayer& layer)
     return layer.name;
 }
 
-class ResidualInputNotQuantized final : public Rule
+class ResidualInputNotQuantized final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -41,18 +41,6 @@ public:
             "8.0-10.x",
             kNeedsOnnxOrEngine};
         return kInfo;
-    }
-
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
     }
 
 private:
@@ -76,7 +64,7 @@ private:
         return nullptr;
     }
 
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         for (const auto& node : graph.nodes)
@@ -181,7 +169,7 @@ private:
         finding.costMs = sumTimes(context, costly);
     }
 
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         // Each standalone Q/DQ layer is charged to one fused Conv+Add: the one that produced its input, else the one

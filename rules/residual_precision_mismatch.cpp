@@ -14,7 +14,7 @@ namespace
 using namespace patterns;
 using namespace precision;
 
-class ResidualPrecisionMismatch final : public Rule
+class ResidualPrecisionMismatch final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -27,18 +27,6 @@ public:
             "8.0-10.x",
             kNeedsOnnxOrEngine};
         return kInfo;
-    }
-
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
     }
 
 private:
@@ -64,7 +52,7 @@ private:
         return nullptr;
     }
 
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         for (const auto& add : graph.nodes)
@@ -230,7 +218,7 @@ private:
 
     //! Engine: a fused Conv+Add with float output whose residual comes from a standalone Dequantize, and whose output
     //! feeds a float layer (not directly a Quantize).
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         for (std::size_t index = 0; index < plan.layers.size(); ++index)

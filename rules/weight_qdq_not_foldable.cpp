@@ -20,7 +20,7 @@ std::string lowered(std::string text)
     return text;
 }
 
-class WeightQdqNotFoldable final : public Rule
+class WeightQdqNotFoldable final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -34,18 +34,6 @@ public:
             "8.0-10.x",
             kNeedsOnnxOrEngine};
         return kInfo;
-    }
-
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
     }
 
 private:
@@ -115,7 +103,7 @@ private:
         return false;
     }
 
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         for (const auto& node : graph.nodes)
@@ -243,7 +231,7 @@ private:
         sink.add(std::move(finding));
     }
 
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         for (const auto& mapping : context.correlation.layers)

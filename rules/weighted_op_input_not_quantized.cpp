@@ -60,7 +60,7 @@ bool isWeightedLayer(const EngineLayer& layer)
            type.find("MatrixMultiply") != std::string::npos;
 }
 
-class WeightedOpInputNotQuantized final : public Rule
+class WeightedOpInputNotQuantized final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -74,18 +74,6 @@ public:
             "8.0-10.x",
             kNeedsOnnxOrEngine};
         return kInfo;
-    }
-
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
     }
 
 private:
@@ -157,7 +145,7 @@ private:
         finding.engineLayers.insert(finding.engineLayers.end(), names.begin(), names.end());
     }
 
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         const bool activationsQuantized = quantizesActivations(graph);
@@ -298,7 +286,7 @@ private:
         sink.add(std::move(finding));
     }
 
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         for (std::size_t index = 0; index < plan.layers.size(); ++index)

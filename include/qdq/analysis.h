@@ -263,6 +263,27 @@ public:
     virtual void check(const Context& context, FindingSink& sink) const = 0;
 };
 
+//! A rule that reads the model when there is one, and the engine artifacts otherwise.
+class ModelOrEngineRule : public Rule
+{
+public:
+    void check(const Context& context, FindingSink& sink) const final
+    {
+        if (context.graph() != nullptr)
+        {
+            checkGraph(context, sink);
+        }
+        else if (context.engine() != nullptr)
+        {
+            checkEngine(context, sink);
+        }
+    }
+
+protected:
+    virtual void checkGraph(const Context& context, FindingSink& sink) const = 0;
+    virtual void checkEngine(const Context& context, FindingSink& sink) const = 0;
+};
+
 //! The explicit rule list (rules/registry.cpp), in catalogue order.
 const std::vector<std::unique_ptr<Rule>>& allRules();
 
