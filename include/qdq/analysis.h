@@ -101,7 +101,7 @@ struct QdqNodeState
     bool isQuantize = false;
     QdqState state = QdqState::kUnknown;
     std::optional<std::size_t> layer; //!< the engine layer that executes it (fused or standalone)
-    std::string why;                  //!< short evidence text
+    const char* why = "";             //!< short evidence text (static)
 };
 
 //! ONNX node name -> the engine layers executing it, in layer order.
