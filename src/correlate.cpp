@@ -129,15 +129,26 @@ private:
         const EngineLayer& layer = mPlan->layers[index];
         LayerMapping mapping;
         mapping.layer = index;
-        LayerNameParts parts = parseLayerName(layer.name);
-
-        if (parts.reformatCopyNode || parts.tensorCopy || layer.origin == "REFORMAT")
+        // The name grammar is parsed only where it can matter: 100,000 names with Metadata never need it. Every
+        // reformat or copy name holds "CopyNode" or " copy", so other names skip the parse for that check.
+        std::optional<LayerNameParts> parsed;
+        auto parts = [&]() -> const LayerNameParts&
+        {
+            if (!parsed)
+            {
+                parsed = parseLayerName(layer.name);
+            }
+            return *parsed;
+        };
+        const bool mayBeCopy =
+            layer.name.find("CopyNode") != std::string::npos || layer.name.find(" copy") != std::string::npos;
+        if ((mayBeCopy && (parts().reformatCopyNode || parts().tensorCopy)) || layer.origin == "REFORMAT")
         {
             mapping.state = LayerState::kInsertedReformat;
             mapping.evidence = layer.origin == "REFORMAT" ? MappingEvidence::kMetadata : MappingEvidence::kNameGrammar;
-            if (parts.reformatCopyNode)
+            if (mayBeCopy && parts().reformatCopyNode)
             {
-                mapping.reformatTarget = layerNamed(parts.reformatTarget);
+                mapping.reformatTarget = layerNamed(parts().reformatTarget);
             }
             return mapping;
         }
@@ -164,12 +175,12 @@ private:
         bool usedRegistered = false;
         if (nodes.empty())
         {
-            if (parts.foreignNode && mGraph != nullptr && mGraph->nodeIndex(parts.rangeFirst) != OnnxGraph::kNone &&
-                mGraph->nodeIndex(parts.rangeLast) != OnnxGraph::kNone)
+            if (parts().foreignNode && mGraph != nullptr && mGraph->nodeIndex(parts().rangeFirst) != OnnxGraph::kNone &&
+                mGraph->nodeIndex(parts().rangeLast) != OnnxGraph::kNone)
             {
                 // Myelin range: every node between the two in topological (graph) order.
-                std::size_t first = mGraph->nodeIndex(parts.rangeFirst);
-                std::size_t last = mGraph->nodeIndex(parts.rangeLast);
+                std::size_t first = mGraph->nodeIndex(parts().rangeFirst);
+                std::size_t last = mGraph->nodeIndex(parts().rangeLast);
                 if (first > last)
                 {
                     std::swap(first, last);
@@ -179,7 +190,7 @@ private:
                     nodes.push_back(mGraph->nodes[n].name);
                 }
             }
-            for (const auto& token : parts.tokens)
+            for (const auto& token : parts().tokens)
             {
                 std::size_t before = nodes.size();
                 if (mGraph != nullptr)
@@ -197,7 +208,7 @@ private:
             else if (mGraph == nullptr)
             {
                 // No model: keep the names that look like node names (not weights, not parser helpers).
-                for (const auto& token : parts.tokens)
+                for (const auto& token : parts().tokens)
                 {
                     if (auto subject = helperSubject(token))
                     {
@@ -231,22 +242,23 @@ private:
         }
         std::sort(nodes.begin(), nodes.end());
         nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-        mapping.onnxNodes = nodes;
         for (const auto& node : nodes)
         {
             mResult.layersOfNode.add(node, index);
         }
+        mapping.onnxNodes = std::move(nodes);
+        const std::vector<std::string>& mapped = mapping.onnxNodes;
 
-        if (layer.origin == "QDQ" || (!nodes.empty() && allQdq(nodes)))
+        if (layer.origin == "QDQ" || (!mapped.empty() && allQdq(mapped)))
         {
             mapping.state = LayerState::kInsertedQdq;
         }
-        else if (!nodes.empty())
+        else if (!mapped.empty())
         {
             mapping.state = LayerState::kMapped;
         }
-        else if (isBookkeepingType(layer.type) || layer.type == "Shuffle" || parts.tokens.empty() ||
-                 std::all_of(parts.tokens.begin(), parts.tokens.end(),
+        else if (isBookkeepingType(layer.type) || layer.type == "Shuffle" || parts().tokens.empty() ||
+                 std::all_of(parts().tokens.begin(), parts().tokens.end(),
                              [](const std::string& t) { return isUnnamedLayerToken(t) && !isComputeUnnamedLayer(t); }))
         {
             mapping.state = LayerState::kDropped;
@@ -256,7 +268,7 @@ private:
             mapping.state = LayerState::kUnattributed;
         }
         // A NoOp that executes only shape helpers is dropped even when its helper names resolve.
-        if (layer.type == "NoOp" && mapping.state == LayerState::kMapped && helperOnly(parts))
+        if (layer.type == "NoOp" && mapping.state == LayerState::kMapped && helperOnly(parts()))
         {
             mapping.state = LayerState::kDropped;
         }
