@@ -127,10 +127,18 @@ private:
                     if (isWeighted(graph, *weighted) && !weighted->inputs.empty() &&
                         weighted->inputs[0] == dq->outputs[0])
                     {
-                        branches.push_back({q, dq, weighted, signature(graph, *weighted)});
+                        branches.push_back({q, dq, weighted, {}});
                     }
                 }
             }
+        }
+        if (branches.size() < 2)
+        {
+            return; // nothing to merge with
+        }
+        for (Branch& branch : branches)
+        {
+            branch.signature = signature(graph, *branch.weighted);
         }
         // Group siblings that TensorRT could merge; report groups whose Q scales differ.
         std::vector<std::string> done;

@@ -129,8 +129,8 @@ public:
         Finding finding = makeFinding(info(), message);
         finding.severity = rejected ? Severity::kError : Severity::kInfo;
         finding.likely = observedOnly;
-        finding.onnxNodes = nodes;
-        finding.evidence = evidence;
+        finding.onnxNodes = std::move(nodes);
+        finding.evidence = std::move(evidence);
         finding.fix =
             rejected ? "re-export with float weights and a QuantizeLinear -> DequantizeLinear pair on each "
                        "weight (ONNX Runtime quantize_static: extra_options={\"AddQDQPairToWeight\": True}; "

@@ -146,8 +146,8 @@ private:
                         " an asymmetric zero point: " + nameList(sites, 4) +
                         ". TensorRT supports symmetric INT8 quantization only (zero point 0, int8); the ONNX parser "
                         "rejects these nodes (`Non-zero zero point is not supported`).");
-        finding.onnxNodes = nodes;
-        finding.evidence = evidence;
+        finding.onnxNodes = std::move(nodes);
+        finding.evidence = std::move(evidence);
         for (auto& line : logEvidence(context))
         {
             finding.evidence.push_back(line);
