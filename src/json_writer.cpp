@@ -53,22 +53,7 @@ JsonWriter& JsonWriter::beginObject()
 
 JsonWriter& JsonWriter::endObject()
 {
-    bool empty = mLevels.back().empty;
-    mLevels.pop_back();
-    if (!empty)
-    {
-        newline();
-    }
-    mOut += '}';
-    if (mLevels.empty())
-    {
-        mOut += '\n';
-        if (mFlush)
-        {
-            mFlush(mOut);
-            mOut.clear();
-        }
-    }
+    close('}');
     return *this;
 }
 
@@ -82,18 +67,29 @@ JsonWriter& JsonWriter::beginArray()
 
 JsonWriter& JsonWriter::endArray()
 {
+    close(']');
+    return *this;
+}
+
+void JsonWriter::close(char bracket)
+{
     bool empty = mLevels.back().empty;
     mLevels.pop_back();
     if (!empty)
     {
         newline();
     }
-    mOut += ']';
+    mOut += bracket;
     if (mLevels.empty())
     {
+        // The end of the document: hand over the rest.
         mOut += '\n';
+        if (mFlush)
+        {
+            mFlush(mOut);
+            mOut.clear();
+        }
     }
-    return *this;
 }
 
 JsonWriter& JsonWriter::key(std::string_view name)

@@ -51,6 +51,8 @@ public:
 
 private:
     void beforeValue();
+    //! Ends the innermost object or array.
+    void close(char bracket);
     void newline();
     void writeString(std::string_view text);
 

@@ -1,5 +1,6 @@
 #include "qdq/diagnostics.h"
 #include "qdq/precision.h"
+#include "src/json_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -47,4 +48,24 @@ TEST(InputErrorMessage, NamesFileAndLine)
     EXPECT_STREQ(error.what(), "model.json:12: error: unexpected end of input");
     SourceLocation byByte{"m.onnx", 0, 77, true};
     EXPECT_EQ(byByte.describe(), "m.onnx: byte 77");
+}
+
+TEST(JsonWriter, FlushingWriterHandsOverTheWholeDocumentAndEscapesControls)
+{
+    // A top-level array as well as an object: the end of either document hands over what is left.
+    std::string whole;
+    JsonWriter plain(whole);
+    std::string streamed;
+    std::string buffer;
+    JsonWriter flushing(buffer, [&](const std::string& text) { streamed += text; });
+    for (JsonWriter* json : {&plain, &flushing})
+    {
+        json->beginArray().value("tab\there").value("del\x7f c1\xc2\x9b");
+        json->beginObject().member("n", std::int64_t{3}).endObject();
+        json->endArray();
+    }
+    EXPECT_EQ(streamed, whole);
+    EXPECT_TRUE(buffer.empty());
+    EXPECT_NE(whole.find("\"tab\\there\""), std::string::npos) << whole;
+    EXPECT_NE(whole.find("del\\u007f c1\\u009b"), std::string::npos) << whole;
 }
