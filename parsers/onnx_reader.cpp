@@ -1,7 +1,9 @@
 // ONNX reader: streams the protobuf file, walking ModelProto and GraphProto by tag so that large weights are
-// skipped (never loaded unless asked). Nodes, value infos and opset entries are small and parsed with the ONNX
-// protobuf classes; initializers are parsed field by field.
+// skipped (never loaded unless asked). Nodes are decoded from their bytes (parsers/onnx_node_wire.cpp); value
+// infos, opset entries and Constant values are small and parsed with the ONNX protobuf classes; initializers are
+// parsed field by field.
 #include "parsers/file_source.h"
+#include "parsers/onnx_node_wire.h"
 #include "parsers/onnx_tensor_data.h"
 #include "qdq/readers.h"
 
@@ -515,59 +517,6 @@ private:
         }
     }
 
-    static OnnxAttribute convertAttribute(const onnx::AttributeProto& proto)
-    {
-        OnnxAttribute attribute;
-        attribute.name = proto.name();
-        int type = proto.type();
-        if (type == onnx::AttributeProto::UNDEFINED)
-        {
-            // Old models leave the type out: infer it from the field that is set.
-            type = proto.has_f()             ? onnx::AttributeProto::FLOAT
-                   : proto.has_i()           ? onnx::AttributeProto::INT
-                   : proto.has_s()           ? onnx::AttributeProto::STRING
-                   : proto.has_t()           ? onnx::AttributeProto::TENSOR
-                   : proto.has_g()           ? onnx::AttributeProto::GRAPH
-                   : proto.floats_size() > 0 ? onnx::AttributeProto::FLOATS
-                   : proto.ints_size() > 0   ? onnx::AttributeProto::INTS
-                                             : onnx::AttributeProto::UNDEFINED;
-        }
-        switch (type)
-        {
-        case onnx::AttributeProto::INT:
-            attribute.kind = OnnxAttribute::Kind::kInt;
-            attribute.i = proto.i();
-            break;
-        case onnx::AttributeProto::FLOAT:
-            attribute.kind = OnnxAttribute::Kind::kFloat;
-            attribute.f = proto.f();
-            break;
-        case onnx::AttributeProto::STRING:
-            attribute.kind = OnnxAttribute::Kind::kString;
-            attribute.s = proto.s();
-            break;
-        case onnx::AttributeProto::INTS:
-            attribute.kind = OnnxAttribute::Kind::kInts;
-            attribute.ints.assign(proto.ints().begin(), proto.ints().end());
-            break;
-        case onnx::AttributeProto::FLOATS:
-            attribute.kind = OnnxAttribute::Kind::kFloats;
-            attribute.floats.assign(proto.floats().begin(), proto.floats().end());
-            break;
-        case onnx::AttributeProto::TENSOR:
-            attribute.kind = OnnxAttribute::Kind::kTensor;
-            break;
-        case onnx::AttributeProto::GRAPH:
-        case onnx::AttributeProto::GRAPHS:
-            attribute.kind = OnnxAttribute::Kind::kGraph;
-            break;
-        default:
-            attribute.kind = OnnxAttribute::Kind::kOther;
-            break;
-        }
-        return attribute;
-    }
-
     void parseNode(Wire& wire, std::uint32_t tag, std::uint64_t tagOffset)
     {
         if (mGraph.nodes.size() >= mLimits.maxGraphNodes)
@@ -577,51 +526,59 @@ private:
         }
         expectWireType(tag, kLengthDelimited, tagOffset, "graph.node");
         // Remember the whole NodeProto's byte range for a later re-read of a large Constant value.
-        std::uint32_t length = 0;
-        {
-            length = readLength(wire, tagOffset);
-        }
+        const std::uint32_t length = readLength(wire, tagOffset);
         const std::uint64_t bodyOffset = position(wire);
-        auto limit = wire.in.PushLimit(static_cast<int>(length));
-        if (!mNodeProto.ParseFromCodedStream(&wire.in) || wire.in.BytesUntilLimit() != 0)
+        if (!wire.in.ReadString(&mNodeBytes, static_cast<int>(length)))
         {
-            failAt(tagOffset, "invalid NodeProto");
+            failAt(tagOffset, "truncated protobuf");
         }
-        wire.in.PopLimit(limit);
+        std::string problem = onnx_wire::decodeNode(mNodeBytes, mNodeFields);
+        if (!problem.empty())
+        {
+            failAt(tagOffset, "invalid NodeProto (" + problem + ")");
+        }
 
-        OnnxNode node;
-        node.index = mGraph.nodes.size();
-        node.name = mNodeProto.name();
-        node.opType = mNodeProto.op_type();
-        node.domain = mNodeProto.domain();
-        node.inputs.assign(mNodeProto.input().begin(), mNodeProto.input().end());
-        node.outputs.assign(mNodeProto.output().begin(), mNodeProto.output().end());
-        for (const std::string& input : node.inputs)
+        const std::size_t index = mGraph.nodes.size();
+        OnnxNode& node = mGraph.nodes.emplace_back();
+        node.index = index;
+        node.name.assign(mNodeFields.name);
+        node.opType.assign(mNodeFields.opType);
+        node.domain.assign(mNodeFields.domain);
+        for (std::string_view input : mNodeFields.inputs)
         {
             mGraph.nodeInputIds.push_back(input.empty() ? OnnxGraph::kNone : mGraph.tensors.intern(input));
         }
         mGraph.nodeInputStart.push_back(static_cast<std::uint32_t>(mGraph.nodeInputIds.size()));
-        for (const std::string& output : node.outputs)
+        for (std::string_view output : mNodeFields.outputs)
         {
             mGraph.nodeOutputIds.push_back(output.empty() ? OnnxGraph::kNone : mGraph.tensors.intern(output));
         }
         mGraph.nodeOutputStart.push_back(static_cast<std::uint32_t>(mGraph.nodeOutputIds.size()));
-        node.attributes.reserve(static_cast<std::size_t>(mNodeProto.attribute_size()));
-        for (const auto& attribute : mNodeProto.attribute())
+        node.attributes.resize(mNodeFields.attributes.size());
+        for (std::size_t i = 0; i < mNodeFields.attributes.size(); ++i)
         {
-            node.attributes.push_back(convertAttribute(attribute));
+            problem = onnx_wire::decodeAttribute(mNodeFields.attributes[i], node.attributes[i]);
+            if (!problem.empty())
+            {
+                failAt(tagOffset, "invalid NodeProto (attribute " + std::to_string(i) + ": " + problem + ")");
+            }
         }
         if (node.name.empty())
         {
             node.nameWasEmpty = true;
-            node.name = "node_of_" + (node.outputs.empty() ? std::to_string(node.index) : node.outputs.front());
+            node.name = "node_of_" + (mNodeFields.outputs.empty() ? std::to_string(node.index)
+                                                                  : std::string(mNodeFields.outputs.front()));
         }
-        if (node.opType == "Constant" && isStandardDomain(node.domain) && !node.outputs.empty())
-        {
-            addConstantNode(mNodeProto, node, tagOffset, bodyOffset, length);
-        }
-        mGraph.nodes.push_back(std::move(node));
         mNodeOffsets.push_back(tagOffset);
+        if (node.opType == "Constant" && isStandardDomain(node.domain) && !mNodeFields.outputs.empty())
+        {
+            // Rare and small: the value tensor is walked with the protobuf classes.
+            if (!mNodeProto.ParseFromString(mNodeBytes))
+            {
+                failAt(tagOffset, "invalid NodeProto");
+            }
+            addConstantNode(mNodeProto, std::string(mNodeFields.outputs.front()), tagOffset, bodyOffset, length);
+        }
     }
 
     // ----- tensors ------------------------------------------------------------------------------------------
@@ -1050,7 +1007,7 @@ private:
         mContext = savedContext;
     }
 
-    void addConstantNode(const onnx::NodeProto& proto, const OnnxNode& node, std::uint64_t nodeOffset,
+    void addConstantNode(const onnx::NodeProto& proto, const std::string& outputName, std::uint64_t nodeOffset,
                          std::uint64_t bodyOffset, std::uint32_t bodyLength, bool forceLoad = false)
     {
         TensorRecord record;
@@ -1109,7 +1066,7 @@ private:
         {
             return;
         }
-        record.constant.name = node.outputs.front();
+        record.constant.name = outputName;
         record.constant.fromConstantNode = true;
         record.pending = PendingData{};
         if (record.payloadSkipped)
@@ -1158,13 +1115,12 @@ private:
             {
                 return;
             }
-            OnnxNode node;
-            node.outputs.assign(proto.output().begin(), proto.output().end());
-            if (node.outputs.empty())
+            if (proto.output().empty())
             {
                 return;
             }
-            addConstantNode(proto, node, data.offset, data.offset, static_cast<std::uint32_t>(data.length), true);
+            addConstantNode(proto, proto.output(0), data.offset, data.offset, static_cast<std::uint32_t>(data.length),
+                            true);
             if (mReloaded.dataLoaded)
             {
                 constant.values = std::move(mReloaded.values);
@@ -1276,6 +1232,7 @@ private:
 
     void finish()
     {
+        mGraph.linkNodeTensors();
         linkGraph();
         checkCycles();
         collectQdq();
@@ -1344,6 +1301,7 @@ private:
                 }
             }
         }
+        mGraph.duplicateNodeNames = duplicateNames > 0;
         if (duplicateNames > kWarningCap)
         {
             warn(0, false, std::to_string(duplicateNames - kWarningCap) + " more duplicate node names");
@@ -1574,6 +1532,8 @@ private:
     Context mContext;
     bool mGraphStarted = false;
     onnx::NodeProto mNodeProto;
+    std::string mNodeBytes;
+    onnx_wire::NodeFields mNodeFields;
     std::vector<std::uint64_t> mNodeOffsets;
     std::vector<std::string> mAllGraphInputs;
     std::size_t mInitializerCount = 0;

@@ -79,21 +79,22 @@ private:
         {
             return true;
         }
-        std::vector<std::string> frontier = node.outputs;
+        std::vector<std::uint32_t> frontier(node.outputs.ids().begin(), node.outputs.ids().end());
         for (int depth = 0; depth < 8 && !frontier.empty(); ++depth)
         {
-            std::vector<std::string> next;
-            for (const auto& tensor : frontier)
+            std::vector<std::uint32_t> next;
+            for (std::uint32_t tensor : frontier)
             {
-                for (const OnnxNode* consumer : consumersOf(graph, tensor))
+                for (std::uint32_t consumerIndex : graph.consumersOf(tensor))
                 {
-                    if (isWeighted(graph, *consumer) && !consumer->inputs.empty() && consumer->inputs[0] == tensor)
+                    const OnnxNode* consumer = &graph.nodes[consumerIndex];
+                    if (isWeighted(graph, *consumer) && !consumer->inputs.empty() && consumer->inputs.id(0) == tensor)
                     {
                         return true;
                     }
                     if (isQdq(*consumer) || isCommuting(consumer->opType))
                     {
-                        next.insert(next.end(), consumer->outputs.begin(), consumer->outputs.end());
+                        next.insert(next.end(), consumer->outputs.ids().begin(), consumer->outputs.ids().end());
                     }
                 }
             }

@@ -32,10 +32,10 @@ inline const std::string* weightInput(const OnnxNode& node)
 inline const OnnxNode* weightDequantize(const OnnxGraph& graph, const std::string& tensor,
                                         std::vector<const OnnxNode*>* between = nullptr)
 {
-    std::string current = tensor;
+    const std::string* current = &tensor;
     for (int depth = 0; depth < 8; ++depth)
     {
-        const OnnxNode* producer = patterns::producerOf(graph, current);
+        const OnnxNode* producer = patterns::producerOf(graph, *current);
         if (producer == nullptr || producer->inputs.empty())
         {
             return nullptr;
@@ -52,7 +52,7 @@ inline const OnnxNode* weightDequantize(const OnnxGraph& graph, const std::strin
         {
             between->insert(between->begin(), producer);
         }
-        current = producer->inputs[0];
+        current = &producer->inputs[0];
     }
     return nullptr;
 }
@@ -158,22 +158,23 @@ inline bool quantizesWeight(const OnnxGraph& graph, const OnnxNode& qdqNode)
     {
         return false;
     }
-    std::vector<std::string> frontier = qdqNode.outputs;
+    std::vector<std::uint32_t> frontier(qdqNode.outputs.ids().begin(), qdqNode.outputs.ids().end());
     for (int depth = 0; depth < 8 && !frontier.empty(); ++depth)
     {
-        std::vector<std::string> next;
-        for (const auto& tensor : frontier)
+        std::vector<std::uint32_t> next;
+        for (std::uint32_t tensor : frontier)
         {
-            for (const OnnxNode* consumer : patterns::consumersOf(graph, tensor))
+            for (std::uint32_t consumerIndex : graph.consumersOf(tensor))
             {
+                const OnnxNode* consumer = &graph.nodes[consumerIndex];
                 if (patterns::isWeighted(graph, *consumer) && consumer->inputs.size() >= 2 &&
-                    consumer->inputs[1] == tensor)
+                    consumer->inputs.id(1) == tensor)
                 {
                     return true;
                 }
                 if (patterns::isQdq(*consumer) || isWeightTransform(consumer->opType))
                 {
-                    next.insert(next.end(), consumer->outputs.begin(), consumer->outputs.end());
+                    next.insert(next.end(), consumer->outputs.ids().begin(), consumer->outputs.ids().end());
                 }
             }
         }

@@ -1,6 +1,8 @@
 #include "qdq/onnx_graph.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace qdq
 {
@@ -95,6 +97,62 @@ std::uint32_t OnnxTensorTable::intern(std::string_view name)
     return id;
 }
 
+const std::string& TensorNames::emptyName()
+{
+    static const std::string empty;
+    return empty;
+}
+
+const std::string& TensorNames::at(std::size_t i) const
+{
+    if (i >= mCount)
+    {
+        throw std::out_of_range("TensorNames::at: index " + std::to_string(i) + " >= size " + std::to_string(mCount));
+    }
+    return (*this)[i];
+}
+
+void OnnxGraph::linkNodeTensors()
+{
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+    {
+        if (i + 1 >= nodeInputStart.size() || i + 1 >= nodeOutputStart.size())
+        {
+            nodes[i].inputs = {};
+            nodes[i].outputs = {};
+            continue;
+        }
+        nodes[i].inputs = TensorNames(tensors.names.data(), nodeInputIds.data() + nodeInputStart[i],
+                                      nodeInputStart[i + 1] - nodeInputStart[i]);
+        nodes[i].outputs = TensorNames(tensors.names.data(), nodeOutputIds.data() + nodeOutputStart[i],
+                                       nodeOutputStart[i + 1] - nodeOutputStart[i]);
+    }
+}
+
+std::uint32_t OnnxGraph::nodeIndex(const std::string& nodeName) const
+{
+    if (!nodes.empty())
+    {
+        const auto address = reinterpret_cast<std::uintptr_t>(&nodeName);
+        const auto first = reinterpret_cast<std::uintptr_t>(nodes.data());
+        if (address >= first && address < first + nodes.size() * sizeof(OnnxNode))
+        {
+            const std::size_t index = (address - first) / sizeof(OnnxNode);
+            if (&nodes[index].name == &nodeName && !duplicateNodeNames)
+            {
+                return static_cast<std::uint32_t>(index);
+            }
+        }
+    }
+    return nodeIndex(std::string_view(nodeName));
+}
+
+const OnnxNode* OnnxGraph::findNode(const std::string& nodeName) const
+{
+    std::uint32_t index = nodeIndex(nodeName);
+    return index == kNone ? nullptr : &nodes[index];
+}
+
 std::uint32_t OnnxGraph::nodeIndex(std::string_view nodeName) const
 {
     return nodeIndexByName.find(nodeName, [this](std::uint32_t id) -> const std::string& { return nodes[id].name; });
@@ -106,7 +164,7 @@ const OnnxNode* OnnxGraph::findNode(std::string_view nodeName) const
     return index == kNone ? nullptr : &nodes[index];
 }
 
-const OnnxNode* OnnxGraph::producer(std::string_view tensor) const
+const OnnxNode* OnnxGraph::producer(const TensorKey& tensor) const
 {
     std::uint32_t id = tensors.find(tensor);
     return id == kNone ? nullptr : producerOf(id);
@@ -123,12 +181,12 @@ std::span<const std::uint32_t> OnnxGraph::consumersOf(std::uint32_t tensorId) co
                  tensors.consumerStart[tensorId + 1] - tensors.consumerStart[tensorId]);
 }
 
-std::span<const std::uint32_t> OnnxGraph::consumers(std::string_view tensor) const
+std::span<const std::uint32_t> OnnxGraph::consumers(const TensorKey& tensor) const
 {
     return consumersOf(tensors.find(tensor));
 }
 
-const OnnxConstant* OnnxGraph::constant(std::string_view tensor) const
+const OnnxConstant* OnnxGraph::constant(const TensorKey& tensor) const
 {
     std::uint32_t id = tensors.find(tensor);
     if (id == kNone || id >= tensors.constant.size() || tensors.constant[id] == kNone)
@@ -138,7 +196,7 @@ const OnnxConstant* OnnxGraph::constant(std::string_view tensor) const
     return &constants[tensors.constant[id]];
 }
 
-std::optional<OnnxDataType> OnnxGraph::tensorType(std::string_view tensor) const
+std::optional<OnnxDataType> OnnxGraph::tensorType(const TensorKey& tensor) const
 {
     std::uint32_t id = tensors.find(tensor);
     if (id == kNone || id >= tensors.type.size() || tensors.type[id] == OnnxDataType::kUndefined)

@@ -5,7 +5,10 @@
 #include "qdq/diagnostics.h"
 #include "qdq/name_index.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string>
@@ -80,14 +83,132 @@ struct OnnxAttribute
     std::vector<double> floats;
 };
 
+//! The input or output tensor names of one node: a read-only view of the graph's tensor table, so each name is
+//! stored once however many nodes read it. Elements are the table's own strings ("" for an omitted optional
+//! input), which OnnxGraph's look-ups recognise without hashing.
+class TensorNames
+{
+public:
+    static constexpr std::uint32_t kNone = NameIndex::kNone;
+
+    class iterator
+    {
+    public:
+        using iterator_category = std::random_access_iterator_tag;
+        using value_type = std::string;
+        using difference_type = std::ptrdiff_t;
+        using pointer = const std::string*;
+        using reference = const std::string&;
+
+        iterator() = default;
+        iterator(const TensorNames* list, std::size_t position) : mList(list), mPosition(position) {}
+        const std::string& operator*() const { return (*mList)[mPosition]; }
+        const std::string* operator->() const { return &(*mList)[mPosition]; }
+        const std::string& operator[](difference_type offset) const
+        {
+            return (*mList)[static_cast<std::size_t>(static_cast<difference_type>(mPosition) + offset)];
+        }
+        iterator& operator++()
+        {
+            ++mPosition;
+            return *this;
+        }
+        iterator operator++(int)
+        {
+            iterator before = *this;
+            ++mPosition;
+            return before;
+        }
+        iterator& operator--()
+        {
+            --mPosition;
+            return *this;
+        }
+        iterator operator--(int)
+        {
+            iterator before = *this;
+            --mPosition;
+            return before;
+        }
+        iterator& operator+=(difference_type offset)
+        {
+            mPosition = static_cast<std::size_t>(static_cast<difference_type>(mPosition) + offset);
+            return *this;
+        }
+        iterator& operator-=(difference_type offset) { return *this += -offset; }
+        friend iterator operator+(iterator it, difference_type offset) { return it += offset; }
+        friend iterator operator+(difference_type offset, iterator it) { return it += offset; }
+        friend iterator operator-(iterator it, difference_type offset) { return it -= offset; }
+        friend difference_type operator-(const iterator& a, const iterator& b)
+        {
+            return static_cast<difference_type>(a.mPosition) - static_cast<difference_type>(b.mPosition);
+        }
+        friend bool operator==(const iterator& a, const iterator& b) { return a.mPosition == b.mPosition; }
+        friend auto operator<=>(const iterator& a, const iterator& b) { return a.mPosition <=> b.mPosition; }
+
+    private:
+        const TensorNames* mList = nullptr;
+        std::size_t mPosition = 0;
+    };
+    using const_iterator = iterator;
+    using value_type = std::string;
+    using size_type = std::size_t;
+
+    TensorNames() = default;
+    TensorNames(const std::string* names, const std::uint32_t* ids, std::uint32_t count)
+        : mNames(names), mIds(ids), mCount(count)
+    {
+    }
+
+    std::size_t size() const { return mCount; }
+    bool empty() const { return mCount == 0; }
+    const std::string& operator[](std::size_t i) const { return mIds[i] == kNone ? emptyName() : mNames[mIds[i]]; }
+    const std::string& at(std::size_t i) const;
+    const std::string& front() const { return (*this)[0]; }
+    const std::string& back() const { return (*this)[mCount - 1]; }
+    iterator begin() const { return iterator(this, 0); }
+    iterator end() const { return iterator(this, mCount); }
+    //! Tensor id of element i (see OnnxTensorTable), kNone for an omitted optional input.
+    std::uint32_t id(std::size_t i) const { return mIds[i]; }
+    std::span<const std::uint32_t> ids() const { return {mIds, mCount}; }
+    std::vector<std::string> toVector() const { return {begin(), end()}; }
+    bool operator==(const std::vector<std::string>& other) const
+    {
+        return other.size() == mCount && std::equal(other.begin(), other.end(), begin());
+    }
+    bool operator==(const TensorNames& other) const
+    {
+        return other.size() == mCount && std::equal(other.begin(), other.end(), begin());
+    }
+
+private:
+    static const std::string& emptyName();
+
+    const std::string* mNames = nullptr;
+    const std::uint32_t* mIds = nullptr;
+    std::uint32_t mCount = 0;
+};
+
+//! A tensor name handed to OnnxGraph's look-ups. A reference to a string of the graph's own tensor table (what
+//! OnnxNode::inputs and outputs yield) is resolved by its address; any other name is hashed.
+struct TensorKey
+{
+    TensorKey(const std::string& text) : name(text), object(&text) {}
+    TensorKey(std::string_view text) : name(text) {}
+    TensorKey(const char* text) : name(text) {}
+
+    std::string_view name;
+    const std::string* object = nullptr;
+};
+
 struct OnnxNode
 {
     std::string name; //!< node name; a node without a name gets "node_of_<first output>" as TensorRT does
     bool nameWasEmpty = false;
-    std::string opType;              //!< "Conv", "QuantizeLinear", ...
-    std::string domain;              //!< "" or "ai.onnx" for standard ops; anything else is a custom (plugin) op
-    std::vector<std::string> inputs; //!< tensor names; "" for an omitted optional input
-    std::vector<std::string> outputs;
+    std::string opType;  //!< "Conv", "QuantizeLinear", ...
+    std::string domain;  //!< "" or "ai.onnx" for standard ops; anything else is a custom (plugin) op
+    TensorNames inputs;  //!< tensor names; "" for an omitted optional input
+    TensorNames outputs; //!< tensor names
     std::vector<OnnxAttribute> attributes;
     std::size_t index = 0; //!< position in the graph's node list
 
@@ -127,15 +248,26 @@ struct OnnxTensorTable
     std::vector<std::uint32_t> consumerStart; //!< id -> first entry in consumerNodes; size names.size() + 1
     std::vector<std::uint32_t> consumerNodes; //!< node indices reading each tensor, in node order, once per node
 
-    std::uint32_t find(std::string_view name) const
+    //! The id of key, or kNone: by address when key is one of names, else by hashing.
+    std::uint32_t find(const TensorKey& key) const
     {
-        return index.find(name, [this](std::uint32_t id) -> const std::string& { return names[id]; });
+        if (key.object != nullptr && !names.empty())
+        {
+            const auto address = reinterpret_cast<std::uintptr_t>(key.object);
+            const auto first = reinterpret_cast<std::uintptr_t>(names.data());
+            if (address >= first && address < first + names.size() * sizeof(std::string))
+            {
+                return static_cast<std::uint32_t>((address - first) / sizeof(std::string));
+            }
+        }
+        return index.find(key.name, [this](std::uint32_t id) -> const std::string& { return names[id]; });
     }
     //! The id of name, adding it when new.
     std::uint32_t intern(std::string_view name);
 };
 
-struct OnnxGraph
+//! Everything OnnxGraph holds; OnnxGraph adds the copy that re-points its nodes at the copied tensor table.
+struct OnnxGraphData
 {
     static constexpr std::uint32_t kNone = NameIndex::kNone;
 
@@ -153,7 +285,8 @@ struct OnnxGraph
     std::vector<OnnxConstant> constants; //!< initializers and Constant-node values
 
     OnnxTensorTable tensors;
-    NameIndex nodeIndexByName; //!< node name -> first node with that name
+    NameIndex nodeIndexByName;       //!< node name -> first node with that name
+    bool duplicateNodeNames = false; //!< some node name is used by more than one node
     //! Tensor ids of each node's inputs and outputs (kNone for an omitted optional input), in node order:
     //! node i's inputs are nodeInputIds[nodeInputStart[i] .. nodeInputStart[i + 1]).
     std::vector<std::uint32_t> nodeInputStart;
@@ -166,16 +299,42 @@ struct OnnxGraph
 
     bool externalDataMissing = false;
     std::vector<ReaderWarning> warnings;
+};
+
+struct OnnxGraph : OnnxGraphData
+{
+    OnnxGraph() = default;
+    OnnxGraph(const OnnxGraph& other) : OnnxGraphData(other) { linkNodeTensors(); }
+    OnnxGraph(OnnxGraph&& other) noexcept = default;
+    OnnxGraph& operator=(const OnnxGraph& other)
+    {
+        if (this != &other)
+        {
+            OnnxGraphData::operator=(other);
+            linkNodeTensors();
+        }
+        return *this;
+    }
+    OnnxGraph& operator=(OnnxGraph&& other) noexcept = default;
+
+    //! Points every node's inputs and outputs at this graph's tensor table and id lists (the reader calls it once
+    //! the table is complete; copies call it again). Moving a graph keeps them valid.
+    void linkNodeTensors();
 
     const OnnxNode* findNode(std::string_view nodeName) const;
+    const OnnxNode* findNode(const std::string& nodeName) const;
+    const OnnxNode* findNode(const char* nodeName) const { return findNode(std::string_view(nodeName)); }
     //! Index of the first node named nodeName, or kNone.
     std::uint32_t nodeIndex(std::string_view nodeName) const;
-    const OnnxNode* producer(std::string_view tensor) const;
-    std::span<const std::uint32_t> consumers(std::string_view tensor) const;
-    const OnnxConstant* constant(std::string_view tensor) const;
-    bool isConstant(std::string_view tensor) const { return constant(tensor) != nullptr; }
+    //! Same, resolving a node's own name (nodes[i].name) by its address.
+    std::uint32_t nodeIndex(const std::string& nodeName) const;
+    std::uint32_t nodeIndex(const char* nodeName) const { return nodeIndex(std::string_view(nodeName)); }
+    const OnnxNode* producer(const TensorKey& tensor) const;
+    std::span<const std::uint32_t> consumers(const TensorKey& tensor) const;
+    const OnnxConstant* constant(const TensorKey& tensor) const;
+    bool isConstant(const TensorKey& tensor) const { return constant(tensor) != nullptr; }
     //! Element type from value_info, graph inputs/outputs or the initializer; nullopt when unknown.
-    std::optional<OnnxDataType> tensorType(std::string_view tensor) const;
+    std::optional<OnnxDataType> tensorType(const TensorKey& tensor) const;
     const QdqParameters* qdqOf(std::size_t nodeIndex) const;
     std::size_t quantizeCount() const;
     std::size_t dequantizeCount() const;
