@@ -435,6 +435,7 @@ private:
                 expectWireType(tag, kLengthDelimited, tagOffset, "graph");
                 std::uint32_t length = readLength(wire, tagOffset);
                 mGraphStarted = true;
+                reserveForGraph(position(wire), length);
                 auto limit = wire.in.PushLimit(static_cast<int>(length));
                 parseGraph(wire);
                 wire.in.PopLimit(limit);
@@ -454,6 +455,93 @@ private:
         {
             fail(0, "not an ONNX model: no graph field");
         }
+    }
+
+    //! Sizes the node and tensor arrays before the graph is read, from a quick count of its node fields (tags and
+    //! lengths only, read in 1 MiB windows): growing them node by node would move every node several times. A
+    //! malformed graph stops the count; the parse that follows reports it.
+    void reserveForGraph(std::uint64_t offset, std::uint64_t length)
+    {
+        constexpr std::uint64_t kWindow = 1 << 20;
+        constexpr std::uint64_t kHeader = 20; // a tag and a length varint at most
+        const std::uint64_t end = offset + length;
+        std::string window;
+        std::uint64_t windowStart = 0;
+        std::uint64_t position = offset;
+        std::size_t nodes = 0;
+        while (position < end && nodes < mLimits.maxGraphNodes)
+        {
+            if (window.empty() || position < windowStart ||
+                position + std::min(kHeader, end - position) > windowStart + window.size())
+            {
+                windowStart = position;
+                if (!mSource.read(position, std::min(kWindow, end - position), window))
+                {
+                    return;
+                }
+            }
+            const auto* at = reinterpret_cast<const unsigned char*>(window.data()) + (position - windowStart);
+            const auto* limit = reinterpret_cast<const unsigned char*>(window.data()) + window.size();
+            auto varint = [&](std::uint64_t& value)
+            {
+                value = 0;
+                for (int shift = 0; shift < 64 && at < limit; shift += 7)
+                {
+                    const unsigned char byte = *at++;
+                    value |= static_cast<std::uint64_t>(byte & 0x7F) << shift;
+                    if ((byte & 0x80) == 0)
+                    {
+                        return true;
+                    }
+                }
+                return false;
+            };
+            std::uint64_t tag = 0;
+            std::uint64_t size = 0;
+            if (!varint(tag))
+            {
+                break;
+            }
+            switch (tag & 7)
+            {
+            case kVarint:
+                if (!varint(size))
+                {
+                    return;
+                }
+                size = 0;
+                break;
+            case kFixed64:
+                size = 8;
+                break;
+            case kFixed32:
+                size = 4;
+                break;
+            case kLengthDelimited:
+                if (!varint(size))
+                {
+                    return;
+                }
+                break;
+            default:
+                return;
+            }
+            nodes += (tag >> 3) == 1 ? 1 : 0;
+            position =
+                windowStart + static_cast<std::uint64_t>(at - reinterpret_cast<const unsigned char*>(window.data()));
+            if (size > end - position)
+            {
+                break;
+            }
+            position += size;
+        }
+        nodes = std::min(nodes, mLimits.maxGraphNodes);
+        mGraph.nodes.reserve(mGraph.nodes.size() + nodes);
+        mNodeOffsets.reserve(mNodeOffsets.size() + nodes);
+        mGraph.nodeInputStart.reserve(mGraph.nodeInputStart.size() + nodes + 1);
+        mGraph.nodeOutputStart.reserve(mGraph.nodeOutputStart.size() + nodes + 1);
+        mGraph.tensors.names.reserve(mGraph.tensors.names.size() + nodes + nodes / 4);
+        mGraph.tensors.index.reserve(mGraph.tensors.names.size() + nodes + nodes / 4);
     }
 
     void parseGraph(Wire& wire)
@@ -1394,6 +1482,25 @@ private:
     void checkCycles()
     {
         const std::size_t count = mGraph.nodes.size();
+        // ONNX stores nodes in topological order: when every producer comes before its consumers there is no cycle.
+        bool sorted = true;
+        for (std::size_t i = 0; i < count && sorted; ++i)
+        {
+            for (std::uint32_t input : mGraph.inputIds(i))
+            {
+                const std::uint32_t producer =
+                    input == OnnxGraph::kNone ? OnnxGraph::kNone : mGraph.tensors.producer[input];
+                if (producer != OnnxGraph::kNone && producer >= i)
+                {
+                    sorted = false;
+                    break;
+                }
+            }
+        }
+        if (sorted)
+        {
+            return;
+        }
         std::vector<std::vector<std::size_t>> successors(count);
         std::vector<std::size_t> pendingInputs(count, 0);
         for (const OnnxNode& node : mGraph.nodes)
@@ -1461,6 +1568,11 @@ private:
     void collectQdq()
     {
         mGraph.qdqOfNode.assign(mGraph.nodes.size(), OnnxGraph::kNone);
+        mGraph.qdq.reserve(static_cast<std::size_t>(std::count_if(mGraph.nodes.begin(), mGraph.nodes.end(),
+                                                                  [](const OnnxNode& node) {
+                                                                      return node.opType == "QuantizeLinear" ||
+                                                                             node.opType == "DequantizeLinear";
+                                                                  })));
         for (const OnnxNode& node : mGraph.nodes)
         {
             const bool isQuantize = node.opType == "QuantizeLinear";

@@ -6,6 +6,10 @@
 #include <cmath>
 #include <cstdio>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace qdq
 {
 
@@ -115,6 +119,37 @@ constexpr bool isPlain(unsigned char c)
 {
     return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
 }
+
+//! The end of the run of plain bytes starting at i: 16 bytes at a time where SSE2 is available.
+std::size_t plainRunEnd(std::string_view text, std::size_t i)
+{
+    const std::size_t size = text.size();
+#if defined(__SSE2__)
+    const __m128i space = _mm_set1_epi8(0x20);
+    const __m128i del = _mm_set1_epi8(0x7f);
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    while (i + 16 <= size)
+    {
+        const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
+        // A signed compare puts bytes >= 0x80 below 0x20 too: they leave the fast path like controls.
+        const __m128i special =
+            _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(block, space), _mm_cmpeq_epi8(block, del)),
+                         _mm_or_si128(_mm_cmpeq_epi8(block, quote), _mm_cmpeq_epi8(block, backslash)));
+        const int mask = _mm_movemask_epi8(special);
+        if (mask != 0)
+        {
+            return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+        }
+        i += 16;
+    }
+#endif
+    while (i < size && isPlain(static_cast<unsigned char>(text[i])))
+    {
+        ++i;
+    }
+    return i;
+}
 } // namespace
 
 void JsonWriter::writeString(std::string_view text)
@@ -125,11 +160,7 @@ void JsonWriter::writeString(std::string_view text)
     const std::size_t size = text.size();
     while (i < size)
     {
-        std::size_t run = i;
-        while (run < size && isPlain(static_cast<unsigned char>(text[run])))
-        {
-            ++run;
-        }
+        std::size_t run = plainRunEnd(text, i);
         mOut.append(text.data() + i, run - i);
         if (run == size)
         {
