@@ -9,21 +9,6 @@
 namespace qdq::patterns
 {
 
-bool isQuantize(const OnnxNode& node)
-{
-    return node.opType == "QuantizeLinear";
-}
-
-bool isDequantize(const OnnxNode& node)
-{
-    return node.opType == "DequantizeLinear";
-}
-
-bool isQdq(const OnnxNode& node)
-{
-    return isQuantize(node) || isDequantize(node);
-}
-
 bool isCustomOp(const OnnxNode& node)
 {
     return !node.domain.empty() && node.domain != "ai.onnx" && node.domain != "ai.onnx.ml";
@@ -77,11 +62,13 @@ bool isConstantLike(const OnnxGraph& graph, const std::string& tensor, int depth
 
 bool isWeighted(const OnnxGraph& graph, const OnnxNode& node)
 {
-    if (node.opType == "Conv" || node.opType == "ConvTranspose" || node.opType == "Gemm")
+    const std::string_view opType = node.opType;
+    if (opType == std::string_view("Conv") || opType == std::string_view("ConvTranspose") ||
+        opType == std::string_view("Gemm"))
     {
         return true;
     }
-    if (node.opType == "MatMul" && node.inputs.size() >= 2)
+    if (opType == std::string_view("MatMul") && node.inputs.size() >= 2)
     {
         return isConstantLike(graph, node.inputs[1]);
     }
@@ -122,16 +109,9 @@ const OnnxNode* producerOf(const OnnxGraph& graph, const std::string& tensor)
     return graph.producer(tensor);
 }
 
-std::vector<const OnnxNode*> consumersOf(const OnnxGraph& graph, const std::string& tensor)
+NodeRefs consumersOf(const OnnxGraph& graph, const std::string& tensor)
 {
-    auto consumers = graph.consumers(tensor);
-    std::vector<const OnnxNode*> nodes;
-    nodes.reserve(consumers.size());
-    for (std::uint32_t index : consumers)
-    {
-        nodes.push_back(&graph.nodes[index]);
-    }
-    return nodes;
+    return NodeRefs(graph.nodes.data(), graph.consumers(tensor));
 }
 
 bool isGraphInput(const OnnxGraph& graph, const std::string& tensor)

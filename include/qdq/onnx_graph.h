@@ -217,6 +217,88 @@ struct OnnxNode
     bool isCustomDomain() const;
 };
 
+//! Nodes named by their indices (a tensor's consumers): a view that yields node pointers without copying.
+class NodeRefs
+{
+public:
+    class iterator
+    {
+    public:
+        using iterator_category = std::random_access_iterator_tag;
+        using value_type = const OnnxNode*;
+        using difference_type = std::ptrdiff_t;
+        using pointer = const OnnxNode* const*;
+        using reference = const OnnxNode*;
+
+        iterator() = default;
+        iterator(const OnnxNode* nodes, const std::uint32_t* at) : mNodes(nodes), mAt(at) {}
+        const OnnxNode* operator*() const { return mNodes + *mAt; }
+        const OnnxNode* operator[](difference_type offset) const { return mNodes + mAt[offset]; }
+        iterator& operator++()
+        {
+            ++mAt;
+            return *this;
+        }
+        iterator operator++(int)
+        {
+            iterator before = *this;
+            ++mAt;
+            return before;
+        }
+        iterator& operator--()
+        {
+            --mAt;
+            return *this;
+        }
+        iterator operator--(int)
+        {
+            iterator before = *this;
+            --mAt;
+            return before;
+        }
+        iterator& operator+=(difference_type offset)
+        {
+            mAt += offset;
+            return *this;
+        }
+        iterator& operator-=(difference_type offset)
+        {
+            mAt -= offset;
+            return *this;
+        }
+        friend iterator operator+(iterator it, difference_type offset) { return it += offset; }
+        friend iterator operator+(difference_type offset, iterator it) { return it += offset; }
+        friend iterator operator-(iterator it, difference_type offset) { return it -= offset; }
+        friend difference_type operator-(const iterator& a, const iterator& b) { return a.mAt - b.mAt; }
+        friend bool operator==(const iterator& a, const iterator& b) { return a.mAt == b.mAt; }
+        friend auto operator<=>(const iterator& a, const iterator& b) { return a.mAt <=> b.mAt; }
+
+    private:
+        const OnnxNode* mNodes = nullptr;
+        const std::uint32_t* mAt = nullptr;
+    };
+    using const_iterator = iterator;
+    using value_type = const OnnxNode*;
+
+    NodeRefs() = default;
+    NodeRefs(const OnnxNode* nodes, std::span<const std::uint32_t> indices) : mNodes(nodes), mIndices(indices) {}
+
+    std::size_t size() const { return mIndices.size(); }
+    bool empty() const { return mIndices.empty(); }
+    const OnnxNode* operator[](std::size_t i) const { return mNodes + mIndices[i]; }
+    const OnnxNode* front() const { return (*this)[0]; }
+    const OnnxNode* back() const { return (*this)[size() - 1]; }
+    iterator begin() const { return iterator(mNodes, mIndices.data()); }
+    iterator end() const { return iterator(mNodes, mIndices.data() + mIndices.size()); }
+    std::reverse_iterator<iterator> rbegin() const { return std::reverse_iterator<iterator>(end()); }
+    std::reverse_iterator<iterator> rend() const { return std::reverse_iterator<iterator>(begin()); }
+    operator std::vector<const OnnxNode*>() const { return {begin(), end()}; }
+
+private:
+    const OnnxNode* mNodes = nullptr;
+    std::span<const std::uint32_t> mIndices;
+};
+
 //! Q/DQ parameters of one QuantizeLinear / DequantizeLinear node.
 struct QdqParameters
 {

@@ -13,9 +13,19 @@ namespace qdq::patterns
 
 // ---- operator classes -------------------------------------------------------------------------------------------
 
-bool isQuantize(const OnnxNode& node);
-bool isDequantize(const OnnxNode& node);
-bool isQdq(const OnnxNode& node);
+// Operation types are compared as string_views: a length check and a fixed-size compare the compiler inlines.
+inline bool isQuantize(const OnnxNode& node)
+{
+    return std::string_view(node.opType) == std::string_view("QuantizeLinear");
+}
+inline bool isDequantize(const OnnxNode& node)
+{
+    return std::string_view(node.opType) == std::string_view("DequantizeLinear");
+}
+inline bool isQdq(const OnnxNode& node)
+{
+    return isQuantize(node) || isDequantize(node);
+}
 //! Conv, ConvTranspose, Gemm, and MatMul whose second input is constant (possibly through Q/DQ).
 bool isWeighted(const OnnxGraph& graph, const OnnxNode& node);
 //! Data-movement ops Q/DQ commute with: MaxPool, Concat, Slice, Split, Reshape, Transpose, Flatten, Squeeze,
@@ -31,7 +41,8 @@ bool isCustomOp(const OnnxNode& node);
 // ---- graph navigation ---------------------------------------------------------------------------------------------
 
 const OnnxNode* producerOf(const OnnxGraph& graph, const std::string& tensor);
-std::vector<const OnnxNode*> consumersOf(const OnnxGraph& graph, const std::string& tensor);
+//! The nodes reading tensor, in graph order (a view into the graph: no copy).
+NodeRefs consumersOf(const OnnxGraph& graph, const std::string& tensor);
 bool isConstantTensor(const OnnxGraph& graph, const std::string& tensor);
 bool isGraphInput(const OnnxGraph& graph, const std::string& tensor);
 bool isGraphOutput(const OnnxGraph& graph, const std::string& tensor);
