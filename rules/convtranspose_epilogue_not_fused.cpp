@@ -45,7 +45,7 @@ private:
             {
                 continue;
             }
-            auto forward = forwardQuantizers(graph, chain.tensor, true);
+            auto forward = forwardQuantizers(graph, chain.tensor(), true);
             if (forward.quantizers.empty())
             {
                 continue; // no Q after the epilogue: the float output is int8-conv-float-output's business

@@ -140,18 +140,18 @@ private:
                 continue;
             }
             EpilogueChain chain = epilogueChain(graph, node);
-            auto consumers = consumersOf(graph, chain.tensor);
+            auto consumers = consumersOf(graph, chain.tensor());
             if (consumers.size() == 1 && (consumers[0]->opType == "Add" || consumers[0]->opType == "Sum") &&
                 activationInputs(graph, *consumers[0]).size() >= 2)
             {
                 continue; // a residual Add fused into the conv: residual-input-not-quantized and related rules
             }
-            auto forward = forwardQuantizers(graph, chain.tensor, true);
+            auto forward = forwardQuantizers(graph, chain.tensor(), true);
             if (!forward.quantizers.empty() && forward.allPaths)
             {
                 continue;
             }
-            FloatEnds ends = floatEnds(graph, chain.tensor, true);
+            FloatEnds ends = floatEnds(graph, chain.tensor(), true);
             std::vector<std::string> nodes = {node.name};
             for (const OnnxNode* epilogue : chain.nodes)
             {
@@ -186,7 +186,7 @@ private:
                 heads.onnxNodes.insert(heads.onnxNodes.end(), nodes.begin(), nodes.end());
                 heads.evidence.push_back(
                     nodeEvidence(context, node,
-                                 "INT8 input; output " + chain.tensor + " stays float up to " +
+                                 "INT8 input; output " + chain.tensor() + " stays float up to " +
                                      (ends.outputs.empty() ? std::string("the float tail of the network")
                                                            : "network output " + ends.outputs[0])));
                 headLayers.insert(headLayers.end(), layers.begin(), layers.end());
@@ -215,7 +215,7 @@ private:
             }
             Finding finding = makeFinding(
                 info(),
-                node.opType + " " + node.name + " has an INT8 input but its output " + chain.tensor +
+                node.opType + " " + node.name + " has an INT8 input but its output " + chain.tensor() +
                     " is not quantized on every path: it reaches " + nameList(reasons, 4) +
                     " without a QuantizeLinear, so TensorRT runs it INT8-in / float-out and re-quantizes later with "
                     "a reformat or standalone Quantize.");

@@ -84,10 +84,12 @@ public:
                                 std::string(onnxDataTypeName(constant->dataType)) +
                                 (users.empty() ? "" : " -> " + nameList(users, 2)) + ")");
             }
-            evidence.push_back(nodeEvidence(context, dq,
-                                            "input " + constant->name + " is an " +
-                                                std::string(onnxDataTypeName(constant->dataType)) + " initializer " +
-                                                weights::formatDims(constant->dims) + " with no QuantizeLinear"));
+            const std::string_view type = onnxDataTypeName(constant->dataType);
+            std::string text;
+            text.reserve(constant->name.size() + type.size() + 64);
+            text.append("input ").append(constant->name).append(" is an ").append(type).append(" initializer ");
+            text.append(weights::formatDims(constant->dims)).append(" with no QuantizeLinear");
+            evidence.push_back(nodeEvidence(context, dq, std::move(text)));
         }
         if (nodes.empty())
         {

@@ -98,27 +98,28 @@ inline std::vector<ReachedQ> reachedQuantizers(const OnnxGraph& graph, const std
 {
     struct State
     {
-        std::string tensor;
+        std::uint32_t tensor = OnnxGraph::kNone; //!< tensor id
         bool viaMaxPool = false;
         bool viaConcat = false;
         bool viaSplit = false;
         std::vector<std::string> path;
     };
     std::vector<ReachedQ> result;
-    std::vector<State> stack = {{tensor, false, false, false, {}}};
-    std::set<std::pair<std::string, int>> visited;
+    std::vector<State> stack = {{graph.tensors.find(tensor), false, false, false, {}}};
+    std::set<std::pair<std::uint32_t, int>> visited;
     bool all = true;
     while (!stack.empty())
     {
-        State state = stack.back();
+        State state = std::move(stack.back());
         stack.pop_back();
         int flags = (state.viaMaxPool ? 1 : 0) | (state.viaConcat ? 2 : 0) | (state.viaSplit ? 4 : 0);
         if (!visited.insert({state.tensor, flags}).second || state.path.size() > 64)
         {
             continue;
         }
-        auto consumers = consumersOf(graph, state.tensor);
-        if (consumers.empty() || isGraphOutput(graph, state.tensor))
+        const NodeRefs consumers(graph.nodes.data(), graph.consumersOf(state.tensor));
+        if (consumers.empty() || state.tensor == OnnxGraph::kNone ||
+            isGraphOutput(graph, graph.tensors.names[state.tensor]))
         {
             all = false;
         }
@@ -149,7 +150,7 @@ inline std::vector<ReachedQ> reachedQuantizers(const OnnxGraph& graph, const std
                 all = false;
                 continue;
             }
-            for (const auto& output : consumer->outputs)
+            for (std::uint32_t output : consumer->outputs.ids())
             {
                 State next = state;
                 next.tensor = output;

@@ -154,11 +154,29 @@ std::string_view severityName(Severity severity)
 
 std::uint32_t NodeLayerIndex::idOf(std::string_view node) const
 {
+    if (mGraph != nullptr)
+    {
+        return mGraph->nodeIndex(node);
+    }
     return mIndex.find(node, [this](std::uint32_t id) -> const std::string& { return mNames[id]; });
+}
+
+std::span<const std::size_t> NodeLayerIndex::find(const std::string& node) const
+{
+    return layersOf(mGraph != nullptr ? mGraph->nodeIndex(node) : idOf(node));
 }
 
 void NodeLayerIndex::add(std::string_view node, std::size_t layer)
 {
+    if (mGraph != nullptr)
+    {
+        const std::uint32_t id = mGraph->nodeIndex(node);
+        if (id != OnnxGraph::kNone)
+        {
+            mPending.emplace_back(id, layer);
+        }
+        return;
+    }
     const auto id = mIndex.insert(node, static_cast<std::uint32_t>(mNames.size()),
                                   [this](std::uint32_t known) -> const std::string& { return mNames[known]; });
     if (id == mNames.size())
@@ -170,13 +188,14 @@ void NodeLayerIndex::add(std::string_view node, std::size_t layer)
 
 void NodeLayerIndex::finish()
 {
-    // A counting sort by name: stable, so each node's layers keep the order they were added in.
-    mStart.assign(mNames.size() + 1, 0);
+    // A counting sort by id: stable, so each node's layers keep the order they were added in.
+    const std::size_t ids = mGraph != nullptr ? mGraph->nodes.size() : mNames.size();
+    mStart.assign(ids + 1, 0);
     for (const auto& [id, layer] : mPending)
     {
         ++mStart[id + 1];
     }
-    for (std::size_t i = 0; i < mNames.size(); ++i)
+    for (std::size_t i = 0; i < ids; ++i)
     {
         mStart[i + 1] += mStart[i];
     }
@@ -187,16 +206,6 @@ void NodeLayerIndex::finish()
         mLayers[fill[id]++] = layer;
     }
     std::vector<std::pair<std::uint32_t, std::size_t>>().swap(mPending);
-}
-
-std::span<const std::size_t> NodeLayerIndex::find(std::string_view node) const
-{
-    const std::uint32_t id = idOf(node);
-    if (id == NameIndex::kNone || id + 1 >= mStart.size())
-    {
-        return {};
-    }
-    return std::span<const std::size_t>(mLayers).subspan(mStart[id], mStart[id + 1] - mStart[id]);
 }
 
 Correlation::LayerTotals Correlation::layerTotals() const

@@ -15,9 +15,9 @@ namespace qdq
 namespace
 {
 
-bool isQdqOp(const std::string& opType)
+bool isQdqOp(std::string_view opType)
 {
-    return opType == "QuantizeLinear" || opType == "DequantizeLinear";
+    return opType == std::string_view("QuantizeLinear") || opType == std::string_view("DequantizeLinear");
 }
 
 //! Builder bookkeeping layers that execute no ONNX node.
@@ -38,6 +38,7 @@ public:
 
     Correlation run()
     {
+        mResult.layersOfNode.useGraph(mGraph);
         if (mPlan != nullptr)
         {
             mResult.layers.reserve(mPlan->layers.size());
@@ -86,23 +87,24 @@ private:
         return found == NameIndex::kNone ? std::nullopt : std::optional<std::size_t>(found);
     }
 
-    //! Resolves one name token to ONNX node names (appended to nodes). Returns true when it named something.
-    bool resolveToken(const std::string& token, std::vector<std::string>& nodes, bool& usedTensorName)
+    //! Resolves one name token to ONNX nodes (their indices appended to nodes). Returns true when it named
+    //! something.
+    bool resolveToken(const std::string& token, std::vector<std::uint32_t>& nodes, bool& usedTensorName)
     {
         if (mGraph == nullptr)
         {
             return false;
         }
-        if (mGraph->nodeIndex(token) != OnnxGraph::kNone)
+        if (const std::uint32_t node = mGraph->nodeIndex(token); node != OnnxGraph::kNone)
         {
-            nodes.push_back(token);
+            nodes.push_back(node);
             return true;
         }
         if (auto registered = mRegistered.find(token); registered != mRegistered.end())
         {
-            if (mGraph->nodeIndex(registered->second) != OnnxGraph::kNone)
+            if (const std::uint32_t node = mGraph->nodeIndex(registered->second); node != OnnxGraph::kNone)
             {
-                nodes.push_back(registered->second);
+                nodes.push_back(node);
                 return true;
             }
         }
@@ -112,7 +114,7 @@ private:
         }
         if (const OnnxNode* producer = mGraph->producer(token))
         {
-            nodes.push_back(producer->name);
+            nodes.push_back(static_cast<std::uint32_t>(producer->index));
             usedTensorName = true;
             return true;
         }
@@ -153,19 +155,26 @@ private:
             return mapping;
         }
 
+        // With a model the nodes are collected as node indices, without one as names.
         std::vector<std::string> nodes;
+        std::vector<std::uint32_t> nodeIds;
+        const auto found = [&] { return !nodes.empty() || !nodeIds.empty(); };
         // 1. Metadata: authoritative when present.
         std::vector<std::string> metadataNodes = layer.metadataOnnxNodes();
         if (!metadataNodes.empty())
         {
-            for (const auto& node : metadataNodes)
+            for (auto& node : metadataNodes)
             {
-                if (mGraph == nullptr || mGraph->nodeIndex(node) != OnnxGraph::kNone)
+                if (mGraph == nullptr)
                 {
-                    nodes.push_back(node);
+                    nodes.push_back(std::move(node));
+                }
+                else if (const std::uint32_t id = mGraph->nodeIndex(node); id != OnnxGraph::kNone)
+                {
+                    nodeIds.push_back(id);
                 }
             }
-            if (!nodes.empty() || mGraph == nullptr)
+            if (found() || mGraph == nullptr)
             {
                 mapping.evidence = MappingEvidence::kMetadata;
             }
@@ -173,7 +182,7 @@ private:
         // 2/3. Name grammar (with the build log's parse-time map for parser-created layer names).
         bool usedTensorName = false;
         bool usedRegistered = false;
-        if (nodes.empty())
+        if (!found())
         {
             if (parts().foreignNode && mGraph != nullptr && mGraph->nodeIndex(parts().rangeFirst) != OnnxGraph::kNone &&
                 mGraph->nodeIndex(parts().rangeLast) != OnnxGraph::kNone)
@@ -187,19 +196,19 @@ private:
                 }
                 for (std::size_t n = first; n <= last; ++n)
                 {
-                    nodes.push_back(mGraph->nodes[n].name);
+                    nodeIds.push_back(static_cast<std::uint32_t>(n));
                 }
             }
             for (const auto& token : parts().tokens)
             {
-                std::size_t before = nodes.size();
+                std::size_t before = nodeIds.size();
                 if (mGraph != nullptr)
                 {
-                    resolveToken(token, nodes, usedTensorName);
-                    usedRegistered = usedRegistered || (nodes.size() > before && mRegistered.count(token) > 0);
+                    resolveToken(token, nodeIds, usedTensorName);
+                    usedRegistered = usedRegistered || (nodeIds.size() > before && mRegistered.count(token) > 0);
                 }
             }
-            if (!nodes.empty())
+            if (!nodeIds.empty())
             {
                 mapping.evidence = usedRegistered   ? MappingEvidence::kBuildLog
                                    : usedTensorName ? MappingEvidence::kTensorNames
@@ -226,30 +235,54 @@ private:
             }
         }
         // 4. Tensor names: a layer whose name says nothing may still write a tensor the model names.
-        if (nodes.empty() && mGraph != nullptr)
+        if (!found() && mGraph != nullptr)
         {
             for (const auto& output : layer.outputs)
             {
                 if (const OnnxNode* producer = mGraph->producer(output.name))
                 {
-                    nodes.push_back(producer->name);
+                    nodeIds.push_back(static_cast<std::uint32_t>(producer->index));
                 }
             }
-            if (!nodes.empty())
+            if (!nodeIds.empty())
             {
                 mapping.evidence = MappingEvidence::kTensorNames;
             }
         }
-        std::sort(nodes.begin(), nodes.end());
-        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-        for (const auto& node : nodes)
+        bool onlyQdq = false;
+        if (mGraph != nullptr)
         {
-            mResult.layersOfNode.add(node, index);
+            // Sorted by name, one entry per name (the first node of a name shared by several nodes).
+            for (std::uint32_t& id : nodeIds)
+            {
+                id = mGraph->duplicateNodeNames ? mGraph->nodeIndex(mGraph->nodes[id].name) : id;
+            }
+            std::sort(nodeIds.begin(), nodeIds.end(),
+                      [&](std::uint32_t a, std::uint32_t b) { return mGraph->nodes[a].name < mGraph->nodes[b].name; });
+            nodeIds.erase(std::unique(nodeIds.begin(), nodeIds.end()), nodeIds.end());
+            onlyQdq = !nodeIds.empty();
+            mapping.onnxNodes.reserve(nodeIds.size());
+            for (std::uint32_t id : nodeIds)
+            {
+                mResult.layersOfNode.add(id, index);
+                mapping.onnxNodes.push_back(mGraph->nodes[id].name);
+                onlyQdq = onlyQdq && isQdqOp(mGraph->nodes[id].opType);
+            }
         }
-        mapping.onnxNodes = std::move(nodes);
+        else
+        {
+            std::sort(nodes.begin(), nodes.end());
+            nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+            for (const auto& node : nodes)
+            {
+                mResult.layersOfNode.add(node, index);
+            }
+            mapping.onnxNodes = std::move(nodes);
+            onlyQdq = !mapping.onnxNodes.empty() && allQdqNames(mapping.onnxNodes);
+        }
         const std::vector<std::string>& mapped = mapping.onnxNodes;
 
-        if (layer.origin == "QDQ" || (!mapped.empty() && allQdq(mapped)))
+        if (layer.origin == "QDQ" || onlyQdq)
         {
             mapping.state = LayerState::kInsertedQdq;
         }
@@ -294,18 +327,12 @@ private:
                            [](const std::string& t) { return isUnnamedLayerToken(t) || helperSubject(t).has_value(); });
     }
 
-    bool allQdq(const std::vector<std::string>& nodes) const
+    //! Without a model: every name looks like a Q/DQ node's.
+    static bool allQdqNames(const std::vector<std::string>& nodes)
     {
         return std::all_of(nodes.begin(), nodes.end(),
-                           [&](const std::string& name)
-                           {
-                               if (mGraph != nullptr)
-                               {
-                                   const OnnxNode* found = mGraph->findNode(name);
-                                   return found != nullptr && isQdqOp(found->opType);
-                               }
-                               return looksLikeQuantizeName(name) || looksLikeDequantizeName(name);
-                           });
+                           [](const std::string& name)
+                           { return looksLikeQuantizeName(name) || looksLikeDequantizeName(name); });
     }
 
     void joinTimings()
@@ -378,9 +405,9 @@ private:
         return false;
     }
 
-    std::optional<std::size_t> layerOf(const std::string& node, bool preferMapped = true) const
+    std::optional<std::size_t> layerOf(const OnnxNode& node, bool preferMapped = true) const
     {
-        auto layers = mResult.layersOfNode.find(node);
+        auto layers = mResult.layersOfNode.findNode(static_cast<std::uint32_t>(node.index));
         if (layers.empty())
         {
             return std::nullopt;
@@ -503,7 +530,7 @@ private:
         QdqNodeState state;
         state.node = node.name;
         state.isQuantize = node.opType == "QuantizeLinear";
-        auto own = layerOf(node.name, false);
+        auto own = layerOf(node, false);
         if (own && mResult.layers[*own].state == LayerState::kInsertedQdq)
         {
             state.state = QdqState::kStandalone;
@@ -555,7 +582,7 @@ private:
             {
                 if (const OnnxNode* producer = mGraph->producer(node.inputs[0]))
                 {
-                    if (auto layer = layerOf(producer->name))
+                    if (auto layer = layerOf(*producer))
                     {
                         state.state = QdqState::kFused;
                         state.layer = layer;
@@ -586,7 +613,7 @@ private:
         for (std::size_t consumer : mGraph->consumers(node.outputs[0]))
         {
             const OnnxNode& next = mGraph->nodes[consumer];
-            if (auto layer = layerOf(next.name))
+            if (auto layer = layerOf(next))
             {
                 if (mResult.layers[*layer].state == LayerState::kMapped)
                 {

@@ -33,10 +33,11 @@ void forEachMetadataNode(std::string_view text, Visit&& visit)
     std::size_t itemStart = 0;
     while (itemStart <= text.size())
     {
-        std::size_t itemEnd = text.find_first_of("\x1e\x1f", itemStart);
-        if (itemEnd == std::string_view::npos)
+        // A plain loop: find_first_of with a two-byte set calls memchr once per character.
+        std::size_t itemEnd = itemStart;
+        while (itemEnd < text.size() && text[itemEnd] != '\x1e' && text[itemEnd] != '\x1f')
         {
-            itemEnd = text.size();
+            ++itemEnd;
         }
         std::string_view item = text.substr(itemStart, itemEnd - itemStart);
         std::size_t at = item.find(kPrefix);

@@ -126,10 +126,11 @@ bool isGraphOutput(const OnnxGraph& graph, const std::string& tensor)
 
 const OnnxNode* feedingDequantize(const OnnxGraph& graph, const std::string& tensor)
 {
-    std::string_view current = tensor;
+    // A pointer, not a copy: the graph resolves its own tensor strings without hashing.
+    const std::string* current = &tensor;
     for (int depth = 0; depth < 64; ++depth)
     {
-        const OnnxNode* producer = graph.producer(current);
+        const OnnxNode* producer = graph.producer(*current);
         if (producer == nullptr)
         {
             return nullptr;
@@ -142,7 +143,7 @@ const OnnxNode* feedingDequantize(const OnnxGraph& graph, const std::string& ten
         {
             return nullptr;
         }
-        current = producer->inputs[0];
+        current = &producer->inputs[0];
     }
     return nullptr;
 }
@@ -201,10 +202,10 @@ EpilogueChain epilogueChain(const OnnxGraph& graph, const OnnxNode& weighted)
     {
         return chain;
     }
-    chain.tensor = weighted.outputs[0];
+    chain.output = &weighted.outputs[0];
     for (int depth = 0; depth < 8; ++depth)
     {
-        auto consumers = consumersOf(graph, chain.tensor);
+        auto consumers = consumersOf(graph, chain.tensor());
         // SiLU: x -> Sigmoid -> Mul(x, sigmoid(x)); both consumers of x.
         if (consumers.size() == 2)
         {
@@ -221,12 +222,12 @@ EpilogueChain epilogueChain(const OnnxGraph& graph, const OnnxNode& weighted)
                     mul = consumer;
                 }
             }
-            if (sigmoid != nullptr && mul != nullptr && !sigmoid->outputs.empty() &&
+            if (sigmoid != nullptr && mul != nullptr && !sigmoid->outputs.empty() && !mul->outputs.empty() &&
                 std::find(mul->inputs.begin(), mul->inputs.end(), sigmoid->outputs[0]) != mul->inputs.end())
             {
                 chain.nodes.push_back(sigmoid);
                 chain.nodes.push_back(mul);
-                chain.tensor = mul->outputs[0];
+                chain.output = &mul->outputs[0];
                 continue;
             }
         }
@@ -235,7 +236,7 @@ EpilogueChain epilogueChain(const OnnxGraph& graph, const OnnxNode& weighted)
             break;
         }
         chain.nodes.push_back(consumers[0]);
-        chain.tensor = consumers[0]->outputs[0];
+        chain.output = &consumers[0]->outputs[0];
     }
     return chain;
 }
@@ -339,15 +340,16 @@ Evidence layerEvidence(const Context& context, std::size_t layer, const std::str
     return evidence;
 }
 
-Evidence nodeEvidence(const Context& context, const OnnxNode& node, const std::string& text)
+Evidence nodeEvidence(const Context& context, const OnnxNode& node, std::string text)
 {
     Evidence evidence;
     if (const OnnxGraph* graph = context.graph())
     {
         evidence.file = graph->sourcePath;
     }
-    evidence.field = "node " + node.name + " (" + node.opType + ")";
-    evidence.text = text;
+    evidence.field.reserve(node.name.size() + node.opType.size() + 8);
+    evidence.field.append("node ").append(node.name).append(" (").append(node.opType).append(")");
+    evidence.text = std::move(text);
     return evidence;
 }
 

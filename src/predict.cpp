@@ -109,10 +109,10 @@ private:
     //! or a quantizable non-weighted op whose inputs are all DQ-fed.
     const OnnxNode* quantizedProducer(const std::string& tensor) const
     {
-        std::string_view current = tensor;
+        const std::string* current = &tensor;
         for (int depth = 0; depth < 16; ++depth)
         {
-            const OnnxNode* producer = mGraph.producer(current);
+            const OnnxNode* producer = mGraph.producer(*current);
             if (producer == nullptr)
             {
                 return nullptr;
@@ -145,7 +145,7 @@ private:
             {
                 return nullptr;
             }
-            current = producer->inputs[0];
+            current = &producer->inputs[0];
         }
         return nullptr;
     }
@@ -173,13 +173,14 @@ private:
         return false;
     }
 
-    bool isSiluMul(const OnnxNode& mul) const { return !siluInput(mul).empty(); }
+    bool isSiluMul(const OnnxNode& mul) const { return siluInput(mul) != nullptr; }
 
-    std::string_view siluInput(const OnnxNode& mul) const
+    //! x of Mul(x, Sigmoid(x)), or nullptr.
+    const std::string* siluInput(const OnnxNode& mul) const
     {
         if (mul.inputs.size() != 2)
         {
-            return {};
+            return nullptr;
         }
         for (int k = 0; k < 2; ++k)
         {
@@ -187,10 +188,10 @@ private:
             if (sigmoid != nullptr && sigmoid->opType == "Sigmoid" && !sigmoid->inputs.empty() &&
                 sigmoid->inputs[0] == mul.inputs[static_cast<std::size_t>(1 - k)])
             {
-                return sigmoid->inputs[0];
+                return sigmoid->inputs[0].empty() ? nullptr : &sigmoid->inputs[0];
             }
         }
-        return {};
+        return nullptr;
     }
 
     PredictedQdq predictQuantize(const OnnxNode& node) const
@@ -326,7 +327,7 @@ private:
             return result;
         }
         // Walk forward through commuting ops to the consumers.
-        std::vector<std::string> frontier = {node.outputs[0]};
+        std::vector<std::uint32_t> frontier = {node.outputs.id(0)};
         bool allFused = true;
         std::string partner;
         std::string requantizePartner;
@@ -334,10 +335,10 @@ private:
         bool allEqual = true;
         for (int depth = 0; depth < 16 && !frontier.empty(); ++depth)
         {
-            std::vector<std::string> next;
-            for (const auto& tensor : frontier)
+            std::vector<std::uint32_t> next;
+            for (std::uint32_t tensor : frontier)
             {
-                auto consumers = consumersOf(mGraph, tensor);
+                const NodeRefs consumers(mGraph.nodes.data(), mGraph.consumersOf(tensor));
                 if (consumers.empty())
                 {
                     allFused = false;
@@ -362,7 +363,7 @@ private:
                     }
                     else if (isCommuting(consumer->opType))
                     {
-                        next.insert(next.end(), consumer->outputs.begin(), consumer->outputs.end());
+                        next.insert(next.end(), consumer->outputs.ids().begin(), consumer->outputs.ids().end());
                     }
                     else
                     {

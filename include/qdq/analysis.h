@@ -104,25 +104,50 @@ struct QdqNodeState
     const char* why = "";             //!< short evidence text (static)
 };
 
-//! ONNX node name -> the engine layers executing it, in layer order.
+//! ONNX node name -> the engine layers executing it, in layer order. With a model it is keyed by node index (no
+//! name is copied or hashed to build it, and a node's own name is resolved by its address); it then reads names
+//! through that model, which must outlive it.
 class NodeLayerIndex
 {
 public:
-    //! Records that layer executes node (each pair once; layers in increasing order).
+    //! Keys the index by graph's nodes; call before the first add().
+    void useGraph(const OnnxGraph* graph) { mGraph = graph; }
+    //! Records that layer executes node (each pair once; layers in increasing order). With a model, names that are
+    //! not a node of it are ignored.
     void add(std::string_view node, std::size_t layer);
+    //! Records that layer executes node number graphNode of the model given to useGraph().
+    void add(std::uint32_t graphNode, std::size_t layer) { mPending.emplace_back(graphNode, layer); }
     //! Groups what was added; call once after the last add(), before find().
     void finish();
     //! The layers executing node; empty when none.
-    std::span<const std::size_t> find(std::string_view node) const;
+    std::span<const std::size_t> find(std::string_view node) const { return layersOf(idOf(node)); }
+    std::span<const std::size_t> find(const std::string& node) const;
+    std::span<const std::size_t> find(const char* node) const { return find(std::string_view(node)); }
+    //! The layers executing node number graphNode of the model (useGraph()).
+    std::span<const std::size_t> findNode(std::uint32_t graphNode) const
+    {
+        return mGraph != nullptr ? layersOf(graphNode) : std::span<const std::size_t>();
+    }
     bool contains(std::string_view node) const { return !find(node).empty(); }
+    bool contains(const std::string& node) const { return !find(node).empty(); }
+    bool contains(const char* node) const { return !find(node).empty(); }
 
 private:
     std::uint32_t idOf(std::string_view node) const;
+    std::span<const std::size_t> layersOf(std::uint32_t id) const
+    {
+        if (id == NameIndex::kNone || std::size_t(id) + 1 >= mStart.size())
+        {
+            return {};
+        }
+        return std::span<const std::size_t>(mLayers).subspan(mStart[id], mStart[id + 1] - mStart[id]);
+    }
 
-    std::vector<std::string> mNames;
+    const OnnxGraph* mGraph = nullptr;
+    std::vector<std::string> mNames; //!< without a model: id -> name
     NameIndex mIndex;
-    std::vector<std::pair<std::uint32_t, std::size_t>> mPending; //!< (name id, layer) until finish()
-    std::vector<std::uint32_t> mStart;                           //!< name id -> first entry in mLayers
+    std::vector<std::pair<std::uint32_t, std::size_t>> mPending; //!< (id, layer) until finish()
+    std::vector<std::uint32_t> mStart;                           //!< id -> first entry in mLayers
     std::vector<std::size_t> mLayers;
 };
 

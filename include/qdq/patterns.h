@@ -63,8 +63,14 @@ ForwardQuantizers forwardQuantizers(const OnnxGraph& graph, const std::string& t
 //! the last tensor of the epilogue chain and the nodes passed.
 struct EpilogueChain
 {
-    std::string tensor;
+    const std::string* output = nullptr; //!< the chain's output tensor, a string of the graph's tensor table
     std::vector<const OnnxNode*> nodes;
+
+    const std::string& tensor() const
+    {
+        static const std::string none;
+        return output != nullptr ? *output : none;
+    }
 };
 EpilogueChain epilogueChain(const OnnxGraph& graph, const OnnxNode& weighted);
 
@@ -94,7 +100,7 @@ std::vector<std::size_t> consumerLayers(const EnginePlan& plan, const std::strin
 //! Evidence pointing at an engine layer record (layer-info or build-log line).
 Evidence layerEvidence(const Context& context, std::size_t layer, const std::string& field, const std::string& text);
 //! Evidence pointing at an ONNX node.
-Evidence nodeEvidence(const Context& context, const OnnxNode& node, const std::string& text);
+Evidence nodeEvidence(const Context& context, const OnnxNode& node, std::string text);
 //! Starts a finding with the rule's slug and default severity.
 Finding makeFinding(const RuleInfo& info, std::string message);
 //! Names of engine layers.
