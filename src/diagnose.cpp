@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -63,78 +64,149 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
 {
     Report report;
     report.inputs = inputs.sources;
-    // The prediction reads only the model: it runs beside the correlation.
-    std::thread predictor;
-    std::exception_ptr predictorError;
-    if (inputs.onnx && options.predict)
+    const bool haveOnnx = inputs.onnx.has_value();
+    const bool haveEngine = inputs.engine() != nullptr;
+    const auto& rules = allRules();
+    std::vector<FindingSink> sinks(rules.size());
+    // Rules that read the prediction go last, so that the others can start as soon as the correlation is ready.
+    std::vector<std::size_t> order;
+    for (int readsPrediction = 0; readsPrediction < 2; ++readsPrediction)
     {
-        predictor = std::thread(
-            [&]
+        for (std::size_t r = 0; r < rules.size(); ++r)
+        {
+            if (((rules[r]->info().needs & kReadsPrediction) != 0) != (readsPrediction != 0))
             {
-                try
+                continue;
+            }
+            std::string note = missingInputNote(rules[r]->info(), haveOnnx, haveEngine);
+            if (!note.empty())
+            {
+                continue;
+            }
+            if (haveOnnx || haveEngine || inputs.buildLog.has_value())
+            {
+                order.push_back(r);
+            }
+        }
+    }
+    for (const auto& rule : rules)
+    {
+        std::string note = missingInputNote(rule->info(), haveOnnx, haveEngine);
+        if (!note.empty())
+        {
+            report.notes.push_back(note);
+        }
+    }
+
+    // Two threads. One correlates the engine with the model, the other predicts the engine from the model; each
+    // then takes rules from the list (every rule is independent and read-only, and writes its own sink). A rule
+    // waits for the correlation, and a rule that reads the prediction waits for it too. Findings are gathered in
+    // catalogue order below, so the result does not depend on scheduling.
+    enum : int
+    {
+        kPending = 0,
+        kReady = 1,
+        kFailed = 2
+    };
+    std::atomic<int> correlationState{kPending};
+    std::atomic<int> predictionState{kPending};
+    const auto waitFor = [](std::atomic<int>& state)
+    {
+        int value = state.load(std::memory_order_acquire);
+        while (value == kPending)
+        {
+            state.wait(kPending, std::memory_order_acquire);
+            value = state.load(std::memory_order_acquire);
+        }
+        return value;
+    };
+    const auto publish = [](std::atomic<int>& state, int value)
+    {
+        state.store(value, std::memory_order_release);
+        state.notify_all();
+    };
+    const Prediction noPrediction;
+    const Context context{inputs, report.correlation, report.prediction, options};
+    const Context contextWithoutPrediction{inputs, report.correlation, noPrediction, options};
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr ruleError;
+    std::mutex ruleErrorMutex;
+    const auto runRules = [&]
+    {
+        if (waitFor(correlationState) != kReady)
+        {
+            return;
+        }
+        for (std::size_t k = next++; k < order.size(); k = next++)
+        {
+            const std::size_t r = order[k];
+            const bool readsPrediction = (rules[r]->info().needs & kReadsPrediction) != 0;
+            if (readsPrediction && waitFor(predictionState) != kReady)
+            {
+                return;
+            }
+            try
+            {
+                rules[r]->check(readsPrediction ? context : contextWithoutPrediction, sinks[r]);
+                for (auto& finding : sinks[r].findings())
+                {
+                    std::sort(finding.onnxNodes.begin(), finding.onnxNodes.end());
+                    finding.onnxNodes.erase(std::unique(finding.onnxNodes.begin(), finding.onnxNodes.end()),
+                                            finding.onnxNodes.end());
+                }
+            }
+            catch (...)
+            {
+                std::lock_guard<std::mutex> lock(ruleErrorMutex);
+                if (!ruleError)
+                {
+                    ruleError = std::current_exception();
+                }
+            }
+        }
+    };
+    std::exception_ptr predictorError;
+    std::thread helper(
+        [&]
+        {
+            try
+            {
+                if (inputs.onnx && options.predict)
                 {
                     report.prediction = predictEngine(*inputs.onnx);
                 }
-                catch (...)
-                {
-                    predictorError = std::current_exception();
-                }
-            });
-    }
+                publish(predictionState, kReady);
+            }
+            catch (...)
+            {
+                predictorError = std::current_exception();
+                publish(predictionState, kFailed);
+            }
+            runRules();
+        });
     std::exception_ptr correlationError;
     try
     {
         report.correlation = correlate(inputs);
+        // Lazily built indexes are built before the rules share them.
+        if (const EnginePlan* plan = inputs.engine())
+        {
+            plan->tensorIndex();
+        }
+        publish(correlationState, kReady);
     }
     catch (...)
     {
         correlationError = std::current_exception();
+        publish(correlationState, kFailed);
     }
-    if (predictor.joinable())
-    {
-        predictor.join();
-    }
-    if (correlationError || predictorError)
-    {
-        std::rethrow_exception(correlationError ? correlationError : predictorError);
-    }
-    Context context{inputs, report.correlation, report.prediction, options};
-    const bool haveOnnx = inputs.onnx.has_value();
-    const bool haveEngine = inputs.engine() != nullptr;
-
-    // Rules are independent and read-only: run them on two threads, each rule into its own sink, and gather the
-    // sinks in catalogue order so the result does not depend on scheduling. Lazily built indexes are built first.
-    if (const EnginePlan* plan = inputs.engine())
-    {
-        plan->tensorIndex();
-    }
-    const auto& rules = allRules();
-    std::vector<FindingSink> sinks(rules.size());
-    std::vector<char> run(rules.size(), 0);
-    for (std::size_t r = 0; r < rules.size(); ++r)
-    {
-        std::string note = missingInputNote(rules[r]->info(), haveOnnx, haveEngine);
-        if (!note.empty())
-        {
-            report.notes.push_back(note);
-            continue;
-        }
-        run[r] = haveOnnx || haveEngine || inputs.buildLog.has_value();
-    }
-    std::atomic<std::size_t> next{0};
-    auto worker = [&]
-    {
-        for (std::size_t r = next++; r < rules.size(); r = next++)
-        {
-            if (run[r])
-            {
-                rules[r]->check(context, sinks[r]);
-            }
-        }
-    };
-    std::thread helper(worker);
-    worker();
+    runRules();
     helper.join();
+    if (correlationError || predictorError || ruleError)
+    {
+        std::rethrow_exception(correlationError ? correlationError : predictorError ? predictorError : ruleError);
+    }
+
     FindingSink sink;
     for (auto& ruleSink : sinks)
     {
@@ -144,13 +216,11 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
         }
     }
 
-    // De-duplicate (same rule on the same nodes and layers) and sort worst first.
+    // De-duplicate (same rule on the same nodes and layers; node lists were sorted by the workers) and sort worst
+    // first.
     std::set<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>> seen;
     for (auto& finding : sink.findings())
     {
-        std::sort(finding.onnxNodes.begin(), finding.onnxNodes.end());
-        finding.onnxNodes.erase(std::unique(finding.onnxNodes.begin(), finding.onnxNodes.end()),
-                                finding.onnxNodes.end());
         if (seen.emplace(finding.rule, finding.onnxNodes, finding.engineLayers).second)
         {
             report.findings.push_back(std::move(finding));

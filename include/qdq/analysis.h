@@ -268,6 +268,9 @@ enum RuleNeeds : unsigned
     kNeedsOnnx = 1u << 0,
     kNeedsEngine = 1u << 1,
     kNeedsOnnxOrEngine = 1u << 2,
+    //! Reads Context::prediction. Rules without it run while the prediction is still being made and see an empty
+    //! one, so a rule that forgets the flag fails its tests instead of racing.
+    kReadsPrediction = 1u << 3,
 };
 
 struct RuleInfo
