@@ -343,9 +343,9 @@ TEST(OnnxReader, ReadsQdqConvModel)
     EXPECT_EQ(weights->dataType, OnnxDataType::kInt8);
     EXPECT_EQ(weights->dims, (std::vector<std::int64_t>{4, 3, 3, 3}));
     EXPECT_EQ(weights->elementCount, 108);
-    ASSERT_TRUE(weights->dataLoaded); // 108 bytes: small, always decoded
-    EXPECT_EQ(weights->values.front(), -54.0);
-    EXPECT_EQ(weights->values.back(), 53.0);
+    // 108 bytes: over smallTensorBytes, and no Q/DQ node uses it as a scale or zero point, so not decoded.
+    EXPECT_FALSE(weights->dataLoaded);
+    EXPECT_TRUE(weights->values.empty());
     EXPECT_FALSE(weights->fromConstantNode);
 
     // FP8 zero point and output_dtype.
@@ -1041,8 +1041,15 @@ TEST(RealDataOnnx, PolygraphyQdqConv)
     }
     OnnxGraph full = qdq::readOnnx(qdq::test::realdata("polygraphy-qdq-conv-onnx/qdq_conv.onnx").string());
     EXPECT_TRUE(full.warnings.empty());
-    EXPECT_FALSE(full.constant("x")->dataLoaded); // 4680 bytes: over smallTensorBytes
-    EXPECT_TRUE(full.constant("Weights_0")->dataLoaded);
+    EXPECT_FALSE(full.constant("x")->dataLoaded);         // 4680 bytes: over smallTensorBytes
+    EXPECT_FALSE(full.constant("Weights_0")->dataLoaded); // a weight over smallTensorBytes: not decoded by default
+    qdq::OnnxReadOptions withWeights;
+    withWeights.loadWeights = true;
+    OnnxGraph loaded =
+        qdq::readOnnx(qdq::test::realdata("polygraphy-qdq-conv-onnx/qdq_conv.onnx").string(), withWeights);
+    EXPECT_TRUE(loaded.constant("Weights_0")->dataLoaded);
+    EXPECT_EQ(static_cast<std::int64_t>(loaded.constant("Weights_0")->values.size()),
+              loaded.constant("Weights_0")->elementCount);
     OnnxGraph weightless =
         qdq::readOnnx(qdq::test::realdata("polygraphy-qdq-conv-onnx/weightless.qdq_conv.onnx").string());
     ASSERT_EQ(weightless.warnings.size(), 1U);

@@ -452,8 +452,10 @@ struct OnnxReadOptions
 {
     //! Load the data of external-data and large inline initializers (weights). Off by default.
     bool loadWeights = false;
-    //! Inline tensors up to this many bytes are always decoded (scales, zero points, shapes).
-    std::size_t smallTensorBytes = 4096;
+    //! Inline tensors up to this many bytes (scalars and short vectors) are decoded while streaming. Larger ones are
+    //! decoded only where a Q/DQ node uses them as scale or zero point (read again from the model), or with
+    //! loadWeights: small weights are never read by the analysis, and a model may have 100,000 of them.
+    std::size_t smallTensorBytes = 32;
 };
 
 } // namespace qdq
