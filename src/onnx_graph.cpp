@@ -88,12 +88,21 @@ bool OnnxNode::isCustomDomain() const
 
 std::uint32_t OnnxTensorTable::intern(std::string_view name)
 {
+    // Most names come back soon after they first appear (a node's output read by the next node): a small cache of
+    // recent ids by hash skips the probe of the large table, whose slots are rarely in the CPU cache.
+    const std::uint32_t hash = NameIndex::hashOf(name);
+    std::uint32_t& recent = mRecent[hash & (kRecent - 1)];
+    if (recent < names.size() && names[recent] == name)
+    {
+        return recent;
+    }
     const auto nameOf = [this](std::uint32_t id) -> const std::string& { return names[id]; };
-    const std::uint32_t id = index.insert(name, static_cast<std::uint32_t>(names.size()), nameOf);
+    const std::uint32_t id = index.insertHashed(name, hash, static_cast<std::uint32_t>(names.size()), nameOf);
     if (id == names.size())
     {
         names.emplace_back(name);
     }
+    recent = id;
     return id;
 }
 

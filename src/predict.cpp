@@ -213,6 +213,7 @@ private:
         BackResult back = walkBack(node.inputs[0], perTensorScale(mGraph, node), 0);
         result.fate = back.fate;
         result.partner = back.partner;
+        result.partnerIndex = back.partnerIndex;
         result.reason = back.reason;
         return result;
     }
@@ -221,6 +222,7 @@ private:
     {
         PredictedQdq::Fate fate = PredictedQdq::Fate::kStandalone;
         std::string partner;
+        std::uint32_t partnerIndex = PredictedQdq::kNoNode;
         std::string reason;
     };
 
@@ -246,6 +248,7 @@ private:
         {
             auto other = perTensorScale(mGraph, *producer);
             result.partner = producer->name;
+            result.partnerIndex = static_cast<std::uint32_t>(producer->index);
             if (scale && other && scalesEqual(*scale, *other))
             {
                 result.fate = PredictedQdq::Fate::kCancelled;
@@ -277,6 +280,7 @@ private:
                 anyFused = anyFused || part.fate == PredictedQdq::Fate::kFusedIntoProducer;
             }
             result.partner = producer->name;
+            result.partnerIndex = static_cast<std::uint32_t>(producer->index);
             if (!floatInputs.empty())
             {
                 result.reason = "hoisted above Concat " + producer->name + ", whose input(s) " +
@@ -303,6 +307,7 @@ private:
         {
             result.fate = PredictedQdq::Fate::kFusedIntoProducer;
             result.partner = quantized->name;
+            result.partnerIndex = static_cast<std::uint32_t>(quantized->index);
             result.reason = "output quantization of " + quantized->name;
             return result;
         }
@@ -425,7 +430,11 @@ private:
         {
             if (entry.fate == PredictedQdq::Fate::kFusedIntoProducer)
             {
-                outputQuantizersOf[mGraph.nodeIndex(entry.partner)].push_back(&entry);
+                const std::uint32_t producer =
+                    entry.partnerIndex != PredictedQdq::kNoNode && !mGraph.duplicateNodeNames
+                        ? entry.partnerIndex
+                        : mGraph.nodeIndex(entry.partner);
+                outputQuantizersOf[producer].push_back(&entry);
             }
         }
         for (const auto& node : mGraph.nodes)

@@ -223,6 +223,8 @@ struct PredictedQdq
         kStandalone,        //!< nothing to fuse with: its own Quantize/Dequantize layer
     } fate = Fate::kStandalone;
     std::string partner; //!< the node it fuses with, or the other half of a requantize pair
+    static constexpr std::uint32_t kNoNode = 0xFFFFFFFFu;
+    std::uint32_t partnerIndex = kNoNode; //!< partner's index in the model's nodes, when known
     std::string reason;
 };
 std::string_view predictedFateName(PredictedQdq::Fate fate);

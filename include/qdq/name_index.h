@@ -65,11 +65,17 @@ public:
     template <class NameOf>
     std::uint32_t insert(std::string_view name, std::uint32_t id, NameOf&& nameOf)
     {
+        return insertHashed(name, hashOf(name), id, nameOf);
+    }
+
+    //! insert() for a name whose hashOf() the caller has already computed.
+    template <class NameOf>
+    std::uint32_t insertHashed(std::string_view name, std::uint32_t hash, std::uint32_t id, NameOf&& nameOf)
+    {
         if (2 * (mCount + 1) > mSlots.size())
         {
             rehash(mSlots.empty() ? 16 : 2 * mSlots.size());
         }
-        const std::uint32_t hash = hashOf(name);
         const std::size_t mask = mSlots.size() - 1;
         for (std::size_t slot = hash & mask;; slot = (slot + 1) & mask)
         {
@@ -93,12 +99,14 @@ public:
 
     std::size_t size() const { return mCount; }
 
-private:
+    //! The 32-bit hash the index stores for name.
     static std::uint32_t hashOf(std::string_view name)
     {
         const std::size_t full = std::hash<std::string_view>{}(name);
         return static_cast<std::uint32_t>(full ^ (full >> 32));
     }
+
+private:
     static std::uint64_t pack(std::uint32_t hash, std::uint32_t id)
     {
         return (static_cast<std::uint64_t>(hash) << 32) | (static_cast<std::uint64_t>(id) + 1);

@@ -346,6 +346,10 @@ struct OnnxTensorTable
     }
     //! The id of name, adding it when new.
     std::uint32_t intern(std::string_view name);
+
+private:
+    static constexpr std::size_t kRecent = 64;
+    std::uint32_t mRecent[kRecent] = {}; //!< recently interned ids by hash (checked against names before use)
 };
 
 //! Everything OnnxGraph holds; OnnxGraph adds the copy that re-points its nodes at the copied tensor table.
