@@ -160,14 +160,14 @@ private:
         std::vector<std::uint32_t> nodeIds;
         const auto found = [&] { return !nodes.empty() || !nodeIds.empty(); };
         // 1. Metadata: authoritative when present.
-        std::vector<std::string> metadataNodes = layer.metadataOnnxNodes();
+        const std::vector<std::string_view> metadataNodes = layer.metadataOnnxNodeViews();
         if (!metadataNodes.empty())
         {
-            for (auto& node : metadataNodes)
+            for (std::string_view node : metadataNodes)
             {
                 if (mGraph == nullptr)
                 {
-                    nodes.push_back(std::move(node));
+                    nodes.emplace_back(node);
                 }
                 else if (const std::uint32_t id = mGraph->nodeIndex(node); id != OnnxGraph::kNone)
                 {

@@ -109,6 +109,12 @@ std::vector<MetadataGroup> EngineLayer::metadataGroups() const
 
 std::vector<std::string> EngineLayer::metadataOnnxNodes() const
 {
+    const std::vector<std::string_view> names = metadataOnnxNodeViews();
+    return std::vector<std::string>(names.begin(), names.end());
+}
+
+std::vector<std::string_view> EngineLayer::metadataOnnxNodeViews() const
+{
     std::vector<std::string_view> names;       // views into metadata
     std::unordered_set<std::string_view> seen; // only for long lists: a linear search is cheaper for a few names
     forEachMetadataNode(metadata,
@@ -131,7 +137,7 @@ std::vector<std::string> EngineLayer::metadataOnnxNodes() const
                                 names.push_back(node);
                             }
                         });
-    return std::vector<std::string>(names.begin(), names.end());
+    return names;
 }
 
 const TensorIndex& EnginePlan::tensorIndex() const

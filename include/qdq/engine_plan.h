@@ -183,6 +183,8 @@ struct EngineLayer
     std::vector<MetadataGroup> metadataGroups() const;
     //! All ONNX node names from Metadata, in order, without duplicates.
     std::vector<std::string> metadataOnnxNodes() const;
+    //! The same names as views into metadata (valid while the layer is unchanged).
+    std::vector<std::string_view> metadataOnnxNodeViews() const;
 };
 
 enum class LayerListForm
