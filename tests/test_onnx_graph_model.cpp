@@ -163,9 +163,10 @@ TEST(OnnxNodeWire, DecodesEveryAttributeKindLikeProtobuf)
     untypedInts->add_ints(0);
     expectDecodesLikeProtobuf(node);
 
-    // What the reader keeps of it.
+    // What the reader keeps of it (the fields are views into the bytes, which must outlive them).
+    const std::string bytes = node.SerializeAsString();
     qdq::onnx_wire::NodeFields fields;
-    ASSERT_EQ(qdq::onnx_wire::decodeNode(node.SerializeAsString(), fields), "");
+    ASSERT_EQ(qdq::onnx_wire::decodeNode(bytes, fields), "");
     OnnxAttribute decoded;
     ASSERT_EQ(qdq::onnx_wire::decodeAttribute(fields.attributes[0], decoded), "");
     EXPECT_EQ(decoded.ints, (std::vector<std::int64_t>{1, -1, 0, 1LL << 40, -(1LL << 62)}));
