@@ -458,11 +458,12 @@ private:
     }
 
     //! Sizes the node and tensor arrays before the graph is read, from a quick count of its node fields (tags and
-    //! lengths only, read in 1 MiB windows): growing them node by node would move every node several times. A
-    //! malformed graph stops the count; the parse that follows reports it.
+    //! lengths only, read in 64 KiB windows): growing them node by node would move every node several times. The
+    //! count ends at the first other field after the nodes (writers put the nodes first), so large initializers are
+    //! not read twice. A malformed graph stops the count; the parse that follows reports it.
     void reserveForGraph(std::uint64_t offset, std::uint64_t length)
     {
-        constexpr std::uint64_t kWindow = 1 << 20;
+        constexpr std::uint64_t kWindow = 1 << 16;
         constexpr std::uint64_t kHeader = 20; // a tag and a length varint at most
         const std::uint64_t end = offset + length;
         std::string window;
@@ -526,7 +527,14 @@ private:
             default:
                 return;
             }
-            nodes += (tag >> 3) == 1 ? 1 : 0;
+            if ((tag >> 3) == 1)
+            {
+                ++nodes;
+            }
+            else if (nodes > 0)
+            {
+                break; // the nodes are behind us
+            }
             position =
                 windowStart + static_cast<std::uint64_t>(at - reinterpret_cast<const unsigned char*>(window.data()));
             if (size > end - position)
