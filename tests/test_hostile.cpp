@@ -509,7 +509,7 @@ TEST(Hostile, DeepJsonNestingHitsTheDepthLimitAndNeverTheStack)
     }
 }
 
-TEST(Hostile, DeepSubgraphNestingInOnnxIsRefused)
+TEST(Hostile, DeepSubgraphNestingInOnnxEndsCleanly)
 {
     onnx::ModelProto model = emptyModel();
     onnx::GraphProto* graph = model.mutable_graph();
@@ -525,6 +525,8 @@ TEST(Hostile, DeepSubgraphNestingInOnnxIsRefused)
     const std::string path = saveModel(tempDir("hostile-subgraph") / "deep.onnx", model).string();
     CliRun run = runBounded({"diagnose", path});
     expectReportOrRefusal(run, path, "300 nested subgraphs");
+    // Subgraph attributes are kept unparsed, so the depth does not matter: the main graph is reported.
+    EXPECT_EQ(run.exitStatus, 0) << run.err;
 }
 
 TEST(Hostile, HundredMegabyteSingleLineHitsTheLineLimitWithSaneMemory)
