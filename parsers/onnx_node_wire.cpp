@@ -95,27 +95,27 @@ public:
         case kVarint:
             return varint(ignored);
         case kFixed64:
-            if (mEnd - mAt < 8)
-            {
-                return false;
-            }
-            mAt += 8;
-            return true;
+            return advance(8);
         case kBytes:
             return bytes(payload);
         case kFixed32:
-            if (mEnd - mAt < 4)
-            {
-                return false;
-            }
-            mAt += 4;
-            return true;
+            return advance(4);
         default:
             return false;
         }
     }
 
 private:
+    bool advance(std::ptrdiff_t count)
+    {
+        if (mEnd - mAt < count)
+        {
+            return false;
+        }
+        mAt += count;
+        return true;
+    }
+
     const unsigned char* mAt;
     const unsigned char* mEnd;
 };

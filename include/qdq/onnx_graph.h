@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace qdq
@@ -83,6 +84,58 @@ struct OnnxAttribute
     std::vector<double> floats;
 };
 
+//! A random-access iterator over a list with operator[] (TensorNames, NodeRefs): a position, dereferenced through
+//! the list.
+template <class List, class Reference>
+class ListIterator
+{
+public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = std::remove_cvref_t<Reference>;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = Reference;
+
+    ListIterator() = default;
+    ListIterator(const List* list, std::size_t position) : mList(list), mPosition(position) {}
+    Reference operator*() const { return (*mList)[mPosition]; }
+    auto operator->() const requires std::is_reference_v<Reference> { return &(*mList)[mPosition]; }
+    Reference operator[](difference_type offset) const { return *(*this + offset); }
+    ListIterator& operator++() { return *this += 1; }
+    ListIterator operator++(int)
+    {
+        ListIterator before = *this;
+        *this += 1;
+        return before;
+    }
+    ListIterator& operator--() { return *this += -1; }
+    ListIterator operator--(int)
+    {
+        ListIterator before = *this;
+        *this += -1;
+        return before;
+    }
+    ListIterator& operator+=(difference_type offset)
+    {
+        mPosition = static_cast<std::size_t>(static_cast<difference_type>(mPosition) + offset);
+        return *this;
+    }
+    ListIterator& operator-=(difference_type offset) { return *this += -offset; }
+    friend ListIterator operator+(ListIterator it, difference_type offset) { return it += offset; }
+    friend ListIterator operator+(difference_type offset, ListIterator it) { return it += offset; }
+    friend ListIterator operator-(ListIterator it, difference_type offset) { return it -= offset; }
+    friend difference_type operator-(const ListIterator& a, const ListIterator& b)
+    {
+        return static_cast<difference_type>(a.mPosition) - static_cast<difference_type>(b.mPosition);
+    }
+    friend bool operator==(const ListIterator& a, const ListIterator& b) { return a.mPosition == b.mPosition; }
+    friend auto operator<=>(const ListIterator& a, const ListIterator& b) { return a.mPosition <=> b.mPosition; }
+
+private:
+    const List* mList = nullptr;
+    std::size_t mPosition = 0;
+};
+
 //! The input or output tensor names of one node: a read-only view of the graph's tensor table, so each name is
 //! stored once however many nodes read it. Elements are the table's own strings ("" for an omitted optional
 //! input), which OnnxGraph's look-ups recognise without hashing.
@@ -91,65 +144,7 @@ class TensorNames
 public:
     static constexpr std::uint32_t kNone = NameIndex::kNone;
 
-    class iterator
-    {
-    public:
-        using iterator_category = std::random_access_iterator_tag;
-        using value_type = std::string;
-        using difference_type = std::ptrdiff_t;
-        using pointer = const std::string*;
-        using reference = const std::string&;
-
-        iterator() = default;
-        iterator(const TensorNames* list, std::size_t position) : mList(list), mPosition(position) {}
-        const std::string& operator*() const { return (*mList)[mPosition]; }
-        const std::string* operator->() const { return &(*mList)[mPosition]; }
-        const std::string& operator[](difference_type offset) const
-        {
-            return (*mList)[static_cast<std::size_t>(static_cast<difference_type>(mPosition) + offset)];
-        }
-        iterator& operator++()
-        {
-            ++mPosition;
-            return *this;
-        }
-        iterator operator++(int)
-        {
-            iterator before = *this;
-            ++mPosition;
-            return before;
-        }
-        iterator& operator--()
-        {
-            --mPosition;
-            return *this;
-        }
-        iterator operator--(int)
-        {
-            iterator before = *this;
-            --mPosition;
-            return before;
-        }
-        iterator& operator+=(difference_type offset)
-        {
-            mPosition = static_cast<std::size_t>(static_cast<difference_type>(mPosition) + offset);
-            return *this;
-        }
-        iterator& operator-=(difference_type offset) { return *this += -offset; }
-        friend iterator operator+(iterator it, difference_type offset) { return it += offset; }
-        friend iterator operator+(difference_type offset, iterator it) { return it += offset; }
-        friend iterator operator-(iterator it, difference_type offset) { return it -= offset; }
-        friend difference_type operator-(const iterator& a, const iterator& b)
-        {
-            return static_cast<difference_type>(a.mPosition) - static_cast<difference_type>(b.mPosition);
-        }
-        friend bool operator==(const iterator& a, const iterator& b) { return a.mPosition == b.mPosition; }
-        friend auto operator<=>(const iterator& a, const iterator& b) { return a.mPosition <=> b.mPosition; }
-
-    private:
-        const TensorNames* mList = nullptr;
-        std::size_t mPosition = 0;
-    };
+    using iterator = ListIterator<TensorNames, const std::string&>;
     using const_iterator = iterator;
     using value_type = std::string;
     using size_type = std::size_t;
@@ -221,62 +216,7 @@ struct OnnxNode
 class NodeRefs
 {
 public:
-    class iterator
-    {
-    public:
-        using iterator_category = std::random_access_iterator_tag;
-        using value_type = const OnnxNode*;
-        using difference_type = std::ptrdiff_t;
-        using pointer = const OnnxNode* const*;
-        using reference = const OnnxNode*;
-
-        iterator() = default;
-        iterator(const OnnxNode* nodes, const std::uint32_t* at) : mNodes(nodes), mAt(at) {}
-        const OnnxNode* operator*() const { return mNodes + *mAt; }
-        const OnnxNode* operator[](difference_type offset) const { return mNodes + mAt[offset]; }
-        iterator& operator++()
-        {
-            ++mAt;
-            return *this;
-        }
-        iterator operator++(int)
-        {
-            iterator before = *this;
-            ++mAt;
-            return before;
-        }
-        iterator& operator--()
-        {
-            --mAt;
-            return *this;
-        }
-        iterator operator--(int)
-        {
-            iterator before = *this;
-            --mAt;
-            return before;
-        }
-        iterator& operator+=(difference_type offset)
-        {
-            mAt += offset;
-            return *this;
-        }
-        iterator& operator-=(difference_type offset)
-        {
-            mAt -= offset;
-            return *this;
-        }
-        friend iterator operator+(iterator it, difference_type offset) { return it += offset; }
-        friend iterator operator+(difference_type offset, iterator it) { return it += offset; }
-        friend iterator operator-(iterator it, difference_type offset) { return it -= offset; }
-        friend difference_type operator-(const iterator& a, const iterator& b) { return a.mAt - b.mAt; }
-        friend bool operator==(const iterator& a, const iterator& b) { return a.mAt == b.mAt; }
-        friend auto operator<=>(const iterator& a, const iterator& b) { return a.mAt <=> b.mAt; }
-
-    private:
-        const OnnxNode* mNodes = nullptr;
-        const std::uint32_t* mAt = nullptr;
-    };
+    using iterator = ListIterator<NodeRefs, const OnnxNode*>;
     using const_iterator = iterator;
     using value_type = const OnnxNode*;
 
@@ -288,8 +228,8 @@ public:
     const OnnxNode* operator[](std::size_t i) const { return mNodes + mIndices[i]; }
     const OnnxNode* front() const { return (*this)[0]; }
     const OnnxNode* back() const { return (*this)[size() - 1]; }
-    iterator begin() const { return iterator(mNodes, mIndices.data()); }
-    iterator end() const { return iterator(mNodes, mIndices.data() + mIndices.size()); }
+    iterator begin() const { return iterator(this, 0); }
+    iterator end() const { return iterator(this, size()); }
     std::reverse_iterator<iterator> rbegin() const { return std::reverse_iterator<iterator>(end()); }
     std::reverse_iterator<iterator> rend() const { return std::reverse_iterator<iterator>(begin()); }
     operator std::vector<const OnnxNode*>() const { return {begin(), end()}; }
