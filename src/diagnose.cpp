@@ -70,33 +70,20 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
     std::vector<FindingSink> sinks(rules.size());
     // Rules that read the prediction go last, so that the others can start as soon as the correlation is ready.
     std::vector<std::size_t> order;
-    for (int readsPrediction = 0; readsPrediction < 2; ++readsPrediction)
+    std::vector<std::size_t> readingPrediction;
+    for (std::size_t r = 0; r < rules.size(); ++r)
     {
-        for (std::size_t r = 0; r < rules.size(); ++r)
-        {
-            if (((rules[r]->info().needs & kReadsPrediction) != 0) != (readsPrediction != 0))
-            {
-                continue;
-            }
-            std::string note = missingInputNote(rules[r]->info(), haveOnnx, haveEngine);
-            if (!note.empty())
-            {
-                continue;
-            }
-            if (haveOnnx || haveEngine || inputs.buildLog.has_value())
-            {
-                order.push_back(r);
-            }
-        }
-    }
-    for (const auto& rule : rules)
-    {
-        std::string note = missingInputNote(rule->info(), haveOnnx, haveEngine);
+        std::string note = missingInputNote(rules[r]->info(), haveOnnx, haveEngine);
         if (!note.empty())
         {
             report.notes.push_back(note);
         }
+        else if (haveOnnx || haveEngine || inputs.buildLog.has_value())
+        {
+            ((rules[r]->info().needs & kReadsPrediction) != 0 ? readingPrediction : order).push_back(r);
+        }
     }
+    order.insert(order.end(), readingPrediction.begin(), readingPrediction.end());
 
     // Two threads. One correlates the engine with the model, the other predicts the engine from the model; each
     // then takes rules from the list (every rule is independent and read-only, and writes its own sink). A rule
