@@ -430,10 +430,9 @@ private:
         {
             if (entry.fate == PredictedQdq::Fate::kFusedIntoProducer)
             {
-                const std::uint32_t producer =
-                    entry.partnerIndex != PredictedQdq::kNoNode && !mGraph.duplicateNodeNames
-                        ? entry.partnerIndex
-                        : mGraph.nodeIndex(entry.partner);
+                const std::uint32_t producer = entry.partnerIndex != PredictedQdq::kNoNode && !mGraph.duplicateNodeNames
+                                                   ? entry.partnerIndex
+                                                   : mGraph.nodeIndex(entry.partner);
                 outputQuantizersOf[producer].push_back(&entry);
             }
         }
