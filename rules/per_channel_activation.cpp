@@ -79,28 +79,8 @@ private:
         {
             return true;
         }
-        std::vector<std::uint32_t> frontier(node.outputs.ids().begin(), node.outputs.ids().end());
-        for (int depth = 0; depth < 8 && !frontier.empty(); ++depth)
-        {
-            std::vector<std::uint32_t> next;
-            for (std::uint32_t tensor : frontier)
-            {
-                for (std::uint32_t consumerIndex : graph.consumersOf(tensor))
-                {
-                    const OnnxNode* consumer = &graph.nodes[consumerIndex];
-                    if (isWeighted(graph, *consumer) && !consumer->inputs.empty() && consumer->inputs.id(0) == tensor)
-                    {
-                        return true;
-                    }
-                    if (isQdq(*consumer) || isCommuting(consumer->opType))
-                    {
-                        next.insert(next.end(), consumer->outputs.ids().begin(), consumer->outputs.ids().end());
-                    }
-                }
-            }
-            frontier = std::move(next);
-        }
-        return false;
+        return weights::reachesWeightedInput(graph, node, 0,
+                                             [](const OnnxNode& consumer) { return isCommuting(consumer.opType); });
     }
 
     void report(const Context& context, const std::vector<const OnnxNode*>& site, FindingSink& sink) const

@@ -149,6 +149,36 @@ inline std::int64_t effectiveAxis(const QdqParameters& parameters, std::size_t r
     return axis;
 }
 
+//! True when an output of node reaches input `slot` of a weighted op within 8 steps, passing only through Q/DQ
+//! nodes and the ops passesThrough accepts.
+template <class PassesThrough>
+bool reachesWeightedInput(const OnnxGraph& graph, const OnnxNode& node, std::size_t slot, PassesThrough&& passesThrough)
+{
+    std::vector<std::uint32_t> frontier(node.outputs.ids().begin(), node.outputs.ids().end());
+    for (int depth = 0; depth < 8 && !frontier.empty(); ++depth)
+    {
+        std::vector<std::uint32_t> next;
+        for (std::uint32_t tensor : frontier)
+        {
+            for (std::uint32_t consumerIndex : graph.consumersOf(tensor))
+            {
+                const OnnxNode& consumer = graph.nodes[consumerIndex];
+                if (patterns::isWeighted(graph, consumer) && consumer.inputs.size() > slot &&
+                    consumer.inputs.id(slot) == tensor)
+                {
+                    return true;
+                }
+                if (patterns::isQdq(consumer) || passesThrough(consumer))
+                {
+                    next.insert(next.end(), consumer.outputs.ids().begin(), consumer.outputs.ids().end());
+                }
+            }
+        }
+        frontier = std::move(next);
+    }
+    return false;
+}
+
 //! True when the Q/DQ node quantizes a weight: its data is computed from constants and its dequantized value reaches
 //! the weight input (input 1) of a weighted op through weight transforms only. The data input of a weighted op
 //! (input 0) is an activation even when it happens to be constant.
@@ -158,29 +188,8 @@ inline bool quantizesWeight(const OnnxGraph& graph, const OnnxNode& qdqNode)
     {
         return false;
     }
-    std::vector<std::uint32_t> frontier(qdqNode.outputs.ids().begin(), qdqNode.outputs.ids().end());
-    for (int depth = 0; depth < 8 && !frontier.empty(); ++depth)
-    {
-        std::vector<std::uint32_t> next;
-        for (std::uint32_t tensor : frontier)
-        {
-            for (std::uint32_t consumerIndex : graph.consumersOf(tensor))
-            {
-                const OnnxNode* consumer = &graph.nodes[consumerIndex];
-                if (patterns::isWeighted(graph, *consumer) && consumer->inputs.size() >= 2 &&
-                    consumer->inputs.id(1) == tensor)
-                {
-                    return true;
-                }
-                if (patterns::isQdq(*consumer) || isWeightTransform(consumer->opType))
-                {
-                    next.insert(next.end(), consumer->outputs.ids().begin(), consumer->outputs.ids().end());
-                }
-            }
-        }
-        frontier = std::move(next);
-    }
-    return false;
+    return reachesWeightedInput(graph, qdqNode, 1,
+                                [](const OnnxNode& consumer) { return isWeightTransform(consumer.opType); });
 }
 
 //! True when the Q/DQ node's data is computed from constants (a weight or another constant), whatever it feeds.
