@@ -244,17 +244,22 @@ int main(int argc, char** argv)
                                (dir / "profile.json").string()};
                 // Held, not destroyed, as `qdq-doctor diagnose` holds them (it ends with _Exit): tearing down
                 // millions of small blocks would add about 0.4 s the command does not spend.
-                const qdq::Inputs& inputs = *new qdq::Inputs(qdq::loadInputs(files, qdq::Limits{}));
-                const qdq::Report& report = *new qdq::Report(qdq::diagnose(inputs));
-                // Streamed to /dev/null as `diagnose --format json > file` streams it to stdout.
+                // Streamed to /dev/null as `diagnose --format json > file` streams it to stdout: the same pipeline
+                // (the model read and predicted while the other files are read, the correlation's part of the
+                // JSON written while the rules run).
                 std::size_t jsonBytes = 0;
                 std::FILE* sink = std::fopen("/dev/null", "wb");
-                qdq::writeReportJson(report, inputs,
-                                     [&](std::string_view piece)
-                                     {
-                                         jsonBytes += piece.size();
-                                         std::fwrite(piece.data(), 1, piece.size(), sink);
-                                     });
+                qdq::ReportJsonStream stream(
+                    [&](std::string_view piece)
+                    {
+                        jsonBytes += piece.size();
+                        std::fwrite(piece.data(), 1, piece.size(), sink);
+                    });
+                qdq::Inputs& inputs = *new qdq::Inputs;
+                const qdq::Report& report = *new qdq::Report(
+                    qdq::loadAndDiagnose(files, qdq::Limits{}, {}, inputs, qdq::AnalysisOptions{},
+                                         [&](const qdq::Report& partial) { stream.head(partial, inputs); }));
+                stream.tail(report, inputs);
                 std::fclose(sink);
                 auto totals = report.correlation.layerTotals();
                 return std::to_string(totals.total) + " layers (" + std::to_string(totals.unattributed) +

@@ -1,5 +1,8 @@
 // diagnose: correlation, prediction and every rule, with findings sorted worst first.
 #include "qdq/analysis.h"
+#include "qdq/load_inputs.h"
+
+#include "src/input_plan.h"
 
 #include <algorithm>
 #include <atomic>
@@ -58,45 +61,43 @@ void addReaderWarnings(std::vector<std::string>& notes, const std::vector<Reader
     }
 }
 
-} // namespace
+//! What the pipelined diagnose reads while it works; absent for diagnose() on inputs already read.
+struct Loading
+{
+    Inputs& inputs;
+    const input_plan::InputPlan& plan;
+    const Limits& limits;
+    const ProgressCallback& progress;
+};
 
-Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
+void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>& sinks);
+
+// Two threads. The calling one reads the files other than the ONNX model (pipelined form), correlates the engine
+// with the model, hands the report to whileRulesRun, then takes rules. The helper reads the ONNX model (pipelined
+// form), predicts the engine from it, builds the engine's lazily built tensor index, then takes rules. Every rule
+// is independent and read-only and writes its own sink; a rule waits for the correlation and the index, and a rule
+// that reads the prediction waits for it too. Findings are gathered in catalogue order, so the result does not
+// depend on scheduling.
+Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const Loading* loading,
+                    const WhileRulesRun& whileRulesRun)
 {
     Report report;
-    report.inputs = inputs.sources;
-    const bool haveOnnx = inputs.onnx.has_value();
-    const bool haveEngine = inputs.engine() != nullptr;
     const auto& rules = allRules();
     std::vector<FindingSink> sinks(rules.size());
     // Rules that read the prediction go last, so that the others can start as soon as the correlation is ready.
     std::vector<std::size_t> order;
-    std::vector<std::size_t> readingPrediction;
-    for (std::size_t r = 0; r < rules.size(); ++r)
-    {
-        std::string note = missingInputNote(rules[r]->info(), haveOnnx, haveEngine);
-        if (!note.empty())
-        {
-            report.notes.push_back(note);
-        }
-        else if (haveOnnx || haveEngine || inputs.buildLog.has_value())
-        {
-            ((rules[r]->info().needs & kReadsPrediction) != 0 ? readingPrediction : order).push_back(r);
-        }
-    }
-    order.insert(order.end(), readingPrediction.begin(), readingPrediction.end());
 
-    // Two threads. One correlates the engine with the model, the other predicts the engine from the model; each
-    // then takes rules from the list (every rule is independent and read-only, and writes its own sink). A rule
-    // waits for the correlation, and a rule that reads the prediction waits for it too. Findings are gathered in
-    // catalogue order below, so the result does not depend on scheduling.
     enum : int
     {
         kPending = 0,
         kReady = 1,
         kFailed = 2
     };
+    std::atomic<int> inputsState{loading != nullptr ? kPending : kReady};
+    std::atomic<int> graphState{kPending};
     std::atomic<int> correlationState{kPending};
     std::atomic<int> predictionState{kPending};
+    std::atomic<int> indexState{kPending};
     const auto waitFor = [](std::atomic<int>& state)
     {
         int value = state.load(std::memory_order_acquire);
@@ -120,7 +121,7 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
     std::mutex ruleErrorMutex;
     const auto runRules = [&]
     {
-        if (waitFor(correlationState) != kReady)
+        if (waitFor(correlationState) != kReady || waitFor(indexState) != kReady)
         {
             return;
         }
@@ -152,10 +153,39 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
             }
         }
     };
+
+    const bool onnxOnHelper = loading != nullptr && loading->plan.separateOnnx.has_value();
+    std::exception_ptr onnxError;
     std::exception_ptr predictorError;
+    std::exception_ptr indexError;
     std::thread helper(
         [&]
         {
+            if (onnxOnHelper)
+            {
+                try
+                {
+                    input_plan::readInput(loading->inputs, loading->plan.files[*loading->plan.separateOnnx],
+                                          loading->limits, loading->progress);
+                    publish(graphState, kReady);
+                }
+                catch (...)
+                {
+                    onnxError = std::current_exception();
+                    publish(graphState, kFailed);
+                    publish(predictionState, kFailed);
+                    publish(indexState, kFailed);
+                    return;
+                }
+            }
+            // The model is complete once this thread has read it, or else once all inputs are.
+            if ((!onnxOnHelper && waitFor(inputsState) != kReady) ||
+                inputsState.load(std::memory_order_acquire) == kFailed)
+            {
+                publish(predictionState, kFailed);
+                publish(indexState, kFailed);
+                return;
+            }
             try
             {
                 if (inputs.onnx && options.predict)
@@ -169,31 +199,130 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
                 predictorError = std::current_exception();
                 publish(predictionState, kFailed);
             }
-            runRules();
+            if (waitFor(inputsState) != kReady)
+            {
+                publish(indexState, kFailed);
+                return;
+            }
+            // Lazily built indexes are built before the rules share them (the correlation does not use them).
+            try
+            {
+                if (const EnginePlan* plan = inputs.engine())
+                {
+                    plan->tensorIndex();
+                }
+                publish(indexState, kReady);
+            }
+            catch (...)
+            {
+                indexError = std::current_exception();
+                publish(indexState, kFailed);
+                return;
+            }
+            {
+                runRules();
+            }
         });
+
+    if (loading != nullptr)
+    {
+        // Errors name the first bad file: one read here before the ONNX model's.
+        std::exception_ptr loadError;
+        try
+        {
+            for (std::size_t i = 0; i < loading->plan.files.size(); ++i)
+            {
+                if (!onnxOnHelper || i != *loading->plan.separateOnnx)
+                {
+                    input_plan::readInput(loading->inputs, loading->plan.files[i], loading->limits, loading->progress);
+                }
+            }
+        }
+        catch (...)
+        {
+            loadError = std::current_exception();
+        }
+        if (onnxOnHelper && waitFor(graphState) != kReady && !loadError)
+        {
+            loadError = onnxError;
+        }
+        if (!loadError)
+        {
+            try
+            {
+                input_plan::finishInputs(loading->inputs, loading->plan);
+            }
+            catch (...)
+            {
+                loadError = std::current_exception();
+            }
+        }
+        if (loadError)
+        {
+            publish(inputsState, kFailed);
+            publish(correlationState, kFailed);
+            helper.join();
+            std::rethrow_exception(loadError);
+        }
+    }
+
     std::exception_ptr correlationError;
     try
     {
-        report.correlation = correlate(inputs);
-        // Lazily built indexes are built before the rules share them.
-        if (const EnginePlan* plan = inputs.engine())
+        report.inputs = inputs.sources;
+        const bool haveOnnx = inputs.onnx.has_value();
+        const bool haveEngine = inputs.engine() != nullptr;
+        std::vector<std::size_t> readingPrediction;
+        for (std::size_t r = 0; r < rules.size(); ++r)
         {
-            plan->tensorIndex();
+            std::string note = missingInputNote(rules[r]->info(), haveOnnx, haveEngine);
+            if (!note.empty())
+            {
+                report.notes.push_back(note);
+            }
+            else if (haveOnnx || haveEngine || inputs.buildLog.has_value())
+            {
+                ((rules[r]->info().needs & kReadsPrediction) != 0 ? readingPrediction : order).push_back(r);
+            }
         }
+        order.insert(order.end(), readingPrediction.begin(), readingPrediction.end());
+        publish(inputsState, kReady);
+        report.correlation = correlate(inputs);
         publish(correlationState, kReady);
     }
     catch (...)
     {
         correlationError = std::current_exception();
+        publish(inputsState, kFailed);
         publish(correlationState, kFailed);
+    }
+    std::exception_ptr callbackError;
+    if (!correlationError && whileRulesRun)
+    {
+        try
+        {
+            whileRulesRun(report);
+        }
+        catch (...)
+        {
+            callbackError = std::current_exception();
+        }
     }
     runRules();
     helper.join();
-    if (correlationError || predictorError || ruleError)
+    for (const std::exception_ptr& error : {correlationError, predictorError, indexError, ruleError, callbackError})
     {
-        std::rethrow_exception(correlationError ? correlationError : predictorError ? predictorError : ruleError);
+        if (error)
+        {
+            std::rethrow_exception(error);
+        }
     }
+    finishReport(report, inputs, sinks);
+    return report;
+}
 
+void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>& sinks)
+{
     FindingSink sink;
     for (auto& ruleSink : sinks)
     {
@@ -283,7 +412,22 @@ Report diagnose(const Inputs& inputs, const AnalysisOptions& options)
             report.totalMs = inputs.timings()->totalAverageMs();
         }
     }
-    return report;
+}
+
+} // namespace
+
+Report diagnose(const Inputs& inputs, const AnalysisOptions& options, const WhileRulesRun& whileRulesRun)
+{
+    return runDiagnosis(inputs, options, nullptr, whileRulesRun);
+}
+
+Report loadAndDiagnose(const InputFiles& files, const Limits& limits, const ProgressCallback& progress, Inputs& inputs,
+                       const AnalysisOptions& options, const WhileRulesRun& whileRulesRun)
+{
+    const input_plan::InputPlan plan = input_plan::planInputs(files);
+    inputs = Inputs{};
+    const Loading loading{inputs, plan, limits, progress};
+    return runDiagnosis(inputs, options, &loading, whileRulesRun);
 }
 
 } // namespace qdq

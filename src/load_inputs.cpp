@@ -1,74 +1,20 @@
 #include "qdq/load_inputs.h"
 
-#include <algorithm>
+#include "src/input_plan.h"
+
 #include <exception>
-#include <optional>
 #include <thread>
 
 namespace qdq
 {
 
-namespace
+namespace input_plan
 {
 
-void addFile(Inputs& inputs, const std::string& path, InputKind kind, const Limits& limits,
-             const ProgressCallback& progress)
+InputPlan planInputs(const InputFiles& files)
 {
-    SourceLocation where;
-    where.path = path;
-    auto duplicate = [&](const char* what, const char* option)
-    {
-        throw InputError(where, std::string("a second ") + what + " was given; name each engine's files with " +
-                                    option + " (or run diff for two engines)");
-    };
-    Inputs::Source source{kind, path, std::nullopt};
-    switch (kind)
-    {
-    case InputKind::kOnnx:
-        if (inputs.onnx)
-        {
-            duplicate("ONNX model", "--onnx");
-        }
-        inputs.onnx = readOnnx(path, OnnxReadOptions{}, limits);
-        break;
-    case InputKind::kLayerInfo:
-        if (inputs.layerInfo)
-        {
-            duplicate("layer-info JSON", "--layers");
-        }
-        inputs.layerInfo = readLayerInfo(path, limits);
-        break;
-    case InputKind::kProfile:
-        if (inputs.profile)
-        {
-            duplicate("profile JSON", "--profile");
-        }
-        inputs.profile = readProfile(path, limits);
-        break;
-    case InputKind::kBuildLog:
-        if (inputs.buildLog)
-        {
-            duplicate("build log", "--log");
-        }
-        inputs.buildLog = readBuildLog(path, progress, limits);
-        source.trtVersion = inputs.buildLog->trtVersion;
-        break;
-    case InputKind::kTiming:
-    case InputKind::kMetadata:
-        // Not used by the analysis; accepted so users can pass a whole TREx/trtexec output folder.
-        break;
-    case InputKind::kUnknown:
-        throw InputError(where, "unknown input kind");
-    }
-    inputs.sources.push_back(source);
-}
-
-} // namespace
-
-Inputs loadInputs(const InputFiles& files, const Limits& limits, const ProgressCallback& progress)
-{
-    Inputs inputs;
-    auto role = [&](const std::string& path, InputKind expected)
+    InputPlan plan;
+    const auto role = [&](const std::string& path, InputKind expected)
     {
         if (path.empty())
         {
@@ -82,50 +28,153 @@ Inputs loadInputs(const InputFiles& files, const Limits& limits, const ProgressC
             throw InputError(where, "given as " + std::string(inputKindName(expected)) + " but its content is " +
                                         std::string(inputKindName(detected)));
         }
-        addFile(inputs, path, expected, limits, progress);
+        plan.files.push_back(PlannedFile{path, expected});
     };
     role(files.onnx, InputKind::kOnnx);
     role(files.layers, InputKind::kLayerInfo);
     role(files.profile, InputKind::kProfile);
     role(files.log, InputKind::kBuildLog);
-    // Kinds first (cheap, in order, so errors name the first bad file), then the large ONNX model is read on a
-    // second thread while the other files are read here.
-    std::vector<std::pair<std::string, InputKind>> detected;
     for (const auto& path : files.files)
     {
-        detected.emplace_back(path, detectInputKind(path));
+        plan.files.push_back(PlannedFile{path, detectInputKind(path)});
     }
+    if (plan.files.empty())
+    {
+        throw InputError(SourceLocation{}, "no input files");
+    }
+
+    // A second file of one kind is refused before anything large is read.
+    bool seen[4] = {false, false, false, false};
     std::size_t onnxCount = 0;
-    for (const auto& [path, kind] : detected)
+    for (std::size_t i = 0; i < plan.files.size(); ++i)
     {
-        onnxCount += kind == InputKind::kOnnx ? 1 : 0;
+        const PlannedFile& file = plan.files[i];
+        int slot = -1;
+        const char* what = "";
+        const char* option = "";
+        switch (file.kind)
+        {
+        case InputKind::kOnnx:
+            slot = 0, what = "ONNX model", option = "--onnx";
+            plan.separateOnnx = i;
+            ++onnxCount;
+            break;
+        case InputKind::kLayerInfo:
+            slot = 1, what = "layer-info JSON", option = "--layers";
+            break;
+        case InputKind::kProfile:
+            slot = 2, what = "profile JSON", option = "--profile";
+            break;
+        case InputKind::kBuildLog:
+            slot = 3, what = "build log", option = "--log";
+            break;
+        case InputKind::kTiming:
+        case InputKind::kMetadata:
+            // Not used by the analysis; accepted so users can pass a whole TREx/trtexec output folder.
+            break;
+        case InputKind::kUnknown:
+        {
+            SourceLocation where;
+            where.path = file.path;
+            throw InputError(where, "unknown input kind");
+        }
+        }
+        if (slot < 0)
+        {
+            continue;
+        }
+        if (seen[slot])
+        {
+            SourceLocation where;
+            where.path = file.path;
+            throw InputError(where, std::string("a second ") + what + " was given; name each engine's files with " +
+                                        option + " (or run diff for two engines)");
+        }
+        seen[slot] = true;
     }
-    if (onnxCount == 1 && !inputs.onnx && detected.size() > 1)
+    if (onnxCount != 1 || plan.files.size() < 2)
     {
-        auto onnxEntry = std::find_if(detected.begin(), detected.end(),
-                                      [](const auto& entry) { return entry.second == InputKind::kOnnx; });
-        std::string onnxPath = onnxEntry->first;
-        std::optional<OnnxGraph> graph;
-        std::exception_ptr failure;
+        plan.separateOnnx.reset();
+    }
+    return plan;
+}
+
+void readInput(Inputs& inputs, const PlannedFile& file, const Limits& limits, const ProgressCallback& progress)
+{
+    switch (file.kind)
+    {
+    case InputKind::kOnnx:
+        inputs.onnx = readOnnx(file.path, OnnxReadOptions{}, limits);
+        break;
+    case InputKind::kLayerInfo:
+        inputs.layerInfo = readLayerInfo(file.path, limits);
+        break;
+    case InputKind::kProfile:
+        inputs.profile = readProfile(file.path, limits);
+        break;
+    case InputKind::kBuildLog:
+        inputs.buildLog = readBuildLog(file.path, progress, limits);
+        break;
+    case InputKind::kTiming:
+    case InputKind::kMetadata:
+    case InputKind::kUnknown:
+        break;
+    }
+}
+
+void finishInputs(Inputs& inputs, const InputPlan& plan)
+{
+    inputs.sources.clear();
+    for (const auto& file : plan.files)
+    {
+        Inputs::Source source{file.kind, file.path, std::nullopt};
+        if (file.kind == InputKind::kBuildLog && inputs.buildLog)
+        {
+            source.trtVersion = inputs.buildLog->trtVersion;
+        }
+        inputs.sources.push_back(std::move(source));
+    }
+    inputs.deriveMissingPlan();
+}
+
+} // namespace input_plan
+
+Inputs loadInputs(const InputFiles& files, const Limits& limits, const ProgressCallback& progress)
+{
+    using namespace input_plan;
+    // Kinds first (cheap, in order, so errors name the first bad file), then the large ONNX model is read on a
+    // second thread while the other files are read here.
+    const InputPlan plan = planInputs(files);
+    Inputs inputs;
+    if (!plan.separateOnnx)
+    {
+        for (const auto& file : plan.files)
+        {
+            readInput(inputs, file, limits, progress);
+        }
+    }
+    else
+    {
+        std::exception_ptr onnxFailure;
         std::thread reader(
             [&]
             {
                 try
                 {
-                    graph = readOnnx(onnxPath, OnnxReadOptions{}, limits);
+                    readInput(inputs, plan.files[*plan.separateOnnx], limits, progress);
                 }
                 catch (...)
                 {
-                    failure = std::current_exception();
+                    onnxFailure = std::current_exception();
                 }
             });
         try
         {
-            for (const auto& [path, kind] : detected)
+            for (std::size_t i = 0; i < plan.files.size(); ++i)
             {
-                if (kind != InputKind::kOnnx)
+                if (i != *plan.separateOnnx)
                 {
-                    addFile(inputs, path, kind, limits, progress);
+                    readInput(inputs, plan.files[i], limits, progress);
                 }
             }
         }
@@ -135,37 +184,12 @@ Inputs loadInputs(const InputFiles& files, const Limits& limits, const ProgressC
             throw;
         }
         reader.join();
-        if (failure)
+        if (onnxFailure)
         {
-            std::rethrow_exception(failure);
-        }
-        inputs.onnx = std::move(graph);
-        inputs.sources.push_back(Inputs::Source{InputKind::kOnnx, onnxPath, std::nullopt});
-        // Keep sources in the order the files were given.
-        std::stable_sort(inputs.sources.begin(), inputs.sources.end(),
-                         [&](const auto& a, const auto& b)
-                         {
-                             auto position = [&](const std::string& p)
-                             {
-                                 return std::find_if(detected.begin(), detected.end(),
-                                                     [&](const auto& e) { return e.first == p; }) -
-                                        detected.begin();
-                             };
-                             return position(a.path) < position(b.path);
-                         });
-    }
-    else
-    {
-        for (const auto& [path, kind] : detected)
-        {
-            addFile(inputs, path, kind, limits, progress);
+            std::rethrow_exception(onnxFailure);
         }
     }
-    if (inputs.sources.empty())
-    {
-        throw InputError(SourceLocation{}, "no input files");
-    }
-    inputs.deriveMissingPlan();
+    finishInputs(inputs, plan);
     return inputs;
 }
 

@@ -226,11 +226,21 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
     // Function-local statics: main ends with _Exit, so a 100,000-layer model is not torn down node by node.
     static std::optional<qdq::Inputs> inputsStorage;
     static std::optional<qdq::Report> reportStorage;
-    const qdq::Inputs& inputs = inputsStorage.emplace(
-        qdq::loadInputs(diagnoseOptions.files, options.limits(), progressReporter(options, progressName)));
-    const qdq::Report& report = reportStorage.emplace(qdq::diagnose(inputs));
     const bool toFiles = !diagnoseOptions.outputDir.empty();
     const bool json = diagnoseOptions.format == "json";
+    // JSON on stdout alone is streamed in two parts: what depends only on the correlation is written while the
+    // rules run (with -o DIR the files are written first, and stdout only once they are).
+    std::optional<qdq::ReportJsonStream> stream;
+    if (json && !toFiles)
+    {
+        stream.emplace([](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); });
+    }
+    qdq::Inputs& inputs = inputsStorage.emplace();
+    const qdq::Report& report = reportStorage.emplace(qdq::loadAndDiagnose(
+        diagnoseOptions.files, options.limits(), progressReporter(options, progressName), inputs,
+        qdq::AnalysisOptions{},
+        stream ? qdq::WhileRulesRun([&](const qdq::Report& partial) { stream->head(partial, inputs); })
+               : qdq::WhileRulesRun{}));
     // The JSON of a 100,000-layer engine is hundreds of MB: it is streamed, never held whole.
     std::string text = toFiles || !json ? qdq::renderReportText(report, inputs) : "";
     if (toFiles)
@@ -249,7 +259,11 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
         writeReportFile(dir / "report.txt", text, diagnoseOptions.force);
         writeDiagnoseGraphs(dir, inputs, report, diagnoseOptions.dot, diagnoseOptions.force);
     }
-    if (json)
+    if (stream)
+    {
+        stream->tail(report, inputs);
+    }
+    else if (json)
     {
         qdq::writeReportJson(report, inputs,
                              [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); });

@@ -13,7 +13,8 @@ namespace qdq
 
 namespace
 {
-void writeReport(JsonWriter& json, const Report& report, const Inputs& inputs)
+//! schema, inputs, accounting, layers, qdq_nodes: what depends only on the inputs and the correlation.
+void writeReportHead(JsonWriter& json, const Report& report, const Inputs& inputs)
 {
     json.beginObject();
     json.member("schema", "qdq-doctor.report.v1");
@@ -68,7 +69,11 @@ void writeReport(JsonWriter& json, const Report& report, const Inputs& inputs)
         json.endObject();
     }
     json.endArray();
+}
 
+//! findings, predicted_layers, time_ms, notes.
+void writeReportTail(JsonWriter& json, const Report& report)
+{
     json.key("findings").beginArray();
     for (const auto& finding : report.findings)
     {
@@ -112,6 +117,12 @@ void writeReport(JsonWriter& json, const Report& report, const Inputs& inputs)
     json.member("notes", report.notes);
     json.endObject();
 }
+
+void writeReport(JsonWriter& json, const Report& report, const Inputs& inputs)
+{
+    writeReportHead(json, report, inputs);
+    writeReportTail(json, report);
+}
 } // namespace
 
 std::string renderReportJson(const Report& report, const Inputs& inputs)
@@ -127,6 +138,34 @@ void writeReportJson(const Report& report, const Inputs& inputs, const std::func
     std::string buffer;
     JsonWriter json(buffer, [&](const std::string& text) { write(text); });
     writeReport(json, report, inputs);
+}
+
+struct ReportJsonStream::State
+{
+    explicit State(std::function<void(std::string_view)> writer)
+        : write(std::move(writer)), json(buffer, [this](const std::string& text) { write(text); })
+    {
+    }
+    std::function<void(std::string_view)> write;
+    std::string buffer;
+    JsonWriter json;
+};
+
+ReportJsonStream::ReportJsonStream(std::function<void(std::string_view)> write)
+    : mState(std::make_unique<State>(std::move(write)))
+{
+}
+
+ReportJsonStream::~ReportJsonStream() = default;
+
+void ReportJsonStream::head(const Report& report, const Inputs& inputs)
+{
+    writeReportHead(mState->json, report, inputs);
+}
+
+void ReportJsonStream::tail(const Report& report, const Inputs& /*inputs*/)
+{
+    writeReportTail(mState->json, report);
 }
 
 std::string renderReportText(const Report& report, const Inputs& inputs)

@@ -336,12 +336,36 @@ struct Report
     bool hasTimings = false;
 };
 
+//! Work a caller overlaps with the rules (writing the parts of a report that depend only on the correlation):
+//! called once, on one of diagnose's two threads, as soon as report.inputs and report.correlation are final, while
+//! the rules run on the other thread. Findings, prediction, notes and times are not final yet.
+using WhileRulesRun = std::function<void(const Report&)>;
+
 //! Runs correlation, prediction and every rule; findings sorted and de-duplicated.
-Report diagnose(const Inputs& inputs, const AnalysisOptions& options = {});
+Report diagnose(const Inputs& inputs, const AnalysisOptions& options = {}, const WhileRulesRun& whileRulesRun = {});
 
 std::string renderReportText(const Report& report, const Inputs& inputs);
 std::string renderReportJson(const Report& report, const Inputs& inputs);
 //! The same JSON handed to write in pieces of about a megabyte, for reports too large to hold twice.
 void writeReportJson(const Report& report, const Inputs& inputs, const std::function<void(std::string_view)>& write);
+
+//! The JSON report in two parts: head() writes what depends only on the inputs and the correlation (inputs,
+//! accounting, layers, qdq_nodes), so it can run as diagnose's WhileRulesRun; tail() writes the rest once diagnose
+//! has returned. head() then tail() on one report write exactly what writeReportJson writes.
+class ReportJsonStream
+{
+public:
+    explicit ReportJsonStream(std::function<void(std::string_view)> write);
+    ~ReportJsonStream();
+    ReportJsonStream(const ReportJsonStream&) = delete;
+    ReportJsonStream& operator=(const ReportJsonStream&) = delete;
+
+    void head(const Report& report, const Inputs& inputs);
+    void tail(const Report& report, const Inputs& inputs);
+
+private:
+    struct State;
+    std::unique_ptr<State> mState;
+};
 
 } // namespace qdq

@@ -21,4 +21,10 @@ struct InputFiles
 //! Reads every file. Throws InputError for unreadable input and for ambiguous sets (two files of one kind).
 Inputs loadInputs(const InputFiles& files, const Limits& limits, const ProgressCallback& progress = {});
 
+//! loadInputs() and diagnose() as one pipeline on two threads: the ONNX model is read and the engine predicted from
+//! it while the other files are still being read. The same report as diagnose(loadInputs(...)); inputs holds the
+//! files when it returns (it is replaced, and left partly filled when reading throws).
+Report loadAndDiagnose(const InputFiles& files, const Limits& limits, const ProgressCallback& progress, Inputs& inputs,
+                       const AnalysisOptions& options = {}, const WhileRulesRun& whileRulesRun = {});
+
 } // namespace qdq
