@@ -212,7 +212,7 @@ private:
             bool networkInput = predicted.isQuantize && !node->inputs.empty() && isGraphInput(graph, node->inputs[0]);
             Finding& target = networkInput ? inputs : lone;
             target.onnxNodes.push_back(node->name);
-            target.evidence.push_back(nodeEvidence(context, *node, predicted.reason));
+            target.evidence.push_back(nodeEvidence(context, *node, predicted.reason()));
         }
         if (!inputs.onnxNodes.empty())
         {

@@ -660,7 +660,7 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
     // Fusion groups: observed engine layers executing two or more nodes, else predicted layers.
     std::vector<int> clusterOf(count, -1);
     bool observed = plan != nullptr && !report.correlation.layers.empty();
-    auto addGroup = [&](const std::vector<std::string>& nodes, std::string label)
+    auto addGroup = [&](const auto& nodes, std::string label)
     {
         std::vector<std::size_t> members;
         for (const auto& name : nodes)
@@ -717,6 +717,12 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
     {
         qdqState.emplace(state.node, &state);
     }
+    // The first prediction of each name, as Prediction::find gives.
+    std::unordered_map<std::string_view, const PredictedQdq*> predictedQdq;
+    for (const auto& predicted : report.prediction.qdq)
+    {
+        predictedQdq.emplace(predicted.node, &predicted);
+    }
     std::unordered_map<std::string_view, const PredictedLayer*> predictedLayer;
     for (const auto& layer : report.prediction.layers)
     {
@@ -745,9 +751,9 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
             {
                 fate = std::string(qdqStateName(it->second->state));
             }
-            else if (const PredictedQdq* predicted = report.prediction.find(onnxNode.name))
+            else if (auto predicted = predictedQdq.find(onnxNode.name); predicted != predictedQdq.end())
             {
-                fate = std::string(predictedFateName(predicted->fate));
+                fate = std::string(predictedFateName(predicted->second->fate));
             }
             node.shape = "circle";
             node.style = "filled";

@@ -286,4 +286,14 @@ JsonWriter& JsonWriter::value(const std::vector<std::string>& strings)
     return endArray();
 }
 
+JsonWriter& JsonWriter::value(const std::vector<std::string_view>& strings)
+{
+    beginArray();
+    for (std::string_view text : strings)
+    {
+        value(text);
+    }
+    return endArray();
+}
+
 } // namespace qdq

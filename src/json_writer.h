@@ -40,6 +40,7 @@ public:
     JsonWriter& null();
     JsonWriter& value(const std::optional<double>& number);
     JsonWriter& value(const std::vector<std::string>& strings);
+    JsonWriter& value(const std::vector<std::string_view>& strings);
 
     //! Shorthands: key then value.
     template <typename T>

@@ -32,7 +32,19 @@ std::string_view predictedFateName(PredictedQdq::Fate fate)
     return "standalone";
 }
 
-const PredictedQdq* Prediction::find(const std::string& node) const
+std::string PredictedQdq::reason() const
+{
+    if (!why.composed.empty())
+    {
+        return why.composed;
+    }
+    std::string text;
+    text.reserve(why.prefix.size() + why.subject.size() + why.suffix.size());
+    text.append(why.prefix).append(why.subject).append(why.suffix);
+    return text;
+}
+
+const PredictedQdq* Prediction::find(std::string_view node) const
 {
     for (const auto& entry : qdq)
     {
@@ -46,6 +58,22 @@ const PredictedQdq* Prediction::find(const std::string& node) const
 
 namespace
 {
+
+PredictedQdq::Reason because(std::string_view prefix, std::string_view subject = {}, std::string_view suffix = {})
+{
+    PredictedQdq::Reason reason;
+    reason.prefix = prefix;
+    reason.subject = subject;
+    reason.suffix = suffix;
+    return reason;
+}
+
+PredictedQdq::Reason composed(std::string text)
+{
+    PredictedQdq::Reason reason;
+    reason.composed = std::move(text);
+    return reason;
+}
 
 class Predictor
 {
@@ -198,32 +226,33 @@ private:
     {
         PredictedQdq result;
         result.node = node.name;
+        result.nodeIndex = static_cast<std::uint32_t>(node.index);
         result.isQuantize = true;
         if (onWeightPath(node))
         {
             result.fate = PredictedQdq::Fate::kFolded;
-            result.reason = "quantizes a constant weight";
+            result.why = because("quantizes a constant weight");
             return result;
         }
         if (node.inputs.empty())
         {
-            result.reason = "no input";
+            result.why = because("no input");
             return result;
         }
         BackResult back = walkBack(node.inputs[0], perTensorScale(mGraph, node), 0);
         result.fate = back.fate;
         result.partner = back.partner;
         result.partnerIndex = back.partnerIndex;
-        result.reason = back.reason;
+        result.why = std::move(back.why);
         return result;
     }
 
     struct BackResult
     {
         PredictedQdq::Fate fate = PredictedQdq::Fate::kStandalone;
-        std::string partner;
+        std::string_view partner;
         std::uint32_t partnerIndex = PredictedQdq::kNoNode;
-        std::string reason;
+        PredictedQdq::Reason why;
     };
 
     //! Where a Q on `tensor` ends up when TensorRT propagates it backward (across data-movement ops, one clone per
@@ -235,13 +264,13 @@ private:
         const OnnxNode* producer = producerOf(mGraph, tensor);
         if (depth > 16)
         {
-            result.reason = "propagation too deep to follow";
+            result.why = because("propagation too deep to follow");
             return result;
         }
         if (producer == nullptr)
         {
-            result.reason = isGraphInput(mGraph, tensor) ? "quantizes the network input " + tensor
-                                                         : "nothing produces its input " + tensor;
+            result.why = because(
+                isGraphInput(mGraph, tensor) ? "quantizes the network input " : "nothing produces its input ", tensor);
             return result;
         }
         if (isDequantize(*producer))
@@ -252,12 +281,12 @@ private:
             if (scale && other && scalesEqual(*scale, *other))
             {
                 result.fate = PredictedQdq::Fate::kCancelled;
-                result.reason = "follows " + producer->name + " with the same scale";
+                result.why = because("follows ", producer->name, " with the same scale");
             }
             else
             {
                 result.fate = PredictedQdq::Fate::kRequantize;
-                result.reason = "follows " + producer->name + " with a different scale";
+                result.why = because("follows ", producer->name, " with a different scale");
             }
             return result;
         }
@@ -275,7 +304,7 @@ private:
                 }
                 else if (part.fate == PredictedQdq::Fate::kRequantize)
                 {
-                    requantized.push_back(part.partner);
+                    requantized.emplace_back(part.partner);
                 }
                 anyFused = anyFused || part.fate == PredictedQdq::Fate::kFusedIntoProducer;
             }
@@ -283,19 +312,19 @@ private:
             result.partnerIndex = static_cast<std::uint32_t>(producer->index);
             if (!floatInputs.empty())
             {
-                result.reason = "hoisted above Concat " + producer->name + ", whose input(s) " +
-                                nameList(floatInputs, 3) + " come from float producers";
+                result.why = composed("hoisted above Concat " + producer->name + ", whose input(s) " +
+                                      nameList(floatInputs, 3) + " come from float producers");
             }
             else if (!requantized.empty())
             {
                 result.fate = PredictedQdq::Fate::kRequantize;
-                result.reason = "hoisted above Concat " + producer->name + ", it meets " + nameList(requantized, 3) +
-                                " with a different scale";
+                result.why = composed("hoisted above Concat " + producer->name + ", it meets " +
+                                      nameList(requantized, 3) + " with a different scale");
             }
             else
             {
                 result.fate = anyFused ? PredictedQdq::Fate::kFusedIntoProducer : PredictedQdq::Fate::kCancelled;
-                result.reason = "hoisted above Concat " + producer->name + " into every producer";
+                result.why = because("hoisted above Concat ", producer->name, " into every producer");
             }
             return result;
         }
@@ -308,11 +337,11 @@ private:
             result.fate = PredictedQdq::Fate::kFusedIntoProducer;
             result.partner = quantized->name;
             result.partnerIndex = static_cast<std::uint32_t>(quantized->index);
-            result.reason = "output quantization of " + quantized->name;
+            result.why = because("output quantization of ", quantized->name);
             return result;
         }
-        result.reason =
-            "its producer " + producer->name + " (" + producer->opType + ") runs in float and cannot absorb it";
+        result.why = composed("its producer " + producer->name + " (" + producer->opType +
+                              ") runs in float and cannot absorb it");
         return result;
     }
 
@@ -320,22 +349,24 @@ private:
     {
         PredictedQdq result;
         result.node = node.name;
+        result.nodeIndex = static_cast<std::uint32_t>(node.index);
         if (onWeightPath(node))
         {
             result.fate = PredictedQdq::Fate::kFolded;
-            result.reason = "dequantizes a constant weight";
+            result.why = because("dequantizes a constant weight");
             return result;
         }
         if (node.outputs.empty())
         {
-            result.reason = "no output";
+            result.why = because("no output");
             return result;
         }
         // Walk forward through commuting ops to the consumers.
         std::vector<std::uint32_t> frontier = {node.outputs.id(0)};
         bool allFused = true;
-        std::string partner;
-        std::string requantizePartner;
+        std::string_view partner;
+        std::string_view requantizePartner;
+        bool floatConsumer = false;
         bool allQuantizers = true; // every path ends at a Q: a DQ -> Q pair
         bool allEqual = true;
         for (int depth = 0; depth < 16 && !frontier.empty(); ++depth)
@@ -373,10 +404,11 @@ private:
                     else
                     {
                         allFused = false;
-                        if (result.reason.empty())
+                        if (!floatConsumer)
                         {
-                            result.reason =
-                                "its consumer " + consumer->name + " (" + consumer->opType + ") runs in float";
+                            floatConsumer = true;
+                            result.why = composed("its consumer " + consumer->name + " (" + consumer->opType +
+                                                  ") runs in float");
                         }
                     }
                 }
@@ -387,18 +419,18 @@ private:
         {
             result.fate = allEqual ? PredictedQdq::Fate::kCancelled : PredictedQdq::Fate::kRequantize;
             result.partner = allEqual ? partner : requantizePartner;
-            result.reason = allEqual ? "meets " + partner + " with the same scale"
-                                     : "meets " + requantizePartner + " with a different scale";
+            result.why = allEqual ? because("meets ", partner, " with the same scale")
+                                  : because("meets ", requantizePartner, " with a different scale");
         }
         else if (allFused && !partner.empty())
         {
             result.fate = PredictedQdq::Fate::kFusedIntoConsumer;
             result.partner = partner;
-            result.reason = "input dequantization of " + partner;
+            result.why = because("input dequantization of ", partner);
         }
-        else if (result.reason.empty())
+        else if (!floatConsumer)
         {
-            result.reason = "no quantized consumer";
+            result.why = because("no quantized consumer");
         }
         return result;
     }

@@ -200,10 +200,12 @@ struct Finding
 };
 
 //! A layer TensorRT is expected to build, predicted from the ONNX graph alone (reference section 7.1).
+//! The prediction names the model's nodes by views of their names in the OnnxGraph it was made from: that graph must
+//! outlive it and stay where it is (moving the graph keeps the views valid, copying it does not).
 struct PredictedLayer
 {
-    std::string kind;                   //!< "quantized-conv", "standalone-quantize", "float-op", ...
-    std::vector<std::string> onnxNodes; //!< nodes it would execute
+    std::string kind;                        //!< "quantized-conv", "standalone-quantize", "float-op", ...
+    std::vector<std::string_view> onnxNodes; //!< nodes it would execute
     bool int8Input = false;
     bool int8Output = false;
 };
@@ -211,7 +213,9 @@ struct PredictedLayer
 //! What the simulation expects to happen to one Q/DQ node.
 struct PredictedQdq
 {
-    std::string node;
+    std::string_view node;
+    static constexpr std::uint32_t kNoNode = 0xFFFFFFFFu;
+    std::uint32_t nodeIndex = kNoNode; //!< node's index in the model's nodes
     bool isQuantize = false;
     enum class Fate
     {
@@ -222,10 +226,19 @@ struct PredictedQdq
         kRequantize,        //!< DQ(s1) -> Q(s2) with different scales: a Scale/Reformat layer
         kStandalone,        //!< nothing to fuse with: its own Quantize/Dequantize layer
     } fate = Fate::kStandalone;
-    std::string partner; //!< the node it fuses with, or the other half of a requantize pair
-    static constexpr std::uint32_t kNoNode = 0xFFFFFFFFu;
+    std::string_view partner;             //!< the node it fuses with, or the other half of a requantize pair
     std::uint32_t partnerIndex = kNoNode; //!< partner's index in the model's nodes, when known
-    std::string reason;
+
+    //! Why, in words. Kept in parts (fixed text and model names, as views) and put together on request: a model
+    //! with 300,000 Q/DQ nodes would otherwise hold 300,000 composed sentences nobody reads.
+    struct Reason
+    {
+        std::string_view prefix;
+        std::string_view subject; //!< a node or tensor name
+        std::string_view suffix;
+        std::string composed; //!< the whole text, for the rare wordings that do not fit prefix + subject + suffix
+    } why;
+    std::string reason() const;
 };
 std::string_view predictedFateName(PredictedQdq::Fate fate);
 
@@ -233,7 +246,7 @@ struct Prediction
 {
     std::vector<PredictedLayer> layers;
     std::vector<PredictedQdq> qdq;
-    const PredictedQdq* find(const std::string& node) const;
+    const PredictedQdq* find(std::string_view node) const;
 };
 
 struct AnalysisOptions
