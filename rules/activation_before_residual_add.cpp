@@ -225,7 +225,8 @@ private:
                     "): the residual Add after an activation is likely not quantized on both inputs and its output.");
             finding.likely = true;
             finding.engineLayers = {layer.name, plan.layers[*conv].name};
-            finding.onnxNodes = context.correlation.layers[index].onnxNodes;
+            finding.onnxNodes.assign(context.correlation.layers[index].onnxNodes.begin(),
+                                     context.correlation.layers[index].onnxNodes.end());
             finding.evidence.push_back(layerEvidence(context, index, "Outputs[0]",
                                                      layer.type + " " + precisionText(inputPrecision(layer)) + " -> " +
                                                          precisionText(outputPrecision(layer))));

@@ -194,7 +194,8 @@ private:
             finding.likely = true;
             finding.engineLayers = {layer.name};
             finding.engineLayers.insert(finding.engineLayers.end(), names.begin(), names.end());
-            finding.onnxNodes = context.correlation.layers[index].onnxNodes;
+            finding.onnxNodes.assign(context.correlation.layers[index].onnxNodes.begin(),
+                                     context.correlation.layers[index].onnxNodes.end());
             finding.evidence.push_back(
                 layerEvidence(context, index, "Outputs[0]",
                               precisionText(inputPrecision(layer)) + " -> " + precisionText(outputPrecision(layer))));

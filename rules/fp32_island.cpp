@@ -208,7 +208,7 @@ private:
         {
             for (const auto& node : context.correlation.layers[index].onnxNodes)
             {
-                finding.onnxNodes.push_back(node);
+                finding.onnxNodes.emplace_back(node);
             }
         }
         for (std::size_t index : island)

@@ -279,7 +279,7 @@ private:
                     heads.engineLayers.push_back(layer.name);
                     for (const auto& node : context.correlation.layers[index].onnxNodes)
                     {
-                        heads.onnxNodes.push_back(node);
+                        heads.onnxNodes.emplace_back(node);
                     }
                     heads.evidence.push_back(layerEvidence(context, index, "Outputs[0]",
                                                            "INT8 input, " + precision + " output " +
@@ -309,7 +309,8 @@ private:
             finding.engineLayers.push_back(layer.name);
             finding.engineLayers.insert(finding.engineLayers.end(), path.begin(), path.end());
             finding.engineLayers.insert(finding.engineLayers.end(), requantizers.begin(), requantizers.end());
-            finding.onnxNodes = context.correlation.layers[index].onnxNodes;
+            finding.onnxNodes.assign(context.correlation.layers[index].onnxNodes.begin(),
+                                     context.correlation.layers[index].onnxNodes.end());
             finding.evidence.push_back(layerEvidence(context, index, "Outputs[0]",
                                                      layer.inputs[0].name + " " + precisionText(inputPrecision(layer)) +
                                                          " -> " + layer.outputs[0].name + " " + precision));

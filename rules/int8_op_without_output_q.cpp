@@ -200,7 +200,8 @@ private:
             finding.likely = true;
             finding.engineLayers = {layer.name};
             finding.engineLayers.insert(finding.engineLayers.end(), dqNames.begin(), dqNames.end());
-            finding.onnxNodes = context.correlation.layers[index].onnxNodes;
+            finding.onnxNodes.assign(context.correlation.layers[index].onnxNodes.begin(),
+                                     context.correlation.layers[index].onnxNodes.end());
             for (std::size_t dq : dequantizers)
             {
                 finding.evidence.push_back(layerEvidence(context, dq, "",

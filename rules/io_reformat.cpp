@@ -114,7 +114,7 @@ private:
             {
                 for (const auto& node : context.correlation.layers[q].onnxNodes)
                 {
-                    finding.onnxNodes.push_back(node);
+                    finding.onnxNodes.emplace_back(node);
                 }
                 finding.evidence.push_back(layerEvidence(
                     context, q, "Inputs[0]",

@@ -190,12 +190,13 @@ private:
                                         ": TensorRT does not fuse Q/DQ into plugins.");
             finding.engineLayers = {layer.name};
             finding.engineLayers.insert(finding.engineLayers.end(), names.begin(), names.end());
-            finding.onnxNodes = context.correlation.layers[index].onnxNodes;
+            finding.onnxNodes.assign(context.correlation.layers[index].onnxNodes.begin(),
+                                     context.correlation.layers[index].onnxNodes.end());
             for (std::size_t l : around)
             {
                 for (const auto& node : context.correlation.layers[l].onnxNodes)
                 {
-                    finding.onnxNodes.push_back(node);
+                    finding.onnxNodes.emplace_back(node);
                 }
                 finding.evidence.push_back(layerEvidence(context, l, "",
                                                          plan.layers[l].type + " " +

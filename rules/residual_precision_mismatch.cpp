@@ -291,7 +291,7 @@ private:
             {
                 for (const auto& node : context.correlation.layers[l].onnxNodes)
                 {
-                    finding.onnxNodes.push_back(node);
+                    finding.onnxNodes.emplace_back(node);
                 }
             }
             finding.engineLayers.push_back(layer.name);

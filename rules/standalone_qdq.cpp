@@ -161,7 +161,7 @@ private:
             finding.engineLayers.push_back(layer.name);
             for (const auto& node : context.correlation.layers[index].onnxNodes)
             {
-                finding.onnxNodes.push_back(node);
+                finding.onnxNodes.emplace_back(node);
             }
             auto time = layerTime(context, index);
             std::string text = layer.type + (layer.origin.empty() ? "" : ", Origin: " + layer.origin) + ", " +

@@ -253,7 +253,7 @@ private:
                     "its Q/DQ, or its weighted op, through other ops (Transpose, Reshape, Cast).");
             finding.likely = true;
             finding.engineLayers = {layer.name};
-            finding.onnxNodes = mapping.onnxNodes;
+            finding.onnxNodes.assign(mapping.onnxNodes.begin(), mapping.onnxNodes.end());
             finding.evidence.push_back(
                 layerEvidence(context, mapping.layer, "Origin",
                               layer.type + (layer.origin.empty() ? "" : " (Origin: " + layer.origin + ")")));

@@ -390,7 +390,8 @@ private:
     {
         if (layer < context.correlation.layers.size() && !context.correlation.layers[layer].onnxNodes.empty())
         {
-            return context.correlation.layers[layer].onnxNodes;
+            const auto& nodes = context.correlation.layers[layer].onnxNodes;
+            return std::vector<std::string>(nodes.begin(), nodes.end());
         }
         return {};
     }

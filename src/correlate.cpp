@@ -273,14 +273,15 @@ private:
         {
             std::sort(nodes.begin(), nodes.end());
             nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-            for (const auto& node : nodes)
+            mapping.onnxNodes.reserve(nodes.size());
+            for (auto& node : nodes)
             {
                 mResult.layersOfNode.add(node, index);
+                mapping.onnxNodes.emplace_back(mResult.ownedNames->emplace_back(std::move(node)));
             }
-            mapping.onnxNodes = std::move(nodes);
             onlyQdq = !mapping.onnxNodes.empty() && allQdqNames(mapping.onnxNodes);
         }
-        const std::vector<std::string>& mapped = mapping.onnxNodes;
+        const std::vector<std::string_view>& mapped = mapping.onnxNodes;
 
         if (layer.origin == "QDQ" || onlyQdq)
         {
@@ -328,10 +329,10 @@ private:
     }
 
     //! Without a model: every name looks like a Q/DQ node's.
-    static bool allQdqNames(const std::vector<std::string>& nodes)
+    static bool allQdqNames(const std::vector<std::string_view>& nodes)
     {
         return std::all_of(nodes.begin(), nodes.end(),
-                           [](const std::string& name)
+                           [](std::string_view name)
                            { return looksLikeQuantizeName(name) || looksLikeDequantizeName(name); });
     }
 
@@ -466,10 +467,8 @@ private:
         {
             const EngineLayer& layer = mPlan->layers[mapping.layer];
             LayerNameParts parts = parseLayerName(layer.name);
-            std::vector<std::string> names = mapping.onnxNodes;
-            for (std::size_t t = 0; t < names.size(); ++t)
+            for (std::string_view name : mapping.onnxNodes)
             {
-                const std::string& name = names[t];
                 bool isQ = looksLikeQuantizeName(name);
                 bool isDq = looksLikeDequantizeName(name);
                 if (!isQ && !isDq)
@@ -511,7 +510,7 @@ private:
     }
 
     //! In `w + Q + Conv`, Q follows a weight name (TensorRT names a constant-folded weight quantizer this way).
-    static bool followsWeightToken(const std::vector<std::string>& tokens, const std::string& name)
+    static bool followsWeightToken(const std::vector<std::string>& tokens, std::string_view name)
     {
         for (std::size_t i = 1; i < tokens.size(); ++i)
         {

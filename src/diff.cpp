@@ -183,7 +183,7 @@ void buildOccurrences(Side& side)
         }
         // Engine order within a layer follows the name (" + " joins fused nodes in order); sort by graph index
         // when the model is known.
-        std::vector<std::string> nodes = mapping.onnxNodes;
+        std::vector<std::string> nodes(mapping.onnxNodes.begin(), mapping.onnxNodes.end());
         if (graph != nullptr)
         {
             std::sort(nodes.begin(), nodes.end(),

@@ -90,6 +90,7 @@ public:
                 mQuantizedWeighted[node.index] = true;
             }
         }
+        mResult.qdq.reserve(mGraph.qdq.size());
         for (const auto& node : mGraph.nodes)
         {
             if (isQuantize(node))
@@ -456,6 +457,8 @@ private:
 
     void buildLayers()
     {
+        // At most one layer per node; pages of the unused tail are never touched.
+        mResult.layers.reserve(mGraph.nodes.size());
         std::vector<bool> absorbed(mGraph.nodes.size(), false);
         std::unordered_map<std::uint32_t, std::vector<const PredictedQdq*>> outputQuantizersOf; // by producer node
         for (const auto& entry : mResult.qdq)

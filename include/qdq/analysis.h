@@ -9,6 +9,7 @@
 #include "qdq/profile.h"
 #include "qdq/readers.h"
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -85,11 +86,13 @@ enum class MappingEvidence
 };
 std::string_view mappingEvidenceName(MappingEvidence evidence);
 
+//! The correlation names ONNX nodes by views: of the model's node names (the model must outlive the correlation,
+//! and stay where it is), or, without a model, of names the correlation keeps in Correlation::ownedNames.
 struct LayerMapping
 {
     std::size_t layer = 0; //!< index in the engine plan
     LayerState state = LayerState::kUnattributed;
-    std::vector<std::string> onnxNodes; //!< the ONNX nodes it executes (names), in name order
+    std::vector<std::string_view> onnxNodes; //!< the ONNX nodes it executes (names), in name order
     MappingEvidence evidence = MappingEvidence::kNone;
     std::optional<std::size_t> reformatTarget; //!< for reformats: the layer it feeds or drains
     std::optional<double> timeMs;              //!< average time from the profile
@@ -97,7 +100,7 @@ struct LayerMapping
 
 struct QdqNodeState
 {
-    std::string node; //!< ONNX node name
+    std::string_view node; //!< ONNX node name (a view, as in LayerMapping)
     bool isQuantize = false;
     QdqState state = QdqState::kUnknown;
     std::optional<std::size_t> layer; //!< the engine layer that executes it (fused or standalone)
@@ -157,6 +160,8 @@ struct Correlation
     std::vector<QdqNodeState> qdqNodes; //!< one per Q/DQ node (ONNX, or names seen in the engine without ONNX)
     NodeLayerIndex layersOfNode;        //!< ONNX node -> engine layers executing it
     std::vector<std::string> notes;     //!< what could not be established, and why
+    //! Names read from the engine when there is no model, which the views above point into (shared by copies).
+    std::shared_ptr<std::deque<std::string>> ownedNames = std::make_shared<std::deque<std::string>>();
 
     struct LayerTotals
     {
