@@ -25,7 +25,7 @@ public:
                                     "and its output are quantized",
                                     Severity::kWarning,
                                     "8.4-10.x",
-                                    kNeedsOnnxOrEngine};
+                                    kNeedsOnnxOrEngine | kReadsCorrelation};
         return kInfo;
     }
 

@@ -25,7 +25,7 @@ public:
             "in float or is executed as copies",
             Severity::kWarning,
             "8.4-10.x",
-            kNeedsOnnxOrEngine};
+            kNeedsOnnxOrEngine | kReadsCorrelation};
         return kInfo;
     }
 

@@ -29,7 +29,7 @@ public:
             "producer cannot absorb it",
             Severity::kWarning,
             "8.4-10.x",
-            kNeedsOnnxOrEngine};
+            kNeedsOnnxOrEngine | kReadsCorrelation};
         return kInfo;
     }
 

@@ -26,7 +26,7 @@ public:
                                     "Conv -> [BN] -> Relu -> MaxPool was not fused into one ConvActPool layer",
                                     Severity::kWarning,
                                     "8.0-10.x",
-                                    kNeedsOnnxOrEngine};
+                                    kNeedsOnnxOrEngine | kReadsCorrelation};
         return kInfo;
     }
 

@@ -25,7 +25,7 @@ public:
             "INT8-in / float-out deconvolution plus separate layers",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine};
+            kNeedsOnnxOrEngine | kReadsCorrelation};
         return kInfo;
     }
 

@@ -24,7 +24,7 @@ public:
             "Unquantized layers of a Q/DQ network run in FP32 because the build did not enable FP16",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsPrediction};
+            kNeedsOnnxOrEngine | kReadsPrediction | kReadsCorrelation};
         return kInfo;
     }
 

@@ -38,7 +38,7 @@ public:
             "reformat or standalone Quantize follows",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine};
+            kNeedsOnnxOrEngine | kReadsCorrelation};
         return kInfo;
     }
 

@@ -25,7 +25,7 @@ public:
             "run standalone and the op runs in float",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine};
+            kNeedsOnnxOrEngine | kReadsCorrelation};
         return kInfo;
     }
 

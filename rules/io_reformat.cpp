@@ -20,7 +20,7 @@ public:
     {
         static const RuleInfo kInfo{
             "io-reformat",      "R23",      "Quantize and reformat work at the network inputs and outputs",
-            Severity::kWarning, "8.0-10.x", kNeedsOnnxOrEngine};
+            Severity::kWarning, "8.0-10.x", kNeedsOnnxOrEngine | kReadsCorrelation};
         return kInfo;
     }
 

@@ -24,7 +24,7 @@ public:
             "A plugin sits between DequantizeLinear and QuantizeLinear: TensorRT never fuses Q/DQ into plugins",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine};
+            kNeedsOnnxOrEngine | kReadsCorrelation};
         return kInfo;
     }
 

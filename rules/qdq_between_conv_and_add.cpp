@@ -22,7 +22,7 @@ public:
             "A Q/DQ pair on the conv-output input of a residual Add keeps the Add out of the conv",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnx};
+            kNeedsOnnx | kReadsCorrelation};
         return kInfo;
     }
 

@@ -22,7 +22,7 @@ public:
             "A Q/DQ pair sits between a weighted op and the BatchNorm/activation/MaxPool TensorRT would fuse into it",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnx};
+            kNeedsOnnx | kReadsCorrelation};
         return kInfo;
     }
 

@@ -25,7 +25,7 @@ public:
             "The residual input of a fused Conv+Add has a different precision from what the Add's consumer needs",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine};
+            kNeedsOnnxOrEngine | kReadsCorrelation};
         return kInfo;
     }
 

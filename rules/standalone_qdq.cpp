@@ -23,7 +23,7 @@ public:
                                     "A Quantize or Dequantize that TensorRT could not fuse runs as its own layer",
                                     Severity::kWarning,
                                     "8.0-10.x",
-                                    kNeedsOnnxOrEngine | kReadsPrediction};
+                                    kNeedsOnnxOrEngine | kReadsPrediction | kReadsCorrelation};
         return kInfo;
     }
 

@@ -32,7 +32,7 @@ public:
             "TensorRT may not fold the weight quantization into INT8 weights at build time",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine};
+            kNeedsOnnxOrEngine | kReadsCorrelation};
         return kInfo;
     }
 

@@ -72,7 +72,7 @@ public:
             "data and weight inputs, so it cannot run as a quantized layer",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine};
+            kNeedsOnnxOrEngine | kReadsCorrelation};
         return kInfo;
     }
 

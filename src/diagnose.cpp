@@ -75,17 +75,16 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
 // Two threads. The calling one reads the files other than the ONNX model (pipelined form), correlates the engine
 // with the model, hands the report to whileRulesRun, then takes rules. The helper reads the ONNX model (pipelined
 // form), predicts the engine from it, builds the engine's lazily built tensor index, then takes rules. Every rule
-// is independent and read-only and writes its own sink; a rule waits for the correlation and the index, and a rule
-// that reads the prediction waits for it too. Findings are gathered in catalogue order, so the result does not
-// depend on scheduling.
+// is independent and read-only and writes its own sink; every rule waits for the index, a rule that reads the
+// correlation (kReadsCorrelation) for it, and one that reads the prediction (kReadsPrediction) for that. Findings
+// are gathered in catalogue order, so the result does not depend on scheduling.
 Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const Loading* loading,
                     const WhileRulesRun& whileRulesRun)
 {
     Report report;
     const auto& rules = allRules();
     std::vector<FindingSink> sinks(rules.size());
-    // Rules that read the prediction go last, so that the others can start as soon as the correlation is ready.
-    std::vector<std::size_t> order;
+    std::vector<std::size_t> order; //!< the order rules are taken in (filled once the inputs are known)
 
     enum : int
     {
@@ -113,29 +112,36 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
         state.store(value, std::memory_order_release);
         state.notify_all();
     };
+    // A rule sees the correlation and the prediction only when its flags say it reads them; otherwise empty ones,
+    // so that a rule missing a flag fails its tests instead of racing the thread that makes them.
     const Prediction noPrediction;
-    const Context context{inputs, report.correlation, report.prediction, options};
-    const Context contextWithoutPrediction{inputs, report.correlation, noPrediction, options};
+    const Correlation noCorrelation;
+    const Context contexts[2][2] = {
+        {{inputs, noCorrelation, noPrediction, options}, {inputs, noCorrelation, report.prediction, options}},
+        {{inputs, report.correlation, noPrediction, options}, {inputs, report.correlation, report.prediction, options}},
+    };
     std::atomic<std::size_t> next{0};
     std::exception_ptr ruleError;
     std::mutex ruleErrorMutex;
     const auto runRules = [&]
     {
-        if (waitFor(correlationState) != kReady || waitFor(indexState) != kReady)
+        if (waitFor(indexState) != kReady)
         {
             return;
         }
         for (std::size_t k = next++; k < order.size(); k = next++)
         {
             const std::size_t r = order[k];
+            const bool readsCorrelation = (rules[r]->info().needs & kReadsCorrelation) != 0;
             const bool readsPrediction = (rules[r]->info().needs & kReadsPrediction) != 0;
-            if (readsPrediction && waitFor(predictionState) != kReady)
+            if ((readsCorrelation && waitFor(correlationState) != kReady) ||
+                (readsPrediction && waitFor(predictionState) != kReady))
             {
                 return;
             }
             try
             {
-                rules[r]->check(readsPrediction ? context : contextWithoutPrediction, sinks[r]);
+                rules[r]->check(contexts[readsCorrelation ? 1 : 0][readsPrediction ? 1 : 0], sinks[r]);
                 for (auto& finding : sinks[r].findings())
                 {
                     std::sort(finding.onnxNodes.begin(), finding.onnxNodes.end());
@@ -272,6 +278,9 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
         report.inputs = inputs.sources;
         const bool haveOnnx = inputs.onnx.has_value();
         const bool haveEngine = inputs.engine() != nullptr;
+        // Rules that need neither the correlation nor the prediction first (they can start while both are made),
+        // then those that need the correlation, then those that also need the prediction.
+        std::vector<std::size_t> readingCorrelation;
         std::vector<std::size_t> readingPrediction;
         for (std::size_t r = 0; r < rules.size(); ++r)
         {
@@ -282,9 +291,14 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
             }
             else if (haveOnnx || haveEngine || inputs.buildLog.has_value())
             {
-                ((rules[r]->info().needs & kReadsPrediction) != 0 ? readingPrediction : order).push_back(r);
+                const unsigned needs = rules[r]->info().needs;
+                ((needs & kReadsPrediction) != 0    ? readingPrediction
+                 : (needs & kReadsCorrelation) != 0 ? readingCorrelation
+                                                    : order)
+                    .push_back(r);
             }
         }
+        order.insert(order.end(), readingCorrelation.begin(), readingCorrelation.end());
         order.insert(order.end(), readingPrediction.begin(), readingPrediction.end());
         publish(inputsState, kReady);
         report.correlation = correlate(inputs);

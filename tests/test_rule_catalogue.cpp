@@ -65,18 +65,24 @@ TEST(RuleCatalogue, EveryRuleIsNamedByATriggerAndANonTriggerTest)
     }
 }
 
-// diagnose runs the rules without kReadsPrediction before the prediction is made, handing them an empty one. A rule
-// that reads the prediction but lacks the flag would then judge differently from a run with the prediction: check
-// on the bundled samples and the real models that every such rule finds the same either way.
-TEST(RuleCatalogue, RulesWithoutThePredictionFlagDoNotReadIt)
+namespace
+{
+
+//! Input sets for the flag checks: every bundled sample, three real models, and real engines with and without
+//! their profile.
+std::vector<std::vector<std::string>> flagCheckInputs()
 {
     std::vector<std::vector<std::string>> inputSets;
     for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(QDQ_SOURCE_DIR) / "samples"))
     {
         std::vector<std::string> files;
-        for (const auto& file : std::filesystem::directory_iterator(entry.path()))
+        for (const auto& file : std::filesystem::recursive_directory_iterator(entry.path()))
         {
             const std::string name = file.path().filename().string();
+            if (file.path().parent_path().filename() == "implicit")
+            {
+                continue; // sample e: one engine (explicit) with the model
+            }
             if (name.ends_with(".onnx") || name.ends_with(".json") || name.ends_with(".log"))
             {
                 files.push_back(file.path().string());
@@ -94,10 +100,20 @@ TEST(RuleCatalogue, RulesWithoutThePredictionFlagDoNotReadIt)
         {
             inputSets.push_back({sharedModel(model).string()});
         }
+        inputSets.push_back({realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.graph.json").string(),
+                             realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.json").string()});
+        inputSets.push_back(
+            {realdata("issue-trt-3385-qdq-dwconv-trt852/issue-trt-3385-qdq-dwconv-trt852.log.txt").string()});
     }
-    ASSERT_FALSE(inputSets.empty());
+    return inputSets;
+}
+
+//! Runs every rule whose flags lack `flag` (and whose inputs are there) with a full context and with one where
+//! what the flag guards is empty; expects the same findings. Returns how many findings were compared.
+std::size_t compareWithout(unsigned flag)
+{
     std::size_t compared = 0;
-    for (const auto& files : inputSets)
+    for (const auto& files : flagCheckInputs())
     {
         SCOPED_TRACE(files.front());
         InputFiles inputFiles;
@@ -105,30 +121,51 @@ TEST(RuleCatalogue, RulesWithoutThePredictionFlagDoNotReadIt)
         Inputs inputs = loadInputs(inputFiles, Limits{});
         Correlation correlation = correlate(inputs);
         Prediction prediction = inputs.onnx ? predictEngine(*inputs.onnx) : Prediction{};
-        const Prediction empty;
+        const Prediction noPrediction;
+        const Correlation noCorrelation;
         AnalysisOptions options;
-        const Context withPrediction{inputs, correlation, prediction, options};
-        const Context withoutPrediction{inputs, correlation, empty, options};
+        const Context full{inputs, correlation, prediction, options};
+        const Context lacking{inputs, flag == kReadsCorrelation ? noCorrelation : correlation,
+                              flag == kReadsPrediction ? noPrediction : prediction, options};
         for (const auto& rule : allRules())
         {
-            if ((rule->info().needs & kReadsPrediction) != 0 ||
-                ((rule->info().needs & kNeedsOnnx) != 0 && !inputs.onnx) ||
+            if ((rule->info().needs & flag) != 0 || ((rule->info().needs & kNeedsOnnx) != 0 && !inputs.onnx) ||
                 ((rule->info().needs & kNeedsEngine) != 0 && inputs.engine() == nullptr))
             {
                 continue;
             }
             FindingSink a;
             FindingSink b;
-            rule->check(withPrediction, a);
-            rule->check(withoutPrediction, b);
-            ASSERT_EQ(a.findings().size(), b.findings().size()) << rule->info().slug;
-            for (std::size_t i = 0; i < a.findings().size(); ++i)
+            rule->check(full, a);
+            rule->check(lacking, b);
+            EXPECT_EQ(a.findings().size(), b.findings().size()) << rule->info().slug;
+            for (std::size_t i = 0; i < a.findings().size() && i < b.findings().size(); ++i)
             {
                 EXPECT_EQ(a.findings()[i].message, b.findings()[i].message) << rule->info().slug;
                 EXPECT_EQ(a.findings()[i].onnxNodes, b.findings()[i].onnxNodes) << rule->info().slug;
+                EXPECT_EQ(a.findings()[i].engineLayers, b.findings()[i].engineLayers) << rule->info().slug;
+                EXPECT_EQ(a.findings()[i].costMs, b.findings()[i].costMs) << rule->info().slug;
             }
             compared += a.findings().size();
         }
     }
-    EXPECT_GT(compared, 0U); // the inputs do trigger findings
+    return compared;
 }
+
+} // namespace
+
+// diagnose runs the rules without kReadsPrediction before the prediction is made, handing them an empty one. A rule
+// that reads the prediction but lacks the flag would then judge differently from a run with the prediction: check
+// on the bundled samples, real models and real engines that every such rule finds the same either way.
+TEST(RuleCatalogue, RulesWithoutThePredictionFlagDoNotReadIt)
+{
+    EXPECT_GT(compareWithout(kReadsPrediction), 0U); // the inputs do trigger findings
+}
+
+// The same for kReadsCorrelation: rules without it may run before the correlation is made. (A rule that reads the
+// correlation may index it by layer, so a flagged rule cannot be run on an empty one.)
+TEST(RuleCatalogue, RulesWithoutTheCorrelationFlagDoNotReadIt)
+{
+    EXPECT_GT(compareWithout(kReadsCorrelation), 0U);
+}
+

@@ -291,6 +291,8 @@ enum RuleNeeds : unsigned
     //! Reads Context::prediction. Rules without it run while the prediction is still being made and see an empty
     //! one, so a rule that forgets the flag fails its tests instead of racing.
     kReadsPrediction = 1u << 3,
+    //! Reads Context::correlation. Rules without it may run before the correlation is made and see an empty one.
+    kReadsCorrelation = 1u << 4,
 };
 
 struct RuleInfo
