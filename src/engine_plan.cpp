@@ -140,30 +140,102 @@ std::vector<std::string_view> EngineLayer::metadataOnnxNodeViews() const
     return names;
 }
 
-const TensorIndex& EnginePlan::tensorIndex() const
+TensorIndex::TensorIndex(const std::vector<EngineLayer>& layers) : mLayerCount(layers.size())
 {
-    if (!mTensorIndex || mTensorIndex->layerCount != layers.size())
+    const auto nameOf = [this](std::uint32_t id) { return mNames[id]; };
+    const auto intern = [&](std::string_view name)
     {
-        auto index = std::make_shared<TensorIndex>();
-        index->layerCount = layers.size();
-        for (std::size_t i = 0; i < layers.size(); ++i)
+        const std::uint32_t id = mIndex.insert(name, static_cast<std::uint32_t>(mNames.size()), nameOf);
+        if (id == mNames.size())
         {
-            for (const auto& output : layers[i].outputs)
+            mNames.push_back(name);
+            mProducer.push_back(std::string::npos);
+        }
+        return id;
+    };
+    std::vector<std::pair<std::uint32_t, std::size_t>> reads; // (tensor, layer) in layer order
+    for (std::size_t i = 0; i < layers.size(); ++i)
+    {
+        for (const auto& output : layers[i].outputs)
+        {
+            std::size_t& producer = mProducer[intern(output.name)];
+            if (producer == std::string::npos)
             {
-                index->producer.emplace(output.name, i); // the first writer, as a linear search would find
-            }
-            for (const auto& input : layers[i].inputs)
-            {
-                auto& readers = index->consumers[input.name];
-                if (readers.empty() || readers.back() != i)
-                {
-                    readers.push_back(i);
-                }
+                producer = i; // the first writer, as a linear search would find
             }
         }
-        mTensorIndex = std::move(index);
+        for (const auto& input : layers[i].inputs)
+        {
+            reads.emplace_back(intern(input.name), i);
+        }
     }
-    return *mTensorIndex;
+    // Consumers grouped by tensor, in layer order, a layer once per tensor.
+    mStart.assign(mNames.size() + 1, 0);
+    for (const auto& [id, layer] : reads)
+    {
+        ++mStart[id + 1];
+    }
+    for (std::size_t id = 0; id < mNames.size(); ++id)
+    {
+        mStart[id + 1] += mStart[id];
+    }
+    std::vector<std::uint32_t> fill(mStart.begin(), mStart.end() - 1);
+    mConsumers.resize(reads.size());
+    for (const auto& [id, layer] : reads)
+    {
+        mConsumers[fill[id]++] = layer;
+    }
+    // Drop repeats (a layer reading one tensor twice) and close the gaps.
+    std::size_t out = 0;
+    for (std::size_t id = 0; id < mNames.size(); ++id)
+    {
+        const std::size_t begin = mStart[id];
+        const std::size_t end = mStart[id + 1];
+        mStart[id] = static_cast<std::uint32_t>(out);
+        for (std::size_t k = begin; k < end; ++k)
+        {
+            if (out == mStart[id] || mConsumers[out - 1] != mConsumers[k])
+            {
+                mConsumers[out++] = mConsumers[k];
+            }
+        }
+    }
+    mStart[mNames.size()] = static_cast<std::uint32_t>(out);
+    mConsumers.resize(out);
+}
+
+std::uint32_t TensorIndex::idOf(std::string_view tensor) const
+{
+    return mIndex.find(tensor, [this](std::uint32_t id) { return mNames[id]; });
+}
+
+std::optional<std::size_t> TensorIndex::producer(std::string_view tensor) const
+{
+    const std::uint32_t id = idOf(tensor);
+    if (id == NameIndex::kNone || mProducer[id] == std::string::npos)
+    {
+        return std::nullopt;
+    }
+    return mProducer[id];
+}
+
+std::span<const std::size_t> TensorIndex::consumers(std::string_view tensor) const
+{
+    const std::uint32_t id = idOf(tensor);
+    if (id == NameIndex::kNone)
+    {
+        return {};
+    }
+    return std::span<const std::size_t>(mConsumers).subspan(mStart[id], mStart[id + 1] - mStart[id]);
+}
+
+const TensorIndex& EnginePlan::tensorIndex() const
+{
+    if (!mTensorIndex.index || mTensorIndex.index->layerCount() != layers.size())
+    {
+        mTensorIndex.index = std::make_unique<TensorIndex>(layers);
+    }
+    return *mTensorIndex.index;
 }
 
 } // namespace qdq

@@ -314,16 +314,13 @@ Precision inputPrecision(const EngineLayer& layer, std::size_t input)
 
 std::optional<std::size_t> producerLayer(const EnginePlan& plan, const std::string& tensor)
 {
-    const TensorIndex& index = plan.tensorIndex();
-    auto found = index.producer.find(tensor);
-    return found == index.producer.end() ? std::nullopt : std::optional<std::size_t>(found->second);
+    return plan.tensorIndex().producer(tensor);
 }
 
 std::vector<std::size_t> consumerLayers(const EnginePlan& plan, const std::string& tensor)
 {
-    const TensorIndex& index = plan.tensorIndex();
-    auto found = index.consumers.find(tensor);
-    return found == index.consumers.end() ? std::vector<std::size_t>{} : found->second;
+    const auto consumers = plan.tensorIndex().consumers(tensor);
+    return std::vector<std::size_t>(consumers.begin(), consumers.end());
 }
 
 Evidence layerEvidence(const Context& context, std::size_t layer, const std::string& field, const std::string& text)

@@ -147,6 +147,57 @@ std::string errorOfBuffer(const std::string& text, const Limits& limits = {})
 // ---------------------------------------------------------------------------------------------------------------
 // Own fixtures
 
+namespace
+{
+EngineLayer layerReading(const std::string& name, std::vector<std::string> inputs, std::vector<std::string> outputs)
+{
+    EngineLayer layer;
+    layer.setName(name);
+    for (auto& input : inputs)
+    {
+        layer.inputs.emplace_back().name = std::move(input);
+    }
+    for (auto& output : outputs)
+    {
+        layer.outputs.emplace_back().name = std::move(output);
+    }
+    return layer;
+}
+} // namespace
+
+TEST(EngineLayerModel, TensorIndexProducersAndConsumers)
+{
+    EnginePlan plan;
+    plan.layers.push_back(layerReading("a", {"in"}, {"x"}));
+    plan.layers.push_back(layerReading("b", {"x", "x"}, {"y"})); // reads x twice: listed once
+    plan.layers.push_back(layerReading("c", {"x", "y"}, {"x"})); // a second writer of x: the first one counts
+    plan.layers.push_back(layerReading("d", {"y"}, {}));
+    const TensorIndex& index = plan.tensorIndex();
+    EXPECT_EQ(index.producer("x"), std::optional<std::size_t>(0));
+    EXPECT_EQ(index.producer("y"), std::optional<std::size_t>(1));
+    EXPECT_EQ(index.producer("in"), std::nullopt);
+    EXPECT_EQ(index.producer("missing"), std::nullopt);
+    auto consumers = [&](const EnginePlan& p, const char* tensor)
+    {
+        auto span = p.tensorIndex().consumers(tensor);
+        return std::vector<std::size_t>(span.begin(), span.end());
+    };
+    EXPECT_EQ(consumers(plan, "x"), (std::vector<std::size_t>{1, 2}));
+    EXPECT_EQ(consumers(plan, "y"), (std::vector<std::size_t>{2, 3}));
+    EXPECT_EQ(consumers(plan, "in"), (std::vector<std::size_t>{0}));
+    EXPECT_TRUE(consumers(plan, "missing").empty());
+
+    // A copy indexes its own names (the index holds views), and an added layer is indexed again.
+    auto copy = std::make_unique<EnginePlan>(plan);
+    plan.layers.clear();
+    plan.layers.push_back(layerReading("e", {"z"}, {"w"}));
+    EXPECT_EQ(consumers(*copy, "x"), (std::vector<std::size_t>{1, 2}));
+    EXPECT_EQ(plan.tensorIndex().producer("w"), std::optional<std::size_t>(0));
+    EXPECT_EQ(plan.tensorIndex().producer("x"), std::nullopt);
+    copy->layers.push_back(layerReading("f", {"w"}, {}));
+    EXPECT_EQ(consumers(*copy, "w"), (std::vector<std::size_t>{4}));
+}
+
 TEST(LayerInfoReader, NamesOnly)
 {
     EnginePlan plan = readLayerInfo(fixture("layer-info/names_only.json"));

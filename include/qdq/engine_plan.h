@@ -4,6 +4,7 @@
 #pragma once
 
 #include "qdq/diagnostics.h"
+#include "qdq/name_index.h"
 #include "qdq/precision.h"
 
 #include <cstddef>
@@ -12,6 +13,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -195,12 +197,30 @@ enum class LayerListForm
     kLogLine,   //!< build log `Layer(Type): name, Tactic: ..., in -> out` lines
 };
 
-//! Which layers write and read each tensor name.
-struct TensorIndex
+struct EngineLayer;
+
+//! Which layers write and read each tensor name. Names are views of the plan's tensor names, numbered in order of
+//! first appearance; the consumers of all tensors share one array.
+class TensorIndex
 {
-    std::unordered_map<std::string, std::size_t> producer;
-    std::unordered_map<std::string, std::vector<std::size_t>> consumers;
-    std::size_t layerCount = 0;
+public:
+    explicit TensorIndex(const std::vector<EngineLayer>& layers);
+
+    //! The first layer that writes tensor.
+    std::optional<std::size_t> producer(std::string_view tensor) const;
+    //! The layers that read tensor, in layer order, each once.
+    std::span<const std::size_t> consumers(std::string_view tensor) const;
+    std::size_t layerCount() const { return mLayerCount; }
+
+private:
+    std::uint32_t idOf(std::string_view tensor) const;
+
+    std::size_t mLayerCount = 0;
+    std::vector<std::string_view> mNames; //!< id -> name
+    NameIndex mIndex;
+    std::vector<std::size_t> mProducer; //!< id -> first writer, or npos
+    std::vector<std::uint32_t> mStart;  //!< id -> first entry in mConsumers (size: ids + 1)
+    std::vector<std::size_t> mConsumers;
 };
 
 struct EnginePlan
@@ -211,12 +231,27 @@ struct EnginePlan
     std::vector<std::string> bindings;
     std::vector<ReaderWarning> warnings;
 
-    //! Built on first use (and again if layers were added since), so that producer/consumer look-ups stay O(1)
-    //! on engines with 100,000 layers.
+    //! Built on first use (and again when the number of layers changed), so that producer/consumer look-ups stay
+    //! O(1) on engines with 100,000 layers. It holds views of the tensor names: rename tensors in place only before
+    //! the first use.
     const TensorIndex& tensorIndex() const;
 
 private:
-    mutable std::shared_ptr<const TensorIndex> mTensorIndex;
+    //! The index holds views of this plan's names: a copy of the plan builds its own, a move keeps it.
+    struct IndexCache
+    {
+        IndexCache() = default;
+        IndexCache(const IndexCache&) {}
+        IndexCache& operator=(const IndexCache&)
+        {
+            index.reset();
+            return *this;
+        }
+        IndexCache(IndexCache&&) noexcept = default;
+        IndexCache& operator=(IndexCache&&) noexcept = default;
+        std::unique_ptr<const TensorIndex> index;
+    };
+    mutable IndexCache mTensorIndex;
 };
 
 } // namespace qdq
