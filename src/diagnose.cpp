@@ -92,7 +92,7 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
         kReady = 1,
         kFailed = 2
     };
-    std::atomic<int> inputsState{loading != nullptr ? kPending : kReady};
+    std::atomic<int> inputsState{kPending}; // published once the rule order is known, too
     std::atomic<int> graphState{kPending};
     std::atomic<int> correlationState{kPending};
     std::atomic<int> predictionState{kPending};
