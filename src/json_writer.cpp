@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -129,26 +130,51 @@ std::size_t plainRunEnd(std::string_view text, std::size_t i)
     const __m128i del = _mm_set1_epi8(0x7f);
     const __m128i quote = _mm_set1_epi8('"');
     const __m128i backslash = _mm_set1_epi8('\\');
-    while (i + 16 <= size)
+    // Bit k set: byte k of block is not plain. A signed compare puts bytes >= 0x80 below 0x20 too: they leave the
+    // fast path like controls.
+    const auto specialMask = [&](__m128i block)
     {
-        const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
-        // A signed compare puts bytes >= 0x80 below 0x20 too: they leave the fast path like controls.
         const __m128i special =
             _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(block, space), _mm_cmpeq_epi8(block, del)),
                          _mm_or_si128(_mm_cmpeq_epi8(block, quote), _mm_cmpeq_epi8(block, backslash)));
-        const int mask = _mm_movemask_epi8(special);
+        return static_cast<unsigned>(_mm_movemask_epi8(special));
+    };
+    while (i + 16 <= size)
+    {
+        const unsigned mask = specialMask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i)));
         if (mask != 0)
         {
-            return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+            return i + static_cast<std::size_t>(__builtin_ctz(mask));
         }
         i += 16;
     }
-#endif
+    if (i == size)
+    {
+        return size;
+    }
+    // The last few bytes: the 16 ending at the end of text when there are that many (the bytes before i were
+    // already found plain), else a copy padded with plain bytes. Never a read past the end of text.
+    const std::size_t left = size - i;
+    unsigned mask;
+    if (size >= 16)
+    {
+        mask = specialMask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + size - 16))) >> (16 - left);
+    }
+    else
+    {
+        alignas(16) char padded[16];
+        std::memset(padded, 'a', sizeof(padded));
+        std::memcpy(padded, text.data() + i, left);
+        mask = specialMask(_mm_load_si128(reinterpret_cast<const __m128i*>(padded))) & ((1u << left) - 1);
+    }
+    return mask != 0 ? i + static_cast<std::size_t>(__builtin_ctz(mask)) : size;
+#else
     while (i < size && isPlain(static_cast<unsigned char>(text[i])))
     {
         ++i;
     }
     return i;
+#endif
 }
 } // namespace
 

@@ -13,6 +13,14 @@ namespace qdq
 
 namespace
 {
+//! How many entries ahead the report loops ask for the memory they will read.
+constexpr std::size_t kAhead = 8;
+
+inline void prefetch(const void* address)
+{
+    __builtin_prefetch(address);
+}
+
 //! schema, inputs, accounting, layers, qdq_nodes: what depends only on the inputs and the correlation.
 void writeReportHead(JsonWriter& json, const Report& report, const Inputs& inputs)
 {
@@ -45,9 +53,26 @@ void writeReportHead(JsonWriter& json, const Report& report, const Inputs& input
     json.endObject();
 
     const EnginePlan* plan = inputs.engine();
+    const auto& mappings = report.correlation.layers;
     json.key("layers").beginArray();
-    for (const auto& mapping : report.correlation.layers)
+    for (std::size_t i = 0; i < mappings.size(); ++i)
     {
+        // The names written are scattered over the heap (layer records, model nodes): asking for those of a few
+        // entries ahead keeps the writer from waiting on each one.
+        if (i + kAhead < mappings.size())
+        {
+            const LayerMapping& ahead = mappings[i + kAhead];
+            prefetch(plan->layers[ahead.layer].name.data());
+            prefetch(ahead.onnxNodes.data());
+        }
+        if (i + kAhead / 2 < mappings.size())
+        {
+            for (std::string_view name : mappings[i + kAhead / 2].onnxNodes)
+            {
+                prefetch(name.data());
+            }
+        }
+        const LayerMapping& mapping = mappings[i];
         const EngineLayer& layer = plan->layers[mapping.layer];
         json.beginObject();
         json.member("name", layer.name).member("type", layer.type).member("state", layerStateName(mapping.state));
@@ -58,9 +83,24 @@ void writeReportHead(JsonWriter& json, const Report& report, const Inputs& input
     }
     json.endArray();
 
+    const auto& qdqNodes = report.correlation.qdqNodes;
     json.key("qdq_nodes").beginArray();
-    for (const auto& node : report.correlation.qdqNodes)
+    for (std::size_t i = 0; i < qdqNodes.size(); ++i)
     {
+        if (i + kAhead < qdqNodes.size())
+        {
+            const QdqNodeState& ahead = qdqNodes[i + kAhead];
+            prefetch(ahead.node.data());
+            if (ahead.layer && plan != nullptr)
+            {
+                prefetch(&plan->layers[*ahead.layer].name);
+            }
+        }
+        if (i + kAhead / 2 < qdqNodes.size() && qdqNodes[i + kAhead / 2].layer && plan != nullptr)
+        {
+            prefetch(plan->layers[*qdqNodes[i + kAhead / 2].layer].name.data());
+        }
+        const QdqNodeState& node = qdqNodes[i];
         json.beginObject();
         json.member("name", node.node).member("op", node.isQuantize ? "QuantizeLinear" : "DequantizeLinear");
         json.member("state", qdqStateName(node.state)).key("layer");

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 using namespace qdq;
 
 TEST(Printable, EscapesControlAndInvalidUtf8)
@@ -68,4 +70,67 @@ TEST(JsonWriter, FlushingWriterHandsOverTheWholeDocumentAndEscapesControls)
     EXPECT_TRUE(buffer.empty());
     EXPECT_NE(whole.find("\"tab\\there\""), std::string::npos) << whole;
     EXPECT_NE(whole.find("del\\u007f c1\\u009b"), std::string::npos) << whole;
+}
+
+// The writer scans 16 bytes at a time and the last few specially: every length up to 40, with each special byte at
+// each position, must come out as a byte-by-byte escaper writes it.
+TEST(JsonWriter, EscapesAtEveryPositionOfEveryLength)
+{
+    const auto reference = [](std::string_view text)
+    {
+        std::string out = "\"";
+        for (unsigned char c : text)
+        {
+            switch (c)
+            {
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            default:
+                if (c < 0x20 || c == 0x7f)
+                {
+                    char escaped[8];
+                    std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+                    out += escaped;
+                }
+                else
+                {
+                    out += static_cast<char>(c);
+                }
+            }
+        }
+        return out + "\"";
+    };
+    for (std::size_t length = 0; length <= 40; ++length)
+    {
+        for (char special : {'"', '\\', '\n', '\t', '\x01', '\x1f', '\x7f'})
+        {
+            for (std::size_t at = 0; at <= length; ++at)
+            {
+                std::string text(length, 'x');
+                if (at < length)
+                {
+                    text[at] = special;
+                }
+                std::string out;
+                JsonWriter json(out);
+                json.value(text);
+                ASSERT_EQ(out, reference(text)) << "length " << length << " at " << at;
+            }
+        }
+    }
+    // Bytes >= 0x80 leave the fast path: valid UTF-8 is kept as it is.
+    std::string out;
+    JsonWriter json(out);
+    json.value(std::string(20, 'x') + "\xc3\xa9");
+    EXPECT_EQ(out, "\"" + std::string(20, 'x') + "\xc3\xa9\"");
 }
