@@ -49,10 +49,8 @@ public:
     void check(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
-        std::vector<std::string> nodes;
-        std::vector<std::string> sites;
-        std::vector<Evidence> evidence;
-        std::size_t weightCount = 0;
+        // The DQ nodes that read an INT8/INT4 initializer: first found, then described (a model may have 100,000).
+        std::vector<std::pair<const OnnxNode*, const OnnxConstant*>> found;
         for (const auto& parameters : graph.qdq)
         {
             if (parameters.isQuantize)
@@ -65,11 +63,25 @@ public:
                 continue;
             }
             const OnnxConstant* constant = graph.constant(dq.inputs[0]);
-            if (constant == nullptr ||
-                (constant->dataType != OnnxDataType::kInt8 && constant->dataType != OnnxDataType::kInt4))
+            if (constant != nullptr &&
+                (constant->dataType == OnnxDataType::kInt8 || constant->dataType == OnnxDataType::kInt4))
             {
-                continue;
+                found.emplace_back(&dq, constant);
             }
+        }
+        if (found.empty())
+        {
+            return;
+        }
+        std::vector<std::string> nodes;
+        std::vector<std::string> sites;
+        std::vector<Evidence> evidence;
+        nodes.reserve(found.size());
+        evidence.reserve(found.size());
+        std::size_t weightCount = 0;
+        for (const auto& [dqNode, constant] : found)
+        {
+            const OnnxNode& dq = *dqNode;
             const bool weight = weights::quantizesWeight(graph, dq);
             weightCount += weight ? 1 : 0;
             nodes.push_back(dq.name);
@@ -88,7 +100,8 @@ public:
             std::string text;
             text.reserve(constant->name.size() + type.size() + 64);
             text.append("input ").append(constant->name).append(" is an ").append(type).append(" initializer ");
-            text.append(weights::formatDims(constant->dims)).append(" with no QuantizeLinear");
+            weights::appendDims(text, constant->dims);
+            text.append(" with no QuantizeLinear");
             evidence.push_back(nodeEvidence(context, dq, std::move(text)));
         }
         if (nodes.empty())

@@ -4,6 +4,7 @@
 
 #include "qdq/patterns.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -223,14 +224,28 @@ inline std::string formatValue(double value)
 }
 
 //! "[64, 3, 7, 7]" for dims.
-inline std::string formatDims(const std::vector<std::int64_t>& dims)
+//! "[64, 3, 3, 3]" appended to text.
+inline void appendDims(std::string& text, const std::vector<std::int64_t>& dims)
 {
-    std::string text = "[";
+    text += '[';
     for (std::size_t i = 0; i < dims.size(); ++i)
     {
-        text += (i == 0 ? "" : ", ") + std::to_string(dims[i]);
+        if (i != 0)
+        {
+            text += ", ";
+        }
+        char digits[24];
+        const auto written = std::to_chars(digits, digits + sizeof(digits), dims[i]);
+        text.append(digits, written.ptr);
     }
-    return text + "]";
+    text += ']';
+}
+
+inline std::string formatDims(const std::vector<std::int64_t>& dims)
+{
+    std::string text;
+    appendDims(text, dims);
+    return text;
 }
 
 } // namespace qdq::rules::weights
