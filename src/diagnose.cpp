@@ -74,7 +74,8 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
 
 // Two threads. The calling one reads the files other than the ONNX model (pipelined form), correlates the engine
 // with the model, hands the report to whileRulesRun, then takes rules. The helper reads the ONNX model (pipelined
-// form), predicts the engine from it, builds the engine's lazily built tensor index, then takes rules. Every rule
+// form), predicts the engine from it, then takes rules. The engine's tensor index is built by whichever is free
+// first. Every rule
 // is independent and read-only and writes its own sink; every rule waits for the index, a rule that reads the
 // correlation (kReadsCorrelation) for it, and one that reads the prediction (kReadsPrediction) for that. Findings
 // are gathered in catalogue order, so the result does not depend on scheduling.
@@ -164,6 +165,29 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
     std::exception_ptr onnxError;
     std::exception_ptr predictorError;
     std::exception_ptr indexError;
+    // The engine's lazily built tensor index (the rules share it; the correlation does not use it) is built by the
+    // thread that is free first: the calling one while the model is still being read, else the helper.
+    std::atomic<bool> indexClaimed{false};
+    const auto buildIndex = [&]
+    {
+        if (indexClaimed.exchange(true))
+        {
+            return;
+        }
+        try
+        {
+            if (const EnginePlan* plan = inputs.engine())
+            {
+                plan->tensorIndex();
+            }
+            publish(indexState, kReady);
+        }
+        catch (...)
+        {
+            indexError = std::current_exception();
+            publish(indexState, kFailed);
+        }
+    };
     std::thread helper(
         [&]
         {
@@ -210,24 +234,8 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
                 publish(indexState, kFailed);
                 return;
             }
-            // Lazily built indexes are built before the rules share them (the correlation does not use them).
-            try
-            {
-                if (const EnginePlan* plan = inputs.engine())
-                {
-                    plan->tensorIndex();
-                }
-                publish(indexState, kReady);
-            }
-            catch (...)
-            {
-                indexError = std::current_exception();
-                publish(indexState, kFailed);
-                return;
-            }
-            {
-                runRules();
-            }
+            buildIndex();
+            runRules();
         });
 
     if (loading != nullptr)
@@ -248,10 +256,6 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
         {
             loadError = std::current_exception();
         }
-        if (onnxOnHelper && waitFor(graphState) != kReady && !loadError)
-        {
-            loadError = onnxError;
-        }
         if (!loadError)
         {
             try
@@ -262,6 +266,14 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
             {
                 loadError = std::current_exception();
             }
+        }
+        if (!loadError && onnxOnHelper && graphState.load(std::memory_order_acquire) == kPending)
+        {
+            buildIndex();
+        }
+        if (onnxOnHelper && waitFor(graphState) != kReady && !loadError)
+        {
+            loadError = onnxError;
         }
         if (loadError)
         {

@@ -34,7 +34,7 @@ InputPlan planInputs(const InputFiles& files);
 void readInput(Inputs& inputs, const PlannedFile& file, const Limits& limits, const ProgressCallback& progress);
 
 //! Once every file is read: inputs.sources in plan order, and the plan derived from a profile when there is no
-//! layer list.
+//! layer list. Does not touch inputs.onnx, so it may run while the model is still being read on another thread.
 void finishInputs(Inputs& inputs, const InputPlan& plan);
 
 } // namespace qdq::input_plan
