@@ -639,6 +639,9 @@ private:
         node.index = index;
         node.name.assign(mNodeFields.name);
         node.opType.assign(mNodeFields.opType);
+        node.qdqKind = mNodeFields.opType == "QuantizeLinear"     ? OnnxNode::QdqKind::kQuantize
+                       : mNodeFields.opType == "DequantizeLinear" ? OnnxNode::QdqKind::kDequantize
+                                                                  : OnnxNode::QdqKind::kNone;
         node.domain.assign(mNodeFields.domain);
         for (std::string_view input : mNodeFields.inputs)
         {

@@ -4,6 +4,7 @@
 #include "qdq/analysis.h"
 #include "qdq/layer_names.h"
 #include "qdq/name_index.h"
+#include "qdq/patterns.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -14,11 +15,6 @@ namespace qdq
 
 namespace
 {
-
-bool isQdqOp(std::string_view opType)
-{
-    return opType == std::string_view("QuantizeLinear") || opType == std::string_view("DequantizeLinear");
-}
 
 //! Builder bookkeeping layers that execute no ONNX node.
 bool isBookkeepingType(const std::string& type)
@@ -266,7 +262,7 @@ private:
             {
                 mResult.layersOfNode.add(id, index);
                 mapping.onnxNodes.push_back(mGraph->nodes[id].name);
-                onlyQdq = onlyQdq && isQdqOp(mGraph->nodes[id].opType);
+                onlyQdq = onlyQdq && patterns::isQdq(mGraph->nodes[id]);
             }
         }
         else
@@ -528,7 +524,7 @@ private:
     {
         QdqNodeState state;
         state.node = node.name;
-        state.isQuantize = node.opType == "QuantizeLinear";
+        state.isQuantize = patterns::isQuantize(node);
         auto own = layerOf(node, false);
         if (own && mResult.layers[*own].state == LayerState::kInsertedQdq)
         {
@@ -565,7 +561,7 @@ private:
         }
         // Activation DQs and output Qs are rarely named: a DQ belongs to its consumer's layer, a Q to its
         // producer's layer (output quantization) or, failing that, to the consumers of its DQ.
-        if (node.opType == "DequantizeLinear")
+        if (patterns::isDequantize(node))
         {
             if (auto layer = consumerLayer(node))
             {
@@ -619,7 +615,7 @@ private:
                     return layer;
                 }
             }
-            if (isQdqOp(next.opType))
+            if (patterns::isQdq(next))
             {
                 if (auto layer = consumerLayer(next, depth + 1))
                 {

@@ -50,13 +50,13 @@ bool isConstantLike(const OnnxGraph& graph, const std::string& tensor, int depth
     {
         return false;
     }
-    static constexpr std::string_view kPassThrough[] = {"QuantizeLinear", "DequantizeLinear", "Identity",
-                                                        "Transpose",      "Reshape",          "Cast"};
+    static constexpr std::string_view kPassThrough[] = {"Identity", "Transpose", "Reshape", "Cast"};
     if (producer->opType == "Constant")
     {
         return true;
     }
-    return isOneOf(producer->opType, kPassThrough) && isConstantLike(graph, producer->inputs[0], depth + 1);
+    return (isQdq(*producer) || isOneOf(producer->opType, kPassThrough)) &&
+           isConstantLike(graph, producer->inputs[0], depth + 1);
 }
 } // namespace
 

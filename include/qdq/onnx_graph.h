@@ -200,6 +200,15 @@ struct OnnxNode
 {
     std::string name; //!< node name; a node without a name gets "node_of_<first output>" as TensorRT does
     bool nameWasEmpty = false;
+    //! Whether opType is QuantizeLinear or DequantizeLinear, set with it by the reader: "DequantizeLinear" is too
+    //! long for std::string's inline buffer, and checking a node's type is then a cache miss in passes over
+    //! hundreds of thousands of nodes.
+    enum class QdqKind : std::uint8_t
+    {
+        kNone,
+        kQuantize,
+        kDequantize,
+    } qdqKind = QdqKind::kNone;
     std::string opType;  //!< "Conv", "QuantizeLinear", ...
     std::string domain;  //!< "" or "ai.onnx" for standard ops; anything else is a custom (plugin) op
     TensorNames inputs;  //!< tensor names; "" for an omitted optional input

@@ -16,15 +16,15 @@ namespace qdq::patterns
 // Operation types are compared as string_views: a length check and a fixed-size compare the compiler inlines.
 inline bool isQuantize(const OnnxNode& node)
 {
-    return std::string_view(node.opType) == std::string_view("QuantizeLinear");
+    return node.qdqKind == OnnxNode::QdqKind::kQuantize;
 }
 inline bool isDequantize(const OnnxNode& node)
 {
-    return std::string_view(node.opType) == std::string_view("DequantizeLinear");
+    return node.qdqKind == OnnxNode::QdqKind::kDequantize;
 }
 inline bool isQdq(const OnnxNode& node)
 {
-    return isQuantize(node) || isDequantize(node);
+    return node.qdqKind != OnnxNode::QdqKind::kNone;
 }
 //! Conv, ConvTranspose, Gemm, and MatMul whose second input is constant (possibly through Q/DQ).
 bool isWeighted(const OnnxGraph& graph, const OnnxNode& node);
