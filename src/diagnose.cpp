@@ -75,10 +75,9 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
 // Two threads. The calling one reads the files other than the ONNX model (pipelined form), correlates the engine
 // with the model, hands the report to whileRulesRun, then takes rules. The helper reads the ONNX model (pipelined
 // form), predicts the engine from it, then takes rules. The engine's tensor index is built by whichever is free
-// first. Every rule
-// is independent and read-only and writes its own sink; every rule waits for the index, a rule that reads the
-// correlation (kReadsCorrelation) for it, and one that reads the prediction (kReadsPrediction) for that. Findings
-// are gathered in catalogue order, so the result does not depend on scheduling.
+// first. Every rule is independent and read-only and writes its own sink; every rule waits for the index, a rule
+// that reads the correlation (kReadsCorrelation) for it, and one that reads the prediction (kReadsPrediction) for
+// that. Findings are gathered in catalogue order, so the result does not depend on scheduling.
 Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const Loading* loading,
                     const WhileRulesRun& whileRulesRun)
 {
