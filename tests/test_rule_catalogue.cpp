@@ -168,4 +168,3 @@ TEST(RuleCatalogue, RulesWithoutTheCorrelationFlagDoNotReadIt)
 {
     EXPECT_GT(compareWithout(kReadsCorrelation), 0U);
 }
-
