@@ -1,5 +1,6 @@
 // The rule catalogue: every registered rule has a unique slug, its page docs/rules/<slug>.md with the sections the
 // project asks for, and tests that name it.
+#include "graph_builder.h"
 #include "qdq/analysis.h"
 #include "qdq/load_inputs.h"
 #include "test_support.h"
@@ -68,11 +69,24 @@ TEST(RuleCatalogue, EveryRuleIsNamedByATriggerAndANonTriggerTest)
 namespace
 {
 
-//! Input sets for the flag checks: every bundled sample, three real models, and real engines with and without
-//! their profile.
+//! Input sets for the flag checks: every bundled sample, a generated model that the rules without
+//! kReadsCorrelation report on, and with ../shared three real models and real engines.
 std::vector<std::vector<std::string>> flagCheckInputs()
 {
     std::vector<std::vector<std::string>> inputSets;
+    {
+        // An asymmetric uint8 activation quantizer (nonzero-zero-point) in front of a conv with INT8 weight
+        // initializers (int8-weight-initializer).
+        GraphBuilder g;
+        const std::string scale = g.scale("/in_q/scale", 0.02f);
+        const std::string zeroPoint = g.zeroPoint("/in_q/zero_point", true, 128);
+        const std::string q = g.node("QuantizeLinear", "/in_q/QuantizeLinear", {g.input("x"), scale, zeroPoint});
+        const std::string dq = g.node("DequantizeLinear", "/in_q/DequantizeLinear", {q, scale, zeroPoint});
+        g.output(g.node("Conv", "/conv/Conv", {dq, g.int8Weight("conv", 8, 3)}));
+        const auto path = tempDir("flag-check") / "model.onnx";
+        g.save(path.string());
+        inputSets.push_back({path.string()});
+    }
     for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(QDQ_SOURCE_DIR) / "samples"))
     {
         std::vector<std::string> files;
