@@ -45,7 +45,6 @@ InputPlan planInputs(const InputFiles& files)
 
     // A second file of one kind is refused before anything large is read.
     bool seen[4] = {false, false, false, false};
-    std::size_t onnxCount = 0;
     for (std::size_t i = 0; i < plan.files.size(); ++i)
     {
         const PlannedFile& file = plan.files[i];
@@ -56,8 +55,7 @@ InputPlan planInputs(const InputFiles& files)
         {
         case InputKind::kOnnx:
             slot = 0, what = "ONNX model", option = "--onnx";
-            plan.separateOnnx = i;
-            ++onnxCount;
+            plan.separateOnnx = i; // the only one: a second is refused below
             break;
         case InputKind::kLayerInfo:
             slot = 1, what = "layer-info JSON", option = "--layers";
@@ -92,7 +90,7 @@ InputPlan planInputs(const InputFiles& files)
         }
         seen[slot] = true;
     }
-    if (onnxCount != 1 || plan.files.size() < 2)
+    if (plan.files.size() < 2)
     {
         plan.separateOnnx.reset();
     }
