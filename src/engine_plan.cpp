@@ -143,6 +143,7 @@ std::vector<std::string_view> EngineLayer::metadataOnnxNodeViews() const
 TensorIndex::TensorIndex(const std::vector<EngineLayer>& layers) : mLayerCount(layers.size())
 {
     const auto nameOf = [this](std::uint32_t id) { return mNames[id]; };
+    std::vector<std::size_t> lastReader; // by tensor: the last layer recorded as reading it
     const auto intern = [&](std::string_view name)
     {
         const std::uint32_t id = mIndex.insert(name, static_cast<std::uint32_t>(mNames.size()), nameOf);
@@ -150,10 +151,11 @@ TensorIndex::TensorIndex(const std::vector<EngineLayer>& layers) : mLayerCount(l
         {
             mNames.push_back(name);
             mProducer.push_back(std::string::npos);
+            lastReader.push_back(std::string::npos);
         }
         return id;
     };
-    std::vector<std::pair<std::uint32_t, std::size_t>> reads; // (tensor, layer) in layer order
+    std::vector<std::pair<std::uint32_t, std::size_t>> reads; // (tensor, layer) in layer order, a layer once
     for (std::size_t i = 0; i < layers.size(); ++i)
     {
         for (const auto& output : layers[i].outputs)
@@ -166,10 +168,15 @@ TensorIndex::TensorIndex(const std::vector<EngineLayer>& layers) : mLayerCount(l
         }
         for (const auto& input : layers[i].inputs)
         {
-            reads.emplace_back(intern(input.name), i);
+            const std::uint32_t id = intern(input.name);
+            if (lastReader[id] != i)
+            {
+                lastReader[id] = i;
+                reads.emplace_back(id, i);
+            }
         }
     }
-    // Consumers grouped by tensor, in layer order, a layer once per tensor.
+    // Consumers grouped by tensor, in layer order: count, prefix sums, fill.
     mStart.assign(mNames.size() + 1, 0);
     for (const auto& [id, layer] : reads)
     {
@@ -185,23 +192,6 @@ TensorIndex::TensorIndex(const std::vector<EngineLayer>& layers) : mLayerCount(l
     {
         mConsumers[fill[id]++] = layer;
     }
-    // Drop repeats (a layer reading one tensor twice) and close the gaps.
-    std::size_t out = 0;
-    for (std::size_t id = 0; id < mNames.size(); ++id)
-    {
-        const std::size_t begin = mStart[id];
-        const std::size_t end = mStart[id + 1];
-        mStart[id] = static_cast<std::uint32_t>(out);
-        for (std::size_t k = begin; k < end; ++k)
-        {
-            if (out == mStart[id] || mConsumers[out - 1] != mConsumers[k])
-            {
-                mConsumers[out++] = mConsumers[k];
-            }
-        }
-    }
-    mStart[mNames.size()] = static_cast<std::uint32_t>(out);
-    mConsumers.resize(out);
 }
 
 std::uint32_t TensorIndex::idOf(std::string_view tensor) const
