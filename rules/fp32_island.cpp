@@ -251,10 +251,14 @@ private:
         std::vector<std::string> floatOps;
         for (const auto& layer : context.prediction.layers)
         {
-            if (layer.kind.rfind("float-", 0) == 0 && !layer.onnxNodes.empty())
+            if (layer.role.rfind("quantized-", 0) == 0 || layer.role == "requantize")
             {
-                const OnnxNode* node = graph.findNode(layer.onnxNodes[0]);
-                if (node != nullptr && !isCommuting(node->opType) && node->opType != "Shape" &&
+                continue;
+            }
+            for (auto name : layer.onnxNodes)
+            {
+                const OnnxNode* node = graph.findNode(name);
+                if (node != nullptr && !isQdq(*node) && !isCommuting(node->opType) && node->opType != "Shape" &&
                     node->opType != "Constant" && node->opType != "Gather" && node->opType != "Cast")
                 {
                     floatOps.push_back(node->name);

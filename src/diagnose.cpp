@@ -1,6 +1,7 @@
 // diagnose: correlation, prediction and every rule, with findings sorted worst first.
 #include "qdq/analysis.h"
 #include "qdq/load_inputs.h"
+#include "qdq/prediction_check.h"
 
 #include "src/input_plan.h"
 
@@ -208,7 +209,13 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
                 }
             }
             // The model is complete once this thread has read it, or else once all inputs are.
-            if ((!onnxOnHelper && waitFor(inputsState) != kReady) ||
+            // The simulation's build flags and TensorRT version come from the build log when one is given: wait
+            // for it (the other inputs do not change the prediction, so the model's read overlaps theirs).
+            const bool logDecidesSimulation =
+                !options.simulation && onnxOnHelper &&
+                std::any_of(loading->plan.files.begin(), loading->plan.files.end(),
+                            [](const auto& file) { return file.kind == InputKind::kBuildLog; });
+            if (((!onnxOnHelper || logDecidesSimulation) && waitFor(inputsState) != kReady) ||
                 inputsState.load(std::memory_order_acquire) == kFailed)
             {
                 publish(predictionState, kFailed);
@@ -219,7 +226,8 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
             {
                 if (inputs.onnx && options.predict)
                 {
-                    report.prediction = predictEngine(*inputs.onnx);
+                    report.prediction = predictEngine(*inputs.onnx, options.simulation ? *options.simulation
+                                                                                       : simulationOptionsFor(inputs));
                 }
                 publish(predictionState, kReady);
             }
@@ -343,6 +351,24 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
         }
     }
     finishReport(report, inputs, sinks);
+    // The prediction check costs about as much as the correlation; on engines past kMaxCheckedLayers it would take
+    // diagnose past its time target (bench/README.md), so it is left out there and the report says so.
+    constexpr std::size_t kMaxCheckedLayers = 20000;
+    if (inputs.onnx && options.predict && inputs.engine() != nullptr && !inputs.engine()->layers.empty() &&
+        !report.prediction.layers.empty())
+    {
+        if (inputs.engine()->layers.size() <= kMaxCheckedLayers)
+        {
+            report.predictionCheck =
+                checkPrediction(report.prediction, *inputs.onnx, *inputs.engine(), report.correlation);
+        }
+        else
+        {
+            report.notes.push_back(
+                "the prediction was not checked against the engine: " + std::to_string(inputs.engine()->layers.size()) +
+                " layers (checked up to " + std::to_string(kMaxCheckedLayers) + ")");
+        }
+    }
     return report;
 }
 

@@ -4,6 +4,7 @@
 #include "qdq/graph.h"
 #include "qdq/inspect.h"
 #include "qdq/load_inputs.h"
+#include "qdq/predict.h"
 
 #include <CLI/CLI.hpp>
 
@@ -107,6 +108,43 @@ int runInspect(const std::vector<std::string>& files, const std::string& format,
     std::string output = format == "json" ? qdq::renderInspectJson(summaries) : qdq::renderInspectText(summaries);
     std::fwrite(output.data(), 1, output.size(), stdout);
     return status;
+}
+
+struct PredictOptions
+{
+    std::string file;
+    std::string format = "text";
+    std::string precision;
+    std::string trtVersion;
+};
+
+//! `predict MODEL.onnx|BUILD.log`: the engine the simulator expects, from the model or the graph a build log holds.
+int runPredict(const PredictOptions& predictOptions, const GlobalOptions& options)
+{
+    qdq::InputFiles files;
+    files.files = {predictOptions.file};
+    qdq::Inputs inputs = qdq::loadInputs(files, options.limits(), progressReporter(options, predictOptions.file));
+    if (!inputs.onnx)
+    {
+        throw qdq::InputError(qdq::SourceLocation{predictOptions.file},
+                              "predict needs an ONNX model, or a verbose build log with the ONNX parser's lines "
+                              "(trtexec --verbose)");
+    }
+    qdq::SimulationOptions simulation = qdq::simulationOptionsFor(inputs);
+    if (!predictOptions.precision.empty())
+    {
+        qdq::applyPrecisionFlag(predictOptions.precision, simulation);
+    }
+    if (!predictOptions.trtVersion.empty())
+    {
+        qdq::applyTrtVersion(predictOptions.trtVersion, simulation);
+    }
+    qdq::Prediction prediction = qdq::predictEngine(*inputs.onnx, simulation);
+    std::string output = predictOptions.format == "json"
+                             ? qdq::renderPredictionJson(prediction, *inputs.onnx, predictOptions.file)
+                             : qdq::renderPredictionText(prediction, *inputs.onnx, predictOptions.file);
+    std::fwrite(output.data(), 1, output.size(), stdout);
+    return kExitOk;
 }
 
 struct DiagnoseOptions
@@ -482,6 +520,20 @@ int run(int argc, char** argv)
     graphCommand->add_flag("--force", graphOptions.force, "Replace an existing output file");
     addLimitOptions(*graphCommand, options);
 
+    auto* predict = app.add_subcommand(
+        "predict", "Predict the engine layers TensorRT will build from an ONNX model or a verbose build log's graph");
+    PredictOptions predictOptions;
+    predict->add_option("file", predictOptions.file, "The ONNX model, or a trtexec --verbose log with parser lines")
+        ->required();
+    predict->add_option("--format", predictOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    predict
+        ->add_option("--precision", predictOptions.precision,
+                     "Build flags: fp32, fp16, int8, best (default: from the log, else --int8 --fp16)")
+        ->check(CLI::IsMember({"fp32", "fp16", "int8", "best"}));
+    predict->add_option("--trt-version", predictOptions.trtVersion,
+                        "TensorRT version to simulate, e.g. 8.4 or 10.16 (default: from the log, else 10.x)");
+    addLimitOptions(*predict, options);
+
     auto* demo = app.add_subcommand("demo", "Run diagnose on the sample compiled into the binary");
     std::string demoFormat = "text";
     demo->add_option("--format", demoFormat, "Output format")->check(CLI::IsMember({"text", "json"}));
@@ -535,6 +587,10 @@ int run(int argc, char** argv)
         if (demo->parsed())
         {
             return runDemo(demoFormat, options);
+        }
+        if (predict->parsed())
+        {
+            return runPredict(predictOptions, options);
         }
     }
     catch (const qdq::InputError& error)

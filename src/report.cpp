@@ -4,6 +4,7 @@
 
 #include "src/json_writer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -137,10 +138,30 @@ void writeReportTail(JsonWriter& json, const Report& report)
     json.key("predicted_layers").beginArray();
     for (const auto& predicted : report.prediction.layers)
     {
-        json.beginObject().member("kind", predicted.kind).member("onnx_nodes", predicted.onnxNodes);
-        json.member("int8_input", predicted.int8Input).member("int8_output", predicted.int8Output).endObject();
+        json.beginObject().member("name", predicted.name).member("kind", predicted.kind);
+        json.member("role", predicted.role).member("onnx_nodes", predicted.onnxNodes);
+        json.member("input_precision", predicted.inputPrecision).member("output_precision", predicted.outputPrecision);
+        json.member("int8_input", predicted.int8Input).member("int8_output", predicted.int8Output);
+        if (!predicted.guess.empty())
+        {
+            json.member("guess", predicted.guess);
+        }
+        json.endObject();
     }
     json.endArray();
+
+    if (report.predictionCheck)
+    {
+        const PredictionCheck& check = *report.predictionCheck;
+        json.key("prediction_check").beginObject();
+        json.member("real_layers", static_cast<std::uint64_t>(check.realLayers));
+        json.member("predicted_layers", static_cast<std::uint64_t>(check.predictedLayers));
+        json.member("exact", static_cast<std::uint64_t>(check.exact));
+        json.member("real_standalone_qdq", static_cast<std::uint64_t>(check.realStandaloneQdq));
+        json.member("predicted_standalone_qdq", static_cast<std::uint64_t>(check.predictedStandaloneQdq));
+        json.member("disagreements", check.disagreements);
+        json.endObject();
+    }
 
     json.key("time_ms");
     if (report.hasTimings)
@@ -283,6 +304,23 @@ std::string renderReportText(const Report& report, const Inputs& inputs)
         out << "Time:          " << patterns::formatMs(report.totalMs) << " total, "
             << patterns::formatMs(report.standaloneQdqMs) << " in standalone Q/DQ layers, "
             << patterns::formatMs(report.reformatMs) << " in reformats\n";
+    }
+    if (report.predictionCheck)
+    {
+        const PredictionCheck& check = *report.predictionCheck;
+        out << "Simulator:     " << check.exact << " of " << check.realLayers
+            << " engine layers executing ONNX nodes predicted exactly (" << check.predictedLayers
+            << " predicted); standalone Q/DQ layers " << check.realStandaloneQdq << " real, "
+            << check.predictedStandaloneQdq << " predicted\n";
+        const std::size_t shown = std::min<std::size_t>(check.disagreements.size(), 5);
+        for (std::size_t i = 0; i < shown; ++i)
+        {
+            out << "  - " << printable(check.disagreements[i], 1024) << "\n";
+        }
+        if (check.disagreements.size() > shown)
+        {
+            out << "  - ... " << check.disagreements.size() - shown << " more (see --format json)\n";
+        }
     }
     if (!report.notes.empty())
     {

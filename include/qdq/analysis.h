@@ -204,15 +204,27 @@ struct Finding
     bool likely = false; //!< rests on observations, not documentation
 };
 
-//! A layer TensorRT is expected to build, predicted from the ONNX graph alone (reference section 7.1).
+//! A layer TensorRT is expected to build, predicted from the model's graph (reference sections 1.8 and 7.1).
 //! The prediction names the model's nodes by views of their names in the OnnxGraph it was made from: that graph must
 //! outlive it and stay where it is (moving the graph keeps the views valid, copying it does not).
 struct PredictedLayer
 {
-    std::string kind;                        //!< "quantized-conv", "standalone-quantize", "float-op", ...
-    std::vector<std::string_view> onnxNodes; //!< nodes it would execute
+    std::string name; //!< in TensorRT's grammar: "conv1.weight + Conv_9 + Relu_11", "PWN(Sigmoid_3, Mul_4)", ...
+    //! TensorRT's engine layer type: CaskConvolution, CaskDeconvolution, ConvActPool, Pooling, PointWise, Shuffle,
+    //! NoOp, Reformat, Scale, SoftMax, Myelin, Resize, Concatenation, Slice, Reduce, PluginV2, ...
+    std::string kind;
+    //! What the layer does for the Q/DQ analysis: "quantized-Conv", "standalone-quantize", "requantize",
+    //! "float-MaxPool", "reformat", ...
+    std::string role;
+    std::vector<std::string_view> onnxNodes; //!< nodes it executes (Q/DQ and weight paths included)
+    std::vector<std::uint32_t> nodeIndices;  //!< the same nodes by index in the model's nodes
+    std::vector<std::string_view> partOf;    //!< nodes it executes part of (the bias of a Gemm split by the parser)
+    std::string inputPrecision;              //!< "INT8", "FP16", "FP32"
+    std::string outputPrecision;
     bool int8Input = false;
     bool int8Output = false;
+    //! Empty when the layer follows documented behaviour; otherwise why the simulator guesses.
+    std::string guess;
 };
 
 //! What the simulation expects to happen to one Q/DQ node.
@@ -247,9 +259,21 @@ struct PredictedQdq
 };
 std::string_view predictedFateName(PredictedQdq::Fate fate);
 
+//! What the engine simulator assumes about the build.
+struct SimulationOptions
+{
+    bool int8 = true; //!< --int8 (Q/DQ regions run INT8 whatever the flags; kept for the report)
+    bool fp16 = true; //!< --fp16: float regions run FP16, else FP32
+    int trtMajor = 0; //!< 0: unknown (the simulator follows 10.x and marks version-dependent layers as guesses)
+    int trtMinor = 0;
+    std::string precisionSource; //!< where the flags came from: "default", "--precision", "build.log:12"
+};
+
 struct Prediction
 {
+    SimulationOptions options;
     std::vector<PredictedLayer> layers;
+    std::vector<std::string_view> eliminated; //!< nodes no layer executes (Concat elimination, absorbed flattens)
     std::vector<PredictedQdq> qdq;
     const PredictedQdq* find(std::string_view node) const;
 };
@@ -257,6 +281,8 @@ struct Prediction
 struct AnalysisOptions
 {
     bool predict = true;
+    //! Build flags and TensorRT version for the engine simulator; unset: from the inputs (simulationOptionsFor).
+    std::optional<SimulationOptions> simulation;
 };
 
 //! What every rule gets. Read-only.
@@ -340,8 +366,35 @@ const std::vector<std::unique_ptr<Rule>>& allRules();
 //! Builds the correlation between engine layers and ONNX nodes.
 Correlation correlate(const Inputs& inputs);
 
-//! Predicts the engine TensorRT will build from the ONNX graph alone.
-Prediction predictEngine(const OnnxGraph& graph);
+//! Predicts the engine TensorRT will build from the model's graph (ONNX, or rebuilt from a build log): the fate of
+//! every Q/DQ node and the layer list, with TensorRT's documented fusions.
+Prediction predictEngine(const OnnxGraph& graph, const SimulationOptions& options = {});
+//! The build flags and TensorRT version the inputs tell (build log options and command line, any file's version);
+//! --int8 --fp16 and an unknown version otherwise.
+SimulationOptions simulationOptionsFor(const Inputs& inputs);
+
+//! One real engine layer next to the prediction.
+struct LayerAgreement
+{
+    std::size_t layer = 0;                      //!< index in the engine plan
+    std::vector<std::string_view> onnxNodes;    //!< nodes the real layer executes (Q/DQ and constants left out)
+    std::optional<std::size_t> predictedLayer;  //!< the predicted layer with exactly these nodes
+    std::vector<std::size_t> predictedLayersOf; //!< predicted layers holding any of them (when not exact)
+};
+
+struct PredictionCheck
+{
+    //! Real layers that execute ONNX nodes other than Q/DQ, or only Q/DQ (standalone Quantize/Dequantize).
+    std::vector<LayerAgreement> layers;
+    std::size_t realLayers = 0;      //!< layers above
+    std::size_t predictedLayers = 0; //!< predicted layers that execute ONNX nodes
+    std::size_t exact = 0;           //!< real layers with a predicted layer executing exactly the same nodes
+    std::size_t realStandaloneQdq = 0;
+    std::size_t predictedStandaloneQdq = 0;
+    //! Where the two disagree, in words ("engine layer X executes A, B; the simulator predicted A in layer P and B
+    //! in layer Q"), in engine order.
+    std::vector<std::string> disagreements;
+};
 
 struct Report
 {
@@ -350,6 +403,9 @@ struct Report
     Prediction prediction;
     std::vector<Finding> findings; //!< sorted: severity, cost, rule, first node
     std::vector<std::string> notes;
+    //! With a model (or a log's graph) and a real engine: where the simulator and TensorRT agree and disagree. Facts,
+    //! not findings: the places where TensorRT did what the documentation does not say.
+    std::optional<PredictionCheck> predictionCheck;
     double totalMs = 0.0;
     double standaloneQdqMs = 0.0;
     double reformatMs = 0.0;

@@ -4,6 +4,7 @@
 // held against a real engine.
 #include "qdq/analysis.h"
 #include "qdq/patterns.h"
+#include "src/simulation/engine_simulator.h"
 
 #include <unordered_map>
 
@@ -102,7 +103,7 @@ public:
                 mResult.qdq.push_back(predictDequantize(node));
             }
         }
-        buildLayers();
+        mergeDuplicateQuantizers();
         return std::move(mResult);
     }
 
@@ -175,6 +176,33 @@ private:
                 return nullptr;
             }
             current = &producer->inputs[0];
+            if (floatReader(*current) != nullptr)
+            {
+                return nullptr; // the producer's output also feeds a float consumer
+            }
+        }
+        return nullptr;
+    }
+
+    //! A node other than a Quantize that reads tensor, or nullptr: with one, the tensor stays in float.
+    const OnnxNode* floatReader(const std::string& tensor) const
+    {
+        const std::uint32_t id = mGraph.tensors.find(tensor);
+        if (id == OnnxGraph::kNone)
+        {
+            return nullptr;
+        }
+        const auto consumers = mGraph.consumersOf(id);
+        if (consumers.size() < 2)
+        {
+            return nullptr;
+        }
+        for (std::uint32_t consumer : consumers)
+        {
+            if (!isQuantize(mGraph.nodes[consumer]))
+            {
+                return &mGraph.nodes[consumer];
+            }
         }
         return nullptr;
     }
@@ -259,7 +287,8 @@ private:
     //! Where a Q on `tensor` ends up when TensorRT propagates it backward (across data-movement ops, one clone per
     //! Concat input): cancelled against a DQ of equal scale, a requantize against a DQ of another scale, fused into a
     //! quantized producer, or standalone in front of a float producer or a network input.
-    BackResult walkBack(const std::string& tensor, std::optional<double> scale, int depth) const
+    BackResult walkBack(const std::string& tensor, std::optional<double> scale, int depth,
+                        std::string_view floatTensor = {}, const OnnxNode* floatReaderOf = nullptr) const
     {
         BackResult result;
         const OnnxNode* producer = producerOf(mGraph, tensor);
@@ -298,7 +327,7 @@ private:
             bool anyFused = false;
             for (const auto& input : producer->inputs)
             {
-                BackResult part = walkBack(input, scale, depth + 1);
+                BackResult part = walkBack(input, scale, depth + 1, floatTensor, floatReaderOf);
                 if (part.fate == PredictedQdq::Fate::kStandalone)
                 {
                     floatInputs.push_back(input);
@@ -329,12 +358,29 @@ private:
             }
             return result;
         }
+        // A quantized producer absorbs the Q only when nothing else reads the tensors on the way in float: a layer
+        // writes one tensor in one precision. (Meeting a DQ instead is decided by scales, as above.)
+        if (floatReaderOf == nullptr)
+        {
+            if (const OnnxNode* reader = floatReader(tensor))
+            {
+                floatReaderOf = reader;
+                floatTensor = tensor;
+            }
+        }
         if (isCommuting(producer->opType) && !producer->inputs.empty())
         {
-            return walkBack(producer->inputs[0], scale, depth + 1);
+            return walkBack(producer->inputs[0], scale, depth + 1, floatTensor, floatReaderOf);
         }
         if (const OnnxNode* quantized = quantizedProducer(tensor))
         {
+            if (floatReaderOf != nullptr)
+            {
+                result.why =
+                    composed(std::string(floatTensor) + " also feeds " + floatReaderOf->name + " (" +
+                             floatReaderOf->opType + ") in float, so the Q cannot move into " + quantized->name);
+                return result;
+            }
             result.fate = PredictedQdq::Fate::kFusedIntoProducer;
             result.partner = quantized->name;
             result.partnerIndex = static_cast<std::uint32_t>(quantized->index);
@@ -366,7 +412,9 @@ private:
         std::vector<std::uint32_t> frontier = {node.outputs.id(0)};
         bool allFused = true;
         std::string_view partner;
+        std::uint32_t partnerNode = PredictedQdq::kNoNode;
         std::string_view requantizePartner;
+        std::uint32_t requantizeNode = PredictedQdq::kNoNode;
         bool floatConsumer = false;
         bool allQuantizers = true; // every path ends at a Q: a DQ -> Q pair
         bool allEqual = true;
@@ -389,14 +437,26 @@ private:
                         if (!(a && b && scalesEqual(*a, *b)))
                         {
                             allEqual = false;
-                            requantizePartner = requantizePartner.empty() ? consumer->name : requantizePartner;
+                            if (requantizePartner.empty())
+                            {
+                                requantizePartner = consumer->name;
+                                requantizeNode = static_cast<std::uint32_t>(consumer->index);
+                            }
                         }
-                        partner = partner.empty() ? consumer->name : partner;
+                        if (partner.empty())
+                        {
+                            partner = consumer->name;
+                            partnerNode = static_cast<std::uint32_t>(consumer->index);
+                        }
                     }
                     else if (mQuantizedWeighted[consumer->index] || quantizableWithOutputQ(*consumer))
                     {
                         allQuantizers = false;
-                        partner = partner.empty() ? consumer->name : partner;
+                        if (partner.empty())
+                        {
+                            partner = consumer->name;
+                            partnerNode = static_cast<std::uint32_t>(consumer->index);
+                        }
                     }
                     else if (isCommuting(consumer->opType))
                     {
@@ -420,6 +480,7 @@ private:
         {
             result.fate = allEqual ? PredictedQdq::Fate::kCancelled : PredictedQdq::Fate::kRequantize;
             result.partner = allEqual ? partner : requantizePartner;
+            result.partnerIndex = allEqual ? partnerNode : requantizeNode;
             result.why = allEqual ? because("meets ", partner, " with the same scale")
                                   : because("meets ", requantizePartner, " with a different scale");
         }
@@ -427,6 +488,7 @@ private:
         {
             result.fate = PredictedQdq::Fate::kFusedIntoConsumer;
             result.partner = partner;
+            result.partnerIndex = partnerNode;
             result.why = because("input dequantization of ", partner);
         }
         else if (!floatConsumer)
@@ -455,75 +517,41 @@ private:
         return forward.allPaths && !forward.quantizers.empty();
     }
 
-    void buildLayers()
+    //! Q nodes on one tensor with equal scales (one per consumer, as pytorch-quantization exports them) are merged
+    //! into one (HorizontalMergeQNodes): the first keeps its fate, the others are eliminated as its duplicates.
+    void mergeDuplicateQuantizers()
     {
-        // At most one layer per node; pages of the unused tail are never touched.
-        mResult.layers.reserve(mGraph.nodes.size());
-        std::vector<bool> absorbed(mGraph.nodes.size(), false);
-        std::unordered_map<std::uint32_t, std::vector<const PredictedQdq*>> outputQuantizersOf; // by producer node
-        for (const auto& entry : mResult.qdq)
+        std::unordered_map<std::uint32_t, std::vector<PredictedQdq*>> byInput;
+        for (auto& entry : mResult.qdq)
         {
-            if (entry.fate == PredictedQdq::Fate::kFusedIntoProducer)
-            {
-                const std::uint32_t producer = entry.partnerIndex != PredictedQdq::kNoNode && !mGraph.duplicateNodeNames
-                                                   ? entry.partnerIndex
-                                                   : mGraph.nodeIndex(entry.partner);
-                outputQuantizersOf[producer].push_back(&entry);
-            }
-        }
-        for (const auto& node : mGraph.nodes)
-        {
-            if (!mQuantizedWeighted[node.index])
+            if (!entry.isQuantize || entry.fate == PredictedQdq::Fate::kFolded ||
+                entry.nodeIndex == PredictedQdq::kNoNode)
             {
                 continue;
             }
-            PredictedLayer layer;
-            layer.kind = node.opType == "ConvTranspose" ? "quantized-deconvolution" : "quantized-" + node.opType;
-            layer.onnxNodes.push_back(node.name);
-            layer.int8Input = true;
-            EpilogueChain chain = epilogueChain(mGraph, node);
-            for (const OnnxNode* epilogue : chain.nodes)
+            auto inputs = mGraph.inputIds(entry.nodeIndex);
+            if (!inputs.empty() && inputs[0] != OnnxGraph::kNone)
             {
-                layer.onnxNodes.push_back(epilogue->name);
-                absorbed[epilogue->index] = true;
+                byInput[inputs[0]].push_back(&entry);
             }
-            if (auto found = outputQuantizersOf.find(static_cast<std::uint32_t>(node.index));
-                found != outputQuantizersOf.end())
+        }
+        for (auto& [tensor, quantizers] : byInput)
+        {
+            for (std::size_t i = 1; i < quantizers.size(); ++i)
             {
-                for (const PredictedQdq* entry : found->second)
+                PredictedQdq* kept = quantizers[0];
+                PredictedQdq* twin = quantizers[i];
+                auto a = perTensorScale(mGraph, mGraph.nodes[kept->nodeIndex]);
+                auto b = perTensorScale(mGraph, mGraph.nodes[twin->nodeIndex]);
+                if (!(a && b && scalesEqual(*a, *b)) || twin->fate != kept->fate)
                 {
-                    layer.int8Output = true;
-                    layer.onnxNodes.push_back(entry->node);
+                    continue;
                 }
+                twin->fate = PredictedQdq::Fate::kCancelled;
+                twin->partner = kept->node;
+                twin->partnerIndex = kept->nodeIndex;
+                twin->why = because("duplicates ", kept->node, " (same input, same scale): merged into one");
             }
-            absorbed[node.index] = true;
-            mResult.layers.push_back(std::move(layer));
-        }
-        for (const auto& entry : mResult.qdq)
-        {
-            if (entry.fate == PredictedQdq::Fate::kStandalone || entry.fate == PredictedQdq::Fate::kRequantize)
-            {
-                PredictedLayer layer;
-                layer.kind = entry.fate == PredictedQdq::Fate::kRequantize ? "requantize"
-                             : entry.isQuantize                            ? "standalone-quantize"
-                                                                           : "standalone-dequantize";
-                layer.onnxNodes.push_back(entry.node);
-                layer.int8Input = !entry.isQuantize;
-                layer.int8Output = entry.isQuantize;
-                mResult.layers.push_back(std::move(layer));
-            }
-        }
-        for (const auto& node : mGraph.nodes)
-        {
-            if (absorbed[node.index] || isQdq(node) || node.opType == "Constant" || node.opType == "Identity")
-            {
-                continue;
-            }
-            PredictedLayer layer;
-            layer.kind = quantizableWithOutputQ(node) ? "quantized-" + node.opType : "float-" + node.opType;
-            layer.onnxNodes.push_back(node.name);
-            layer.int8Input = layer.int8Output = layer.kind.rfind("quantized-", 0) == 0;
-            mResult.layers.push_back(std::move(layer));
         }
     }
 
@@ -534,9 +562,12 @@ private:
 
 } // namespace
 
-Prediction predictEngine(const OnnxGraph& graph)
+Prediction predictEngine(const OnnxGraph& graph, const SimulationOptions& options)
 {
-    return Predictor(graph).run();
+    Prediction prediction = Predictor(graph).run();
+    prediction.options = options;
+    simulation::buildPredictedLayers(graph, options, prediction);
+    return prediction;
 }
 
 } // namespace qdq

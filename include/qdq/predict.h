@@ -1,0 +1,34 @@
+// `qdq-doctor predict`: the engine the simulator expects TensorRT to build, as text or JSON
+// (docs/predict-schema.md).
+#pragma once
+
+#include "qdq/analysis.h"
+
+#include <string>
+
+namespace qdq
+{
+
+//! Parses a --precision value (fp32, fp16, int8, best) into the simulator's flags; throws InputError otherwise.
+void applyPrecisionFlag(const std::string& precision, SimulationOptions& options);
+//! Parses a --trt-version value ("8.4", "10.16.0") into major and minor; throws InputError otherwise.
+void applyTrtVersion(const std::string& version, SimulationOptions& options);
+
+//! Counts of a prediction as a user asks for them.
+struct PredictionSummary
+{
+    std::size_t layers = 0;              //!< every predicted layer
+    std::size_t computeLayers = 0;       //!< layers that execute ONNX nodes
+    std::size_t standaloneQdq = 0;       //!< standalone Quantize/Dequantize layers
+    std::size_t requantize = 0;          //!< requantize (Scale) layers
+    std::size_t reformats = 0;           //!< reformats and copies that execute no node
+    std::size_t guessed = 0;             //!< layers where the simulator guesses
+    std::size_t convWithResidualAdd = 0; //!< conv layers that carry a residual Add
+    std::size_t convActPool = 0;         //!< Conv + activation + MaxPool layers
+};
+PredictionSummary summarizePrediction(const Prediction& prediction, const OnnxGraph& graph);
+
+std::string renderPredictionJson(const Prediction& prediction, const OnnxGraph& graph, const std::string& source);
+std::string renderPredictionText(const Prediction& prediction, const OnnxGraph& graph, const std::string& source);
+
+} // namespace qdq

@@ -1,0 +1,1176 @@
+// The engine simulator's second half: from the model's graph and the predicted fate of every Q/DQ node, the layer
+// list TensorRT will build. It follows the documented layer fusions (reference section 1.8): weighted ops with their
+// BatchNorm, bias, scale and activation epilogues, the residual Add and the activation after it, Conv + activation +
+// MaxPool, pointwise chains, shuffles merged or turned into no-ops, Concat elimination, SoftMax + TopK, Myelin regions
+// on the versions that make them, and reformats at the network's inputs and outputs. Where TensorRT's choice depends
+// on tactics or on undocumented behaviour, the layer carries a guess that says so.
+#include "src/simulation/engine_simulator.h"
+
+#include "qdq/patterns.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <span>
+#include <unordered_map>
+
+namespace qdq::simulation
+{
+
+using namespace patterns;
+
+namespace
+{
+
+constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+bool isOneOfOps(std::string_view op, std::initializer_list<std::string_view> ops)
+{
+    return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+bool isShuffleOp(std::string_view op)
+{
+    return isOneOfOps(op, {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"});
+}
+
+//! Ops TensorRT runs as pointwise layers (and fuses into PointWise chains).
+bool isPointwiseOp(std::string_view op)
+{
+    return isOneOfOps(op, {"Add",   "Sub",      "Mul",         "Div",        "Pow",   "Sqrt",      "Exp",
+                           "Log",   "Abs",      "Neg",         "Reciprocal", "Max",   "Min",       "Sum",
+                           "Erf",   "Sigmoid",  "Tanh",        "Relu",       "Clip",  "LeakyRelu", "Elu",
+                           "Selu",  "Softplus", "HardSigmoid", "HardSwish",  "Gelu",  "Mish",      "PRelu",
+                           "Floor", "Ceil",     "Round",       "Sin",        "Cos",   "Not",       "And",
+                           "Or",    "Equal",    "Greater",     "Less",       "Where", "Sign",      "ThresholdedRelu"});
+}
+
+bool isPoolingOp(std::string_view op)
+{
+    return isOneOfOps(op, {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool"});
+}
+
+//! Ops that need no layer: they vanish at parse or build time.
+bool isEliminatedOp(std::string_view op)
+{
+    return isOneOfOps(op, {"Identity", "Dropout", "Constant"});
+}
+
+//! Activations that TensorRT names plainly inside a conv layer (others appear as PWN(...)).
+bool isPlainEpilogueName(std::string_view op)
+{
+    return isOneOfOps(op, {"Relu", "Clip", "BatchNormalization", "Add", "Sub", "Mul", "Div"});
+}
+
+//! ONNX ops Myelin takes on the versions that make Myelin regions (attention, LayerNorm, GELU).
+bool isMyelinSeed(std::string_view op)
+{
+    return isOneOfOps(op, {"LayerNormalization", "Softmax", "ReduceMean", "Erf", "Gelu", "Einsum"});
+}
+
+std::string precisionName(bool int8, bool fp16)
+{
+    return int8 ? "INT8" : fp16 ? "FP16" : "FP32";
+}
+
+class LayerBuilder
+{
+public:
+    LayerBuilder(const OnnxGraph& graph, const SimulationOptions& options, Prediction& prediction)
+        : mGraph(graph), mOptions(options), mOut(prediction)
+    {
+    }
+
+    void run()
+    {
+        const std::size_t count = mGraph.nodes.size();
+        mLayerOf.assign(count, kNone);
+        mFolded.assign(count, false);
+        mQdqOf.assign(count, nullptr);
+        for (const auto& entry : mOut.qdq)
+        {
+            if (entry.nodeIndex < count)
+            {
+                mQdqOf[entry.nodeIndex] = &entry;
+            }
+        }
+        topologicalOrder();
+        foldConstants();
+        mOut.layers.reserve(count / 2 + 8);
+        for (std::uint32_t node : mOrder)
+        {
+            const OnnxNode& n = mGraph.nodes[node];
+            if (mLayerOf[node] != kNone || mFolded[node] || isQdq(n))
+            {
+                continue;
+            }
+            buildFrom(n);
+        }
+        placeQdqNodes();
+        finishPrecisions();
+        addIoReformats();
+    }
+
+private:
+    // ---- graph helpers --------------------------------------------------------------------------------------
+
+    void topologicalOrder()
+    {
+        const std::size_t count = mGraph.nodes.size();
+        std::vector<std::uint32_t> pending(count, 0);
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            for (std::uint32_t input : mGraph.inputIds(i))
+            {
+                const OnnxNode* producer = input == kNone ? nullptr : mGraph.producerOf(input);
+                if (producer != nullptr && producer->index != i)
+                {
+                    ++pending[i];
+                }
+            }
+        }
+        mOrder.clear();
+        mOrder.reserve(count);
+        std::vector<std::uint32_t> ready;
+        for (std::size_t i = count; i-- > 0;)
+        {
+            if (pending[i] == 0)
+            {
+                ready.push_back(static_cast<std::uint32_t>(i));
+            }
+        }
+        // Nodes become ready in graph order where the graph is sorted: a stack fed in reverse keeps that order.
+        while (!ready.empty())
+        {
+            std::uint32_t node = ready.back();
+            ready.pop_back();
+            mOrder.push_back(node);
+            std::vector<std::uint32_t> released;
+            for (std::uint32_t output : mGraph.outputIds(node))
+            {
+                if (output == kNone)
+                {
+                    continue;
+                }
+                for (std::uint32_t consumer : mGraph.consumersOf(output))
+                {
+                    if (consumer != node && pending[consumer] > 0)
+                    {
+                        // A consumer reading two outputs of this node counts each input once.
+                        for (std::uint32_t input : mGraph.inputIds(consumer))
+                        {
+                            if (input == output && pending[consumer] > 0)
+                            {
+                                if (--pending[consumer] == 0)
+                                {
+                                    released.push_back(consumer);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            std::sort(released.rbegin(), released.rend());
+            ready.insert(ready.end(), released.begin(), released.end());
+        }
+        mPosition.assign(count, kNone);
+        for (std::size_t i = 0; i < mOrder.size(); ++i)
+        {
+            mPosition[mOrder[i]] = static_cast<std::uint32_t>(i);
+        }
+        // Nodes on a cycle are never ready; they keep graph order at the end.
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (mPosition[i] == kNone)
+            {
+                mPosition[i] = static_cast<std::uint32_t>(mOrder.size());
+                mOrder.push_back(static_cast<std::uint32_t>(i));
+            }
+        }
+    }
+
+    //! Constant folding: a node whose inputs are all constant runs at build time, and Identity/Dropout vanish.
+    void foldConstants()
+    {
+        mConstant.assign(mGraph.tensors.names.size(), false);
+        for (std::size_t id = 0; id < mConstant.size(); ++id)
+        {
+            mConstant[id] = id < mGraph.tensors.constant.size() && mGraph.tensors.constant[id] != kNone;
+        }
+        for (std::uint32_t node : mOrder)
+        {
+            const OnnxNode& n = mGraph.nodes[node];
+            bool allConstant = true;
+            bool anyInput = false;
+            for (std::uint32_t input : mGraph.inputIds(node))
+            {
+                if (input == kNone)
+                {
+                    continue;
+                }
+                anyInput = true;
+                allConstant = allConstant && mConstant[input];
+            }
+            const bool constantNode = n.opType == "Constant" || (anyInput && allConstant && !n.isCustomDomain());
+            if (constantNode)
+            {
+                for (std::uint32_t output : mGraph.outputIds(node))
+                {
+                    if (output != kNone)
+                    {
+                        mConstant[output] = true;
+                    }
+                }
+                if (!isQdq(n))
+                {
+                    mFolded[node] = true;
+                }
+            }
+            else if (isEliminatedOp(n.opType))
+            {
+                mFolded[node] = true;
+            }
+        }
+    }
+
+    bool constantTensor(std::uint32_t id) const { return id != kNone && id < mConstant.size() && mConstant[id]; }
+
+    std::span<const std::uint32_t> consumers(std::uint32_t tensor) const
+    {
+        return tensor == kNone ? std::span<const std::uint32_t>() : mGraph.consumersOf(tensor);
+    }
+
+    bool isNetworkOutput(std::uint32_t tensor) const
+    {
+        for (const auto& output : mGraph.graphOutputs)
+        {
+            if (mGraph.tensors.find(output) == tensor)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    //! The only consumer of tensor, when exactly one node reads it and it is not a network output.
+    const OnnxNode* soleConsumer(std::uint32_t tensor) const
+    {
+        auto readers = consumers(tensor);
+        if (readers.size() != 1 || isNetworkOutput(tensor))
+        {
+            return nullptr;
+        }
+        return &mGraph.nodes[readers[0]];
+    }
+
+    std::uint32_t firstOutput(const OnnxNode& node) const
+    {
+        auto outputs = mGraph.outputIds(node.index);
+        return outputs.empty() ? kNone : outputs[0];
+    }
+
+    //! The sole reader of tensor, looking through a Q -> DQ pair that sits alone on it.
+    const OnnxNode* consumerThroughQdq(std::uint32_t tensor) const
+    {
+        const OnnxNode* reader = soleConsumer(tensor);
+        for (int hop = 0; reader != nullptr && isQdq(*reader) && hop < 4; ++hop)
+        {
+            reader = soleConsumer(firstOutput(*reader));
+        }
+        return reader;
+    }
+
+    //! The non-constant inputs of a node (tensor ids).
+    std::vector<std::uint32_t> activationInputs(const OnnxNode& node) const
+    {
+        std::vector<std::uint32_t> result;
+        for (std::uint32_t input : mGraph.inputIds(node.index))
+        {
+            if (input != kNone && !constantTensor(input))
+            {
+                result.push_back(input);
+            }
+        }
+        return result;
+    }
+
+    const PredictedQdq* qdqOf(const OnnxNode& node) const { return mQdqOf[node.index]; }
+
+    //! A Q/DQ node seen through: the producer of tensor, skipping Q/DQ nodes that are folded, cancelled or fused.
+    const OnnxNode* producerThroughQdq(std::uint32_t tensor, bool& crossedQdq) const
+    {
+        for (int hop = 0; hop < 8; ++hop)
+        {
+            const OnnxNode* producer = mGraph.producerOf(tensor);
+            if (producer == nullptr || !isQdq(*producer))
+            {
+                return producer;
+            }
+            crossedQdq = true;
+            auto inputs = mGraph.inputIds(producer->index);
+            if (inputs.empty())
+            {
+                return nullptr;
+            }
+            tensor = inputs[0];
+        }
+        return nullptr;
+    }
+
+    bool usesMyelinForGemm() const { return mOptions.trtMajor == 0 || mOptions.trtMajor >= 10; }
+    bool makesMyelinRegions() const
+    {
+        return mOptions.trtMajor == 0 || mOptions.trtMajor >= 10 || (mOptions.trtMajor == 8 && mOptions.trtMinor >= 6);
+    }
+
+    // ---- layers ---------------------------------------------------------------------------------------------
+
+    std::uint32_t newLayer(PredictedLayer layer)
+    {
+        mOut.layers.push_back(std::move(layer));
+        mLayerNodes.emplace_back();
+        return static_cast<std::uint32_t>(mOut.layers.size() - 1);
+    }
+
+    void assign(std::uint32_t layer, const OnnxNode& node)
+    {
+        mLayerOf[node.index] = layer;
+        mLayerNodes[layer].push_back(static_cast<std::uint32_t>(node.index));
+    }
+
+    void buildFrom(const OnnxNode& node)
+    {
+        if (isWeighted(mGraph, node))
+        {
+            buildWeighted(node);
+        }
+        else if (isShuffleOp(node.opType))
+        {
+            buildShuffle(node);
+        }
+        else if (node.opType == "Concat")
+        {
+            buildConcat(node);
+        }
+        else if (makesMyelinRegions() && isMyelinSeed(node.opType) && node.opType != "Softmax")
+        {
+            buildMyelin(node);
+        }
+        else if (isPointwiseOp(node.opType))
+        {
+            buildPointwise(node);
+        }
+        else
+        {
+            buildSingle(node);
+        }
+    }
+
+    //! Which Conv takes the residual Add: among the Add's inputs written directly (no Q/DQ) by a conv chain, the
+    //! conv that comes last in topological order (TensorRT fuses the Add into the conv that completes it).
+    const OnnxNode* residualOwner(const OnnxNode& add) const
+    {
+        const OnnxNode* owner = nullptr;
+        for (std::uint32_t input : activationInputs(add))
+        {
+            const OnnxNode* producer = mGraph.producerOf(input);
+            std::uint32_t tensor = input;
+            for (int hop = 0; producer != nullptr && hop < 6; ++hop)
+            {
+                if (soleConsumer(tensor) == nullptr)
+                {
+                    producer = nullptr;
+                    break;
+                }
+                if (producer->opType == "Conv" || producer->opType == "ConvTranspose")
+                {
+                    break;
+                }
+                const bool epilogue = producer->opType == "BatchNormalization" ||
+                                      (isActivation(producer->opType) && producer->opType != "PRelu") ||
+                                      (isPointwiseOp(producer->opType) && activationInputs(*producer).size() == 1);
+                if (!epilogue)
+                {
+                    producer = nullptr;
+                    break;
+                }
+                tensor = activationInputs(*producer).empty() ? kNone : activationInputs(*producer)[0];
+                producer = tensor == kNone ? nullptr : mGraph.producerOf(tensor);
+            }
+            if (producer != nullptr && (producer->opType == "Conv" || producer->opType == "ConvTranspose") &&
+                (owner == nullptr || mPosition[producer->index] > mPosition[owner->index]))
+            {
+                owner = producer;
+            }
+        }
+        return owner;
+    }
+
+    void buildWeighted(const OnnxNode& weighted)
+    {
+        const bool quantized = weighted.inputs.size() >= 2 && feedingDequantize(mGraph, weighted.inputs[0]) != nullptr;
+        const bool isConv = weighted.opType == "Conv" || weighted.opType == "ConvTranspose";
+        const bool fullyConnected = weighted.opType == "Gemm" || weighted.opType == "MatMul";
+        PredictedLayer layer;
+        layer.role = (quantized ? "quantized-" : "float-") + weighted.opType;
+        std::vector<std::string> nameParts;
+        // The weights and their quantizer lead the name in TensorRT 8.x and 10.x alike.
+        if (quantized && weighted.inputs.size() >= 2)
+        {
+            const OnnxNode* dq = producerOf(mGraph, weighted.inputs[1]);
+            const OnnxNode* q = dq != nullptr && !dq->inputs.empty() ? producerOf(mGraph, dq->inputs[0]) : nullptr;
+            if (q != nullptr && isQuantize(*q) && !q->inputs.empty())
+            {
+                nameParts.push_back(q->inputs[0]);
+                nameParts.push_back(q->name);
+            }
+            else if (dq != nullptr && isDequantize(*dq) && !dq->inputs.empty())
+            {
+                nameParts.push_back(dq->inputs[0]);
+            }
+        }
+        // Padding + Convolution: a Pad read only by the conv becomes part of it.
+        if (isConv && !weighted.inputs.empty())
+        {
+            const OnnxNode* pad = producerOf(mGraph, weighted.inputs[0]);
+            if (pad != nullptr && pad->opType == "Pad" && mLayerOf[pad->index] == kNone &&
+                soleConsumer(firstOutput(*pad)) == &weighted)
+            {
+                mPendingPad = pad;
+            }
+        }
+
+        if (fullyConnected && !quantized && usesMyelinForGemm())
+        {
+            buildMyelinGemm(weighted);
+            return;
+        }
+
+        const std::uint32_t index = newLayer(std::move(layer));
+        if (mPendingPad != nullptr)
+        {
+            assign(index, *mPendingPad);
+            nameParts.push_back(mPendingPad->name);
+            mPendingPad = nullptr;
+        }
+        assign(index, weighted);
+        nameParts.push_back(weighted.name);
+
+        bool residualTaken = false;
+        bool pooled = false;
+        const OnnxNode* last = &weighted;
+        for (int step = 0; step < 16; ++step)
+        {
+            const OnnxNode* next = soleConsumer(firstOutput(*last));
+            if (next == nullptr || mLayerOf[next->index] != kNone || isQdq(*next))
+            {
+                break;
+            }
+            const std::string& op = next->opType;
+            const auto inputs = activationInputs(*next);
+            bool take = false;
+            if (op == "BatchNormalization" && !residualTaken)
+            {
+                take = true;
+            }
+            else if (isActivation(op) && op != "PRelu")
+            {
+                take = true;
+            }
+            else if (isOneOfOps(op, {"Add", "Sub"}) && inputs.size() == 1 && !residualTaken)
+            {
+                take = true; // a bias: the other input is constant
+            }
+            else if (isPointwiseOp(op) && inputs.size() == 1 && isOneOfOps(op, {"Mul", "Div"}) && !residualTaken)
+            {
+                take = true; // Convolution + Scale
+            }
+            else if (isConv && op == "Add" && inputs.size() == 2 && !residualTaken && !pooled &&
+                     residualOwner(*next) == &weighted)
+            {
+                take = true;
+                residualTaken = true;
+            }
+            else if (isConv && op == "MaxPool" && !pooled && !residualTaken && outputQuantizedAfter(*next))
+            {
+                take = true; // Conv + activation + MaxPool, both in INT8
+                pooled = true;
+            }
+            if (!take)
+            {
+                break;
+            }
+            assign(index, *next);
+            const bool plain = isPlainEpilogueName(op) || op == "MaxPool";
+            nameParts.push_back(plain ? next->name : "PWN(" + next->name + ")");
+            last = next;
+        }
+        PredictedLayer& built = mOut.layers[index];
+        built.kind = weighted.opType == "ConvTranspose" ? "CaskDeconvolution"
+                     : pooled                           ? (mOptions.trtMajor >= 10 ? "CaskConvActPool" : "ConvActPool")
+                                                        : "CaskConvolution";
+        if (pooled)
+        {
+            built.role = "quantized-ConvActPool";
+        }
+        if (fullyConnected)
+        {
+            built.guess = "a fully connected layer runs as a convolution; the kernel family (CaskConvolution, "
+                          "CublasConvolution, CaskGemmConvolution) depends on the tactic";
+        }
+        built.name = join(nameParts);
+        built.int8Input = quantized;
+        mLayerEnd[index] = last;
+    }
+
+    //! TensorRT 10 hands an unquantized Gemm/MatMul to Myelin; the parser's bias add and a following activation form
+    //! a PointWise layer beside it.
+    void buildMyelinGemm(const OnnxNode& weighted)
+    {
+        PredictedLayer gemm;
+        gemm.kind = "Myelin";
+        gemm.role = "float-" + weighted.opType;
+        gemm.name = "{ForeignNode[" + weighted.name + "]}";
+        gemm.guess = mOptions.trtMajor == 0
+                         ? "TensorRT version unknown: 10.x runs an unquantized Gemm/MatMul in Myelin, "
+                           "8.x as a convolution"
+                         : "";
+        const std::uint32_t index = newLayer(std::move(gemm));
+        if (mPendingPad != nullptr)
+        {
+            mPendingPad = nullptr;
+        }
+        assign(index, weighted);
+        mLayerEnd[index] = &weighted;
+        const bool hasBias = weighted.opType == "Gemm" && weighted.inputs.size() >= 3 && !weighted.inputs[2].empty();
+        const OnnxNode* next = soleConsumer(firstOutput(weighted));
+        bool biasAdd = false;
+        if (!hasBias && next != nullptr && next->opType == "Add" && activationInputs(*next).size() == 1 &&
+            mLayerOf[next->index] == kNone)
+        {
+            biasAdd = true;
+        }
+        if (!hasBias && !biasAdd)
+        {
+            return;
+        }
+        PredictedLayer pointwise;
+        pointwise.kind = "PointWise";
+        pointwise.role = "float-PointWise";
+        const std::uint32_t pw = newLayer(std::move(pointwise));
+        std::vector<std::string> parts;
+        const OnnxNode* last = &weighted;
+        if (hasBias)
+        {
+            mOut.layers[pw].partOf.push_back(weighted.name);
+            parts.push_back("bias of " + weighted.name);
+        }
+        else
+        {
+            assign(pw, *next);
+            parts.push_back(next->name);
+            last = next;
+        }
+        extendPointwise(pw, last, parts);
+        mOut.layers[pw].name = pwnName(parts);
+        mOut.layers[pw].guess = "the parser splits the bias of " + weighted.name + " into an element-wise layer";
+    }
+
+    //! Whether a Q fused into the conv follows this MaxPool (the pool then runs in the conv's INT8).
+    bool outputQuantizedAfter(const OnnxNode& pool) const
+    {
+        const std::uint32_t output = firstOutput(pool);
+        auto readers = consumers(output);
+        if (readers.empty())
+        {
+            return false;
+        }
+        for (std::uint32_t reader : readers)
+        {
+            const PredictedQdq* predicted = mQdqOf[reader];
+            if (predicted == nullptr || !predicted->isQuantize ||
+                predicted->fate != PredictedQdq::Fate::kFusedIntoProducer)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    //! Pointwise nodes that follow `last` with nothing else reading in between join the PointWise layer.
+    void extendPointwise(std::uint32_t layer, const OnnxNode* last, std::vector<std::string>& parts)
+    {
+        for (int step = 0; step < 64; ++step)
+        {
+            const OnnxNode* next = soleConsumer(firstOutput(*last));
+            if (next == nullptr || mLayerOf[next->index] != kNone || !isPointwiseOp(next->opType) ||
+                mFolded[next->index])
+            {
+                break;
+            }
+            // A binary op joins when its other input is constant or already computed by this layer's nodes.
+            bool joins = true;
+            for (std::uint32_t input : activationInputs(*next))
+            {
+                if (input == firstOutput(*last))
+                {
+                    continue;
+                }
+                const OnnxNode* producer = mGraph.producerOf(input);
+                if (producer == nullptr || mLayerOf[producer->index] != layer)
+                {
+                    joins = false;
+                }
+            }
+            if (!joins)
+            {
+                break;
+            }
+            assign(layer, *next);
+            parts.push_back(next->name);
+            last = next;
+        }
+        mLayerEnd[layer] = last;
+    }
+
+    static std::string pwnName(const std::vector<std::string>& parts)
+    {
+        std::string name = "PWN(" + (parts.empty() ? std::string() : parts[0]) + ")";
+        for (std::size_t i = 1; i < parts.size(); ++i)
+        {
+            name = "PWN(" + name + ", " + parts[i] + ")";
+        }
+        return name;
+    }
+
+    static std::string join(const std::vector<std::string>& parts)
+    {
+        std::string name;
+        for (const auto& part : parts)
+        {
+            if (!name.empty())
+            {
+                name += " + ";
+            }
+            name += part;
+        }
+        return name;
+    }
+
+    void buildPointwise(const OnnxNode& node)
+    {
+        PredictedLayer layer;
+        layer.kind = "PointWise";
+        layer.role = "float-" + node.opType;
+        const std::uint32_t index = newLayer(std::move(layer));
+        assign(index, node);
+        std::vector<std::string> parts = {node.name};
+        extendPointwise(index, &node, parts);
+        mOut.layers[index].name = pwnName(parts);
+        if (parts.size() == 1 && node.opType == "BatchNormalization")
+        {
+            mOut.layers[index].kind = "Scale";
+        }
+    }
+
+    //! Consecutive shuffles are one layer: a Shuffle when one transposes, else a NoOp (a reshape of the same
+    //! memory); a reshape of (N, C, 1, 1) into a fully connected layer vanishes into it.
+    void buildShuffle(const OnnxNode& node)
+    {
+        PredictedLayer layer;
+        layer.role = "float-" + node.opType;
+        const std::uint32_t index = newLayer(std::move(layer));
+        assign(index, node);
+        std::vector<std::string> parts = {node.name};
+        bool transposes = node.opType == "Transpose";
+        const OnnxNode* last = &node;
+        for (int step = 0; step < 16; ++step)
+        {
+            const OnnxNode* next = soleConsumer(firstOutput(*last));
+            if (next == nullptr || mLayerOf[next->index] != kNone || !isShuffleOp(next->opType) || mFolded[next->index])
+            {
+                break;
+            }
+            assign(index, *next);
+            parts.push_back(next->name);
+            transposes = transposes || next->opType == "Transpose";
+            last = next;
+        }
+        mLayerEnd[index] = last;
+        PredictedLayer& built = mOut.layers[index];
+        built.name = join(parts);
+        built.kind = transposes ? "Shuffle" : "NoOp";
+        const OnnxNode* consumer = consumerThroughQdq(firstOutput(*last));
+        const OnnxNode* source = node.inputs.empty() ? nullptr : producerOf(mGraph, node.inputs[0]);
+        if (!transposes && consumer != nullptr && isWeighted(mGraph, *consumer) &&
+            (consumer->opType == "Gemm" || consumer->opType == "MatMul") && source != nullptr &&
+            isOneOfOps(source->opType, {"GlobalAveragePool", "GlobalMaxPool", "ReduceMean"}))
+        {
+            // Flatten of a pooled (N, C, 1, 1) tensor: the fully connected layer reads it as it is.
+            built.kind = "NoOp";
+            built.role = "eliminated";
+            built.guess = "a flatten of a globally pooled tensor into a fully connected layer needs no layer";
+        }
+    }
+
+    //! Concat elimination: producers write into the concatenated tensor. An input that is also read elsewhere, or
+    //! a network input, is copied ("<tensor> copy").
+    void buildConcat(const OnnxNode& node)
+    {
+        std::vector<std::string> copies;
+        for (std::uint32_t input : activationInputs(node))
+        {
+            const OnnxNode* producer = mGraph.producerOf(input);
+            if (producer == nullptr || consumers(input).size() > 1)
+            {
+                copies.push_back(mGraph.tensors.names[input]);
+            }
+        }
+        PredictedLayer layer;
+        layer.role = "eliminated";
+        layer.kind = "NoOp";
+        layer.name = node.name;
+        layer.guess = "Concat elimination: the inputs are written in place";
+        const std::uint32_t index = newLayer(std::move(layer));
+        assign(index, node);
+        mLayerEnd[index] = &node;
+        for (const auto& tensor : copies)
+        {
+            PredictedLayer copy;
+            copy.kind = "Reformat";
+            copy.role = "concat-copy";
+            copy.name = tensor + " copy";
+            copy.guess = "the input is read elsewhere too, so TensorRT copies it into the concatenation";
+            mCopies.push_back(std::move(copy));
+        }
+    }
+
+    //! A Myelin region on the versions that make them: the seed and its connected pointwise, reduce, MatMul and
+    //! shuffle neighbours that no other layer took.
+    void buildMyelin(const OnnxNode& seed)
+    {
+        PredictedLayer layer;
+        layer.kind = "Myelin";
+        layer.role = "float-Myelin";
+        const std::uint32_t index = newLayer(std::move(layer));
+        std::vector<std::uint32_t> stack = {static_cast<std::uint32_t>(seed.index)};
+        std::vector<std::uint32_t> members;
+        const auto eligible = [this](const OnnxNode& n)
+        {
+            return mLayerOf[n.index] == kNone && !mFolded[n.index] && !isQdq(n) && !isWeighted(mGraph, n) &&
+                   (isMyelinSeed(n.opType) || isPointwiseOp(n.opType) || isShuffleOp(n.opType) ||
+                    n.opType == "MatMul" || n.opType == "ReduceSum" || n.opType == "ReduceMax");
+        };
+        while (!stack.empty() && members.size() < 100000)
+        {
+            const std::uint32_t current = stack.back();
+            stack.pop_back();
+            const OnnxNode& n = mGraph.nodes[current];
+            if (!eligible(n))
+            {
+                continue;
+            }
+            assign(index, n);
+            members.push_back(current);
+            for (std::uint32_t input : mGraph.inputIds(current))
+            {
+                const OnnxNode* producer = input == kNone ? nullptr : mGraph.producerOf(input);
+                if (producer != nullptr)
+                {
+                    stack.push_back(static_cast<std::uint32_t>(producer->index));
+                }
+            }
+            for (std::uint32_t output : mGraph.outputIds(current))
+            {
+                for (std::uint32_t consumer : consumers(output))
+                {
+                    stack.push_back(consumer);
+                }
+            }
+        }
+        std::sort(members.begin(), members.end(),
+                  [this](std::uint32_t a, std::uint32_t b) { return mPosition[a] < mPosition[b]; });
+        mLayerNodes[index] = members;
+        PredictedLayer& built = mOut.layers[index];
+        const std::string& first = mGraph.nodes[members.front()].name;
+        const std::string& lastName = mGraph.nodes[members.back()].name;
+        built.name =
+            members.size() == 1 ? "{ForeignNode[" + first + "]}" : "{ForeignNode[" + first + "..." + lastName + "]}";
+        built.guess = "Myelin region (attention, LayerNorm, GELU): its extent is TensorRT's choice";
+        mLayerEnd[index] = &mGraph.nodes[members.back()];
+    }
+
+    void buildSingle(const OnnxNode& node)
+    {
+        PredictedLayer layer;
+        layer.role = "float-" + node.opType;
+        layer.name = node.name;
+        const std::string& op = node.opType;
+        if (isPoolingOp(op))
+        {
+            layer.kind = "Pooling";
+        }
+        else if (op == "Softmax" || op == "LogSoftmax")
+        {
+            layer.kind = "SoftMax";
+        }
+        else if (isOneOfOps(op, {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"}))
+        {
+            layer.kind = "Reduce";
+        }
+        else if (isOneOfOps(op, {"Resize", "Upsample"}))
+        {
+            layer.kind = "Resize";
+        }
+        else if (isOneOfOps(op, {"Slice", "Split"}))
+        {
+            layer.kind = "Slice";
+        }
+        else if (op == "Pad")
+        {
+            layer.kind = "Padding";
+        }
+        else if (op == "MatMul")
+        {
+            layer.kind = usesMyelinForGemm() ? "Myelin" : "MatrixMultiply";
+            if (usesMyelinForGemm())
+            {
+                layer.name = "{ForeignNode[" + node.name + "]}";
+            }
+        }
+        else if (isOneOfOps(op, {"Gather", "GatherElements", "GatherND"}))
+        {
+            layer.kind = "Gather";
+        }
+        else if (isOneOfOps(op, {"ArgMax", "ArgMin", "TopK"}))
+        {
+            layer.kind = "TopK";
+        }
+        else if (op == "Cast")
+        {
+            layer.kind = "Cast";
+        }
+        else if (node.isCustomDomain())
+        {
+            layer.kind = "PluginV2";
+            layer.guess = "a custom-domain op becomes a plugin layer when a plugin of that name is registered";
+        }
+        else
+        {
+            layer.kind = op;
+            layer.guess = "no documented TensorRT layer for " + op + ": one layer assumed";
+        }
+        const std::uint32_t index = newLayer(std::move(layer));
+        assign(index, node);
+        mLayerEnd[index] = &node;
+        // SoftMax + TopK: one layer (ArgMax is a TopK with k = 1).
+        if (op == "Softmax" || op == "LogSoftmax")
+        {
+            const OnnxNode* next = soleConsumer(firstOutput(node));
+            if (next != nullptr && mLayerOf[next->index] == kNone && isOneOfOps(next->opType, {"ArgMax", "TopK"}))
+            {
+                assign(index, *next);
+                mOut.layers[index].name += " + " + next->name;
+                mOut.layers[index].kind = "LogSoftmaxTopK";
+                mLayerEnd[index] = next;
+            }
+        }
+    }
+
+    // ---- Q/DQ -----------------------------------------------------------------------------------------------
+
+    //! The first node downstream of a weight's Q/DQ that is not a Q/DQ (the weighted op that folds it).
+    const OnnxNode* weightConsumer(const OnnxNode& node) const
+    {
+        const OnnxNode* current = &node;
+        for (int hop = 0; hop < 4; ++hop)
+        {
+            auto readers = consumers(firstOutput(*current));
+            if (readers.empty())
+            {
+                return nullptr;
+            }
+            const OnnxNode* reader = &mGraph.nodes[readers[0]];
+            if (!isQdq(*reader))
+            {
+                return reader;
+            }
+            current = reader;
+        }
+        return nullptr;
+    }
+
+    void placeQdqNodes()
+    {
+        for (const auto& predicted : mOut.qdq)
+        {
+            if (predicted.nodeIndex >= mGraph.nodes.size())
+            {
+                continue;
+            }
+            const OnnxNode& node = mGraph.nodes[predicted.nodeIndex];
+            std::uint32_t partner = predicted.partnerIndex != PredictedQdq::kNoNode ? predicted.partnerIndex : kNone;
+            if (partner == kNone && !predicted.partner.empty())
+            {
+                partner = mGraph.nodeIndex(predicted.partner);
+            }
+            switch (predicted.fate)
+            {
+            case PredictedQdq::Fate::kFolded:
+                if (const OnnxNode* consumer = weightConsumer(node); consumer && mLayerOf[consumer->index] != kNone)
+                {
+                    assign(mLayerOf[consumer->index], node);
+                }
+                break;
+            case PredictedQdq::Fate::kFusedIntoConsumer:
+            case PredictedQdq::Fate::kFusedIntoProducer:
+                if (partner != kNone && partner < mLayerOf.size() && mLayerOf[partner] != kNone)
+                {
+                    assign(mLayerOf[partner], node);
+                    if (predicted.fate == PredictedQdq::Fate::kFusedIntoProducer)
+                    {
+                        mOut.layers[mLayerOf[partner]].int8Output = true;
+                    }
+                    else
+                    {
+                        mOut.layers[mLayerOf[partner]].int8Input = true;
+                    }
+                }
+                break;
+            case PredictedQdq::Fate::kCancelled:
+                // A duplicate Q merged into a standalone twin runs in the twin's layer; other cancelled pairs vanish.
+                if (predicted.isQuantize && partner != kNone && partner < mLayerOf.size() &&
+                    mQdqOf[partner] != nullptr && mQdqOf[partner]->isQuantize)
+                {
+                    mMergedInto.emplace_back(static_cast<std::uint32_t>(node.index), partner);
+                }
+                break;
+            case PredictedQdq::Fate::kRequantize:
+            {
+                if (partner != kNone && partner < mLayerOf.size() && mLayerOf[partner] != kNone &&
+                    mOut.layers[mLayerOf[partner]].role == "requantize")
+                {
+                    PredictedLayer& pair = mOut.layers[mLayerOf[partner]];
+                    assign(mLayerOf[partner], node);
+                    pair.name = predicted.isQuantize ? pair.name + " + " + node.name : node.name + " + " + pair.name;
+                    break;
+                }
+                PredictedLayer layer;
+                layer.kind = "Scale";
+                layer.role = "requantize";
+                layer.name = node.name;
+                layer.int8Input = layer.int8Output = true;
+                layer.guess = "TensorRT runs a requantize as a Scale or Reformat layer depending on the version";
+                assign(newLayer(std::move(layer)), node);
+                break;
+            }
+            case PredictedQdq::Fate::kStandalone:
+            {
+                PredictedLayer layer;
+                layer.kind = "Reformat";
+                layer.role = predicted.isQuantize ? "standalone-quantize" : "standalone-dequantize";
+                layer.name = node.name;
+                layer.int8Input = !predicted.isQuantize;
+                layer.int8Output = predicted.isQuantize;
+                if (mOptions.trtMajor == 8 && mOptions.trtMinor < 4)
+                {
+                    layer.kind = "Scale";
+                }
+                assign(newLayer(std::move(layer)), node);
+                break;
+            }
+            }
+        }
+        for (const auto& [node, twin] : mMergedInto)
+        {
+            if (mLayerOf[twin] != kNone)
+            {
+                assign(mLayerOf[twin], mGraph.nodes[node]);
+            }
+        }
+        for (auto& copy : mCopies)
+        {
+            newLayer(std::move(copy));
+        }
+        mCopies.clear();
+        // Node lists in graph order (TensorRT's names follow it too).
+        for (std::size_t i = 0; i < mOut.layers.size(); ++i)
+        {
+            auto& nodes = mLayerNodes[i];
+            std::sort(nodes.begin(), nodes.end(),
+                      [this](std::uint32_t a, std::uint32_t b) { return mPosition[a] < mPosition[b]; });
+            nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+            PredictedLayer& layer = mOut.layers[i];
+            layer.onnxNodes.clear();
+            layer.onnxNodes.reserve(nodes.size());
+            layer.nodeIndices = nodes;
+            for (std::uint32_t node : nodes)
+            {
+                layer.onnxNodes.push_back(mGraph.nodes[node].name);
+            }
+        }
+        // Layers that ended up executing nothing (an eliminated flatten with no node left) are dropped.
+        std::vector<PredictedLayer> kept;
+        kept.reserve(mOut.layers.size());
+        for (auto& layer : mOut.layers)
+        {
+            if (layer.role == "eliminated")
+            {
+                mOut.eliminated.insert(mOut.eliminated.end(), layer.onnxNodes.begin(), layer.onnxNodes.end());
+                continue;
+            }
+            kept.push_back(std::move(layer));
+        }
+        mOut.layers = std::move(kept);
+    }
+
+    void finishPrecisions()
+    {
+        for (auto& layer : mOut.layers)
+        {
+            if (layer.role == "float-MaxPool" || layer.role == "float-Resize" || layer.kind == "Slice" ||
+                layer.kind == "Shuffle" || layer.kind == "NoOp")
+            {
+                // Data movement runs in the precision it is given: INT8 when a DQ was moved past it into a Q.
+                bool int8 = false;
+                for (std::uint32_t node : layer.nodeIndices)
+                {
+                    int8 = int8 || isQdq(mGraph.nodes[node]);
+                }
+                layer.int8Input = layer.int8Input || int8;
+                layer.int8Output = layer.int8Output || int8;
+            }
+            if (layer.role.rfind("float-", 0) == 0 && layer.int8Input && layer.int8Output)
+            {
+                layer.role = "quantized-" + layer.role.substr(6);
+            }
+            layer.inputPrecision = precisionName(layer.int8Input, mOptions.fp16);
+            layer.outputPrecision = precisionName(layer.int8Output, mOptions.fp16);
+        }
+    }
+
+    //! Network inputs are FP32: a first layer that reads FP16 (or INT8 without its own Quantize) needs a reformat;
+    //! likewise an FP16 layer writing a network output.
+    void addIoReformats()
+    {
+        if (!mOptions.fp16)
+        {
+            return;
+        }
+        std::vector<PredictedLayer> added;
+        for (const auto& input : mGraph.graphInputs)
+        {
+            const std::uint32_t id = mGraph.tensors.find(input);
+            auto type = mGraph.tensorType(input);
+            if (id == kNone || (type && *type != OnnxDataType::kFloat))
+            {
+                continue;
+            }
+            for (std::uint32_t reader : consumers(id))
+            {
+                if (isQdq(mGraph.nodes[reader]) || mLayerOf[reader] == kNone)
+                {
+                    continue;
+                }
+                PredictedLayer reformat;
+                reformat.kind = "Reformat";
+                reformat.role = "reformat";
+                reformat.name = "Reformatting CopyNode for Network Input " + input;
+                reformat.inputPrecision = "FP32";
+                reformat.outputPrecision = "FP16";
+                reformat.guess = "an FP32 network input read by an FP16 layer is converted; TensorRT may instead "
+                                 "choose an FP32 kernel for that layer";
+                added.push_back(std::move(reformat));
+                break;
+            }
+        }
+        for (const auto& output : mGraph.graphOutputs)
+        {
+            const OnnxNode* producer = producerOf(mGraph, output);
+            auto type = mGraph.tensorType(output);
+            if (producer == nullptr || isQdq(*producer) || (type && *type != OnnxDataType::kFloat) ||
+                mLayerOf[producer->index] == kNone)
+            {
+                continue;
+            }
+            PredictedLayer reformat;
+            reformat.kind = "Reformat";
+            reformat.role = "reformat";
+            reformat.name = "Reformatting CopyNode for Network Output " + output;
+            reformat.inputPrecision = "FP16";
+            reformat.outputPrecision = "FP32";
+            reformat.guess = "an FP16 layer writing an FP32 network output is converted; TensorRT may instead "
+                             "choose an FP32 kernel for that layer";
+            added.push_back(std::move(reformat));
+        }
+        for (auto& layer : added)
+        {
+            mOut.layers.push_back(std::move(layer));
+        }
+    }
+
+    const OnnxGraph& mGraph;
+    const SimulationOptions& mOptions;
+    Prediction& mOut;
+    std::vector<std::uint32_t> mOrder;    //!< topological order of node indices
+    std::vector<std::uint32_t> mPosition; //!< node -> position in mOrder
+    std::vector<std::uint32_t> mLayerOf;  //!< node -> predicted layer, or kNone
+    std::vector<std::vector<std::uint32_t>> mLayerNodes;
+    std::vector<bool> mFolded;   //!< node runs at build time or vanishes
+    std::vector<bool> mConstant; //!< tensor id -> known at build time
+    std::vector<const PredictedQdq*> mQdqOf;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> mMergedInto;
+    std::vector<PredictedLayer> mCopies;
+    std::unordered_map<std::uint32_t, const OnnxNode*> mLayerEnd;
+    const OnnxNode* mPendingPad = nullptr;
+};
+
+} // namespace
+
+void buildPredictedLayers(const OnnxGraph& graph, const SimulationOptions& options, Prediction& prediction)
+{
+    LayerBuilder(graph, options, prediction).run();
+}
+
+} // namespace qdq::simulation
+
+namespace qdq
+{
+
+SimulationOptions simulationOptionsFor(const Inputs& inputs)
+{
+    SimulationOptions options;
+    options.precisionSource = "default (--int8 --fp16)";
+    const std::string version = inputs.trtVersion();
+    if (!version.empty())
+    {
+        options.trtMajor = std::atoi(version.c_str());
+        const auto dot = version.find('.');
+        options.trtMinor = dot == std::string::npos ? 0 : std::atoi(version.c_str() + dot + 1);
+    }
+    if (!inputs.buildLog)
+    {
+        return options;
+    }
+    const BuildLog& log = *inputs.buildLog;
+    for (const auto& [key, value] : log.buildOptions)
+    {
+        if (key == "Precision")
+        {
+            options.fp16 = value.find("FP16") != std::string::npos || value.find("BF16") != std::string::npos;
+            options.int8 = value.find("INT8") != std::string::npos;
+            options.precisionSource = log.sourcePath + " (Build Options: Precision: " + value + ")";
+            return options;
+        }
+    }
+    if (!log.commandLine.empty())
+    {
+        const std::string& cmd = log.commandLine;
+        const bool best = cmd.find("--best") != std::string::npos;
+        options.fp16 = best || cmd.find("--fp16") != std::string::npos;
+        options.int8 = best || cmd.find("--int8") != std::string::npos;
+        options.precisionSource = log.sourcePath + " (command line)";
+    }
+    return options;
+}
+
+} // namespace qdq

@@ -1,0 +1,250 @@
+// Text and JSON output of `qdq-doctor predict` (docs/predict-schema.md).
+#include "qdq/predict.h"
+
+#include "qdq/patterns.h"
+#include "src/json_writer.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+namespace qdq
+{
+
+void applyPrecisionFlag(const std::string& precision, SimulationOptions& options)
+{
+    if (precision == "fp32")
+    {
+        options.int8 = options.fp16 = false;
+    }
+    else if (precision == "fp16")
+    {
+        options.int8 = false;
+        options.fp16 = true;
+    }
+    else if (precision == "int8")
+    {
+        options.int8 = true;
+        options.fp16 = false;
+    }
+    else if (precision == "best")
+    {
+        options.int8 = options.fp16 = true;
+    }
+    else
+    {
+        throw InputError(SourceLocation{"--precision"},
+                         "must be fp32, fp16, int8 or best, not '" + printable(precision, 64) + "'");
+    }
+    options.precisionSource = "--precision " + precision;
+}
+
+void applyTrtVersion(const std::string& version, SimulationOptions& options)
+{
+    char* end = nullptr;
+    const long major = std::strtol(version.c_str(), &end, 10);
+    long minor = 0;
+    if (end != nullptr && *end == '.')
+    {
+        minor = std::strtol(end + 1, &end, 10);
+        while (end != nullptr && (*end == '.' || (*end >= '0' && *end <= '9')))
+        {
+            ++end;
+        }
+    }
+    if (version.empty() || end == nullptr || *end != '\0' || major < 5 || major > 99 || minor < 0 || minor > 99)
+    {
+        throw InputError(SourceLocation{"--trt-version"},
+                         "must look like 8.4 or 10.16.0, not '" + printable(version, 64) + "'");
+    }
+    options.trtMajor = static_cast<int>(major);
+    options.trtMinor = static_cast<int>(minor);
+}
+
+PredictionSummary summarizePrediction(const Prediction& prediction, const OnnxGraph& graph)
+{
+    PredictionSummary summary;
+    summary.layers = prediction.layers.size();
+    for (const auto& layer : prediction.layers)
+    {
+        if (!layer.onnxNodes.empty())
+        {
+            ++summary.computeLayers;
+        }
+        else
+        {
+            ++summary.reformats;
+        }
+        if (layer.role == "standalone-quantize" || layer.role == "standalone-dequantize")
+        {
+            ++summary.standaloneQdq;
+        }
+        if (layer.role == "requantize")
+        {
+            ++summary.requantize;
+        }
+        if (!layer.guess.empty())
+        {
+            ++summary.guessed;
+        }
+        if (layer.kind.find("ConvActPool") != std::string::npos)
+        {
+            ++summary.convActPool;
+        }
+        if (layer.kind.find("Convolution") != std::string::npos || layer.kind.find("ConvActPool") != std::string::npos)
+        {
+            for (auto name : layer.onnxNodes)
+            {
+                const OnnxNode* node = graph.findNode(name);
+                if (node != nullptr && node->opType == "Add" && node->inputs.size() == 2 &&
+                    !patterns::isConstantTensor(graph, node->inputs[0]) &&
+                    !patterns::isConstantTensor(graph, node->inputs[1]))
+                {
+                    ++summary.convWithResidualAdd;
+                    break;
+                }
+            }
+        }
+    }
+    return summary;
+}
+
+namespace
+{
+
+std::string versionText(const SimulationOptions& options)
+{
+    if (options.trtMajor == 0)
+    {
+        return "unknown (10.x assumed)";
+    }
+    return std::to_string(options.trtMajor) + "." + std::to_string(options.trtMinor);
+}
+
+std::string flagsText(const SimulationOptions& options)
+{
+    std::string flags;
+    if (options.int8)
+    {
+        flags += "--int8";
+    }
+    if (options.fp16)
+    {
+        flags += flags.empty() ? "--fp16" : " --fp16";
+    }
+    return flags.empty() ? "none (FP32)" : flags;
+}
+
+} // namespace
+
+std::string renderPredictionJson(const Prediction& prediction, const OnnxGraph& graph, const std::string& source)
+{
+    std::string out;
+    JsonWriter json(out);
+    const PredictionSummary summary = summarizePrediction(prediction, graph);
+    json.beginObject();
+    json.member("schema", "qdq-doctor/predict/1");
+    json.member("source", source);
+    json.member("graph", graph.sourcePath);
+    json.key("build").beginObject();
+    json.member("int8", prediction.options.int8).member("fp16", prediction.options.fp16);
+    json.member("tensorrt_version", versionText(prediction.options));
+    json.member("flags_from", prediction.options.precisionSource);
+    json.endObject();
+    json.key("summary").beginObject();
+    json.member("layers", static_cast<std::uint64_t>(summary.layers));
+    json.member("layers_executing_onnx_nodes", static_cast<std::uint64_t>(summary.computeLayers));
+    json.member("standalone_qdq_layers", static_cast<std::uint64_t>(summary.standaloneQdq));
+    json.member("requantize_layers", static_cast<std::uint64_t>(summary.requantize));
+    json.member("reformat_layers", static_cast<std::uint64_t>(summary.reformats));
+    json.member("conv_layers_with_residual_add", static_cast<std::uint64_t>(summary.convWithResidualAdd));
+    json.member("conv_act_pool_layers", static_cast<std::uint64_t>(summary.convActPool));
+    json.member("guessed_layers", static_cast<std::uint64_t>(summary.guessed));
+    json.endObject();
+    json.key("layers").beginArray();
+    for (const auto& layer : prediction.layers)
+    {
+        json.beginObject();
+        json.member("name", layer.name).member("kind", layer.kind).member("role", layer.role);
+        json.member("onnx_nodes", layer.onnxNodes);
+        if (!layer.partOf.empty())
+        {
+            json.member("part_of", layer.partOf);
+        }
+        json.member("input_precision", layer.inputPrecision).member("output_precision", layer.outputPrecision);
+        if (!layer.guess.empty())
+        {
+            json.member("guess", layer.guess);
+        }
+        json.endObject();
+    }
+    json.endArray();
+    json.key("qdq_nodes").beginArray();
+    for (const auto& qdq : prediction.qdq)
+    {
+        json.beginObject();
+        json.member("name", qdq.node).member("op", qdq.isQuantize ? "QuantizeLinear" : "DequantizeLinear");
+        json.member("fate", predictedFateName(qdq.fate));
+        if (!qdq.partner.empty())
+        {
+            json.member("partner", qdq.partner);
+        }
+        json.member("why", qdq.reason());
+        json.endObject();
+    }
+    json.endArray();
+    json.member("eliminated_nodes", prediction.eliminated);
+    json.endObject();
+    out += '\n';
+    return out;
+}
+
+std::string renderPredictionText(const Prediction& prediction, const OnnxGraph& graph, const std::string& source)
+{
+    const PredictionSummary summary = summarizePrediction(prediction, graph);
+    std::string out = "Predicted engine for " + source + "\n";
+    out += "Build: " + flagsText(prediction.options) + ", TensorRT " + versionText(prediction.options) +
+           " (flags from " + prediction.options.precisionSource + ")\n";
+    out += "Layers: " + std::to_string(summary.layers) + " (" + std::to_string(summary.computeLayers) +
+           " executing ONNX nodes, " + std::to_string(summary.standaloneQdq) + " standalone Q/DQ, " +
+           std::to_string(summary.requantize) + " requantize, " + std::to_string(summary.reformats) +
+           " reformats/copies; " + std::to_string(summary.guessed) + " guessed)\n\n";
+    std::size_t index = 0;
+    for (const auto& layer : prediction.layers)
+    {
+        char head[64];
+        std::snprintf(head, sizeof(head), "%4zu. ", ++index);
+        out += head;
+        out += "[" + layer.kind + "] " + layer.name + "  " + layer.inputPrecision + " -> " + layer.outputPrecision;
+        if (!layer.guess.empty())
+        {
+            out += "  (guess: " + layer.guess + ")";
+        }
+        out += '\n';
+    }
+    std::map<std::string, std::size_t> byFate;
+    for (const auto& qdq : prediction.qdq)
+    {
+        ++byFate[std::string(predictedFateName(qdq.fate))];
+    }
+    if (!prediction.qdq.empty())
+    {
+        out += "\nQ/DQ nodes: " + std::to_string(prediction.qdq.size());
+        for (const auto& [fate, count] : byFate)
+        {
+            out += ", " + std::to_string(count) + " " + fate;
+        }
+        out += '\n';
+        for (const auto& qdq : prediction.qdq)
+        {
+            if (qdq.fate == PredictedQdq::Fate::kStandalone || qdq.fate == PredictedQdq::Fate::kRequantize)
+            {
+                out += "  " + std::string(qdq.node) + ": " + std::string(predictedFateName(qdq.fate)) + ", " +
+                       qdq.reason() + "\n";
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace qdq

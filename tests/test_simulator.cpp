@@ -1,0 +1,437 @@
+// The engine simulator: each documented fusion with a graph that makes it and a near-identical one that must not,
+// and the predictions held against real engines (the A100 ResNet18 engines of the recipes in ../shared/models and the
+// build logs whose parser lines describe the model they built).
+#include "graph_builder.h"
+#include "test_support.h"
+
+#include "qdq/load_inputs.h"
+#include "qdq/predict.h"
+#include "qdq/prediction_check.h"
+#include "qdq/readers.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+using namespace qdq;
+using namespace qdq::test;
+
+namespace
+{
+
+SimulationOptions version(int major, int minor, bool fp16 = true)
+{
+    SimulationOptions options;
+    options.trtMajor = major;
+    options.trtMinor = minor;
+    options.fp16 = fp16;
+    return options;
+}
+
+//! The predicted layer that executes node, or nullptr.
+const PredictedLayer* layerWith(const Prediction& prediction, std::string_view node)
+{
+    for (const auto& layer : prediction.layers)
+    {
+        if (std::find(layer.onnxNodes.begin(), layer.onnxNodes.end(), node) != layer.onnxNodes.end())
+        {
+            return &layer;
+        }
+    }
+    return nullptr;
+}
+
+std::size_t countRole(const Prediction& prediction, std::string_view role)
+{
+    return static_cast<std::size_t>(std::count_if(prediction.layers.begin(), prediction.layers.end(),
+                                                  [&](const PredictedLayer& layer) { return layer.role == role; }));
+}
+
+//! in -> Q/DQ -> conv0 -> relu0 -> MaxPool [-> Q/DQ] -> conv1
+OnnxGraph stem(bool quantizeAfterPool)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images"));
+    std::string c0 = g.node("Conv", "/conv0/Conv", {x, g.quantizedWeight("conv0", 8, 3)});
+    std::string r0 = g.node("Relu", "/relu0/Relu", {c0});
+    std::string p0 = g.node("MaxPool", "/pool/MaxPool", {r0});
+    std::string next = quantizeAfterPool ? g.qdq("/conv1/in_q", p0) : p0;
+    std::string c1 =
+        g.node("Conv", "/conv1/Conv",
+               {next, quantizeAfterPool ? g.quantizedWeight("conv1", 8, 8) : g.weight("conv1.w", {8, 8, 3, 3})});
+    g.output(c1);
+    return g.build();
+}
+
+} // namespace
+
+TEST(Simulator, ConvActPoolWhenThePoolRunsInTheConvsInt8)
+{
+    OnnxGraph graph = stem(true);
+    Prediction prediction = predictEngine(graph, version(8, 4));
+    const PredictedLayer* conv = layerWith(prediction, "/conv0/Conv");
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(conv->kind, "ConvActPool");
+    EXPECT_EQ(layerWith(prediction, "/pool/MaxPool"), conv);
+    EXPECT_EQ(layerWith(prediction, "/relu0/Relu"), conv);
+    EXPECT_EQ(conv->inputPrecision, "INT8");
+    EXPECT_EQ(conv->outputPrecision, "INT8");
+    EXPECT_EQ(predictEngine(graph, version(10, 8)).layers.front().kind, "CaskConvActPool");
+}
+
+TEST(Simulator, NoConvActPoolWhenThePoolOutputIsFloat)
+{
+    OnnxGraph graph = stem(false);
+    Prediction prediction = predictEngine(graph, version(8, 4));
+    const PredictedLayer* conv = layerWith(prediction, "/conv0/Conv");
+    const PredictedLayer* pool = layerWith(prediction, "/pool/MaxPool");
+    ASSERT_NE(conv, nullptr);
+    ASSERT_NE(pool, nullptr);
+    EXPECT_NE(conv, pool);
+    EXPECT_EQ(conv->kind, "CaskConvolution");
+    EXPECT_EQ(pool->kind, "Pooling");
+    EXPECT_EQ(conv->outputPrecision, "FP16");
+}
+
+namespace
+{
+
+//! x -> conv_a -> bn_a -> Add(conv_a path, conv_b path) -> relu, where conv_b reads x too. quantizeB puts a Q/DQ
+//! between conv_b and the Add.
+OnnxGraph residual(bool quantizeB)
+{
+    GraphBuilder g;
+    std::string x = g.input("x");
+    std::string a = g.node("Conv", "/a/Conv", {x, g.weight("a.w", {8, 8, 3, 3})});
+    std::string bn =
+        g.node("BatchNormalization", "/a/bn",
+               {a, g.weight("bn.s", {8}), g.weight("bn.b", {8}), g.weight("bn.m", {8}), g.weight("bn.v", {8}, 1.0f)});
+    std::string b = g.node("Conv", "/b/Conv", {x, g.weight("b.w", {8, 8, 1, 1})});
+    std::string side = quantizeB ? g.qdq("/b/out_q", b) : b;
+    std::string sum = g.node("Add", "/add/Add", {bn, side});
+    g.output(g.node("Relu", "/relu/Relu", {sum}));
+    return g.build();
+}
+
+} // namespace
+
+TEST(Simulator, ResidualAddJoinsTheConvThatCompletesIt)
+{
+    OnnxGraph graph = residual(false);
+    Prediction prediction = predictEngine(graph, version(8, 4));
+    const PredictedLayer* b = layerWith(prediction, "/b/Conv");
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(layerWith(prediction, "/add/Add"), b);
+    EXPECT_EQ(layerWith(prediction, "/relu/Relu"), b);
+    EXPECT_NE(layerWith(prediction, "/a/Conv"), b);
+    EXPECT_EQ(layerWith(prediction, "/a/bn"), layerWith(prediction, "/a/Conv"));
+    EXPECT_EQ(b->name, "/b/Conv + /add/Add + /relu/Relu");
+}
+
+TEST(Simulator, ResidualAddAvoidsTheConvBehindAQdqPair)
+{
+    OnnxGraph graph = residual(true);
+    Prediction prediction = predictEngine(graph, version(8, 4));
+    const PredictedLayer* a = layerWith(prediction, "/a/Conv");
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(layerWith(prediction, "/add/Add"), a);
+    EXPECT_NE(layerWith(prediction, "/b/Conv"), a);
+}
+
+namespace
+{
+
+//! conv -> relu -> Q/DQ -> conv2, and relu also feeds an Add in float when fanOut.
+OnnxGraph quantizedFanOut(bool fanOut)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("x"));
+    std::string c = g.node("Conv", "/c/Conv", {x, g.quantizedWeight("c", 8, 8)});
+    std::string r = g.node("Relu", "/c/Relu", {c});
+    std::string c2 = g.node("Conv", "/c2/Conv", {g.qdq("/c2/in_q", r), g.quantizedWeight("c2", 8, 8)});
+    std::string out = fanOut ? g.node("Add", "/add/Add", {c2, r}) : c2;
+    g.output(out);
+    return g.build();
+}
+
+} // namespace
+
+TEST(Simulator, QuantizeStaysStandaloneWhenItsTensorAlsoFeedsFloat)
+{
+    OnnxGraph graph = quantizedFanOut(true);
+    Prediction prediction = predictEngine(graph, version(8, 4));
+    const PredictedQdq* q = prediction.find("/c2/in_q/QuantizeLinear");
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->fate, PredictedQdq::Fate::kStandalone) << q->reason();
+    EXPECT_NE(q->reason().find("/add/Add"), std::string::npos) << q->reason();
+    const PredictedLayer* layer = layerWith(prediction, "/c2/in_q/QuantizeLinear");
+    ASSERT_NE(layer, nullptr);
+    EXPECT_EQ(layer->role, "standalone-quantize");
+    EXPECT_EQ(layer->kind, "Reformat");
+}
+
+TEST(Simulator, QuantizeFusesIntoTheConvWithoutTheFloatReader)
+{
+    OnnxGraph graph = quantizedFanOut(false);
+    Prediction prediction = predictEngine(graph, version(8, 4));
+    const PredictedQdq* q = prediction.find("/c2/in_q/QuantizeLinear");
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->fate, PredictedQdq::Fate::kFusedIntoProducer) << q->reason();
+    EXPECT_EQ(layerWith(prediction, "/c2/in_q/QuantizeLinear"), layerWith(prediction, "/c/Conv"));
+    EXPECT_EQ(countRole(prediction, "standalone-quantize"), 1u); // the network input's
+}
+
+namespace
+{
+
+//! relu -> two Q (scales a, b) -> DQ -> one conv each.
+OnnxGraph twinQuantizers(float scaleA, float scaleB)
+{
+    GraphBuilder g;
+    std::string x = g.input("x");
+    std::string r = g.node("Relu", "/r/Relu", {g.node("Sigmoid", "/s/Sigmoid", {x})});
+    std::string a = g.node("Conv", "/a/Conv", {g.qdq("/a/iq", r, scaleA), g.quantizedWeight("a", 8, 8)});
+    std::string b = g.node("Conv", "/b/Conv", {g.qdq("/b/iq", r, scaleB), g.quantizedWeight("b", 8, 8)});
+    g.output(a);
+    g.output(b);
+    return g.build();
+}
+
+} // namespace
+
+TEST(Simulator, DuplicateQuantizersWithOneScaleAreOneLayer)
+{
+    OnnxGraph graph = twinQuantizers(0.05f, 0.05f);
+    Prediction prediction = predictEngine(graph, version(8, 4));
+    EXPECT_EQ(countRole(prediction, "standalone-quantize"), 1u);
+    const PredictedQdq* twin = prediction.find("/b/iq/QuantizeLinear");
+    ASSERT_NE(twin, nullptr);
+    EXPECT_EQ(twin->fate, PredictedQdq::Fate::kCancelled);
+    EXPECT_EQ(layerWith(prediction, "/b/iq/QuantizeLinear"), layerWith(prediction, "/a/iq/QuantizeLinear"));
+}
+
+TEST(Simulator, QuantizersWithDifferentScalesStayTwoLayers)
+{
+    OnnxGraph graph = twinQuantizers(0.05f, 0.07f);
+    Prediction prediction = predictEngine(graph, version(8, 4));
+    EXPECT_EQ(countRole(prediction, "standalone-quantize"), 2u);
+}
+
+TEST(Simulator, PointwiseChainIsOneLayer)
+{
+    GraphBuilder g;
+    std::string x = g.input("x");
+    std::string s = g.node("Sigmoid", "/s", {x});
+    std::string m = g.node("Mul", "/m", {x, s});
+    std::string a = g.node("Add", "/a", {m, g.weight("bias", {1})});
+    g.output(a);
+    OnnxGraph graph = g.build();
+    Prediction prediction = predictEngine(graph, version(10, 8));
+    // Mul reads x besides the Sigmoid's output: it cannot join a PointWise layer that starts at the Sigmoid...
+    const PredictedLayer* sigmoid = layerWith(prediction, "/s");
+    ASSERT_NE(sigmoid, nullptr);
+    EXPECT_EQ(sigmoid->kind, "PointWise");
+    // ...but the constant Add joins the Mul.
+    EXPECT_EQ(layerWith(prediction, "/a"), layerWith(prediction, "/m"));
+}
+
+TEST(Simulator, ShufflesMergeAndPureReshapesAreNoOps)
+{
+    GraphBuilder g;
+    std::string x = g.input("x");
+    std::string t = g.node("Transpose", "/t", {x});
+    std::string r = g.node("Reshape", "/r", {t, g.int32Constant("shape", {2})});
+    std::string r2 = g.node("Reshape", "/r2", {g.node("Relu", "/relu", {r}), g.int32Constant("shape2", {2})});
+    g.output(r2);
+    OnnxGraph graph = g.build();
+    Prediction prediction = predictEngine(graph, version(8, 6));
+    const PredictedLayer* shuffle = layerWith(prediction, "/t");
+    ASSERT_NE(shuffle, nullptr);
+    EXPECT_EQ(shuffle->kind, "Shuffle");
+    EXPECT_EQ(layerWith(prediction, "/r"), shuffle);
+    const PredictedLayer* reshape = layerWith(prediction, "/r2");
+    ASSERT_NE(reshape, nullptr);
+    EXPECT_EQ(reshape->kind, "NoOp");
+}
+
+TEST(Simulator, UnquantizedGemmIsMyelinOnTensorRT10AndAConvolutionOn8)
+{
+    GraphBuilder g;
+    std::string x = g.input("x");
+    std::string y = g.node("Gemm", "/fc/Gemm", {x, g.weight("fc.w", {10, 16}), g.weight("fc.b", {10})});
+    g.output(g.node("Relu", "/fc/Relu", {y}));
+    OnnxGraph graph = g.build();
+    Prediction ten = predictEngine(graph, version(10, 14));
+    ASSERT_NE(layerWith(ten, "/fc/Gemm"), nullptr);
+    EXPECT_EQ(layerWith(ten, "/fc/Gemm")->kind, "Myelin");
+    ASSERT_NE(layerWith(ten, "/fc/Relu"), nullptr);
+    EXPECT_EQ(layerWith(ten, "/fc/Relu")->kind, "PointWise");
+    Prediction eight = predictEngine(graph, version(8, 4));
+    ASSERT_NE(layerWith(eight, "/fc/Gemm"), nullptr);
+    EXPECT_EQ(layerWith(eight, "/fc/Gemm")->kind, "CaskConvolution");
+    EXPECT_EQ(layerWith(eight, "/fc/Relu"), layerWith(eight, "/fc/Gemm"));
+}
+
+TEST(Simulator, ConcatIsEliminatedAndSharedInputsAreCopied)
+{
+    GraphBuilder g;
+    std::string x = g.input("x");
+    std::string a = g.node("Relu", "/a", {x});
+    std::string b = g.node("Sigmoid", "/b", {x});
+    std::string c = g.node("Concat", "/cat", {a, b});
+    g.intAttribute("/cat", "axis", 1);
+    g.output(c);
+    OnnxGraph alone = g.build();
+    Prediction prediction = predictEngine(alone, version(8, 6));
+    EXPECT_EQ(layerWith(prediction, "/cat"), nullptr);
+    EXPECT_EQ(countRole(prediction, "concat-copy"), 0u);
+
+    GraphBuilder shared;
+    std::string x2 = shared.input("x");
+    std::string a2 = shared.node("Relu", "/a", {x2});
+    std::string b2 = shared.node("Sigmoid", "/b", {x2});
+    std::string c2 = shared.node("Concat", "/cat", {a2, b2});
+    shared.intAttribute("/cat", "axis", 1);
+    shared.output(c2);
+    shared.output(shared.node("Tanh", "/also_reads_a", {a2}));
+    OnnxGraph reused = shared.build();
+    EXPECT_EQ(countRole(predictEngine(reused, version(8, 6)), "concat-copy"), 1u);
+}
+
+TEST(Simulator, PrecisionFollowsTheBuildFlags)
+{
+    OnnxGraph graph = stem(false);
+    Prediction fp32 = predictEngine(graph, version(8, 4, false));
+    EXPECT_EQ(layerWith(fp32, "/pool/MaxPool")->outputPrecision, "FP32");
+    Prediction fp16 = predictEngine(graph, version(8, 4, true));
+    EXPECT_EQ(layerWith(fp16, "/pool/MaxPool")->outputPrecision, "FP16");
+}
+
+TEST(PredictCommand, JsonCarriesEveryLayerAndRejectsBadVersions)
+{
+    auto result = runCli({"predict", "--format", "json", "--trt-version", "8.4",
+                          std::string(QDQ_SOURCE_DIR) + "/samples/c-resnet-conv-maxpool/model.onnx"});
+    ASSERT_EQ(result.exitStatus, 0) << result.err;
+    auto json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json["schema"], "qdq-doctor/predict/1");
+    ASSERT_FALSE(json["layers"].empty());
+    for (const auto& layer : json["layers"])
+    {
+        for (const char* key : {"name", "kind", "onnx_nodes", "input_precision", "output_precision"})
+        {
+            EXPECT_TRUE(layer.contains(key)) << key << " missing in " << layer.dump();
+        }
+    }
+    auto bad = runCli({"predict", "--trt-version", "eight",
+                       std::string(QDQ_SOURCE_DIR) + "/samples/c-resnet-conv-maxpool/model.onnx"});
+    EXPECT_EQ(bad.exitStatus, 2);
+    EXPECT_NE(bad.err.find("--trt-version"), std::string::npos) << bad.err;
+    auto notModel = runCli({"predict", std::string(QDQ_SOURCE_DIR) + "/samples/c-resnet-conv-maxpool/profile.json"});
+    EXPECT_EQ(notModel.exitStatus, 2);
+    EXPECT_NE(notModel.err.find("profile.json"), std::string::npos) << notModel.err;
+}
+
+// ---- real engines -------------------------------------------------------------------------------------------
+
+namespace
+{
+
+struct RealEngineCounts
+{
+    std::size_t layers = 0; //!< ignoring reformats and no-ops
+    std::size_t standaloneQdq = 0;
+    std::size_t convWithAdd = 0;
+    bool convActPool = false;
+};
+
+//! Counts of a real engine read from its layer-info alone (its node names are not those of our export).
+RealEngineCounts realCounts(const std::filesystem::path& layerInfo)
+{
+    Inputs inputs;
+    inputs.layerInfo = readLayerInfo(layerInfo.string());
+    Correlation correlation = correlate(inputs);
+    RealEngineCounts counts;
+    for (const auto& mapping : correlation.layers)
+    {
+        const EngineLayer& layer = inputs.layerInfo->layers[mapping.layer];
+        if (mapping.state == LayerState::kInsertedReformat || mapping.state == LayerState::kDropped ||
+            layer.type == "NoOp")
+        {
+            continue;
+        }
+        ++counts.layers;
+        counts.standaloneQdq += mapping.state == LayerState::kInsertedQdq;
+        counts.convActPool = counts.convActPool || layer.type.find("ConvActPool") != std::string::npos;
+        if (layer.type.find("Convolution") != std::string::npos || layer.type.find("ConvActPool") != std::string::npos)
+        {
+            counts.convWithAdd += layer.name.find(" + Add_") != std::string::npos;
+        }
+    }
+    return counts;
+}
+
+} // namespace
+
+class RealDataSimulatorResnet : public ::testing::TestWithParam<std::pair<const char*, const char*>>
+{
+};
+
+TEST_P(RealDataSimulatorResnet, MatchesTheA100EngineOfTheSameRecipe)
+{
+    REQUIRE_SHARED();
+    const auto [model, folder] = GetParam();
+    std::filesystem::path engineFolder = realdata(folder);
+    std::filesystem::path layerInfo;
+    for (const auto& entry : std::filesystem::directory_iterator(engineFolder))
+    {
+        if (entry.path().string().ends_with(".graph.json"))
+        {
+            layerInfo = entry.path();
+        }
+    }
+    ASSERT_FALSE(layerInfo.empty());
+    RealEngineCounts real = realCounts(layerInfo);
+
+    OnnxGraph graph = readOnnx(sharedModel(model).string());
+    // The engines were built by TensorRT 8.4 (MANIFEST.tsv), the QAT ones with --best, fp16 with --fp16.
+    Prediction prediction = predictEngine(graph, version(8, 4));
+    PredictionSummary summary = summarizePrediction(prediction, graph);
+    std::size_t predicted = 0;
+    for (const auto& layer : prediction.layers)
+    {
+        predicted += !layer.onnxNodes.empty() && layer.kind != "NoOp";
+    }
+    EXPECT_LE(predicted, real.layers + 1) << model;
+    EXPECT_GE(predicted + 1, real.layers) << model;
+    EXPECT_EQ(summary.standaloneQdq, real.standaloneQdq) << model;
+    EXPECT_EQ(summary.convWithResidualAdd, real.convWithAdd) << model;
+    EXPECT_EQ(summary.convActPool > 0, real.convActPool) << model;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Recipes, RealDataSimulatorResnet,
+    ::testing::Values(std::make_pair("resnet18-qat-convs.onnx", "trex-pt-resnet-a100-qat"),
+                      std::make_pair("resnet18-qat-residual.onnx", "trex-pt-resnet-a100-qat-residual"),
+                      std::make_pair("resnet18-qat-residual-qgap.onnx", "trex-pt-resnet-a100-qat-residual-qgap"),
+                      std::make_pair("resnet18-fp32.onnx", "trex-pt-resnet-a100-fp16")),
+    [](const auto& param)
+    {
+        std::string name = std::string(param.param.second).substr(std::string("trex-pt-resnet-a100-").size());
+        std::replace(name.begin(), name.end(), '-', '_');
+        return name;
+    });
+TEST(RealDataSimulator, MnistLogWithItsModelIsPredictedExactly)
+{
+    REQUIRE_SHARED();
+    InputFiles files;
+    files.files = {realdata("lix-mnist-orin-trt8510-best/mnist.onnx").string(),
+                   realdata("lix-mnist-orin-trt8510-best/trt_build_best.log").string()};
+    Inputs inputs = loadInputs(files, Limits{});
+    Report report = diagnose(inputs);
+    ASSERT_TRUE(report.predictionCheck.has_value());
+    const PredictionCheck& check = *report.predictionCheck;
+    EXPECT_EQ(check.realLayers, 6u);
+    EXPECT_EQ(check.predictedLayers, check.realLayers);
+    EXPECT_EQ(check.exact, check.realLayers) << (check.disagreements.empty() ? "" : check.disagreements[0]);
+}
