@@ -11,6 +11,14 @@ namespace
 
 using namespace patterns;
 
+//! The layer name executes a Q/DQ node by any exporter's naming (its weight quantizer, for a quantized conv).
+bool namesQdq(const std::string& name)
+{
+    const auto tokens = parseLayerName(name).tokens;
+    return std::any_of(tokens.begin(), tokens.end(),
+                       [](const std::string& token) { return qdqNameKind(token) != QdqNameKind::kNone; });
+}
+
 bool isPoolingLayer(const EngineLayer& layer)
 {
     return layer.type.find("Pooling") != std::string::npos || layer.type == "maxpool";
@@ -198,8 +206,7 @@ private:
             const EngineLayer& conv = plan.layers[*producer];
             // Conv-Act-Pool fusion is an INT8 kernel: a float engine keeping conv and pool apart is not a lost fusion.
             bool quantizedConv = isQuantized(inputPrecision(conv)) ||
-                                 (conv.weightsPrecision && isQuantized(*conv.weightsPrecision)) ||
-                                 conv.name.find("QuantizeLinear") != std::string::npos;
+                                 (conv.weightsPrecision && isQuantized(*conv.weightsPrecision)) || namesQdq(conv.name);
             if (!quantizedConv)
             {
                 continue;

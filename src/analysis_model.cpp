@@ -7,6 +7,10 @@ namespace qdq
 
 const EnginePlan* Inputs::engine() const
 {
+    if (mergedEngine)
+    {
+        return &*mergedEngine;
+    }
     if (layerInfo && !layerInfo->layers.empty())
     {
         return &*layerInfo;

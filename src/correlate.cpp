@@ -471,10 +471,20 @@ private:
         {
             const EngineLayer& layer = mPlan->layers[mapping.layer];
             LayerNameParts parts = parseLayerName(layer.name);
+            // A standalone layer TensorRT marks as Q/DQ executes a Q/DQ node whatever the exporter named it; its
+            // precisions tell which (INT8 out: quantize).
+            const bool qdqOrigin = layer.origin == "QDQ" && mapping.onnxNodes.size() == 1;
             for (std::string_view name : mapping.onnxNodes)
             {
-                bool isQ = looksLikeQuantizeName(name);
-                bool isDq = looksLikeDequantizeName(name);
+                const QdqNameKind kind = qdqNameKind(name);
+                bool isQ = kind == QdqNameKind::kQuantize;
+                bool isDq = kind == QdqNameKind::kDequantize;
+                if (!isQ && !isDq && qdqOrigin)
+                {
+                    isQ = isQuantized(patterns::outputPrecision(layer)) ||
+                          !isQuantized(patterns::inputPrecision(layer, 0));
+                    isDq = !isQ;
+                }
                 if (!isQ && !isDq)
                 {
                     continue;
@@ -521,8 +531,15 @@ private:
             if (tokens[i] == name)
             {
                 const std::string& previous = tokens[i - 1];
+                // `W + W_QuantizeLinear + Conv` (Model Optimizer, ONNX Runtime): the quantizer is named after the
+                // constant it quantizes.
+                if (tokens[i].size() > previous.size() + 1 && tokens[i].starts_with(previous) &&
+                    tokens[i][previous.size()] == '_')
+                {
+                    return true;
+                }
                 return previous.find("weight") != std::string::npos || previous.find(".w_") != std::string::npos ||
-                       previous.find("kernel") != std::string::npos;
+                       previous.find("kernel") != std::string::npos || looksLikeQuantizedWeightName(previous);
             }
         }
         return false;

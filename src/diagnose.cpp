@@ -422,6 +422,10 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
         report.notes.push_back("no layer list given (--exportLayerInfo JSON or a verbose build log): the profile's "
                                "layer names stand in for it, without layer types or tensor precisions");
     }
+    if (!inputs.engineMergeNote.empty())
+    {
+        report.notes.push_back(inputs.engineMergeNote);
+    }
     for (const auto& note : report.correlation.notes)
     {
         report.notes.push_back(note);

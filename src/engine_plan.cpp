@@ -219,6 +219,40 @@ std::span<const std::size_t> TensorIndex::consumers(std::string_view tensor) con
     return std::span<const std::size_t>(mConsumers).subspan(mStart[id], mStart[id + 1] - mStart[id]);
 }
 
+std::pair<std::string_view, std::uint64_t> EnginePlan::factSource(std::size_t layer, LayerFact fact) const
+{
+    if (layer >= layers.size())
+    {
+        return {sourcePath, 0};
+    }
+    const EngineLayer& entry = layers[layer];
+    if (mergedFrom.empty() || entry.factSources.empty())
+    {
+        return {sourcePath, entry.line};
+    }
+    const FactSource* record = nullptr;
+    for (const FactSource& source : entry.factSources)
+    {
+        if (source.file >= mergedFrom.size())
+        {
+            continue;
+        }
+        if (source.fact == fact)
+        {
+            return {mergedFrom[source.file], source.line};
+        }
+        if (source.fact == LayerFact::kRecord)
+        {
+            record = &source;
+        }
+    }
+    if (record != nullptr)
+    {
+        return {mergedFrom[record->file], record->line};
+    }
+    return {sourcePath, entry.line};
+}
+
 const TensorIndex& EnginePlan::tensorIndex() const
 {
     if (!mTensorIndex.index || mTensorIndex.index->layerCount() != layers.size())

@@ -255,19 +255,123 @@ bool isUnnamedLayerToken(std::string_view token)
     return startsWith(token, "(Unnamed Layer* ");
 }
 
+namespace
+{
+
+bool isAlnum(char c)
+{
+    return std::isalnum(static_cast<unsigned char>(c)) != 0;
+}
+
+bool isDigit(std::string_view text, std::size_t at)
+{
+    return at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) != 0;
+}
+
+//! The position of the last acceptable occurrence of marker in name (npos when none). accept(at, end) judges an
+//! occurrence at [at, end).
+template <class Accept>
+std::size_t lastMarker(std::string_view name, std::string_view marker, Accept&& accept)
+{
+    std::size_t best = std::string_view::npos;
+    for (std::size_t at = name.find(marker); at != std::string_view::npos; at = name.find(marker, at + 1))
+    {
+        if (accept(at, at + marker.size()))
+        {
+            best = at;
+        }
+    }
+    return best;
+}
+
+bool precededBy(std::string_view name, std::size_t at, std::string_view prefix)
+{
+    return at >= prefix.size() && name.substr(at - prefix.size(), prefix.size()) == prefix;
+}
+
+} // namespace
+
+QdqNameKind qdqNameKind(std::string_view name)
+{
+    std::size_t bestAt = std::string_view::npos;
+    QdqNameKind best = QdqNameKind::kNone;
+    const auto consider = [&](std::size_t at, QdqNameKind kind)
+    {
+        if (at != std::string_view::npos && (bestAt == std::string_view::npos || at > bestAt))
+        {
+            bestAt = at;
+            best = kind;
+        }
+    };
+    // ONNX op names (PyTorch, pytorch-quantization, Model Optimizer, ONNX Runtime, Paddle2ONNX): "QuantizeLinear" not
+    // continued by a lower-case letter ("QuantizeLinearity" is not one).
+    const auto opName = [&](std::size_t, std::size_t end)
+    { return end == name.size() || !std::islower(static_cast<unsigned char>(name[end])); };
+    consider(lastMarker(name, "DequantizeLinear", opName), QdqNameKind::kDequantize);
+    consider(lastMarker(name, "QuantizeLinear",
+                        [&](std::size_t at, std::size_t end)
+                        { return !precededBy(name, at, "De") && opName(at, end); }),
+             QdqNameKind::kQuantize);
+    // TensorRT's names for Q/DQ scales (8.0-8.2).
+    consider(lastMarker(name, "dequantize_scale_node", [](std::size_t, std::size_t) { return true; }),
+             QdqNameKind::kDequantize);
+    consider(lastMarker(name, "quantize_scale_node",
+                        [&](std::size_t at, std::size_t) { return !precededBy(name, at, "de"); }),
+             QdqNameKind::kQuantize);
+    // tf2onnx: utils.make_name("QuantLinearNode") = "QuantLinearNode__<counter>".
+    const auto tf2onnx = [&](std::size_t at, std::size_t end)
+    { return (at == 0 || !isAlnum(name[at - 1])) && isDigit(name, end); };
+    consider(lastMarker(name, "DequantLinearNode__", tf2onnx), QdqNameKind::kDequantize);
+    consider(lastMarker(name, "QuantLinearNode__",
+                        [&](std::size_t at, std::size_t end)
+                        { return !precededBy(name, at, "De") && tf2onnx(at, end); }),
+             QdqNameKind::kQuantize);
+    // PaddlePaddle operator names: "quantize_linear" / "dequantize_linear", alone or numbered ("_3", ".3",
+    // "_0.tmp_0"), as a whole word (not "fake_quantize_linear_op", "quantize_linear_layer").
+    const auto paddle = [&](std::size_t at, std::size_t end)
+    {
+        if (at > 0 && (isAlnum(name[at - 1]) || name[at - 1] == '_'))
+        {
+            return false;
+        }
+        if (end == name.size())
+        {
+            return true;
+        }
+        return ((name[end] == '_' || name[end] == '.') && isDigit(name, end + 1)) || name[end] == ':' ||
+               name[end] == '/' || name[end] == ' ';
+    };
+    consider(lastMarker(name, "dequantize_linear", paddle), QdqNameKind::kDequantize);
+    consider(lastMarker(name, "quantize_linear",
+                        [&](std::size_t at, std::size_t end)
+                        { return !precededBy(name, at, "de") && paddle(at, end); }),
+             QdqNameKind::kQuantize);
+    // Network API layers without a name: "(Unnamed Layer* 1) [Quantize]".
+    if (endsWith(name, "[Quantize]"))
+    {
+        consider(name.size() - 10, QdqNameKind::kQuantize);
+    }
+    if (endsWith(name, "[Dequantize]"))
+    {
+        consider(name.size() - 12, QdqNameKind::kDequantize);
+    }
+    return best;
+}
+
 bool looksLikeQuantizeName(std::string_view name)
 {
-    return (name.find("QuantizeLinear") != std::string_view::npos &&
-            name.find("DequantizeLinear") == std::string_view::npos) ||
-           (name.find("quantize_scale_node") != std::string_view::npos &&
-            name.find("dequantize_scale_node") == std::string_view::npos) ||
-           endsWith(name, "[Quantize]");
+    return qdqNameKind(name) == QdqNameKind::kQuantize;
 }
 
 bool looksLikeDequantizeName(std::string_view name)
 {
-    return name.find("DequantizeLinear") != std::string_view::npos ||
-           name.find("dequantize_scale_node") != std::string_view::npos || endsWith(name, "[Dequantize]");
+    return qdqNameKind(name) == QdqNameKind::kDequantize;
+}
+
+bool looksLikeQuantizedWeightName(std::string_view name)
+{
+    static constexpr std::string_view kSuffix = "_quantized";
+    return endsWith(name, kSuffix) && name.size() > kSuffix.size();
 }
 
 } // namespace qdq

@@ -1,5 +1,6 @@
 #include "qdq/load_inputs.h"
 
+#include "qdq/engine_merge.h"
 #include "src/input_plan.h"
 
 #include <exception>
@@ -132,6 +133,9 @@ void finishInputs(Inputs& inputs, const InputPlan& plan)
         }
         inputs.sources.push_back(std::move(source));
     }
+    // The layer-info JSON, the log's engine block and the profile of one build become one engine (or are refused
+    // when they describe different engines).
+    mergeEngineDescriptions(inputs);
     inputs.deriveMissingPlan();
 }
 

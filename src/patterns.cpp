@@ -329,8 +329,23 @@ Evidence layerEvidence(const Context& context, std::size_t layer, const std::str
     const EnginePlan* plan = context.engine();
     if (plan != nullptr && layer < plan->layers.size())
     {
-        evidence.file = plan->sourcePath;
-        evidence.line = plan->layers[layer].line;
+        // A plan merged from several files cites the file that told the fact the field names.
+        LayerFact fact = LayerFact::kRecord;
+        if (field.starts_with("Inputs") || field.starts_with("Outputs"))
+        {
+            fact = LayerFact::kTensors;
+        }
+        else if (field.starts_with("Metadata"))
+        {
+            fact = LayerFact::kMetadata;
+        }
+        else if (field.starts_with("Tactic"))
+        {
+            fact = LayerFact::kTactic;
+        }
+        const auto [file, line] = plan->factSource(layer, fact);
+        evidence.file = std::string(file);
+        evidence.line = line;
         evidence.field = "layer \"" + plan->layers[layer].name + "\"" + (field.empty() ? "" : " " + field);
     }
     evidence.text = text;

@@ -40,11 +40,17 @@ struct Inputs
     std::optional<BuildLog> buildLog;
     //! When no layer list was given, the layer names of the profile (JSON or log table) stand in for it.
     std::optional<EnginePlan> planFromProfile;
+    //! The layer-info JSON and the build log's engine block merged layer by layer, when both are given and
+    //! describe one engine (engine_merge.h). Filled by loadInputs.
+    std::optional<EnginePlan> mergedEngine;
+    //! What the merge took from which file, for the report's notes; empty when nothing was merged.
+    std::string engineMergeNote;
 
     //! Fills planFromProfile when timings exist but no layer list does. Called by loadInputs.
     void deriveMissingPlan();
 
-    //! The engine layer list to analyze: the layer-info JSON when given, else the build log's engine block.
+    //! The engine layer list to analyze: the merged one when several files describe it, else the layer-info JSON
+    //! when given, else the build log's engine block.
     const EnginePlan* engine() const;
     //! Per-layer timings: the profile JSON when given, else the build log's --dumpProfile table.
     const Profile* timings() const;

@@ -151,6 +151,23 @@ private:
     std::vector<std::uint32_t> mEnds; //!< end offsets: key, value, key, value ...
 };
 
+//! The facts of a layer that a plan merged from several files (engine_merge.h) may take from different files.
+enum class LayerFact : std::uint8_t
+{
+    kRecord,   //!< LayerType, ParameterType, Origin, weights, activation and the other per-type keys
+    kTensors,  //!< Inputs and Outputs with their formats
+    kTactic,   //!< TacticName / TacticValue
+    kMetadata, //!< Metadata
+};
+
+//! Which file told one fact of a merged layer: an index into EnginePlan::mergedFrom and the line there.
+struct FactSource
+{
+    LayerFact fact = LayerFact::kRecord;
+    std::uint32_t file = 0;
+    std::uint64_t line = 0;
+};
+
 struct EngineLayer
 {
     std::string name; //!< full layer name, as in the profile (including " [profile N]" when present)
@@ -170,6 +187,9 @@ struct EngineLayer
     std::string metadata;   //!< raw Metadata text
     FieldList otherFields;  //!< remaining keys (scalars as text, objects/arrays as compact JSON), in file order
     std::uint64_t line = 0; //!< line in the source file where the layer record starts
+    //! Only in a plan merged from several files: which file told each fact (EnginePlan::mergedFrom); a fact not
+    //! listed comes from the file of the kRecord entry, and line is that record's line.
+    std::vector<FactSource> factSources;
 
     //! Sets name, and profileSuffixAt / optimizationProfile from a trailing " [profile N]".
     void setName(std::string_view fullName)
@@ -230,6 +250,13 @@ struct EnginePlan
     std::vector<EngineLayer> layers;
     std::vector<std::string> bindings;
     std::vector<ReaderWarning> warnings;
+    //! Only in a plan merged from several files (engine_merge.h): the files, in the order FactSource::file counts
+    //! them; sourcePath is the one that told most layer records.
+    std::vector<std::string> mergedFrom;
+
+    //! The file and line that told fact of layer: the layer's own file and line, or for a merged plan the file the
+    //! fact was taken from.
+    std::pair<std::string_view, std::uint64_t> factSource(std::size_t layer, LayerFact fact) const;
 
     //! Built on first use (and again when the number of layers changed), so that producer/consumer look-ups stay
     //! O(1) on engines with 100,000 layers. It holds views of the tensor names: rename tensors in place only before

@@ -44,9 +44,32 @@ std::optional<std::string> helperSubject(std::string_view token);
 //! True for parser-created names such as `(Unnamed Layer* 12) [Shuffle]` and `..._output` tensors of them.
 bool isUnnamedLayerToken(std::string_view token);
 
-//! True when a name looks like a Q or DQ node (`QuantizeLinear`, `DequantizeLinear`, `quantize_scale_node`,
-//! `_QuantizeLinear`, `[Quantize]`, `[Dequantize]`).
+enum class QdqNameKind
+{
+    kNone,
+    kQuantize,
+    kDequantize,
+};
+
+//! What a node or tensor name says about Q/DQ when no model tells the op type, by the naming of the common exporters
+//! (suffixes `_clone_N`, `_cpy`, `_output_0`, `:0` allowed after each):
+//! - PyTorch: `/conv1/QuantizeLinear`, `QuantizeLinear_7`; pytorch-quantization: `/x/_input_quantizer/QuantizeLinear`,
+//!   `/x/_weight_quantizer/DequantizeLinear`, TensorRT's `QuantizeLinear_7_quantize_scale_node`;
+//! - NVIDIA Model Optimizer and ONNX Runtime quantize_static: `<tensor>_QuantizeLinear`, `<tensor>_DequantizeLinear`
+//!   (`onnx::Conv_17856_DequantizeLinear`, `conv.weight_DequantizeLinear`); Paddle2ONNX: `p2o.QuantizeLinear.3`;
+//! - tf2onnx: `QuantLinearNode__838`, `DequantLinearNode__839`;
+//! - PaddlePaddle operators: `quantize_linear_3`, `dequantize_linear_4` (and their `.tmp_N` outputs);
+//! - network API layers: `(Unnamed Layer* 1) [Quantize]`, `[Dequantize]`.
+//! When a name holds several markers (`X_DequantizeLinear_Output_QuantizeLinear`), the last one decides. A name that
+//! merely contains "quant" is not Q/DQ (`quantized_conv_3`, ONNX Runtime's quantized weight `w_quantized`,
+//! `/x/_input_quantizer/Constant`, `QuantizeLinearity`).
+QdqNameKind qdqNameKind(std::string_view name);
+
+//! True when a name looks like a Q or DQ node (qdqNameKind).
 bool looksLikeQuantizeName(std::string_view name);
 bool looksLikeDequantizeName(std::string_view name);
+
+//! ONNX Runtime's quantized weight initializer, `<weight>_quantized` (a weight, not a Q/DQ node).
+bool looksLikeQuantizedWeightName(std::string_view name);
 
 } // namespace qdq
