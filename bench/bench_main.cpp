@@ -4,6 +4,7 @@
 #include "qdq/analysis.h"
 #include "qdq/graph.h"
 #include "qdq/load_inputs.h"
+#include "qdq/predict.h"
 #include "qdq/readers.h"
 
 #include <chrono>
@@ -132,6 +133,7 @@ int usage()
                  "usage: qdq-bench generate DIR [--log-mb N] [--layers N] [--onnx-mb N]\n"
                  "       qdq-bench readers DIR\n"
                  "       qdq-bench diagnose DIR\n"
+                 "       qdq-bench predict DIR\n"
                  "       qdq-bench graphs DIR [--layers N] [--engine LAYERS.json PROFILE.json]\n"
                  "Generates the large inputs in DIR (default sizes: 1024 MB log, 100000 layers, 500 MB ONNX), then\n"
                  "measures each reader on them.\n");
@@ -231,6 +233,38 @@ int main(int argc, char** argv)
         b = qdq::bench::generateMatchingOnnx((dir / "layers.onnx").string(), layers);
         std::printf("  layers.onnx      %10.1f MB (the model of layers.json, %zu x Q/DQ/Conv/Relu)\n", b / 1e6, layers);
         return 0;
+    }
+    if (command == "predict")
+    {
+        // `qdq-doctor predict --format json layers.onnx > /dev/null`: the model read, the engine predicted, the JSON
+        // written; the model and prediction are held as the command holds them (it ends with _Exit).
+        const fs::path model = dir / "layers.onnx";
+        Measurement m = measureInChild(
+            [&]
+            {
+                using Clock = std::chrono::steady_clock;
+                auto start = Clock::now();
+                const qdq::OnnxGraph& graph = *new qdq::OnnxGraph(qdq::readOnnx(model.string()));
+                auto read = Clock::now();
+                const qdq::Prediction& prediction = *new qdq::Prediction(qdq::predictEngine(graph));
+                auto predicted = Clock::now();
+                std::string json = qdq::renderPredictionJson(prediction, graph, model.string());
+                std::FILE* sink = std::fopen("/dev/null", "wb");
+                std::fwrite(json.data(), 1, json.size(), sink);
+                std::fclose(sink);
+                auto written = Clock::now();
+                char detail[200];
+                std::snprintf(detail, sizeof(detail), "read %.3f s, predict %.3f s, JSON %.3f s (%zu MiB); %zu layers",
+                              std::chrono::duration<double>(read - start).count(),
+                              std::chrono::duration<double>(predicted - read).count(),
+                              std::chrono::duration<double>(written - predicted).count(), json.size() >> 20,
+                              prediction.layers.size());
+                return std::string(detail);
+            });
+        std::printf("%-28s %9.1f MB  %7.3f s (target <= 1 s: %s)  peak RSS %8.1f MiB  %s\n", "predict ONNX (JSON)",
+                    static_cast<double>(fs::file_size(model)) / 1e6, m.seconds, m.seconds <= 1.0 ? "met" : "NOT MET",
+                    static_cast<double>(m.peakRssKb) / 1024.0, m.detail);
+        return m.ok ? 0 : 1;
     }
     if (command == "diagnose")
     {

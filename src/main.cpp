@@ -123,7 +123,10 @@ int runPredict(const PredictOptions& predictOptions, const GlobalOptions& option
 {
     qdq::InputFiles files;
     files.files = {predictOptions.file};
-    qdq::Inputs inputs = qdq::loadInputs(files, options.limits(), progressReporter(options, predictOptions.file));
+    // Held, not destroyed: the command ends with _Exit, and freeing a large model node by node costs more than
+    // predicting its engine.
+    qdq::Inputs& inputs =
+        *new qdq::Inputs(qdq::loadInputs(files, options.limits(), progressReporter(options, predictOptions.file)));
     if (!inputs.onnx)
     {
         throw qdq::InputError(qdq::SourceLocation{predictOptions.file},
@@ -139,7 +142,7 @@ int runPredict(const PredictOptions& predictOptions, const GlobalOptions& option
     {
         qdq::applyTrtVersion(predictOptions.trtVersion, simulation);
     }
-    qdq::Prediction prediction = qdq::predictEngine(*inputs.onnx, simulation);
+    const qdq::Prediction& prediction = *new qdq::Prediction(qdq::predictEngine(*inputs.onnx, simulation));
     std::string output = predictOptions.format == "json"
                              ? qdq::renderPredictionJson(prediction, *inputs.onnx, predictOptions.file)
                              : qdq::renderPredictionText(prediction, *inputs.onnx, predictOptions.file);

@@ -1,5 +1,8 @@
 #include "graph_builder.h"
 
+#include <deque>
+#include <mutex>
+
 namespace qdq::test
 {
 
@@ -32,12 +35,20 @@ EngineLayer layer(const std::string& name, const std::string& type, std::vector<
 Report runDiagnose(const std::optional<OnnxGraph>& graph, const std::optional<EnginePlan>& plan,
                    const std::optional<Profile>& profile)
 {
-    Inputs inputs;
-    inputs.onnx = graph;
-    inputs.layerInfo = plan;
-    inputs.profile = profile;
-    inputs.deriveMissingPlan();
-    return diagnose(inputs);
+    // The report names nodes and layers by views into the inputs: they are kept until the test binary exits, so a
+    // test may read every part of the report it gets (a handful of small models per test).
+    static std::mutex keptMutex;
+    static std::deque<Inputs> kept;
+    Inputs* inputs = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(keptMutex);
+        inputs = &kept.emplace_back();
+    }
+    inputs->onnx = graph;
+    inputs->layerInfo = plan;
+    inputs->profile = profile;
+    inputs->deriveMissingPlan();
+    return diagnose(*inputs);
 }
 
 std::vector<Finding> findingsOf(const Report& report, const std::string& rule)

@@ -18,7 +18,7 @@ using tools::GraphBuilder;
 EngineLayer layer(const std::string& name, const std::string& type, std::vector<std::pair<std::string, std::string>> in,
                   std::vector<std::pair<std::string, std::string>> out, const std::string& origin = "");
 
-//! Runs diagnose on the given parts.
+//! Runs diagnose on the given parts (kept alive until the test binary exits: the report holds views into them).
 Report runDiagnose(const std::optional<OnnxGraph>& graph, const std::optional<EnginePlan>& plan,
                    const std::optional<Profile>& profile = std::nullopt);
 

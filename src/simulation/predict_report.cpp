@@ -93,9 +93,9 @@ PredictionSummary summarizePrediction(const Prediction& prediction, const OnnxGr
         }
         if (layer.kind.find("Convolution") != std::string::npos || layer.kind.find("ConvActPool") != std::string::npos)
         {
-            for (auto name : layer.onnxNodes)
+            for (std::uint32_t index : layer.nodeIndices)
             {
-                const OnnxNode* node = graph.findNode(name);
+                const OnnxNode* node = index < graph.nodes.size() ? &graph.nodes[index] : nullptr;
                 if (node != nullptr && node->opType == "Add" && node->inputs.size() == 2 &&
                     !patterns::isConstantTensor(graph, node->inputs[0]) &&
                     !patterns::isConstantTensor(graph, node->inputs[1]))
