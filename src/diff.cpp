@@ -170,6 +170,9 @@ struct Side
     std::vector<Occurrence> ops;
     std::unordered_map<std::string, std::size_t> producer;
     std::unordered_map<std::string, std::vector<std::size_t>> consumers;
+    //! The other side's model, when this side has none: its op types name this side's operations too where the
+    //! names agree (a model's predicted engine held against the real engine built from it).
+    const OnnxGraph* otherGraph = nullptr;
 };
 
 void buildOccurrences(Side& side)
@@ -220,6 +223,10 @@ void buildOccurrences(Side& side)
                 {
                     kind = kindFromOpType(onnxNode->opType);
                 }
+            }
+            else if (const OnnxNode* known = side.otherGraph ? side.otherGraph->findNode(node) : nullptr)
+            {
+                kind = kindFromOpType(known->opType);
             }
             else
             {
@@ -541,6 +548,8 @@ DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
         }
         sides[s].report = diagnose(*inputs[s]);
         sides[s].correlation = sides[s].report.correlation;
+        const Inputs* other = inputs[1 - s];
+        sides[s].otherGraph = !inputs[s]->onnx && other->onnx ? &*other->onnx : nullptr;
         buildOccurrences(sides[s]);
     }
     Side& base = sides[0];

@@ -348,7 +348,21 @@ int runDiff(const DiffOptions& diffOptions, const GlobalOptions& options)
         qdq::loadInputs(baselineFiles, options.limits(), progressReporter(options, diffOptions.baseline.front()));
     qdq::Inputs candidate =
         qdq::loadInputs(candidateFiles, options.limits(), progressReporter(options, diffOptions.candidate.front()));
+    // A side given as a model alone is the engine the simulator predicts for it: diff then holds the prediction
+    // against a real engine, region by region.
+    const bool baselinePredicted = qdq::standInPredictedEngine(baseline, &candidate);
+    const bool candidatePredicted = qdq::standInPredictedEngine(candidate, &baseline);
     qdq::DiffReport report = qdq::diffEngines(baseline, candidate);
+    if (baselinePredicted)
+    {
+        report.notes.insert(report.notes.begin(), "the baseline is the engine predicted from " +
+                                                      baseline.onnx->sourcePath + " (qdq-doctor predict)");
+    }
+    if (candidatePredicted)
+    {
+        report.notes.insert(report.notes.begin(), "the candidate is the engine predicted from " +
+                                                      candidate.onnx->sourcePath + " (qdq-doctor predict)");
+    }
     std::string text = qdq::renderDiffText(report, baseline, candidate, diffOptions.top);
     std::string json = qdq::renderDiffJson(report, baseline, candidate);
     if (!diffOptions.outputDir.empty())

@@ -435,3 +435,30 @@ TEST(RealDataSimulator, MnistLogWithItsModelIsPredictedExactly)
     EXPECT_EQ(check.predictedLayers, check.realLayers);
     EXPECT_EQ(check.exact, check.realLayers) << (check.disagreements.empty() ? "" : check.disagreements[0]);
 }
+
+TEST(RealDataSimulator, DiffHoldsAModelsPredictionAgainstItsRealEngine)
+{
+    REQUIRE_SHARED();
+    auto result =
+        runCli({"diff", "--format", "json", "--baseline", realdata("lix-mnist-orin-trt8510-best/mnist.onnx").string(),
+                "--candidate", realdata("lix-mnist-orin-trt8510-best/trt_build_best.log").string()});
+    ASSERT_EQ(result.exitStatus, 0) << result.err;
+    auto json = nlohmann::json::parse(result.out);
+    bool notedPrediction = false;
+    for (const auto& note : json["notes"])
+    {
+        notedPrediction = notedPrediction || note.get<std::string>().find("predicted from") != std::string::npos;
+    }
+    EXPECT_TRUE(notedPrediction);
+    // Every conv and pool of the model is one region with the real layer of the same nodes.
+    std::size_t alignedByName = 0;
+    for (const auto& region : json["regions"])
+    {
+        if (region["alignment"] == "onnx-names" && !region["baseline_layers"].empty() &&
+            !region["candidate_layers"].empty())
+        {
+            ++alignedByName;
+        }
+    }
+    EXPECT_GE(alignedByName, 4u) << result.out.substr(0, 2000);
+}

@@ -32,3 +32,17 @@ std::string renderPredictionJson(const Prediction& prediction, const OnnxGraph& 
 std::string renderPredictionText(const Prediction& prediction, const OnnxGraph& graph, const std::string& source);
 
 } // namespace qdq
+
+namespace qdq
+{
+
+//! The prediction as an engine layer list (names, TensorRT types, tensors with precisions, the ONNX nodes each layer
+//! executes as Metadata), so that `diff` can hold a model's predicted engine against a real one.
+EnginePlan predictedEnginePlan(const Prediction& prediction, const OnnxGraph& graph, const std::string& sourcePath);
+
+//! When inputs hold a model (or a log's graph) but no engine layer list, predicts the engine and stands it in as the
+//! layer list; returns whether it did. builtWith: the inputs of the engine it will be compared with, whose build
+//! flags and TensorRT version the prediction then assumes.
+bool standInPredictedEngine(Inputs& inputs, const Inputs* builtWith = nullptr);
+
+} // namespace qdq
