@@ -462,3 +462,48 @@ TEST(RealDataSimulator, DiffHoldsAModelsPredictionAgainstItsRealEngine)
     }
     EXPECT_GE(alignedByName, 4u) << result.out.substr(0, 2000);
 }
+
+TEST(Simulator, CyclesAndDanglingInputsEndInALayerListNotACrash)
+{
+    GraphBuilder g;
+    std::string x = g.input("x");
+    // /a reads /c's output, which /c computes from /b, which reads /a: a cycle; /d reads a tensor nobody writes.
+    std::string a = g.node("Add", "/a", {x, "/c_out"}, {"/a_out"});
+    std::string b = g.node("Relu", "/b", {a}, {"/b_out"});
+    g.node("Sigmoid", "/c", {b}, {"/c_out"});
+    std::string d = g.node("Mul", "/d", {b, "nowhere"}, {"/d_out"});
+    g.output(d);
+    OnnxGraph graph = g.build();
+    for (int major : {0, 8, 10})
+    {
+        Prediction prediction = predictEngine(graph, version(major, 6));
+        for (const char* node : {"/a", "/b", "/c", "/d"})
+        {
+            EXPECT_NE(layerWith(prediction, node), nullptr) << node << " on " << major;
+        }
+    }
+}
+
+TEST(Simulator, LongChainsArePredictedLayerByLayer)
+{
+    GraphBuilder g;
+    std::string t = g.qdq("/in_q", g.input("x"));
+    for (int i = 0; i < 2000; ++i)
+    {
+        const std::string name = "/b" + std::to_string(i);
+        t = g.node("Conv", name + "/Conv", {t, g.quantizedWeight(name, 4, 4, 1)});
+        t = g.qdq(name + "/out_q", g.node("Relu", name + "/Relu", {t}));
+    }
+    g.output(t);
+    OnnxGraph graph = g.build();
+    Prediction prediction = predictEngine(graph, version(10, 8));
+    EXPECT_EQ(summarizePrediction(prediction, graph).standaloneQdq, 2u); // the input's Q and the output's DQ
+    std::size_t convLayers = 0;
+    for (const auto& layer : prediction.layers)
+    {
+        convLayers +=
+            layer.kind == "CaskConvolution" && layer.inputPrecision == "INT8" && layer.outputPrecision == "INT8";
+    }
+    // Every conv takes its output Q (the last one too: its DQ, on the network output, is the standalone layer).
+    EXPECT_EQ(convLayers, 2000u);
+}
