@@ -522,7 +522,6 @@ private:
         }
         built.name = joinViews(nameParts);
         built.int8Input = quantized;
-        mLayerEnd[index] = last;
     }
 
     //! TensorRT 10 hands an unquantized Gemm/MatMul to Myelin; the parser's bias add and a following activation form
@@ -543,7 +542,6 @@ private:
             mPendingPad = nullptr;
         }
         assign(index, weighted);
-        mLayerEnd[index] = &weighted;
         const bool hasBias = weighted.opType == "Gemm" && weighted.inputs.size() >= 3 && !weighted.inputs[2].empty();
         const OnnxNode* next = soleConsumer(firstOutput(weighted));
         bool biasAdd = false;
@@ -632,7 +630,6 @@ private:
             parts.push_back(next->name);
             last = next;
         }
-        mLayerEnd[layer] = last;
     }
 
     static std::string pwnName(const std::vector<std::string>& parts)
@@ -726,7 +723,6 @@ private:
             transposes = transposes || next->opType == "Transpose";
             last = next;
         }
-        mLayerEnd[index] = last;
         PredictedLayer& built = mOut.layers[index];
         built.name = join(parts);
         built.kind = transposes ? "Shuffle" : "NoOp";
@@ -763,7 +759,6 @@ private:
         layer.guess = "Concat elimination: the inputs are written in place";
         const std::uint32_t index = newLayer(std::move(layer));
         assign(index, node);
-        mLayerEnd[index] = &node;
         for (const auto& tensor : copies)
         {
             PredictedLayer copy;
@@ -827,7 +822,6 @@ private:
         built.name =
             members.size() == 1 ? "{ForeignNode[" + first + "]}" : "{ForeignNode[" + first + "..." + lastName + "]}";
         built.guess = "Myelin region (attention, LayerNorm, GELU): its extent is TensorRT's choice";
-        mLayerEnd[index] = &mGraph.nodes[members.back()];
     }
 
     void buildSingle(const OnnxNode& node)
@@ -892,7 +886,6 @@ private:
         }
         const std::uint32_t index = newLayer(std::move(layer));
         assign(index, node);
-        mLayerEnd[index] = &node;
         // SoftMax + TopK: one layer (ArgMax is a TopK with k = 1).
         if (op == "Softmax" || op == "LogSoftmax")
         {
@@ -902,7 +895,6 @@ private:
                 assign(index, *next);
                 mOut.layers[index].name += " + " + next->name;
                 mOut.layers[index].kind = "LogSoftmaxTopK";
-                mLayerEnd[index] = next;
             }
         }
     }
@@ -1033,11 +1025,11 @@ private:
             PredictedLayer& layer = mOut.layers[i];
             layer.onnxNodes.clear();
             layer.onnxNodes.reserve(nodes.size());
-            layer.nodeIndices = nodes;
             for (std::uint32_t node : nodes)
             {
                 layer.onnxNodes.push_back(mGraph.nodes[node].name);
             }
+            layer.nodeIndices = std::move(nodes);
         }
         // Eliminated layers (Concat, an absorbed flatten) are dropped; their nodes are listed as eliminated.
         if (std::none_of(mOut.layers.begin(), mOut.layers.end(),
@@ -1156,7 +1148,6 @@ private:
     std::vector<const PredictedQdq*> mQdqOf;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> mMergedInto;
     std::vector<PredictedLayer> mCopies;
-    std::unordered_map<std::uint32_t, const OnnxNode*> mLayerEnd;
     const OnnxNode* mPendingPad = nullptr;
 };
 
