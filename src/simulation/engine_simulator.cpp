@@ -61,10 +61,22 @@ bool isPlainEpilogueName(std::string_view op)
     return isOneOfOps(op, {"Relu", "Clip", "BatchNormalization", "Add", "Sub", "Mul", "Div"});
 }
 
-//! ONNX ops Myelin takes on the versions that make Myelin regions (attention, LayerNorm, GELU).
+//! ONNX ops that make TensorRT hand their region to Myelin on the versions that make Myelin regions: attention,
+//! LayerNorm and GELU blocks, and the gather/top-k/index arithmetic of detection heads (the TensorRT 8.5 YOLO engine
+//! in ../shared/realdata/trex-notebooks-yolo-orin-trt852 runs its whole post-processing as two Myelin layers).
 bool isMyelinSeed(std::string_view op)
 {
-    return isOneOfOps(op, {"LayerNormalization", "Softmax", "ReduceMean", "Erf", "Gelu", "Einsum"});
+    return isOneOfOps(op, {"LayerNormalization", "Softmax", "ReduceMean", "Erf", "Gelu", "Einsum", "Gather",
+                           "GatherElements", "GatherND", "TopK", "Expand", "Tile", "Where", "ScatterND", "NonZero",
+                           "Range", "CumSum"});
+}
+
+//! Ops a Myelin region grows over from its seed.
+bool isMyelinMember(std::string_view op)
+{
+    return isMyelinSeed(op) || isPointwiseOp(op) || isShuffleOp(op) ||
+           isOneOfOps(op, {"MatMul", "ReduceSum", "ReduceMax", "ReduceMin", "Slice", "Split", "Concat", "Cast", "Shape",
+                           "ConstantOfShape", "ArgMax", "ArgMin"});
 }
 
 std::string precisionName(bool int8, bool fp16)
@@ -320,7 +332,54 @@ private:
     bool usesMyelinForGemm() const { return mOptions.trtMajor == 0 || mOptions.trtMajor >= 10; }
     bool makesMyelinRegions() const
     {
-        return mOptions.trtMajor == 0 || mOptions.trtMajor >= 10 || (mOptions.trtMajor == 8 && mOptions.trtMinor >= 6);
+        return mOptions.trtMajor == 0 || mOptions.trtMajor >= 10 || (mOptions.trtMajor == 8 && mOptions.trtMinor >= 5);
+    }
+
+    //! A node a Myelin region may take: float, not yet in a layer, not weighted, not at the quantized part's edge.
+    bool myelinEligible(const OnnxNode& n) const
+    {
+        return mLayerOf[n.index] == kNone && !mFolded[n.index] && !isQdq(n) && !isWeighted(mGraph, n) &&
+               isMyelinMember(n.opType) && !isQuantizedRegionEdge(n);
+    }
+
+    //! A node next to a Q/DQ node: it belongs to the quantized part of the network, which Myelin regions leave.
+    bool isQuantizedRegionEdge(const OnnxNode& node) const
+    {
+        for (std::uint32_t input : mGraph.inputIds(node.index))
+        {
+            const OnnxNode* producer = input == kNone ? nullptr : mGraph.producerOf(input);
+            if (producer != nullptr && isQdq(*producer) && !mFolded[producer->index])
+            {
+                return true;
+            }
+        }
+        for (std::uint32_t output : mGraph.outputIds(node.index))
+        {
+            for (std::uint32_t consumer : consumers(output))
+            {
+                if (isQdq(mGraph.nodes[consumer]))
+                {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    //! The ONNX parser folds a BatchNormalization into the conv before it only when its scale, bias, mean and
+    //! variance are initializers; computed ones (even an Identity of an initializer) make it a Scale layer of its own.
+    bool batchNormFoldable(const OnnxNode& node) const
+    {
+        auto inputs = mGraph.inputIds(node.index);
+        for (std::size_t i = 1; i < inputs.size(); ++i)
+        {
+            const std::uint32_t id = inputs[i];
+            if (id == kNone || mGraph.tensors.constant[id] == kNone || mGraph.producerOf(id) != nullptr)
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     // ---- layers ---------------------------------------------------------------------------------------------
@@ -352,7 +411,7 @@ private:
         {
             buildConcat(node);
         }
-        else if (makesMyelinRegions() && isMyelinSeed(node.opType) && node.opType != "Softmax")
+        else if (makesMyelinRegions() && isMyelinSeed(node.opType) && node.opType != "Softmax" && myelinEligible(node))
         {
             buildMyelin(node);
         }
@@ -386,7 +445,7 @@ private:
                 {
                     break;
                 }
-                const bool epilogue = producer->opType == "BatchNormalization" ||
+                const bool epilogue = (producer->opType == "BatchNormalization" && batchNormFoldable(*producer)) ||
                                       (isActivation(producer->opType) && producer->opType != "PRelu") ||
                                       (isPointwiseOp(producer->opType) && activationInputs(*producer).size() == 1);
                 if (!epilogue)
@@ -471,7 +530,7 @@ private:
             const std::string& op = next->opType;
             const auto inputs = activationInputs(*next);
             bool take = false;
-            if (op == "BatchNormalization" && !residualTaken)
+            if (op == "BatchNormalization" && !residualTaken && batchNormFoldable(*next))
             {
                 take = true;
             }
@@ -780,12 +839,7 @@ private:
         const std::uint32_t index = newLayer(std::move(layer));
         std::vector<std::uint32_t> stack = {static_cast<std::uint32_t>(seed.index)};
         std::vector<std::uint32_t> members;
-        const auto eligible = [this](const OnnxNode& n)
-        {
-            return mLayerOf[n.index] == kNone && !mFolded[n.index] && !isQdq(n) && !isWeighted(mGraph, n) &&
-                   (isMyelinSeed(n.opType) || isPointwiseOp(n.opType) || isShuffleOp(n.opType) ||
-                    n.opType == "MatMul" || n.opType == "ReduceSum" || n.opType == "ReduceMax");
-        };
+        const auto eligible = [this](const OnnxNode& n) { return myelinEligible(n); };
         while (!stack.empty() && members.size() < 100000)
         {
             const std::uint32_t current = stack.back();
@@ -873,6 +927,16 @@ private:
         else if (op == "Cast")
         {
             layer.kind = "Cast";
+        }
+        else if (op == "NonMaxSuppression")
+        {
+            layer.kind = "NMS";
+        }
+        else if (op == "BatchNormalization")
+        {
+            layer.kind = "Scale";
+            layer.guess = "a BatchNormalization whose parameters are computed (not initializers) is not folded into "
+                          "the conv: a Scale layer, with a PointWise layer for its variance";
         }
         else if (node.isCustomDomain())
         {

@@ -244,6 +244,11 @@ PredictionCheck checkPrediction(const Prediction& prediction, const OnnxGraph& g
             }
             visitedBy[node] = self;
             members.push_back(node);
+            // A Q/DQ node ends the walk: a hoisted or cloned Q reads a tensor other than the layer's input.
+            if (isQdq(graph.nodes[node]))
+            {
+                continue;
+            }
             for (std::uint32_t input : graph.inputIds(node))
             {
                 if (input == kNone || graph.tensors.constant[input] != kNone ||
@@ -331,6 +336,12 @@ PredictionCheck checkPrediction(const Prediction& prediction, const OnnxGraph& g
     }
     for (std::size_t index = 0; index < plan.layers.size(); ++index)
     {
+        // An engine with several optimization profiles lists its layers once per profile ("X [profile 1]"): the
+        // first profile's are compared.
+        if (plan.layers[index].profileSuffixAt != std::string::npos)
+        {
+            continue;
+        }
         auto key = matchingKey(graph, realNodes[index]);
         if (key.empty())
         {
