@@ -40,6 +40,9 @@ constexpr const char* kOps[] = {"Conv",
                                 "Split",
                                 "Identity",
                                 "Clip",
+                                "Gather",
+                                "TopK",
+                                "NonMaxSuppression",
                                 "custom"};
 
 class Bytes
