@@ -4,6 +4,7 @@
 #include "qdq/analysis.h"
 #include "qdq/graph.h"
 #include "qdq/load_inputs.h"
+#include "qdq/log_graph.h"
 #include "qdq/predict.h"
 #include "qdq/readers.h"
 
@@ -321,6 +322,16 @@ int main(int argc, char** argv)
                    return std::to_string(log.engine.layers.size()) + " engine layers, " +
                           std::to_string(log.events.size()) + " events, " + std::to_string(log.tactics.size()) +
                           " tactics";
+               }),
+           500, 2.0);
+    report("log graph", size("build.log"),
+           measureInChild(
+               [&]
+               {
+                   auto log = qdq::readBuildLog((dir / "build.log").string());
+                   auto graph = qdq::rebuildGraphFromLog(log);
+                   return "build log read + graph rebuilt: " + std::to_string(graph ? graph->nodes.size() : 0) +
+                          " nodes, " + std::to_string(graph ? graph->qdq.size() : 0) + " Q/DQ";
                }),
            500, 2.0);
     report("layer-info JSON", size("layers.json"),

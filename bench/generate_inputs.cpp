@@ -79,14 +79,36 @@ std::uint64_t generateBuildLog(const std::string& path, std::uint64_t targetByte
               "--verbose --dumpProfile\n");
     out.write(stamp + "[I] === Build Options ===\n" + stamp + "[I] Precision: FP32+FP16+INT8\n");
     out.write(stamp + "[I] TensorRT version: 10.16.1\n");
+    // The ONNX parser's lines: the network input, the initializers, each node with its inputs and outputs (a chain
+    // of Q -> Conv), the marked output (log_graph.h rebuilds the graph from them).
+    const std::string shape = " -> (1, 64, 56, 56)[FLOAT]]";
+    out.write(stamp + "[V] [TRT] Adding network input: images with dtype: float32, dimensions: (1, 64, 56, 56)\n");
+    out.write(stamp + "[V] [TRT] Importing initializer: q_scale\n" + stamp +
+              "[V] [TRT] Importing initializer: q_zero_point\n");
     for (std::size_t i = 0; i < layers; ++i)
     {
-        out.write(stamp + "[V] [TRT] Parsing node: " + quantizeName(i) + " [QuantizeLinear]\n");
-        out.write(stamp + "[V] [TRT] Registering layer: " + quantizeName(i) + " for ONNX node: " + quantizeName(i) +
-                  "\n");
-        out.write(stamp + "[V] [TRT] Parsing node: " + layerName(i) + " [Conv]\n");
-        out.write(stamp + "[V] [TRT] Registering layer: " + layerName(i) + " for ONNX node: " + layerName(i) + "\n");
+        out.write(stamp + "[V] [TRT] Importing initializer: " + weightName(i) + "\n");
     }
+    std::string activation = "images";
+    for (std::size_t i = 0; i < layers; ++i)
+    {
+        const std::string q = quantizeName(i);
+        const std::string conv = layerName(i);
+        out.write(stamp + "[V] [TRT] Parsing node: " + q + " [QuantizeLinear]\n");
+        out.write(stamp + "[V] [TRT] Searching for input: " + activation + "\n");
+        out.write(stamp + "[V] [TRT] " + q + " [QuantizeLinear] inputs: [" + activation + shape +
+                  ", [q_scale -> ()[FLOAT]], [q_zero_point -> ()[INT8]], \n");
+        out.write(stamp + "[V] [TRT] Registering layer: " + q + " for ONNX node: " + q + "\n");
+        out.write(stamp + "[V] [TRT] Registering tensor: " + q + "_output_0 for ONNX tensor: " + q + "_output_0\n");
+        out.write(stamp + "[V] [TRT] " + q + " [QuantizeLinear] outputs: [" + q + "_output_0" + shape + ", \n");
+        out.write(stamp + "[V] [TRT] Parsing node: " + conv + " [Conv]\n");
+        out.write(stamp + "[V] [TRT] " + conv + " [Conv] inputs: [" + q + "_output_0" + shape + ", [" + weightName(i) +
+                  " -> (64, 64, 3, 3)[FLOAT]], \n");
+        out.write(stamp + "[V] [TRT] Registering layer: " + conv + " for ONNX node: " + conv + "\n");
+        activation = conv + "_output_0";
+        out.write(stamp + "[V] [TRT] " + conv + " [Conv] outputs: [" + activation + shape + ", \n");
+    }
+    out.write(stamp + "[V] [TRT] Marking " + activation + "_1 as output: " + activation + "\n");
     out.write(stamp + "[W] [TRT] Calibrator won't be used in explicit precision mode. Use quantization aware training "
                       "to generate network with Quantize/Dequantize nodes.\n");
     for (std::size_t i = 0; i < layers; ++i)

@@ -25,7 +25,7 @@ public:
             "cancel",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnx | kReadsCorrelation};
+            kNeedsOnnx | kReadsCorrelation | kReadsModelValues};
         return kInfo;
     }
 

@@ -25,7 +25,7 @@ public:
             "standalone Quantize layers",
             Severity::kWarning,
             "8.4-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation};
+            kNeedsOnnxOrEngine | kReadsCorrelation | kReadsModelValues};
         return kInfo;
     }
 

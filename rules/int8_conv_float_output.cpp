@@ -3,6 +3,8 @@
 #include "rules/precision_common.h"
 #include "rules/rules.h"
 
+#include <algorithm>
+
 namespace qdq::rules
 {
 
@@ -178,6 +180,13 @@ private:
                         addUnique(costly, c);
                     }
                 }
+            }
+            if (!layers.empty() && std::all_of(layers.begin(), layers.end(),
+                                               [&](std::size_t layer) {
+                                                   return isQuantized(outputPrecision(context.engine()->layers[layer]));
+                                               }))
+            {
+                continue; // the engine shows an INT8 output: TensorRT moved a later Q into the conv
             }
             if (downstreamQ == nullptr)
             {

@@ -38,7 +38,7 @@ public:
             "constant",
             Severity::kError,
             "8.0-10.x",
-            kNeedsOnnxOrEngine};
+            kNeedsOnnxOrEngine | kReadsModelValues};
         return kInfo;
     }
 

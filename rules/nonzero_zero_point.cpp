@@ -35,7 +35,7 @@ public:
             "only (zero point 0)",
             Severity::kError,
             "8.0-10.x",
-            kNeedsOnnxOrEngine};
+            kNeedsOnnxOrEngine | kReadsModelValues};
         return kInfo;
     }
 

@@ -27,7 +27,7 @@ public:
             "only",
             Severity::kError,
             "8.0-10.x",
-            kNeedsOnnx | kReadsCorrelation};
+            kNeedsOnnx | kReadsCorrelation | kReadsModelValues};
         return kInfo;
     }
 

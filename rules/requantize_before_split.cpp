@@ -25,7 +25,7 @@ public:
             "a dangling DQ+Q that runs as a Scale layer",
             Severity::kWarning,
             "8.4-10.x",
-            kNeedsOnnxOrEngine | kReadsPrediction | kReadsCorrelation};
+            kNeedsOnnxOrEngine | kReadsPrediction | kReadsCorrelation | kReadsModelValues};
         return kInfo;
     }
 

@@ -24,7 +24,7 @@ public:
             "scale length that does not match it); ConvTranspose axis support is version-dependent",
             Severity::kWarning,
             "8.0-10.x (ConvTranspose: version-dependent)",
-            kNeedsOnnx | kReadsCorrelation};
+            kNeedsOnnx | kReadsCorrelation | kReadsModelValues};
         return kInfo;
     }
 

@@ -33,11 +33,15 @@ int severityRank(Severity severity)
     return 3;
 }
 
-std::string missingInputNote(const RuleInfo& info, bool haveOnnx, bool haveEngine)
+std::string missingInputNote(const RuleInfo& info, bool haveOnnx, bool haveEngine, bool graphRebuilt)
 {
     if ((info.needs & kNeedsOnnx) && !haveOnnx)
     {
         return info.slug + ": not checked, needs the ONNX model";
+    }
+    if ((info.needs & kReadsModelValues) && graphRebuilt && (info.needs & kNeedsOnnx))
+    {
+        return info.slug + ": not checked, needs the ONNX model (the build log has no scale values)";
     }
     if ((info.needs & kNeedsEngine) && !haveEngine)
     {
@@ -169,7 +173,19 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
             }
             try
             {
-                rules[r]->check(contexts[readsCorrelation ? 1 : 0][readsPrediction ? 1 : 0], sinks[r]);
+                const Context& context = contexts[readsCorrelation ? 1 : 0][readsPrediction ? 1 : 0];
+                if ((rules[r]->info().needs & kReadsModelValues) && context.inputs.onnx &&
+                    context.inputs.onnx->rebuiltFromLog)
+                {
+                    // The graph lacks the values the rule reads: it judges the engine artifacts alone.
+                    const Context withoutGraph{context.inputs, context.correlation, context.prediction, context.options,
+                                               true};
+                    rules[r]->check(withoutGraph, sinks[r]);
+                }
+                else
+                {
+                    rules[r]->check(context, sinks[r]);
+                }
                 for (auto& finding : sinks[r].findings())
                 {
                     std::sort(finding.onnxNodes.begin(), finding.onnxNodes.end());
@@ -324,19 +340,31 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
         report.inputs = inputs.sources;
         const bool haveOnnx = inputs.onnx.has_value();
         const bool haveEngine = inputs.engine() != nullptr;
+        const bool graphRebuilt = haveOnnx && inputs.onnx->rebuiltFromLog;
         // Rules that need neither the correlation nor the prediction first (they can start while both are made),
         // then those that need the correlation, then those that also need the prediction.
         std::vector<std::size_t> readingCorrelation;
         std::vector<std::size_t> readingPrediction;
         for (std::size_t r = 0; r < rules.size(); ++r)
         {
-            std::string note = missingInputNote(rules[r]->info(), haveOnnx, haveEngine);
+            std::string note = missingInputNote(rules[r]->info(), haveOnnx, haveEngine, graphRebuilt);
+            // A rebuilt graph without Q/DQ nodes has no scale values to miss: no note about them.
+            const bool valuesMissed = graphRebuilt && !inputs.onnx->qdq.empty();
             if (!note.empty())
             {
-                report.notes.push_back(note);
+                if (valuesMissed || !graphRebuilt || !(rules[r]->info().needs & kReadsModelValues))
+                {
+                    report.notes.push_back(note);
+                }
             }
             else if (haveOnnx || haveEngine || inputs.buildLog.has_value())
             {
+                if ((rules[r]->info().needs & kReadsModelValues) && valuesMissed)
+                {
+                    report.notes.push_back(rules[r]->info().slug +
+                                           ": the model's part not checked, needs the ONNX model (the build log has no "
+                                           "scale values); checked on the engine artifacts alone");
+                }
                 const unsigned needs = rules[r]->info().needs;
                 ((needs & kReadsPrediction) != 0    ? readingPrediction
                  : (needs & kReadsCorrelation) != 0 ? readingCorrelation
@@ -442,6 +470,16 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
     for (const auto& note : report.correlation.notes)
     {
         report.notes.push_back(note);
+    }
+    if (inputs.onnx && inputs.onnx->rebuiltFromLog)
+    {
+        const OnnxGraph& graph = *inputs.onnx;
+        report.notes.push_back(
+            "graph rebuilt from " + graph.sourcePath + ": " + std::to_string(graph.nodes.size()) + " nodes (" +
+            std::to_string(graph.qdq.size()) + " Q/DQ), " + std::to_string(graph.constants.size()) + " constants, " +
+            std::to_string(graph.graphInputs.size()) + " inputs, " + std::to_string(graph.graphOutputs.size()) +
+            " outputs, from the ONNX parser's lines; scale values and attributes are not in the "
+            "log (docs/log-graph.md)");
     }
     if (inputs.onnx)
     {

@@ -15,6 +15,8 @@ struct PlannedFile
 {
     std::string path;
     InputKind kind = InputKind::kUnknown;
+    //! A build log read when no model is given: its parser lines are rebuilt into inputs.onnx (log_graph.h).
+    bool rebuildGraph = false;
 };
 
 struct InputPlan

@@ -1,5 +1,7 @@
 #include "qdq/inspect.h"
 
+#include "qdq/log_graph.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -165,6 +167,38 @@ FileSummary inspectFile(const std::string& path, const InspectOptions& options)
         {
             summary.warnings.push_back(warning.describe());
         }
+        std::optional<OnnxGraph> graph;
+        try
+        {
+            graph = rebuildGraphFromLog(log, options.limits);
+        }
+        catch (const InputError& error)
+        {
+            summary.warnings.push_back("no graph rebuilt from the parser's lines: " + error.where().describe() + ": " +
+                                       error.message());
+        }
+        if (graph)
+        {
+            FileSummary::RebuiltGraph rebuilt;
+            rebuilt.nodes = graph->nodes.size();
+            rebuilt.tensors = graph->tensors.names.size();
+            for (const auto& constant : graph->constants)
+            {
+                ++(constant.fromConstantNode ? rebuilt.constantNodes : rebuilt.initializers);
+            }
+            rebuilt.inputs = graph->graphInputs.size();
+            rebuilt.outputs = graph->graphOutputs.size();
+            rebuilt.qdqNodes = graph->quantizeCount() + graph->dequantizeCount();
+            for (const auto& node : graph->nodes)
+            {
+                rebuilt.operators[node.opType]++;
+            }
+            for (const auto& warning : graph->warnings)
+            {
+                rebuilt.warnings.push_back(warning.describe());
+            }
+            summary.rebuiltGraph = std::move(rebuilt);
+        }
         break;
     }
     case InputKind::kTiming:
@@ -229,6 +263,21 @@ std::string renderInspectJson(const std::vector<FileSummary>& summaries)
             facts[key] = value;
         }
         item["facts"] = facts;
+        if (summary.rebuiltGraph)
+        {
+            const FileSummary::RebuiltGraph& rebuilt = *summary.rebuiltGraph;
+            nlohmann::ordered_json graph;
+            graph["nodes"] = rebuilt.nodes;
+            graph["tensors"] = rebuilt.tensors;
+            graph["initializers"] = rebuilt.initializers;
+            graph["constant_nodes"] = rebuilt.constantNodes;
+            graph["inputs"] = rebuilt.inputs;
+            graph["outputs"] = rebuilt.outputs;
+            graph["qdq_nodes"] = rebuilt.qdqNodes;
+            graph["operators"] = rebuilt.operators;
+            graph["warnings"] = rebuilt.warnings;
+            item["rebuilt_graph"] = std::move(graph);
+        }
         item["warnings"] = summary.warnings;
         array.push_back(std::move(item));
     }
@@ -284,6 +333,24 @@ std::string renderInspectText(const std::vector<FileSummary>& summaries)
             for (const auto& [precision, count] : summary.layersByPrecision)
             {
                 out << "    " << precision << ": " << count << "\n";
+            }
+        }
+        if (summary.rebuiltGraph)
+        {
+            const FileSummary::RebuiltGraph& rebuilt = *summary.rebuiltGraph;
+            out << "  ONNX graph rebuilt from the parser's lines (no weight or scale values, no attributes):\n";
+            out << "    nodes: " << rebuilt.nodes << ", tensors: " << rebuilt.tensors
+                << ", initializers: " << rebuilt.initializers << ", Constant nodes: " << rebuilt.constantNodes
+                << ", inputs: " << rebuilt.inputs << ", outputs: " << rebuilt.outputs
+                << ", Q/DQ nodes: " << rebuilt.qdqNodes << "\n";
+            out << "    by operator:\n";
+            for (const auto& [op, count] : rebuilt.operators)
+            {
+                out << "      " << printable(op) << ": " << count << "\n";
+            }
+            for (const auto& warning : rebuilt.warnings)
+            {
+                out << "    warning: " << printable(warning) << "\n";
             }
         }
         for (const auto& warning : summary.warnings)

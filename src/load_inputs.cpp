@@ -1,6 +1,7 @@
 #include "qdq/load_inputs.h"
 
 #include "qdq/engine_merge.h"
+#include "qdq/log_graph.h"
 #include "src/input_plan.h"
 
 #include <exception>
@@ -95,6 +96,14 @@ InputPlan planInputs(const InputFiles& files)
     {
         plan.separateOnnx.reset();
     }
+    // Without a model, the log's parser lines stand in for it.
+    if (!seen[0])
+    {
+        for (auto& file : plan.files)
+        {
+            file.rebuildGraph = file.kind == InputKind::kBuildLog;
+        }
+    }
     return plan;
 }
 
@@ -113,6 +122,22 @@ void readInput(Inputs& inputs, const PlannedFile& file, const Limits& limits, co
         break;
     case InputKind::kBuildLog:
         inputs.buildLog = readBuildLog(file.path, progress, limits);
+        if (file.rebuildGraph && !inputs.buildLog->parsedNodes.empty())
+        {
+            if (logGraphComplete(*inputs.buildLog))
+            {
+                inputs.onnx = rebuildGraphFromLog(*inputs.buildLog, limits);
+            }
+            else
+            {
+                // An excerpt or a cut-off parse: its graph would make the model's rules judge a part as the whole.
+                inputs.buildLog->warnings.push_back(
+                    {SourceLocation{file.path, inputs.buildLog->parsedNodes.front().line, 0, false},
+                     "the ONNX parser's lines are incomplete (an excerpt, or the log ends before the parse does): no "
+                     "graph is rebuilt from them (qdq-doctor inspect shows it); give the ONNX model for the model's "
+                     "checks"});
+            }
+        }
         break;
     case InputKind::kTiming:
     case InputKind::kMetadata:

@@ -106,9 +106,26 @@ TEST(RealDataAccounting, EveryManifestFileAddsUp)
         Report report = diagnose(inputs);
         expectAccountingAddsUp(report, inputs, file);
         // The TREx and cookbook sets are fully understood: nothing left unattributed.
-        if (file.rfind("trex-", 0) == 0 || file.rfind("cookbook-", 0) == 0)
+        if ((file.rfind("trex-", 0) == 0 || file.rfind("cookbook-", 0) == 0) &&
+            !(inputs.onnx && inputs.onnx->rebuiltFromLog))
         {
             EXPECT_EQ(report.correlation.layerTotals().unattributed, 0u) << file;
+        }
+        else if (file.rfind("trex-", 0) == 0 || file.rfind("cookbook-", 0) == 0)
+        {
+            // A log alone is held against the graph rebuilt from its parser lines (log_graph.h): only layers that
+            // TensorRT made and named itself (decomposed BatchNormalization, Myelin kernels, shape copies) are left
+            // unattributed.
+            for (const auto& mapping : report.correlation.layers)
+            {
+                if (mapping.state != LayerState::kUnattributed)
+                {
+                    continue;
+                }
+                const std::string& name = inputs.engine()->layers[mapping.layer].name;
+                EXPECT_TRUE(name.find("(Unnamed Layer* ") != std::string::npos || name.rfind("__my", 0) == 0)
+                    << file << ": " << name;
+            }
         }
     }
 }

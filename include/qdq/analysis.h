@@ -298,8 +298,11 @@ struct Context
     const Correlation& correlation;
     const Prediction& prediction;
     const AnalysisOptions& options;
+    //! Set for a rule that reads model values (kReadsModelValues) when the graph was rebuilt from a build log: the
+    //! rule sees no graph and judges the engine artifacts alone.
+    bool graphHidden = false;
 
-    const OnnxGraph* graph() const { return inputs.onnx ? &*inputs.onnx : nullptr; }
+    const OnnxGraph* graph() const { return inputs.onnx && !graphHidden ? &*inputs.onnx : nullptr; }
     const EnginePlan* engine() const { return inputs.engine(); }
     const Profile* timings() const { return inputs.timings(); }
 };
@@ -325,6 +328,10 @@ enum RuleNeeds : unsigned
     kReadsPrediction = 1u << 3,
     //! Reads Context::correlation. Rules without it may run before the correlation is made and see an empty one.
     kReadsCorrelation = 1u << 4,
+    //! Reads Q/DQ scale or zero-point values or node attributes, which a graph rebuilt from a build log lacks
+    //! (OnnxGraph::rebuiltFromLog). On such a graph a rule that needs the model is not run, and one that can also
+    //! judge the engine runs on the engine alone (Context::graphHidden); the report's notes say which.
+    kReadsModelValues = 1u << 5,
 };
 
 struct RuleInfo

@@ -15,11 +15,51 @@
 namespace qdq
 {
 
-//! `Parsing node: X [OpType]`
+//! One entry of a parser node's `inputs:` / `outputs:` line: `[name -> (dims)[TYPE]]`. `[optional input, not set]`
+//! is an entry with an empty name.
+struct ParsedTensor
+{
+    std::string name;
+    std::vector<std::int64_t> dims; //!< -1 for a dynamic dimension
+    bool dimsKnown = false;
+    std::string type; //!< element type as printed: FLOAT, HALF, INT8, INT32, INT64, BOOL, ...; empty when absent
+};
+
+//! `Parsing node: X [OpType]`, with the `X [OpType] inputs: [...]` and `X [OpType] outputs: [...]` lines that follow
+//! it (the ONNX parser's view of the node).
 struct ParsedOnnxNode
 {
     std::string onnxNode;
     std::string opType;
+    std::uint64_t line = 0;
+    std::vector<ParsedTensor> inputs;
+    std::vector<ParsedTensor> outputs;
+    std::uint64_t inputsLine = 0;  //!< 0 when the log has no inputs line for the node
+    std::uint64_t outputsLine = 0; //!< 0 when the log has no outputs line (cut off, or the import failed)
+};
+
+//! `Adding network input: x with dtype: float32, dimensions: (-1, 1, 28, 28)`
+struct ParsedNetworkInput
+{
+    std::string name;
+    std::string dtype; //!< as printed: float32, float16, int8, int32, bool, ...
+    std::vector<std::int64_t> dims;
+    bool dimsKnown = false;
+    std::uint64_t line = 0;
+};
+
+//! `Importing initializer: conv1.weight`
+struct ParsedInitializer
+{
+    std::string name;
+    std::uint64_t line = 0;
+};
+
+//! `Marking y_3 as output: y`
+struct ParsedNetworkOutput
+{
+    std::string trtTensor;  //!< TensorRT's tensor name (y_3)
+    std::string onnxTensor; //!< the ONNX tensor it stands for (y)
     std::uint64_t line = 0;
 };
 
@@ -89,7 +129,11 @@ struct BuildLog
     bool explicitPrecisionMarker = false; //!< `Calibrator won't be used in explicit precision mode`
     bool implicitInt8Marker = false;      //!< `Setting dynamic range for ...` / `Calibration: Dynamic` etc.
 
+    //! The ONNX parser's lines, in log order (a log may hold several parses: log_graph.h takes the first).
+    std::vector<ParsedNetworkInput> networkInputs;
+    std::vector<ParsedInitializer> initializers;
     std::vector<ParsedOnnxNode> parsedNodes;
+    std::vector<ParsedNetworkOutput> networkOutputs;
     std::vector<RegisteredLayer> registeredLayers;
     std::vector<OptimizerEvent> events;
     std::vector<TacticChoice> tactics;

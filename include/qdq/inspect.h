@@ -25,6 +25,21 @@ struct FileSummary
     std::string form;                                       //!< names-only / detailed / log-lines ...
     std::vector<std::pair<std::string, std::string>> facts; //!< other kind-specific facts, in a fixed order
     std::vector<std::string> warnings;
+
+    //! A build log's ONNX graph, rebuilt from its parser lines (log_graph.h); absent for a log without them.
+    struct RebuiltGraph
+    {
+        std::size_t nodes = 0;
+        std::size_t tensors = 0;
+        std::size_t initializers = 0;
+        std::size_t constantNodes = 0;
+        std::size_t inputs = 0;
+        std::size_t outputs = 0;
+        std::size_t qdqNodes = 0;
+        std::map<std::string, std::size_t> operators;
+        std::vector<std::string> warnings;
+    };
+    std::optional<RebuiltGraph> rebuiltGraph;
 };
 
 struct InspectOptions

@@ -333,6 +333,9 @@ struct OnnxGraphData
     std::vector<std::uint32_t> qdqOfNode; //!< node index -> index into qdq, or kNone
 
     bool externalDataMissing = false;
+    //! Rebuilt from a build log's parser lines (log_graph.h): nodes, tensors, shapes and types are known; the values
+    //! of initializers and Constant nodes (weights, scales, zero points) and the nodes' attributes are not.
+    bool rebuiltFromLog = false;
     std::vector<ReaderWarning> warnings;
 };
 
