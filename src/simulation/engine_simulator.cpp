@@ -108,6 +108,19 @@ public:
         topologicalOrder();
         foldConstants();
         mOut.layers.reserve(count / 2 + 8);
+        // Myelin regions first: they take the shuffles and pointwise ops around their seeds before those become
+        // layers of their own. A region cut for convexity leaves its rest to a later seed or to ordinary layers.
+        if (makesMyelinRegions())
+        {
+            for (std::uint32_t node : mOrder)
+            {
+                const OnnxNode& n = mGraph.nodes[node];
+                if (((isMyelinSeed(n.opType) && n.opType != "Softmax") || myelinTakesGemm(n)) && myelinEligible(n))
+                {
+                    buildMyelin(n);
+                }
+            }
+        }
         for (std::uint32_t node : mOrder)
         {
             const OnnxNode& n = mGraph.nodes[node];
@@ -338,8 +351,25 @@ private:
     //! A node a Myelin region may take: float, not yet in a layer, not weighted, not at the quantized part's edge.
     bool myelinEligible(const OnnxNode& n) const
     {
-        return mLayerOf[n.index] == kNone && !mFolded[n.index] && !isQdq(n) && !isWeighted(mGraph, n) &&
-               isMyelinMember(n.opType) && !isQuantizedRegionEdge(n);
+        if (mLayerOf[n.index] != kNone || mFolded[n.index] || isQdq(n) || isQuantizedRegionEdge(n))
+        {
+            return false;
+        }
+        if (isWeighted(mGraph, n))
+        {
+            return myelinTakesGemm(n);
+        }
+        return isMyelinMember(n.opType);
+    }
+
+    //! TensorRT 10.15 and later hand an unquantized Gemm/MatMul and the float ops around it to one Myelin region
+    //! (the 10.16 build of ../shared/realdata/cookbook-profilingverbosity-trt1016 runs reshape, both Gemms,
+    //! Softmax and ArgMax as {ForeignNode[gemm1.weight...ONNXTRT_castHelper_9]}; 10.14 kept them apart).
+    bool myelinTakesGemm(const OnnxNode& n) const
+    {
+        return mOptions.trtMajor >= 10 && (mOptions.trtMajor > 10 || mOptions.trtMinor >= 15) &&
+               (n.opType == "Gemm" || n.opType == "MatMul") && !n.inputs.empty() &&
+               feedingDequantize(mGraph, n.inputs[0]) == nullptr;
     }
 
     //! A node next to a Q/DQ node: it belongs to the quantized part of the network, which Myelin regions leave.
@@ -833,23 +863,20 @@ private:
     //! shuffle neighbours that no other layer took.
     void buildMyelin(const OnnxNode& seed)
     {
-        PredictedLayer layer;
-        layer.kind = "Myelin";
-        layer.role = "float-Myelin";
-        const std::uint32_t index = newLayer(std::move(layer));
+        // Grow over eligible neighbours, marking members without assigning them yet.
         std::vector<std::uint32_t> stack = {static_cast<std::uint32_t>(seed.index)};
         std::vector<std::uint32_t> members;
-        const auto eligible = [this](const OnnxNode& n) { return myelinEligible(n); };
+        mRegionMark.resize(mGraph.nodes.size(), 0);
+        const std::uint32_t mark = ++mRegionCounter * 2; // mark: member; mark + 1: outside, downstream of the region
         while (!stack.empty() && members.size() < 100000)
         {
             const std::uint32_t current = stack.back();
             stack.pop_back();
-            const OnnxNode& n = mGraph.nodes[current];
-            if (!eligible(n))
+            if (mRegionMark[current] == mark || !myelinEligible(mGraph.nodes[current]))
             {
                 continue;
             }
-            assign(index, n);
+            mRegionMark[current] = mark;
             members.push_back(current);
             for (std::uint32_t input : mGraph.inputIds(current))
             {
@@ -867,15 +894,122 @@ private:
                 }
             }
         }
+        // A region is convex: a member that reads, through a node outside the region, what the region wrote (the
+        // head's outputs go through NMS and come back) starts a region of its own, with everything after it.
+        std::vector<std::uint32_t> frontier;
+        const auto pushConsumers = [&](std::uint32_t node)
+        {
+            for (std::uint32_t output : mGraph.outputIds(node))
+            {
+                for (std::uint32_t consumer : consumers(output))
+                {
+                    frontier.push_back(consumer);
+                }
+            }
+        };
+        for (std::uint32_t member : members)
+        {
+            pushConsumers(member);
+        }
+        std::vector<std::uint32_t> reentered;
+        while (!frontier.empty())
+        {
+            const std::uint32_t node = frontier.back();
+            frontier.pop_back();
+            if (mRegionMark[node] == mark)
+            {
+                // Reached a member from outside: it and what follows it inside leave this region.
+                bool fromOutside = false;
+                for (std::uint32_t input : mGraph.inputIds(node))
+                {
+                    const OnnxNode* producer = input == kNone ? nullptr : mGraph.producerOf(input);
+                    fromOutside = fromOutside || (producer != nullptr && mRegionMark[producer->index] == mark + 1);
+                }
+                if (fromOutside)
+                {
+                    reentered.push_back(node);
+                }
+                continue;
+            }
+            if (mRegionMark[node] == mark + 1)
+            {
+                continue;
+            }
+            mRegionMark[node] = mark + 1;
+            pushConsumers(node);
+        }
+        for (std::size_t i = 0; i < reentered.size(); ++i)
+        {
+            const std::uint32_t node = reentered[i];
+            if (mRegionMark[node] != mark)
+            {
+                continue;
+            }
+            mRegionMark[node] = kCutFromRegion;
+            for (std::uint32_t output : mGraph.outputIds(node))
+            {
+                for (std::uint32_t consumer : consumers(output))
+                {
+                    if (mRegionMark[consumer] == mark)
+                    {
+                        reentered.push_back(consumer);
+                    }
+                }
+            }
+        }
+        // Members that only feed the part cut off go with it: the region ends where its outside readers are.
+        for (bool moved = !reentered.empty(); moved;)
+        {
+            moved = false;
+            for (std::uint32_t member : members)
+            {
+                if (mRegionMark[member] != mark)
+                {
+                    continue;
+                }
+                bool onlyCut = true;
+                bool anyReader = false;
+                for (std::uint32_t output : mGraph.outputIds(member))
+                {
+                    onlyCut = onlyCut && !isNetworkOutput(output);
+                    for (std::uint32_t consumer : consumers(output))
+                    {
+                        anyReader = true;
+                        onlyCut = onlyCut && mRegionMark[consumer] == kCutFromRegion;
+                    }
+                }
+                if (anyReader && onlyCut)
+                {
+                    mRegionMark[member] = kCutFromRegion;
+                    moved = true;
+                }
+            }
+        }
+        members.erase(std::remove_if(members.begin(), members.end(),
+                                     [&](std::uint32_t node) { return mRegionMark[node] != mark; }),
+                      members.end());
+        if (members.empty())
+        {
+            return;
+        }
+        PredictedLayer layer;
+        layer.kind = "Myelin";
+        layer.role = "float-Myelin";
+        const std::uint32_t index = newLayer(std::move(layer));
         std::sort(members.begin(), members.end(),
                   [this](std::uint32_t a, std::uint32_t b) { return mPosition[a] < mPosition[b]; });
+        for (std::uint32_t member : members)
+        {
+            mLayerOf[member] = index;
+        }
         mLayerNodes[index] = members;
         PredictedLayer& built = mOut.layers[index];
         const std::string& first = mGraph.nodes[members.front()].name;
         const std::string& lastName = mGraph.nodes[members.back()].name;
         built.name =
             members.size() == 1 ? "{ForeignNode[" + first + "]}" : "{ForeignNode[" + first + "..." + lastName + "]}";
-        built.guess = "Myelin region (attention, LayerNorm, GELU): its extent is TensorRT's choice";
+        built.guess = "Myelin region (attention, LayerNorm, GELU, detection-head arithmetic): its extent is "
+                      "TensorRT's choice";
     }
 
     void buildSingle(const OnnxNode& node)
@@ -1095,6 +1229,14 @@ private:
             }
             layer.nodeIndices = std::move(nodes);
         }
+        // Layers in the model's order (Myelin regions were made first), those without nodes after them.
+        std::stable_sort(mOut.layers.begin(), mOut.layers.end(),
+                         [this](const PredictedLayer& a, const PredictedLayer& b)
+                         {
+                             const std::uint32_t pa = a.nodeIndices.empty() ? kNone : mPosition[a.nodeIndices.front()];
+                             const std::uint32_t pb = b.nodeIndices.empty() ? kNone : mPosition[b.nodeIndices.front()];
+                             return pa < pb;
+                         });
         // Eliminated layers (Concat, an absorbed flatten) are dropped; their nodes are listed as eliminated.
         if (std::none_of(mOut.layers.begin(), mOut.layers.end(),
                          [](const PredictedLayer& layer) { return layer.role == "eliminated"; }))
@@ -1213,6 +1355,9 @@ private:
     std::vector<std::pair<std::uint32_t, std::uint32_t>> mMergedInto;
     std::vector<PredictedLayer> mCopies;
     const OnnxNode* mPendingPad = nullptr;
+    std::vector<std::uint32_t> mRegionMark;            //!< per node, while a Myelin region is grown (see buildMyelin)
+    static constexpr std::uint32_t kCutFromRegion = 1; //!< left out of a region for convexity (marks are >= 2)
+    std::uint32_t mRegionCounter = 0;
 };
 
 } // namespace

@@ -155,6 +155,31 @@ std::vector<std::uint32_t> nodeIndices(const OnnxGraph& graph, const std::vector
     return result;
 }
 
+//! A layer named after one node with a number appended ("/NonMaxSuppression_246": TensorRT 8.5 numbers some
+//! layers) executes that node when no other layer names it.
+void claimNumberedLayers(const OnnxGraph& graph, const EnginePlan& plan, const std::vector<bool>& folded,
+                         std::vector<std::uint32_t>& claimedBy)
+{
+    for (std::size_t layer = 0; layer < plan.layers.size(); ++layer)
+    {
+        const std::string_view name = plan.layers[layer].baseName();
+        std::size_t end = name.size();
+        while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9')
+        {
+            --end;
+        }
+        if (end == name.size() || end < 2 || name[end - 1] != '_' || name.find(" + ") != std::string_view::npos)
+        {
+            continue;
+        }
+        const std::uint32_t node = graph.nodeIndex(name.substr(0, end - 1));
+        if (node != kNone && claimedBy[node] == kNone && !folded[node])
+        {
+            claimedBy[node] = static_cast<std::uint32_t>(layer);
+        }
+    }
+}
+
 } // namespace
 
 PredictionCheck checkPrediction(const Prediction& prediction, const OnnxGraph& graph, const EnginePlan& plan,
@@ -165,28 +190,37 @@ PredictionCheck checkPrediction(const Prediction& prediction, const OnnxGraph& g
     constexpr std::size_t kMaxDisagreements = 200;
     std::vector<std::uint32_t> claimedBy(nodeCount, kNone);
     const std::vector<bool> folded = foldedNodes(graph);
-    // A claim counts when the layer names the node (or Metadata or a Myelin range does): a parser-made
-    // "reshape_before_X" executes no part of X. The first such layer claims it.
-    for (std::uint32_t node = 0; node < nodeCount; ++node)
+    // A claim counts when the layer names the node or its Metadata does (a parser-made "reshape_before_X" executes
+    // no part of X); a Myelin range ({ForeignNode[a...b]}, every node between a and b in the model's order) claims
+    // only what no layer names. The first such layer claims a node.
+    for (int pass = 0; pass < 2; ++pass)
     {
-        if (folded[node])
+        for (std::uint32_t node = 0; node < nodeCount; ++node)
         {
-            continue;
-        }
-        for (std::size_t layer : correlation.layersOfNode.findNode(node))
-        {
-            if (layer >= plan.layers.size() || layer >= correlation.layers.size())
+            if (folded[node] || claimedBy[node] != kNone)
             {
                 continue;
             }
-            const std::string_view layerName = plan.layers[layer].baseName();
-            if (correlation.layers[layer].evidence == MappingEvidence::kMetadata ||
-                layerName.find("{ForeignNode[") != std::string_view::npos ||
-                namesNode(layerName, graph.nodes[node].name))
+            for (std::size_t layer : correlation.layersOfNode.findNode(node))
             {
-                claimedBy[node] = static_cast<std::uint32_t>(layer);
-                break;
+                if (layer >= plan.layers.size() || layer >= correlation.layers.size())
+                {
+                    continue;
+                }
+                const std::string_view layerName = plan.layers[layer].baseName();
+                const bool named = correlation.layers[layer].evidence == MappingEvidence::kMetadata ||
+                                   namesNode(layerName, graph.nodes[node].name);
+                const bool inRange = layerName.find("{ForeignNode[") != std::string_view::npos;
+                if (pass == 0 ? named : inRange)
+                {
+                    claimedBy[node] = static_cast<std::uint32_t>(layer);
+                    break;
+                }
             }
+        }
+        if (pass == 0)
+        {
+            claimNumberedLayers(graph, plan, folded, claimedBy);
         }
     }
     std::vector<std::vector<std::uint32_t>> claimedNodes(plan.layers.size());
@@ -302,6 +336,40 @@ PredictionCheck checkPrediction(const Prediction& prediction, const OnnxGraph& g
         {
             claimedBy[node.index] = owner;
             realNodes[owner].push_back(static_cast<std::uint32_t>(node.index));
+        }
+    }
+
+    // In a detailed layer list TensorRT 10 shows a Myelin region kernel by kernel ("node_linear_myl7_1",
+    // "__myl_MaxrSubExpSum_myl7_3"): the kernels of one region (same "_myl<N>_" graph) are compared as one layer,
+    // as the prediction has them.
+    std::vector<bool> partOfRegion(plan.layers.size(), false);
+    {
+        std::vector<std::pair<std::string, std::size_t>> regionFirst; // "myl7" -> first kernel layer
+        for (std::size_t index = 0; index < plan.layers.size(); ++index)
+        {
+            const std::string_view name = plan.layers[index].baseName();
+            const std::size_t at = name.rfind("_myl");
+            if (at == std::string_view::npos || at + 4 >= name.size() || name[at + 4] < '0' || name[at + 4] > '9')
+            {
+                continue;
+            }
+            std::size_t end = at + 4;
+            while (end < name.size() && name[end] >= '0' && name[end] <= '9')
+            {
+                ++end;
+            }
+            const std::string region(name.substr(at + 1, end - at - 1));
+            auto found = std::find_if(regionFirst.begin(), regionFirst.end(),
+                                      [&](const auto& entry) { return entry.first == region; });
+            if (found == regionFirst.end())
+            {
+                regionFirst.emplace_back(region, index);
+                continue;
+            }
+            auto& into = realNodes[found->second];
+            into.insert(into.end(), realNodes[index].begin(), realNodes[index].end());
+            realNodes[index].clear();
+            partOfRegion[index] = true;
         }
     }
 

@@ -313,6 +313,12 @@ private:
                 result.fate = PredictedQdq::Fate::kCancelled;
                 result.why = because("follows ", producer->name, " with the same scale");
             }
+            else if (mGraph.rebuiltFromLog && !(scale && other))
+            {
+                result.fate = PredictedQdq::Fate::kCancelled;
+                result.why =
+                    because("follows ", producer->name, " (equal scales assumed: the build log has no scale values)");
+            }
             else
             {
                 result.fate = PredictedQdq::Fate::kRequantize;
@@ -434,7 +440,8 @@ private:
                     {
                         auto a = perTensorScale(mGraph, node);
                         auto b = perTensorScale(mGraph, *consumer);
-                        if (!(a && b && scalesEqual(*a, *b)))
+                        const bool assumedEqual = mGraph.rebuiltFromLog && !(a && b);
+                        if (!assumedEqual && !(a && b && scalesEqual(*a, *b)))
                         {
                             allEqual = false;
                             if (requantizePartner.empty())
@@ -543,14 +550,20 @@ private:
                 PredictedQdq* twin = quantizers[i];
                 auto a = perTensorScale(mGraph, mGraph.nodes[kept->nodeIndex]);
                 auto b = perTensorScale(mGraph, mGraph.nodes[twin->nodeIndex]);
-                if (!(a && b && scalesEqual(*a, *b)) || twin->fate != kept->fate)
+                // A graph rebuilt from a build log has no scale values: quantizers of one tensor are taken to share
+                // their scale, as calibration gives them (the reason says it is assumed).
+                const bool unknown = mGraph.rebuiltFromLog && !(a && b);
+                if ((!unknown && !(a && b && scalesEqual(*a, *b))) || twin->fate != kept->fate)
                 {
                     continue;
                 }
                 twin->fate = PredictedQdq::Fate::kCancelled;
                 twin->partner = kept->node;
                 twin->partnerIndex = kept->nodeIndex;
-                twin->why = because("duplicates ", kept->node, " (same input, same scale): merged into one");
+                twin->why = unknown ? because("duplicates ", kept->node,
+                                              " (same input; equal scales assumed, the build log has no values): "
+                                              "merged into one")
+                                    : because("duplicates ", kept->node, " (same input, same scale): merged into one");
             }
         }
     }
