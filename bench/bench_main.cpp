@@ -249,16 +249,22 @@ int main(int argc, char** argv)
                 auto read = Clock::now();
                 const qdq::Prediction& prediction = *new qdq::Prediction(qdq::predictEngine(graph));
                 auto predicted = Clock::now();
-                std::string json = qdq::renderPredictionJson(prediction, graph, model.string());
+                // Streamed as `qdq-doctor predict --format json` does.
                 std::FILE* sink = std::fopen("/dev/null", "wb");
-                std::fwrite(json.data(), 1, json.size(), sink);
+                std::size_t jsonBytes = 0;
+                qdq::writePredictionJson(prediction, graph, model.string(),
+                                         [&](std::string_view text)
+                                         {
+                                             jsonBytes += text.size();
+                                             std::fwrite(text.data(), 1, text.size(), sink);
+                                         });
                 std::fclose(sink);
                 auto written = Clock::now();
                 char detail[200];
                 std::snprintf(detail, sizeof(detail), "read %.3f s, predict %.3f s, JSON %.3f s (%zu MiB); %zu layers",
                               std::chrono::duration<double>(read - start).count(),
                               std::chrono::duration<double>(predicted - read).count(),
-                              std::chrono::duration<double>(written - predicted).count(), json.size() >> 20,
+                              std::chrono::duration<double>(written - predicted).count(), jsonBytes >> 20,
                               prediction.layers.size());
                 return std::string(detail);
             });

@@ -143,9 +143,13 @@ int runPredict(const PredictOptions& predictOptions, const GlobalOptions& option
         qdq::applyTrtVersion(predictOptions.trtVersion, simulation);
     }
     const qdq::Prediction& prediction = *new qdq::Prediction(qdq::predictEngine(*inputs.onnx, simulation));
-    std::string output = predictOptions.format == "json"
-                             ? qdq::renderPredictionJson(prediction, *inputs.onnx, predictOptions.file)
-                             : qdq::renderPredictionText(prediction, *inputs.onnx, predictOptions.file);
+    if (predictOptions.format == "json")
+    {
+        qdq::writePredictionJson(prediction, *inputs.onnx, predictOptions.file,
+                                 [](std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); });
+        return kExitOk;
+    }
+    std::string output = qdq::renderPredictionText(prediction, *inputs.onnx, predictOptions.file);
     std::fwrite(output.data(), 1, output.size(), stdout);
     return kExitOk;
 }

@@ -4,7 +4,9 @@
 
 #include "qdq/analysis.h"
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 namespace qdq
 {
@@ -29,6 +31,9 @@ struct PredictionSummary
 PredictionSummary summarizePrediction(const Prediction& prediction, const OnnxGraph& graph);
 
 std::string renderPredictionJson(const Prediction& prediction, const OnnxGraph& graph, const std::string& source);
+//! The same JSON handed to write a megabyte at a time (what `predict --format json` prints).
+void writePredictionJson(const Prediction& prediction, const OnnxGraph& graph, const std::string& source,
+                         const std::function<void(std::string_view)>& write);
 std::string renderPredictionText(const Prediction& prediction, const OnnxGraph& graph, const std::string& source);
 
 } // namespace qdq
