@@ -509,3 +509,113 @@ TEST(Simulator, LongChainsArePredictedLayerByLayer)
     // Every conv takes its output Q (the last one too: its DQ, on the network output, is the standalone layer).
     EXPECT_EQ(convLayers, 2000u);
 }
+
+namespace
+{
+
+//! in -> Q/DQ -> conv -> {Sigmoid, Mul(conv, Sigmoid)} -> Q/DQ -> conv2. sigmoidAlsoOutput makes the Sigmoid's output
+//! a network output too (then it is not the conv's private activation).
+OnnxGraph silu(bool sigmoidAlsoOutput)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images"));
+    std::string c = g.node("Conv", "/conv/Conv", {x, g.quantizedWeight("conv", 8, 3)});
+    std::string s = g.node("Sigmoid", "/act/Sigmoid", {c});
+    std::string m = g.node("Mul", "/act/Mul", {c, s});
+    std::string c2 = g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/in_q", m), g.quantizedWeight("conv2", 8, 8)});
+    g.output(c2);
+    if (sigmoidAlsoOutput)
+    {
+        g.output(s);
+    }
+    return g.build();
+}
+
+} // namespace
+
+// Reference 1.8: Sigmoid and Mul(x, sigmoid(x)) are the conv's generic activation: `conv + PWN(Sigmoid, Mul)`.
+TEST(Simulator, SiluIsTheConvsActivation)
+{
+    OnnxGraph graph = silu(false);
+    Prediction prediction = predictEngine(graph, version(8, 6));
+    const PredictedLayer* conv = layerWith(prediction, "/conv/Conv");
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(layerWith(prediction, "/act/Sigmoid"), conv);
+    EXPECT_EQ(layerWith(prediction, "/act/Mul"), conv);
+    EXPECT_NE(conv->name.find("/conv/Conv + PWN(/act/Sigmoid, /act/Mul)"), std::string::npos) << conv->name;
+    EXPECT_EQ(conv->outputPrecision, "INT8"); // the next conv's input Q fuses into it
+}
+
+TEST(Simulator, SiluWhoseSigmoidIsAlsoANetworkOutputStaysOutOfTheConv)
+{
+    OnnxGraph graph = silu(true);
+    Prediction prediction = predictEngine(graph, version(8, 6));
+    const PredictedLayer* conv = layerWith(prediction, "/conv/Conv");
+    const PredictedLayer* sigmoid = layerWith(prediction, "/act/Sigmoid");
+    const PredictedLayer* mul = layerWith(prediction, "/act/Mul");
+    ASSERT_NE(conv, nullptr);
+    ASSERT_NE(sigmoid, nullptr);
+    ASSERT_NE(mul, nullptr);
+    EXPECT_NE(conv, sigmoid);
+    EXPECT_NE(conv, mul);
+    EXPECT_EQ(conv->name.find("Sigmoid"), std::string::npos) << conv->name;
+}
+
+// Without a conv before it, a SiLU is one PointWise layer: the Mul reads the Sigmoid's own input.
+TEST(Simulator, SiluAfterAnAddIsOnePointWiseLayer)
+{
+    GraphBuilder g;
+    std::string x = g.node("Add", "/add/Add", {g.input("a"), g.input("b")});
+    std::string s = g.node("Sigmoid", "/act/Sigmoid", {x});
+    g.output(g.node("Mul", "/act/Mul", {x, s}));
+    OnnxGraph graph = g.build();
+    Prediction prediction = predictEngine(graph, version(8, 6));
+    const PredictedLayer* sigmoid = layerWith(prediction, "/act/Sigmoid");
+    ASSERT_NE(sigmoid, nullptr);
+    EXPECT_EQ(layerWith(prediction, "/act/Mul"), sigmoid);
+    EXPECT_EQ(sigmoid->kind, "PointWise");
+}
+
+namespace
+{
+
+//! x -> Q/DQ twins (one per consumer, one scale) -> conv_a + relu, conv_b + relu; kernelB is conv_b's kernel size.
+OnnxGraph siblings(long kernelB)
+{
+    GraphBuilder g;
+    std::string x = g.node("Relu", "/stem/Relu", {g.input("images")});
+    std::string a = g.node("Conv", "/a/Conv", {g.qdq("/a/in_q", x), g.quantizedWeight("a", 8, 3, 3)});
+    std::string b = g.node("Conv", "/b/Conv", {g.qdq("/b/in_q", x), g.quantizedWeight("b", 16, 3, kernelB)});
+    g.output(g.node("Relu", "/a/Relu", {a}));
+    g.output(g.node("Relu", "/b/Relu", {b}));
+    return g.build();
+}
+
+} // namespace
+
+// Reference 1.8 and the 8.4 log lines `Merging layers: A + relu || B + relu`: sibling convs on one quantized input
+// with the same kernel become one layer.
+TEST(Simulator, SiblingConvsWithOneKernelMergeHorizontally)
+{
+    OnnxGraph graph = siblings(3);
+    Prediction prediction = predictEngine(graph, version(8, 4));
+    const PredictedLayer* a = layerWith(prediction, "/a/Conv");
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(layerWith(prediction, "/b/Conv"), a);
+    EXPECT_EQ(layerWith(prediction, "/b/Relu"), a);
+    EXPECT_NE(a->name.find(" || "), std::string::npos) << a->name;
+    EXPECT_FALSE(a->guess.empty());
+}
+
+// The real A100 ResNet engines keep a block's 1x1 downsample and its 3x3 conv apart: different kernels, no merge.
+TEST(Simulator, SiblingConvsWithDifferentKernelsStayApart)
+{
+    OnnxGraph graph = siblings(1);
+    Prediction prediction = predictEngine(graph, version(8, 4));
+    const PredictedLayer* a = layerWith(prediction, "/a/Conv");
+    const PredictedLayer* b = layerWith(prediction, "/b/Conv");
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_NE(a, b);
+    EXPECT_EQ(a->name.find(" || "), std::string::npos);
+}

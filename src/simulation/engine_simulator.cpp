@@ -495,6 +495,40 @@ private:
         return owner;
     }
 
+    //! The Sigmoid and Mul of a SiLU reading node's output (x * sigmoid(x)), when nothing else reads x or the
+    //! sigmoid and neither has a layer yet; {nullptr, nullptr} otherwise.
+    std::pair<const OnnxNode*, const OnnxNode*> siluAfter(const OnnxNode& node) const
+    {
+        const std::uint32_t x = firstOutput(node);
+        if (x == kNone || isNetworkOutput(x))
+        {
+            return {nullptr, nullptr};
+        }
+        auto readers = consumers(x);
+        if (readers.size() != 2)
+        {
+            return {nullptr, nullptr};
+        }
+        const OnnxNode* sigmoid = &mGraph.nodes[readers[0]];
+        const OnnxNode* mul = &mGraph.nodes[readers[1]];
+        if (sigmoid->opType != "Sigmoid")
+        {
+            std::swap(sigmoid, mul);
+        }
+        if (sigmoid->opType != "Sigmoid" || mul->opType != "Mul" || mLayerOf[sigmoid->index] != kNone ||
+            mLayerOf[mul->index] != kNone || soleConsumer(firstOutput(*sigmoid)) != mul)
+        {
+            return {nullptr, nullptr};
+        }
+        const auto inputs = mGraph.inputIds(mul->index);
+        if (inputs.size() != 2 || !((inputs[0] == x && inputs[1] == firstOutput(*sigmoid)) ||
+                                    (inputs[1] == x && inputs[0] == firstOutput(*sigmoid))))
+        {
+            return {nullptr, nullptr};
+        }
+        return {sigmoid, mul};
+    }
+
     void buildWeighted(const OnnxNode& weighted)
     {
         const bool quantized = weighted.inputs.size() >= 2 && feedingDequantize(mGraph, weighted.inputs[0]) != nullptr;
@@ -549,9 +583,22 @@ private:
 
         bool residualTaken = false;
         bool pooled = false;
+        std::string siluPart; // "Sigmoid, Mul" of a fused SiLU; nameParts holds a view of it
         const OnnxNode* last = &weighted;
         for (int step = 0; step < 16; ++step)
         {
+            if (const auto silu = siluAfter(*last); silu.first != nullptr && isConv && siluPart.empty())
+            {
+                // Sigmoid and Mul(x, sigmoid(x)) run as the conv's generic activation: `conv + PWN(Sigmoid, Mul)`.
+                // A residual Add after it stays a PointWise layer of its own (reference R14).
+                assign(index, *silu.first);
+                assign(index, *silu.second);
+                siluPart = silu.first->name + ", " + silu.second->name;
+                nameParts.emplace_back(siluPart, true);
+                last = silu.second;
+                residualTaken = true;
+                continue;
+            }
             const OnnxNode* next = soleConsumer(firstOutput(*last));
             if (next == nullptr || mLayerOf[next->index] != kNone || isQdq(*next))
             {
@@ -611,6 +658,130 @@ private:
         }
         built.name = joinViews(nameParts);
         built.int8Input = quantized;
+        if (weighted.opType == "Conv" && !residualTaken && !pooled)
+        {
+            std::string epilogue;
+            for (std::uint32_t node : mLayerNodes[index])
+            {
+                if (node != weighted.index && !isQdq(mGraph.nodes[node]))
+                {
+                    epilogue += mGraph.nodes[node].opType + ",";
+                }
+            }
+            mSiblingCandidates.push_back({index, static_cast<std::uint32_t>(weighted.index), std::move(epilogue)});
+        }
+    }
+
+    //! What makes two convs on one input candidates for one horizontally merged layer: the same kernel (weight
+    //! dims after the output channels), strides, pads, dilations, groups and the same epilogue ops. Empty when the
+    //! conv cannot be merged (its weights' shape is unknown).
+    std::string siblingSignature(const OnnxNode& conv, const std::string& epilogue) const
+    {
+        if (conv.inputs.size() < 2)
+        {
+            return {};
+        }
+        // The weight tensor: the initializer itself, or what its DQ (and Q) read.
+        const std::string* weight = &conv.inputs[1];
+        for (int step = 0; step < 2; ++step)
+        {
+            const OnnxNode* producer = producerOf(mGraph, *weight);
+            if (producer == nullptr || !isQdq(*producer) || producer->inputs.empty())
+            {
+                break;
+            }
+            weight = &producer->inputs[0];
+        }
+        const OnnxConstant* weights = mGraph.constant(*weight);
+        if (weights == nullptr || weights->dims.size() < 3)
+        {
+            return {};
+        }
+        std::string signature = "k";
+        for (std::size_t i = 1; i < weights->dims.size(); ++i)
+        {
+            signature += std::to_string(weights->dims[i]) + "x";
+        }
+        for (const auto& attribute : conv.attributes)
+        {
+            signature += ";" + attribute.name + "=" + std::to_string(attribute.i) + ":" + attribute.s;
+            for (std::int64_t value : attribute.ints)
+            {
+                signature += "," + std::to_string(value);
+            }
+        }
+        return signature + ";" + epilogue;
+    }
+
+    //! Where a conv's activation input comes from, for the horizontal merge: the Quantize behind its DQ (a duplicate
+    //! Q merged into a twin counts as the twin), or the float tensor itself. Empty when unknown.
+    std::string siblingSource(const OnnxNode& conv) const
+    {
+        if (conv.inputs.empty())
+        {
+            return {};
+        }
+        const OnnxNode* dq = feedingDequantize(mGraph, conv.inputs[0]);
+        if (dq == nullptr)
+        {
+            return "t:" + std::string(conv.inputs[0]);
+        }
+        const OnnxNode* q = dq->inputs.empty() ? nullptr : producerOf(mGraph, dq->inputs[0]);
+        if (q == nullptr || !isQuantize(*q))
+        {
+            return "dq:" + std::string(dq->inputs.empty() ? std::string_view() : std::string_view(dq->inputs[0]));
+        }
+        std::uint32_t quantize = static_cast<std::uint32_t>(q->index);
+        const PredictedQdq* fate = mQdqOf[quantize];
+        if (fate != nullptr && fate->fate == PredictedQdq::Fate::kCancelled &&
+            fate->partnerIndex != PredictedQdq::kNoNode && fate->partnerIndex < mQdqOf.size() &&
+            mQdqOf[fate->partnerIndex] != nullptr && mQdqOf[fate->partnerIndex]->isQuantize)
+        {
+            quantize = fate->partnerIndex;
+        }
+        return "q:" + std::to_string(quantize);
+    }
+
+    //! Horizontal merge (reference 1.8, `Merging layers: A || B` in 8.x logs): convs that read the same tensor
+    //! through the same (or merged twin) Quantize, with the same kernel, strides, pads, groups and epilogue, become
+    //! one layer named `A || B`. Runs after the Q/DQ nodes found their layers, before the node lists are made.
+    void mergeSiblingConvs()
+    {
+        std::unordered_map<std::string, std::uint32_t> firstOfGroup;
+        for (const auto& candidate : mSiblingCandidates)
+        {
+            const OnnxNode& conv = mGraph.nodes[candidate.conv];
+            if (mLayerOf[candidate.conv] != candidate.layer)
+            {
+                continue;
+            }
+            std::string signature = siblingSignature(conv, candidate.epilogue);
+            std::string source = siblingSource(conv);
+            if (signature.empty() || source.empty())
+            {
+                continue;
+            }
+            const auto [group, inserted] = firstOfGroup.emplace(source + "|" + signature, candidate.layer);
+            if (inserted)
+            {
+                continue;
+            }
+            const std::uint32_t into = group->second;
+            for (std::uint32_t node : mLayerNodes[candidate.layer])
+            {
+                mLayerOf[node] = into;
+                mLayerNodes[into].push_back(node);
+            }
+            mLayerNodes[candidate.layer].clear();
+            PredictedLayer& merged = mOut.layers[into];
+            PredictedLayer& sibling = mOut.layers[candidate.layer];
+            merged.name += " || " + sibling.name;
+            merged.int8Input = merged.int8Input || sibling.int8Input;
+            merged.int8Output = merged.int8Output || sibling.int8Output;
+            merged.guess = "sibling convolutions on one input are merged horizontally in TensorRT 8.x logs; whether "
+                           "a build merges them depends on the version and the tactics";
+            sibling.role = "merged";
+        }
     }
 
     //! TensorRT 10 hands an unquantized Gemm/MatMul to Myelin; the parser's bias add and a following activation form
@@ -689,6 +860,8 @@ private:
     //! Pointwise nodes that follow `last` with nothing else reading in between join the PointWise layer.
     void extendPointwise(std::uint32_t layer, const OnnxNode* last, std::vector<std::string>& parts)
     {
+        // What the layer reads from outside: a binary op on one of them joins too (x * sigmoid(x)).
+        const auto layerInputs = activationInputs(*last);
         for (int step = 0; step < 64; ++step)
         {
             const OnnxNode* next = soleConsumer(firstOutput(*last));
@@ -702,6 +875,10 @@ private:
             for (std::uint32_t input : activationInputs(*next))
             {
                 if (input == firstOutput(*last))
+                {
+                    continue;
+                }
+                if (std::find(layerInputs.begin(), layerInputs.end(), input) != layerInputs.end())
                 {
                     continue;
                 }
@@ -1213,6 +1390,7 @@ private:
             newLayer(std::move(copy));
         }
         mCopies.clear();
+        mergeSiblingConvs();
         // Node lists in graph order (TensorRT's names follow it too).
         for (std::size_t i = 0; i < mOut.layers.size(); ++i)
         {
@@ -1236,9 +1414,19 @@ private:
         std::vector<std::pair<std::uint32_t, std::uint32_t>> order(mOut.layers.size());
         for (std::size_t i = 0; i < mOut.layers.size(); ++i)
         {
+            // The layer's first node that is not a Q/DQ: a conv's weight quantizer often sits at the top of the
+            // model's node list, long before the conv runs.
             const PredictedLayer& layer = mOut.layers[i];
-            order[i] = {layer.nodeIndices.empty() ? kNone : mPosition[layer.nodeIndices.front()],
-                        static_cast<std::uint32_t>(i)};
+            std::uint32_t key = layer.nodeIndices.empty() ? kNone : mPosition[layer.nodeIndices.front()];
+            for (std::uint32_t node : layer.nodeIndices)
+            {
+                if (!isQdq(mGraph.nodes[node]))
+                {
+                    key = mPosition[node];
+                    break;
+                }
+            }
+            order[i] = {key, static_cast<std::uint32_t>(i)};
         }
         if (!std::is_sorted(order.begin(), order.end()))
         {
@@ -1251,9 +1439,11 @@ private:
             }
             mOut.layers = std::move(sorted);
         }
-        // Eliminated layers (Concat, an absorbed flatten) are dropped; their nodes are listed as eliminated.
+        // Eliminated layers (Concat, an absorbed flatten) are dropped; their nodes are listed as eliminated. Layers
+        // merged into a sibling are dropped too (their nodes run in the merged layer).
         if (std::none_of(mOut.layers.begin(), mOut.layers.end(),
-                         [](const PredictedLayer& layer) { return layer.role == "eliminated"; }))
+                         [](const PredictedLayer& layer)
+                         { return layer.role == "eliminated" || layer.role == "merged"; }))
         {
             return;
         }
@@ -1264,6 +1454,10 @@ private:
             if (layer.role == "eliminated")
             {
                 mOut.eliminated.insert(mOut.eliminated.end(), layer.onnxNodes.begin(), layer.onnxNodes.end());
+                continue;
+            }
+            if (layer.role == "merged")
+            {
                 continue;
             }
             kept.push_back(std::move(layer));
@@ -1367,6 +1561,13 @@ private:
     std::vector<bool> mConstant; //!< tensor id -> known at build time
     std::vector<const PredictedQdq*> mQdqOf;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> mMergedInto;
+    struct SiblingCandidate
+    {
+        std::uint32_t layer;
+        std::uint32_t conv;
+        std::string epilogue; //!< op types fused after the conv, in order
+    };
+    std::vector<SiblingCandidate> mSiblingCandidates; //!< conv layers a horizontal merge may join
     std::vector<PredictedLayer> mCopies;
     const OnnxNode* mPendingPad = nullptr;
     std::vector<std::uint32_t> mRegionMark;            //!< per node, while a Myelin region is grown (see buildMyelin)
