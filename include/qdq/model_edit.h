@@ -1,0 +1,256 @@
+// Applies graph edits (remove, insert and rewire nodes; add, replace and remove initializers; rename graph outputs)
+// to an ONNX model file and writes the result, streaming: the source is walked at the protobuf wire level, every field
+// that is not edited is copied byte for byte (weights in 1 MiB chunks, never held whole), and only the edited nodes
+// and small tensors are encoded anew. A model written with no edits is byte-identical to its source.
+#pragma once
+
+#include "qdq/limits.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qdq
+{
+
+//! One attribute of a new node. Exactly one of i, f and s is set, or none of them: then it is an INTS attribute
+//! holding `ints` (possibly empty).
+struct NewAttribute
+{
+    std::string name;
+    std::optional<std::int64_t> i;
+    std::optional<float> f;
+    std::vector<std::int64_t> ints;
+    std::optional<std::string> s;
+
+    static NewAttribute ofInt(std::string name, std::int64_t value) { return {std::move(name), value, {}, {}, {}}; }
+    static NewAttribute ofFloat(std::string name, float value) { return {std::move(name), {}, value, {}, {}}; }
+    static NewAttribute ofInts(std::string name, std::vector<std::int64_t> values)
+    {
+        return {std::move(name), {}, {}, std::move(values), {}};
+    }
+    static NewAttribute ofString(std::string name, std::string value)
+    {
+        return {std::move(name), {}, {}, {}, std::move(value)};
+    }
+};
+
+//! A node to insert. name, opType and at least one output are required; domain empty is the default ONNX domain;
+//! an empty input name is an omitted optional input.
+struct NewNode
+{
+    std::string name;
+    std::string opType;
+    std::string domain;
+    std::vector<std::string> inputs;
+    std::vector<std::string> outputs;
+    std::vector<NewAttribute> attributes;
+    std::string docString;
+};
+
+//! A small tensor to add or to put in place of an existing initializer (scales, zero points). dataType is an ONNX
+//! TensorProto.DataType value (1 FLOAT, 2 UINT8, 3 INT8, 7 INT64, 10 FLOAT16, ...); rawData holds the elements
+//! little-endian, exactly as many bytes as dims and dataType call for (STRING tensors are not supported).
+struct NewInitializer
+{
+    std::string name;
+    std::int32_t dataType = 0;
+    std::vector<std::int64_t> dims; //!< empty: a scalar
+    std::string rawData;
+};
+
+//! The edits to apply. Node positions are indices of the ORIGINAL model's graph.node entries (0-based, in file
+//! order: the indices of OnnxGraph::nodes). Edits that contradict the model or each other are programming errors of
+//! the caller and make writeEditedModel throw std::invalid_argument naming the edit: a node index out of range or
+//! given twice, a rewired input slot the node does not have, a rewire of a removed node, replacing or removing an
+//! initializer that does not exist, renaming a graph output that does not exist, a new node, node output or
+//! initializer name that is used twice among the new ones or already names a node or tensor of the model (names
+//! of removed nodes and initializers may be reused), a malformed attribute or tensor. Removing a node does not
+//! touch its outputs' consumers, and removing an initializer does not touch the nodes that read it: rewiring them is
+//! the caller's job.
+struct ModelEdits
+{
+    //! Original node indices to leave out of the output.
+    std::vector<std::uint32_t> removeNodes;
+
+    //! A node to insert before original node beforeNode (the node count: after the last node).
+    struct Insert
+    {
+        std::uint32_t beforeNode = 0;
+        NewNode node;
+    };
+    //! Nodes to insert; several at one position keep their order in this vector.
+    std::vector<Insert> insertNodes;
+
+    //! Sets input inputSlot of original node `node` to newInput.
+    struct Rewire
+    {
+        std::uint32_t node = 0;
+        std::uint32_t inputSlot = 0;
+        std::string newInput;
+    };
+    std::vector<Rewire> rewireInputs;
+
+    //! Renames a graph output (its graph.output ValueInfoProto keeps its type and shape).
+    struct RenameOutput
+    {
+        std::string from;
+        std::string to;
+    };
+    std::vector<RenameOutput> renameGraphOutputs;
+
+    //! New initializers, written after the last original initializer.
+    std::vector<NewInitializer> addInitializers;
+    //! Initializers whose whole TensorProto is replaced in place (same name as an original initializer).
+    std::vector<NewInitializer> replaceInitializers;
+    //! Names of original initializers to leave out.
+    std::vector<std::string> removeInitializers;
+
+    //! True when there is nothing to apply.
+    bool empty() const
+    {
+        return removeNodes.empty() && insertNodes.empty() && rewireInputs.empty() && renameGraphOutputs.empty() &&
+               addInitializers.empty() && replaceInitializers.empty() && removeInitializers.empty();
+    }
+};
+
+//! Where the edited model goes. writeEditedModel calls begin(), write() any number of times, then commit(); on any
+//! failure it calls abort() instead.
+class ModelSink
+{
+public:
+    virtual ~ModelSink() = default;
+
+    //! Folder the model will live in: external data locations are rewritten relative to it. Empty: the source
+    //! model's folder (locations are kept).
+    virtual std::filesystem::path folder() const = 0;
+    //! The file the model ends in, or empty for a sink that writes no file. The writer refuses a file that is the
+    //! source model itself or an external data file the model references.
+    virtual std::string path() const = 0;
+
+    //! Starts a write. Throws InputError when the output cannot be created.
+    virtual void begin() = 0;
+    //! Appends bytes. Throws InputError when they cannot be written.
+    virtual void write(std::string_view bytes) = 0;
+    //! Everything was written: makes it the output. Throws InputError when that fails (then nothing is left).
+    virtual void commit() = 0;
+    //! Drops whatever begin() and write() made. Never throws.
+    virtual void abort() noexcept = 0;
+};
+
+//! Writes the model to a file atomically: into "<output>.tmp-XXXXXX" in the output's folder, renamed onto the output
+//! only when everything succeeded, so a failed write never leaves a partial file (the temporary file is removed).
+//! begin() refuses, with an InputError naming the path, an existing output unless `force`, an output that is a
+//! folder, and a folder that is missing or cannot be written. The rename does not replace an output created by
+//! someone else in the meantime unless `force`. Nothing is fsync'ed: the rename makes the file appear whole to
+//! other processes, not durable across a power loss.
+class FileModelSink : public ModelSink
+{
+public:
+    explicit FileModelSink(std::string outputPath, bool force = false);
+    ~FileModelSink() override;
+    FileModelSink(const FileModelSink&) = delete;
+    FileModelSink& operator=(const FileModelSink&) = delete;
+
+    std::filesystem::path folder() const override;
+    std::string path() const override { return mPath; }
+    void begin() override;
+    void write(std::string_view bytes) override;
+    void commit() override;
+    void abort() noexcept override;
+
+private:
+    std::string mPath;
+    bool mForce = false;
+    int mFd = -1;
+    std::string mTemporaryPath;
+};
+
+//! Keeps the model in memory (dry runs, tests). folder is where the model would be written (for external data
+//! locations); empty: the source model's folder.
+class MemoryModelSink : public ModelSink
+{
+public:
+    explicit MemoryModelSink(std::filesystem::path folder = {}) : mFolder(std::move(folder)) {}
+
+    std::filesystem::path folder() const override { return mFolder; }
+    std::string path() const override { return {}; }
+    void begin() override { mBytes.clear(); }
+    void write(std::string_view bytes) override { mBytes.append(bytes); }
+    void commit() override {}
+    void abort() noexcept override { mBytes.clear(); }
+
+    //! The model written (empty after abort()).
+    const std::string& bytes() const { return mBytes; }
+
+private:
+    std::filesystem::path mFolder;
+    std::string mBytes;
+};
+
+struct ModelWriteOptions
+{
+    //! maxInputBytes applies to the source model.
+    Limits limits;
+    //! Size of the buffer the source is copied and the output written through (at least 4 KiB).
+    std::size_t bufferBytes = 1 << 20;
+};
+
+//! What writeEditedModel did.
+struct ModelWriteResult
+{
+    std::uint64_t sourceBytes = 0;
+    std::uint64_t outputBytes = 0;
+    std::uint64_t copiedBytes = 0;  //!< bytes copied verbatim from the source
+    std::uint64_t encodedBytes = 0; //!< bytes of fields encoded anew (new or edited nodes, tensors, outputs)
+    std::size_t nodesRemoved = 0;
+    std::size_t nodesInserted = 0;
+    std::size_t nodesRewired = 0; //!< nodes re-encoded for rewired inputs
+    std::size_t initializersAdded = 0;
+    std::size_t initializersReplaced = 0;
+    std::size_t initializersRemoved = 0;
+    std::size_t graphOutputsRenamed = 0;
+    std::size_t externalLocationsRewritten = 0; //!< tensors whose external data location was made relative anew
+    //! What the user should know: missing external data files, locations that now leave the model's folder,
+    //! removed initializers still declared as graph inputs.
+    std::vector<std::string> notes;
+};
+
+//! Applies edits to the model at sourcePath and writes the result to sink. Two passes over the source: the first
+//! walks the graph's fields (tags and lengths; node and tensor headers only where an edit needs them), checks the
+//! edits and plans the output, whose graph length is then known; the second copies and writes. Memory stays at a
+//! 64 KiB read window, one buffer of options.bufferBytes and the encoded edits, whatever the model's size.
+//!
+//! External data: when the sink's folder differs from the source's, each relative "location" of a graph
+//! initializer or Constant node value is rewritten to reach the same file from the new folder (only that small
+//! TensorProto is re-encoded; the data is never read). A missing data file keeps its location and gets a note.
+//!
+//! Throws std::invalid_argument for edits that do not fit the model (see ModelEdits), InputError (naming the file
+//! and byte offset) for a source that cannot be read or is not a well-formed model, for an output that is the
+//! source or one of its external data files, and for write failures; the sink is aborted on every failure.
+ModelWriteResult writeEditedModel(const std::string& sourcePath, const ModelEdits& edits, ModelSink& sink,
+                                  const ModelWriteOptions& options = {});
+
+struct ModelCheckOptions
+{
+    //! Also run ONNX shape inference (strict: an inference error fails the check).
+    bool inferShapes = true;
+    //! A missing external data file fails the check (the ONNX checker's behaviour); off for graph-only models.
+    bool externalDataMustExist = true;
+    Limits limits;
+};
+
+//! Runs onnx::checker::check_model and (optionally) onnx::shape_inference::InferShapes on a model file. Returns an
+//! empty string when it passes, else the checker's or shape inference's message. Throws InputError when the file
+//! cannot be read as a model.
+//!
+//! Cost: the model is parsed into an onnx::ModelProto in memory, but the data of graph initializers over 64 KiB and
+//! of external tensors is replaced by a one-element placeholder first (the checker looks at a tensor's type, dims
+//! and which data field it uses, not at the values; external files are checked for existence here). Memory is
+//! therefore about the graph's size, not the weights'. Constant nodes and subgraphs are loaded whole.
+std::string checkModelFile(const std::string& path, const ModelCheckOptions& options = {});
+
+} // namespace qdq

@@ -1,0 +1,1914 @@
+// Streaming ONNX model editor (include/qdq/model_edit.h). The source is walked at the protobuf wire level: a
+// ModelProto is a sequence of fields (tag varint, then a varint, fixed bytes or a length-prefixed payload), and so is
+// the GraphProto inside field 7. Pass 1 walks the graph's fields and turns the edits into splices (byte ranges of
+// the source to drop or to replace, and new bytes to insert at an offset), which gives the new graph length that its
+// length prefix needs. Pass 2 copies the source between splices in buffered chunks. Memory is the two buffers plus
+// the splices, whatever the model's size. Only the edited nodes, tensors and value infos are parsed with the ONNX
+// protobuf classes; everything else is copied byte for byte, unknown fields included.
+#include "qdq/model_edit.h"
+
+#include "parsers/file_source.h"
+#include "qdq/diagnostics.h"
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace qdq
+{
+
+namespace
+{
+
+namespace fs = std::filesystem;
+
+enum WireType : int
+{
+    kVarint = 0,
+    kFixed64 = 1,
+    kLengthDelimited = 2,
+    kStartGroup = 3,
+    kEndGroup = 4,
+    kFixed32 = 5,
+};
+
+// Field numbers of onnx.proto that the writer looks at.
+constexpr std::uint32_t kModelGraph = 7;
+constexpr std::uint32_t kGraphNode = 1;
+constexpr std::uint32_t kGraphInitializer = 5;
+constexpr std::uint32_t kGraphInput = 11;
+constexpr std::uint32_t kGraphOutput = 12;
+constexpr std::uint32_t kNodeOutput = 2;
+constexpr std::uint32_t kNodeName = 3;
+constexpr std::uint32_t kNodeOpType = 4;
+constexpr std::uint32_t kNodeDomain = 7;
+constexpr std::uint32_t kTensorDims = 1;
+constexpr std::uint32_t kTensorDataType = 2;
+constexpr std::uint32_t kTensorFloatData = 4;
+constexpr std::uint32_t kTensorInt32Data = 5;
+constexpr std::uint32_t kTensorStringData = 6;
+constexpr std::uint32_t kTensorInt64Data = 7;
+constexpr std::uint32_t kTensorName = 8;
+constexpr std::uint32_t kTensorRawData = 9;
+constexpr std::uint32_t kTensorDoubleData = 10;
+constexpr std::uint32_t kTensorUint64Data = 11;
+constexpr std::uint32_t kTensorExternalData = 13;
+constexpr std::uint32_t kTensorDataLocation = 14;
+constexpr std::uint32_t kValueInfoName = 1;
+constexpr std::uint32_t kEntryKey = 1;
+constexpr std::uint32_t kEntryValue = 2;
+
+//! Window of the pass-1 walk: graph structure fields are small, and a larger window would read megabytes of the
+//! weights it skips each time it jumps over one.
+constexpr std::size_t kScanWindowBytes = 64 << 10;
+//! Largest node or tensor parsed to rewrite an external data location: anything larger holds inline data.
+constexpr std::uint64_t kMaxReencodedBytes = 1 << 20;
+//! Serialized protobuf messages cannot exceed 2 GiB.
+constexpr std::uint64_t kProtobufLimit = INT_MAX;
+//! checkModelFile: initializer data above this is replaced by a placeholder.
+constexpr std::uint64_t kCheckPlaceholderBytes = 64 << 10;
+
+bool isDataField(std::uint32_t number)
+{
+    return number == kTensorFloatData || number == kTensorInt32Data || number == kTensorStringData ||
+           number == kTensorInt64Data || number == kTensorRawData || number == kTensorDoubleData ||
+           number == kTensorUint64Data;
+}
+
+bool isStandardDomain(std::string_view domain)
+{
+    return domain.empty() || domain == "ai.onnx";
+}
+
+void appendVarint(std::string& out, std::uint64_t value)
+{
+    while (value >= 0x80)
+    {
+        out.push_back(static_cast<char>((value & 0x7F) | 0x80));
+        value >>= 7;
+    }
+    out.push_back(static_cast<char>(value));
+}
+
+std::uint64_t varintSize(std::uint64_t value)
+{
+    std::uint64_t size = 1;
+    while (value >= 0x80)
+    {
+        value >>= 7;
+        ++size;
+    }
+    return size;
+}
+
+//! Tag, length and payload of a length-delimited field.
+std::string lengthDelimitedField(std::uint32_t number, std::string_view payload)
+{
+    std::string field;
+    field.reserve(payload.size() + 10);
+    appendVarint(field, (static_cast<std::uint64_t>(number) << 3) | kLengthDelimited);
+    appendVarint(field, payload.size());
+    field.append(payload);
+    return field;
+}
+
+//! Bits per element of a TensorProto.DataType; 0 for STRING, UNDEFINED and types this code does not know.
+int elementBits(std::int32_t dataType)
+{
+    switch (dataType)
+    {
+    case 2:  // UINT8
+    case 3:  // INT8
+    case 9:  // BOOL
+    case 17: // FLOAT8E4M3FN
+    case 18: // FLOAT8E4M3FNUZ
+    case 19: // FLOAT8E5M2
+    case 20: // FLOAT8E5M2FNUZ
+        return 8;
+    case 4:  // UINT16
+    case 5:  // INT16
+    case 10: // FLOAT16
+    case 16: // BFLOAT16
+        return 16;
+    case 1:  // FLOAT
+    case 6:  // INT32
+    case 12: // UINT32
+        return 32;
+    case 7:  // INT64
+    case 11: // DOUBLE
+    case 13: // UINT64
+    case 14: // COMPLEX64
+        return 64;
+    case 15: // COMPLEX128
+        return 128;
+    case 21: // UINT4
+    case 22: // INT4
+    case 23: // FLOAT4E2M1
+        return 4;
+    default:
+        return 0;
+    }
+}
+
+//! Element count of dims; nullopt when a dimension is negative or the product overflows.
+std::optional<std::uint64_t> elementCount(const std::vector<std::int64_t>& dims)
+{
+    std::uint64_t count = 1;
+    for (std::int64_t dim : dims)
+    {
+        if (dim < 0)
+        {
+            return std::nullopt;
+        }
+        if (dim != 0 && count > UINT64_MAX / static_cast<std::uint64_t>(dim))
+        {
+            return std::nullopt;
+        }
+        count *= static_cast<std::uint64_t>(dim);
+    }
+    return count;
+}
+
+[[noreturn]] void failPath(const std::string& path, const std::string& message)
+{
+    SourceLocation where;
+    where.path = path;
+    throw InputError(where, message);
+}
+
+[[noreturn]] void invalidEdit(const std::string& message)
+{
+    throw std::invalid_argument("ModelEdits: " + message);
+}
+
+std::string inQuotes(std::string_view text)
+{
+    return "'" + printable(text, 256) + "'";
+}
+
+// ----- reading the source ---------------------------------------------------------------------------------------
+
+//! One protobuf field of the source: where its tag, length and payload are.
+struct WireField
+{
+    std::uint32_t number = 0;
+    int wireType = 0;
+    std::uint64_t tagOffset = 0;
+    std::uint64_t lengthOffset = 0;  //!< just after the tag
+    std::uint64_t payloadOffset = 0; //!< a length-delimited field's payload (else the value's first byte)
+    std::uint64_t payloadLength = 0;
+    std::uint64_t value = 0; //!< a varint field's value
+    std::uint64_t end = 0;
+};
+
+//! The source model file: random access by offset through a small window (pass 1) or straight into a caller's
+//! buffer (pass 2), and the wire-level field walk with errors that name the file, byte offset and place.
+class WireSource
+{
+public:
+    WireSource(std::string path, const Limits& limits, std::size_t windowBytes) : mPath(std::move(path))
+    {
+        mSize = checkedFileSize(mPath, limits);
+        mFd = ::open(mPath.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (mFd < 0)
+        {
+            failPath(mPath, std::string("cannot open: ") + std::strerror(errno));
+        }
+        struct stat info
+        {
+        };
+        if (::fstat(mFd, &info) != 0 || !S_ISREG(info.st_mode) || static_cast<std::uint64_t>(info.st_size) != mSize)
+        {
+            ::close(mFd);
+            failPath(mPath, "changed while being opened");
+        }
+        mModified = info.st_mtim;
+        mWindow.resize(windowBytes);
+    }
+    ~WireSource()
+    {
+        if (mFd >= 0)
+        {
+            ::close(mFd);
+        }
+    }
+    WireSource(const WireSource&) = delete;
+    WireSource& operator=(const WireSource&) = delete;
+
+    const std::string& path() const { return mPath; }
+    std::uint64_t size() const { return mSize; }
+
+    //! Names the part of the model being walked in messages: "graph.node[12]".
+    void setContext(const char* label, std::optional<std::uint64_t> index = std::nullopt)
+    {
+        mContextLabel = label;
+        mContextIndex = index;
+    }
+
+    [[noreturn]] void fail(std::uint64_t offset, const std::string& message) const
+    {
+        SourceLocation where;
+        where.path = mPath;
+        where.byteOffset = offset;
+        where.hasByteOffset = true;
+        std::string context;
+        if (mContextLabel != nullptr)
+        {
+            context = std::string(" (in ") + mContextLabel +
+                      (mContextIndex ? "[" + std::to_string(*mContextIndex) + "]" : std::string()) + ")";
+        }
+        throw InputError(where, message + context);
+    }
+
+    //! Bytes [offset, offset + length), valid until the next call.
+    std::string_view view(std::uint64_t offset, std::uint64_t length)
+    {
+        if (length > mSize || offset > mSize - length)
+        {
+            fail(offset, "truncated protobuf");
+        }
+        if (offset >= mWindowStart && offset + length <= mWindowStart + mWindowSize)
+        {
+            return {mWindow.data() + (offset - mWindowStart), static_cast<std::size_t>(length)};
+        }
+        if (length > mWindow.size())
+        {
+            mScratch.resize(length);
+            readInto(offset, mScratch.data(), length);
+            return mScratch;
+        }
+        mWindowStart = offset;
+        mWindowSize = std::min<std::uint64_t>(mWindow.size(), mSize - offset);
+        readInto(offset, mWindow.data(), mWindowSize);
+        return {mWindow.data(), static_cast<std::size_t>(length)};
+    }
+
+    std::string read(std::uint64_t offset, std::uint64_t length) { return std::string(view(offset, length)); }
+
+    void readInto(std::uint64_t offset, char* data, std::uint64_t length) const
+    {
+        std::uint64_t done = 0;
+        while (done < length)
+        {
+            ssize_t n = ::pread(mFd, data + done, length - done, static_cast<off_t>(offset + done));
+            if (n < 0 && errno == EINTR)
+            {
+                continue;
+            }
+            if (n < 0)
+            {
+                fail(offset + done, std::string("read failed: ") + std::strerror(errno));
+            }
+            if (n == 0)
+            {
+                fail(offset + done, "file ended early (changed while being read?)");
+            }
+            done += static_cast<std::uint64_t>(n);
+        }
+    }
+
+    //! Throws when the file's size or modification time changed since it was opened (it was written to while
+    //! being copied).
+    void checkUnchanged() const
+    {
+        struct stat info
+        {
+        };
+        if (::fstat(mFd, &info) != 0 || static_cast<std::uint64_t>(info.st_size) != mSize ||
+            info.st_mtim.tv_sec != mModified.tv_sec || info.st_mtim.tv_nsec != mModified.tv_nsec)
+        {
+            failPath(mPath, "changed while the edited model was being written");
+        }
+    }
+
+    //! Decodes the varint at offset (before end); returns its byte count.
+    std::uint64_t varint(std::uint64_t offset, std::uint64_t end, std::uint64_t& value)
+    {
+        const std::uint64_t available = std::min<std::uint64_t>(10, end - offset);
+        const std::string_view bytes = view(offset, available);
+        value = 0;
+        for (std::size_t i = 0; i < bytes.size(); ++i)
+        {
+            const auto byte = static_cast<unsigned char>(bytes[i]);
+            value |= static_cast<std::uint64_t>(byte & 0x7F) << (7 * i);
+            if ((byte & 0x80) == 0)
+            {
+                return i + 1;
+            }
+        }
+        fail(offset, available < 10 ? "truncated protobuf" : "malformed protobuf varint");
+    }
+
+    //! Reads the field at position (when position < end) and moves position past it. Throws InputError on
+    //! malformed data, as the ONNX reader does.
+    bool nextField(std::uint64_t& position, std::uint64_t end, WireField& field)
+    {
+        if (position >= end)
+        {
+            return false;
+        }
+        field = WireField{};
+        field.tagOffset = position;
+        std::uint64_t tag = 0;
+        position += varint(position, end, tag);
+        if (tag > 0xFFFFFFFFu)
+        {
+            fail(field.tagOffset, "invalid protobuf tag");
+        }
+        field.number = static_cast<std::uint32_t>(tag >> 3);
+        field.wireType = static_cast<int>(tag & 7);
+        if (field.number == 0)
+        {
+            fail(field.tagOffset, "invalid protobuf field number 0");
+        }
+        field.lengthOffset = position;
+        switch (field.wireType)
+        {
+        case kVarint:
+            field.payloadOffset = position;
+            field.payloadLength = varint(position, end, field.value);
+            break;
+        case kFixed64:
+        case kFixed32:
+            field.payloadOffset = position;
+            field.payloadLength = field.wireType == kFixed64 ? 8 : 4;
+            if (field.payloadLength > end - position)
+            {
+                fail(field.tagOffset, "truncated protobuf");
+            }
+            break;
+        case kLengthDelimited:
+            position += varint(position, end, field.payloadLength);
+            field.payloadOffset = position;
+            if (field.payloadLength > end - position)
+            {
+                fail(field.tagOffset, "field length " + std::to_string(field.payloadLength) +
+                                          " exceeds the remaining " + std::to_string(end - position) + " bytes");
+            }
+            break;
+        case kStartGroup:
+        case kEndGroup:
+            fail(field.tagOffset,
+                 "unsupported protobuf wire type " + std::to_string(field.wireType) + " (group, never used by ONNX)");
+        default:
+            fail(field.tagOffset, "invalid protobuf wire type " + std::to_string(field.wireType));
+        }
+        position = field.payloadOffset + field.payloadLength;
+        field.end = position;
+        return true;
+    }
+
+    void expectLengthDelimited(const WireField& field, const char* what) const
+    {
+        if (field.wireType != kLengthDelimited)
+        {
+            fail(field.tagOffset, std::string("field ") + what + " is not length-delimited (not an ONNX model?)");
+        }
+    }
+
+    //! A length-delimited field's payload as a string (names, keys: small).
+    std::string string(const WireField& field) { return read(field.payloadOffset, field.payloadLength); }
+
+private:
+    std::string mPath;
+    int mFd = -1;
+    std::uint64_t mSize = 0;
+    struct timespec mModified
+    {
+    };
+    std::string mWindow;
+    std::uint64_t mWindowStart = 0;
+    std::uint64_t mWindowSize = 0;
+    std::string mScratch;
+    const char* mContextLabel = nullptr;
+    std::optional<std::uint64_t> mContextIndex;
+};
+
+//! Where the graph field (ModelProto field 7) is.
+struct GraphLocation
+{
+    std::uint64_t tagOffset = 0;
+    std::uint64_t lengthOffset = 0;
+    std::uint64_t payloadOffset = 0;
+    std::uint64_t end = 0;
+};
+
+GraphLocation locateGraph(WireSource& source)
+{
+    if (source.size() == 0)
+    {
+        source.fail(0, "empty file: not an ONNX model");
+    }
+    GraphLocation graph;
+    bool found = false;
+    std::uint64_t position = 0;
+    WireField field;
+    while (source.nextField(position, source.size(), field))
+    {
+        if (field.number != kModelGraph)
+        {
+            continue;
+        }
+        source.expectLengthDelimited(field, "graph");
+        if (found)
+        {
+            source.fail(field.tagOffset, "the model has more than one graph field (protobuf would merge them); "
+                                         "such a model cannot be edited");
+        }
+        found = true;
+        graph = {field.tagOffset, field.lengthOffset, field.payloadOffset, field.end};
+    }
+    if (!found)
+    {
+        source.fail(0, "not an ONNX model: no graph field");
+    }
+    return graph;
+}
+
+//! The TensorProto fields that decide what happens to an initializer; data fields are skipped, not read.
+struct TensorHeader
+{
+    std::string name;
+    std::int32_t dataType = 0;
+    std::vector<std::int64_t> dims;
+    bool hasLocation = false;
+    std::string location;
+    bool externalLocation = false; //!< data_location is EXTERNAL
+    std::uint64_t dataBytes = 0;   //!< payload bytes of the data fields
+    std::uint32_t firstDataField = 0;
+
+    bool external() const { return hasLocation || externalLocation; }
+};
+
+TensorHeader decodeTensorHeader(WireSource& source, const WireField& tensor)
+{
+    TensorHeader header;
+    std::uint64_t position = tensor.payloadOffset;
+    WireField field;
+    WireField inner;
+    while (source.nextField(position, tensor.end, field))
+    {
+        if (isDataField(field.number))
+        {
+            header.dataBytes += field.payloadLength;
+            header.firstDataField = header.firstDataField == 0 ? field.number : header.firstDataField;
+            continue;
+        }
+        switch (field.number)
+        {
+        case kTensorDims:
+            if (field.wireType == kVarint)
+            {
+                header.dims.push_back(static_cast<std::int64_t>(field.value));
+            }
+            else if (field.wireType == kLengthDelimited)
+            {
+                for (std::uint64_t at = field.payloadOffset; at < field.end;)
+                {
+                    std::uint64_t dim = 0;
+                    at += source.varint(at, field.end, dim);
+                    header.dims.push_back(static_cast<std::int64_t>(dim));
+                }
+            }
+            break;
+        case kTensorDataType:
+            header.dataType = static_cast<std::int32_t>(field.value);
+            break;
+        case kTensorName:
+            source.expectLengthDelimited(field, "TensorProto.name");
+            header.name = source.string(field);
+            break;
+        case kTensorExternalData:
+        {
+            source.expectLengthDelimited(field, "TensorProto.external_data");
+            std::string key;
+            std::string value;
+            for (std::uint64_t at = field.payloadOffset; source.nextField(at, field.end, inner);)
+            {
+                if (inner.wireType == kLengthDelimited && inner.number == kEntryKey)
+                {
+                    key = source.string(inner);
+                }
+                else if (inner.wireType == kLengthDelimited && inner.number == kEntryValue)
+                {
+                    value = source.string(inner);
+                }
+            }
+            if (key == "location")
+            {
+                header.hasLocation = true;
+                header.location = value;
+            }
+            break;
+        }
+        case kTensorDataLocation:
+            header.externalLocation = field.wireType == kVarint && field.value == onnx::TensorProto::EXTERNAL;
+            break;
+        default:
+            break;
+        }
+    }
+    return header;
+}
+
+//! The NodeProto fields the writer looks at: op type and domain (copied) and, through a callback, name and outputs.
+struct NodeHeader
+{
+    std::string opType;
+    std::string domain;
+
+    bool isConstant() const { return opType == "Constant" && isStandardDomain(domain); }
+};
+
+template <typename OnName>
+NodeHeader decodeNodeHeader(WireSource& source, const WireField& node, OnName&& onName)
+{
+    NodeHeader header;
+    std::uint64_t position = node.payloadOffset;
+    WireField field;
+    while (source.nextField(position, node.end, field))
+    {
+        if (field.wireType != kLengthDelimited)
+        {
+            continue;
+        }
+        switch (field.number)
+        {
+        case kNodeOutput:
+        case kNodeName:
+            onName(field.number, source.view(field.payloadOffset, field.payloadLength));
+            break;
+        case kNodeOpType:
+            header.opType = source.string(field);
+            break;
+        case kNodeDomain:
+            header.domain = source.string(field);
+            break;
+        default:
+            break;
+        }
+    }
+    return header;
+}
+
+//! The name of a ValueInfoProto (graph input or output).
+std::string decodeValueInfoName(WireSource& source, const WireField& valueInfo)
+{
+    std::string name;
+    std::uint64_t position = valueInfo.payloadOffset;
+    WireField field;
+    while (source.nextField(position, valueInfo.end, field))
+    {
+        if (field.number == kValueInfoName && field.wireType == kLengthDelimited)
+        {
+            name = source.string(field);
+        }
+    }
+    return name;
+}
+
+// ----- encoding the edits ---------------------------------------------------------------------------------------
+
+struct StringHash
+{
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const noexcept { return std::hash<std::string_view>{}(text); }
+};
+using StringSet = std::unordered_set<std::string, StringHash, std::equal_to<>>;
+template <typename Value>
+using StringMap = std::unordered_map<std::string, Value, StringHash, std::equal_to<>>;
+
+//! The graph.node field of a new node (validated).
+std::string encodeNode(const NewNode& node, std::size_t editIndex)
+{
+    const std::string where = "insertNodes[" + std::to_string(editIndex) + "]";
+    if (node.name.empty() || node.opType.empty())
+    {
+        invalidEdit(where + ": a new node needs a name and an op type");
+    }
+    if (std::none_of(node.outputs.begin(), node.outputs.end(),
+                     [](const std::string& output) { return !output.empty(); }))
+    {
+        invalidEdit(where + " (" + inQuotes(node.name) + "): a new node needs an output");
+    }
+    onnx::NodeProto proto;
+    for (const std::string& input : node.inputs)
+    {
+        proto.add_input(input);
+    }
+    for (const std::string& output : node.outputs)
+    {
+        proto.add_output(output);
+    }
+    proto.set_name(node.name);
+    proto.set_op_type(node.opType);
+    if (!node.domain.empty())
+    {
+        proto.set_domain(node.domain);
+    }
+    StringSet attributeNames;
+    for (const NewAttribute& attribute : node.attributes)
+    {
+        if (attribute.name.empty() || !attributeNames.insert(attribute.name).second)
+        {
+            invalidEdit(where + " (" + inQuotes(node.name) + "): attribute names must be non-empty and distinct (" +
+                        inQuotes(attribute.name) + ")");
+        }
+        const int kinds = static_cast<int>(attribute.i.has_value()) + static_cast<int>(attribute.f.has_value()) +
+                          static_cast<int>(attribute.s.has_value());
+        if (kinds > 1 || (kinds == 1 && !attribute.ints.empty()))
+        {
+            invalidEdit(where + " (" + inQuotes(node.name) + "): attribute " + inQuotes(attribute.name) +
+                        " has more than one value");
+        }
+        onnx::AttributeProto* attributeProto = proto.add_attribute();
+        attributeProto->set_name(attribute.name);
+        if (attribute.i)
+        {
+            attributeProto->set_type(onnx::AttributeProto::INT);
+            attributeProto->set_i(*attribute.i);
+        }
+        else if (attribute.f)
+        {
+            attributeProto->set_type(onnx::AttributeProto::FLOAT);
+            attributeProto->set_f(*attribute.f);
+        }
+        else if (attribute.s)
+        {
+            attributeProto->set_type(onnx::AttributeProto::STRING);
+            attributeProto->set_s(*attribute.s);
+        }
+        else
+        {
+            attributeProto->set_type(onnx::AttributeProto::INTS);
+            for (std::int64_t value : attribute.ints)
+            {
+                attributeProto->add_ints(value);
+            }
+        }
+    }
+    if (!node.docString.empty())
+    {
+        proto.set_doc_string(node.docString);
+    }
+    return lengthDelimitedField(kGraphNode, proto.SerializeAsString());
+}
+
+//! The graph.initializer field of a new tensor (validated).
+std::string encodeInitializer(const NewInitializer& tensor, const std::string& where)
+{
+    if (tensor.name.empty())
+    {
+        invalidEdit(where + ": a tensor needs a name");
+    }
+    const int bits = elementBits(tensor.dataType);
+    if (bits == 0)
+    {
+        invalidEdit(where + " (" + inQuotes(tensor.name) + "): data type " + std::to_string(tensor.dataType) +
+                    " is not a fixed-size ONNX tensor type");
+    }
+    const std::optional<std::uint64_t> count = elementCount(tensor.dims);
+    if (!count || *count > (UINT64_MAX - 7) / static_cast<std::uint64_t>(bits))
+    {
+        invalidEdit(where + " (" + inQuotes(tensor.name) + "): negative or overflowing dims");
+    }
+    const std::uint64_t expected = (*count * static_cast<std::uint64_t>(bits) + 7) / 8;
+    if (tensor.rawData.size() != expected)
+    {
+        invalidEdit(where + " (" + inQuotes(tensor.name) + "): rawData holds " + std::to_string(tensor.rawData.size()) +
+                    " bytes, its dims and data type call for " + std::to_string(expected));
+    }
+    onnx::TensorProto proto;
+    for (std::int64_t dim : tensor.dims)
+    {
+        proto.add_dims(dim);
+    }
+    proto.set_data_type(tensor.dataType);
+    proto.set_name(tensor.name);
+    proto.set_raw_data(tensor.rawData);
+    return lengthDelimitedField(kGraphInitializer, proto.SerializeAsString());
+}
+
+// ----- writing --------------------------------------------------------------------------------------------------
+
+//! The output side of pass 2: one buffer that batches small encoded pieces and receives copied source chunks.
+class BufferedOutput
+{
+public:
+    BufferedOutput(ModelSink& sink, WireSource& source, std::size_t bufferBytes)
+        : mSink(sink), mSource(source), mBuffer(bufferBytes, '\0')
+    {
+    }
+
+    void copy(std::uint64_t from, std::uint64_t to)
+    {
+        mCopied += to - from;
+        while (from < to)
+        {
+            const std::uint64_t count = std::min<std::uint64_t>(to - from, mBuffer.size() - mUsed);
+            mSource.readInto(from, mBuffer.data() + mUsed, count);
+            mUsed += count;
+            from += count;
+            if (mUsed == mBuffer.size())
+            {
+                flush();
+            }
+        }
+    }
+
+    void put(std::string_view bytes)
+    {
+        mEncoded += bytes.size();
+        if (bytes.size() > mBuffer.size() - mUsed)
+        {
+            flush();
+        }
+        if (bytes.size() >= mBuffer.size())
+        {
+            mSink.write(bytes);
+            mWritten += bytes.size();
+            return;
+        }
+        std::memcpy(mBuffer.data() + mUsed, bytes.data(), bytes.size());
+        mUsed += bytes.size();
+    }
+
+    void flush()
+    {
+        if (mUsed > 0)
+        {
+            mSink.write(std::string_view(mBuffer.data(), mUsed));
+            mWritten += mUsed;
+            mUsed = 0;
+        }
+    }
+
+    std::uint64_t written() const { return mWritten; }
+    std::uint64_t copied() const { return mCopied; }
+    std::uint64_t encoded() const { return mEncoded; }
+
+private:
+    ModelSink& mSink;
+    WireSource& mSource;
+    std::string mBuffer;
+    std::size_t mUsed = 0;
+    std::uint64_t mWritten = 0;
+    std::uint64_t mCopied = 0;
+    std::uint64_t mEncoded = 0;
+};
+
+//! A change to the graph's bytes: source bytes [offset, end) are replaced by `bytes` (offset == end: an insertion,
+//! bytes empty: a removal). Splices at one offset apply in rank order, then in the order they were made.
+struct Splice
+{
+    std::uint64_t offset = 0;
+    std::uint64_t end = 0;
+    int rank = 0;
+    std::string bytes;
+};
+
+enum SpliceRank : int
+{
+    kRankNewNode = 0,        // inserted nodes come first at an offset ...
+    kRankNewInitializer = 1, // ... then added initializers ...
+    kRankEdit = 2,           // ... then the removal or replacement of the field that starts there
+};
+
+//! What became of an external data file referenced by the model.
+struct ExternalFile
+{
+    bool missing = false;
+    bool rewritten = false;
+    std::string newLocation;
+    fs::path resolved;
+    std::size_t tensors = 0;
+    std::string firstTensor;
+};
+
+class EditedModelWriter
+{
+public:
+    EditedModelWriter(const std::string& sourcePath, const ModelEdits& edits, ModelSink& sink,
+                      const ModelWriteOptions& options)
+        : mSourcePath(sourcePath), mEdits(edits), mSink(sink), mOptions(options)
+    {
+    }
+
+    ModelWriteResult run()
+    {
+        prepareEdits();
+        WireSource source(mSourcePath, mOptions.limits, kScanWindowBytes);
+        mSource = &source;
+        mResult.sourceBytes = source.size();
+        refuseSourceAsOutput();
+        planFolders();
+        mGraph = locateGraph(source);
+        scanGraph();
+        finishEdits();
+        refuseDataFileAsOutput();
+        const std::uint64_t outputBytes = plannedOutputBytes();
+        if (outputBytes > kProtobufLimit)
+        {
+            failPath(outputPathForMessages(), "the edited model would be " + std::to_string(outputBytes >> 20) +
+                                                  " MiB, over the 2 GiB a protobuf file can hold");
+        }
+        mSink.begin();
+        emit(outputBytes);
+        source.checkUnchanged();
+        mSink.commit();
+        writeNotes();
+        return std::move(mResult);
+    }
+
+private:
+    // ----- edits that need no model ---------------------------------------------------------------------------
+    void prepareEdits()
+    {
+        mRemovedNodes = mEdits.removeNodes;
+        std::sort(mRemovedNodes.begin(), mRemovedNodes.end());
+        if (auto twice = std::adjacent_find(mRemovedNodes.begin(), mRemovedNodes.end()); twice != mRemovedNodes.end())
+        {
+            invalidEdit("removeNodes: node " + std::to_string(*twice) + " is removed twice");
+        }
+
+        for (std::size_t i = 0; i < mEdits.insertNodes.size(); ++i)
+        {
+            const NewNode& node = mEdits.insertNodes[i].node;
+            mInserts.push_back({mEdits.insertNodes[i].beforeNode, encodeNode(node, i)});
+            if (!mNewNodeNames.insert(node.name).second)
+            {
+                invalidEdit("insertNodes: node name " + inQuotes(node.name) + " is used by two new nodes");
+            }
+            for (const std::string& output : node.outputs)
+            {
+                if (!output.empty() && !mNewTensorNames.insert(output).second)
+                {
+                    invalidEdit("insertNodes[" + std::to_string(i) + "]: tensor " + inQuotes(output) +
+                                " is produced twice by the new nodes");
+                }
+            }
+        }
+        std::stable_sort(mInserts.begin(), mInserts.end(),
+                         [](const Insert& a, const Insert& b) { return a.beforeNode < b.beforeNode; });
+
+        for (std::size_t i = 0; i < mEdits.rewireInputs.size(); ++i)
+        {
+            const ModelEdits::Rewire& rewire = mEdits.rewireInputs[i];
+            if (std::binary_search(mRemovedNodes.begin(), mRemovedNodes.end(), rewire.node))
+            {
+                invalidEdit("rewireInputs[" + std::to_string(i) + "]: node " + std::to_string(rewire.node) +
+                            " is also removed");
+            }
+            auto& slots = mRewires[rewire.node];
+            for (const ModelEdits::Rewire* other : slots)
+            {
+                if (other->inputSlot == rewire.inputSlot)
+                {
+                    invalidEdit("rewireInputs[" + std::to_string(i) + "]: input " + std::to_string(rewire.inputSlot) +
+                                " of node " + std::to_string(rewire.node) + " is rewired twice");
+                }
+            }
+            slots.push_back(&rewire);
+        }
+
+        for (const ModelEdits::RenameOutput& rename : mEdits.renameGraphOutputs)
+        {
+            if (rename.from.empty() || rename.to.empty())
+            {
+                invalidEdit("renameGraphOutputs: empty name");
+            }
+            if (!mRenames.emplace(rename.from, rename.to).second)
+            {
+                invalidEdit("renameGraphOutputs: graph output " + inQuotes(rename.from) + " is renamed twice");
+            }
+        }
+
+        for (const std::string& name : mEdits.removeInitializers)
+        {
+            if (!mRemovedInitializers.emplace(name, false).second)
+            {
+                invalidEdit("removeInitializers: initializer " + inQuotes(name) + " is removed twice");
+            }
+        }
+        for (std::size_t i = 0; i < mEdits.replaceInitializers.size(); ++i)
+        {
+            const NewInitializer& tensor = mEdits.replaceInitializers[i];
+            std::string bytes = encodeInitializer(tensor, "replaceInitializers[" + std::to_string(i) + "]");
+            if (mRemovedInitializers.count(tensor.name) > 0)
+            {
+                invalidEdit("replaceInitializers: initializer " + inQuotes(tensor.name) + " is also removed");
+            }
+            if (!mReplacements.emplace(tensor.name, Replacement{std::move(bytes), false}).second)
+            {
+                invalidEdit("replaceInitializers: initializer " + inQuotes(tensor.name) + " is replaced twice");
+            }
+        }
+        for (std::size_t i = 0; i < mEdits.addInitializers.size(); ++i)
+        {
+            const NewInitializer& tensor = mEdits.addInitializers[i];
+            mAddedInitializers.push_back(encodeInitializer(tensor, "addInitializers[" + std::to_string(i) + "]"));
+            if (!mNewTensorNames.insert(tensor.name).second)
+            {
+                invalidEdit("addInitializers[" + std::to_string(i) + "]: tensor " + inQuotes(tensor.name) +
+                            " is already a new initializer or the output of a new node");
+            }
+        }
+    }
+
+    // ----- files and folders ----------------------------------------------------------------------------------
+    std::string outputPathForMessages() const { return mSink.path().empty() ? "<output>" : mSink.path(); }
+
+    void refuseSourceAsOutput()
+    {
+        const std::string output = mSink.path();
+        std::error_code error;
+        if (output.empty() || !fs::exists(output, error))
+        {
+            return;
+        }
+        mOutputExists = true;
+        if (fs::equivalent(output, mSourcePath, error))
+        {
+            failPath(output,
+                     "is the input model " + inQuotes(mSourcePath) + " itself; write the edited model to another file");
+        }
+    }
+
+    void refuseDataFileAsOutput()
+    {
+        if (!mOutputExists)
+        {
+            return;
+        }
+        std::error_code error;
+        for (const auto& [location, file] : mExternalFiles)
+        {
+            if (!file.missing && fs::equivalent(mSink.path(), file.resolved, error))
+            {
+                failPath(mSink.path(), "is the external data file " + inQuotes(location) + " of tensor " +
+                                           inQuotes(file.firstTensor) + "; write the edited model to another file");
+            }
+        }
+    }
+
+    void planFolders()
+    {
+        std::error_code error;
+        fs::path sourceFolder = fs::path(mSourcePath).parent_path();
+        mSourceFolder = fs::weakly_canonical(fs::absolute(sourceFolder.empty() ? "." : sourceFolder, error), error);
+        const fs::path sinkFolder = mSink.folder();
+        if (sinkFolder.empty())
+        {
+            return;
+        }
+        mOutputFolder = fs::weakly_canonical(fs::absolute(sinkFolder, error), error);
+        mFolderChanged = mOutputFolder != mSourceFolder && !fs::equivalent(mOutputFolder, mSourceFolder, error);
+    }
+
+    //! What the location of a tensor stored in an external file becomes (pass 1; each file is looked up once).
+    const ExternalFile& externalFile(const std::string& location, const std::string& tensor)
+    {
+        auto [entry, inserted] = mExternalFiles.try_emplace(location);
+        ExternalFile& file = entry->second;
+        if (file.tensors++ == 0)
+        {
+            file.firstTensor = tensor;
+        }
+        if (!inserted)
+        {
+            return file;
+        }
+        // An empty, NUL-holding or absolute location is kept as it is: the first two are the checker's to report,
+        // the last reaches the same file from any folder.
+        if (location.empty() || location.find('\0') != std::string::npos || fs::path(location).is_absolute())
+        {
+            file.resolved = location;
+            std::error_code error;
+            file.missing = location.empty() || location.find('\0') != std::string::npos || !fs::exists(location, error);
+            return file;
+        }
+        std::error_code error;
+        file.resolved = fs::weakly_canonical(mSourceFolder / location, error);
+        struct stat info
+        {
+        };
+        file.missing = error || ::stat(file.resolved.c_str(), &info) != 0;
+        if (file.missing || !mFolderChanged)
+        {
+            return file;
+        }
+        std::string relative = file.resolved.lexically_relative(mOutputFolder).generic_string();
+        if (!relative.empty() && relative != location)
+        {
+            file.rewritten = true;
+            file.newLocation = std::move(relative);
+        }
+        return file;
+    }
+
+    //! Points a tensor's external data location at the same file from the output's folder. True when it changed.
+    bool rewriteLocation(onnx::TensorProto& tensor)
+    {
+        bool changed = false;
+        for (onnx::StringStringEntryProto& entry : *tensor.mutable_external_data())
+        {
+            if (entry.key() == "location")
+            {
+                const ExternalFile& file = externalFile(entry.value(), tensor.name());
+                if (file.rewritten)
+                {
+                    entry.set_value(file.newLocation);
+                    changed = true;
+                }
+            }
+        }
+        return changed;
+    }
+
+    // ----- pass 1 ---------------------------------------------------------------------------------------------
+    void scanGraph()
+    {
+        WireSource& source = *mSource;
+        mCheckNames = !mNewTensorNames.empty() || !mNewNodeNames.empty();
+        // Locations are looked at when they may move, or to refuse writing over a data file.
+        mLookAtExternalData = mFolderChanged || mOutputExists;
+        mLastNodeEnd = mGraph.payloadOffset;
+        std::uint64_t position = mGraph.payloadOffset;
+        WireField field;
+        while (source.nextField(position, mGraph.end, field))
+        {
+            switch (field.number)
+            {
+            case kGraphNode:
+                scanNode(field);
+                break;
+            case kGraphInitializer:
+                scanInitializer(field);
+                break;
+            case kGraphInput:
+                scanGraphInput(field);
+                break;
+            case kGraphOutput:
+                scanGraphOutput(field);
+                break;
+            default:
+                break;
+            }
+            source.setContext(nullptr);
+        }
+    }
+
+    void scanNode(const WireField& field)
+    {
+        WireSource& source = *mSource;
+        const std::uint64_t index = mNodeCount++;
+        source.setContext("graph.node", index);
+        source.expectLengthDelimited(field, "graph.node");
+        if (mNodeCount > mOptions.limits.maxGraphNodes)
+        {
+            source.fail(field.tagOffset, "graph has more than " + std::to_string(mOptions.limits.maxGraphNodes) +
+                                             " nodes, over the graph node limit (raise it with --max-graph-nodes)");
+        }
+        for (; mNextInsert < mInserts.size() && mInserts[mNextInsert].beforeNode == index; ++mNextInsert)
+        {
+            addSplice(field.tagOffset, field.tagOffset, kRankNewNode, std::move(mInserts[mNextInsert].bytes));
+            ++mResult.nodesInserted;
+        }
+        mLastNodeEnd = field.end;
+        if (std::binary_search(mRemovedNodes.begin(), mRemovedNodes.end(), index))
+        {
+            addSplice(field.tagOffset, field.end, kRankEdit, {});
+            ++mResult.nodesRemoved;
+            return;
+        }
+        const auto rewire = mRewires.find(static_cast<std::uint32_t>(index));
+        if (!mCheckNames && !mLookAtExternalData && rewire == mRewires.end())
+        {
+            return;
+        }
+        const NodeHeader header = decodeNodeHeader(source, field,
+                                                   [&](std::uint32_t number, std::string_view name)
+                                                   {
+                                                       if (mCheckNames)
+                                                       {
+                                                           checkExistingNodeName(number, name, index);
+                                                       }
+                                                   });
+        const bool externalValue =
+            mLookAtExternalData && header.isConstant() && field.payloadLength <= kMaxReencodedBytes;
+        if (rewire == mRewires.end() && !externalValue)
+        {
+            return;
+        }
+        onnx::NodeProto node;
+        if (!node.ParseFromString(source.read(field.payloadOffset, field.payloadLength)))
+        {
+            source.fail(field.tagOffset, "invalid NodeProto");
+        }
+        bool changed = false;
+        if (rewire != mRewires.end())
+        {
+            for (const ModelEdits::Rewire* edit : rewire->second)
+            {
+                if (edit->inputSlot >= static_cast<std::uint32_t>(node.input_size()))
+                {
+                    invalidEdit("rewireInputs: node " + std::to_string(index) + " (" + inQuotes(node.name()) + ", " +
+                                node.op_type() + ") has " + std::to_string(node.input_size()) +
+                                " input(s), no input slot " + std::to_string(edit->inputSlot));
+                }
+                node.set_input(static_cast<int>(edit->inputSlot), edit->newInput);
+            }
+            ++mResult.nodesRewired;
+            mRewiresFound += rewire->second.size();
+            changed = true;
+        }
+        if (externalValue)
+        {
+            for (onnx::AttributeProto& attribute : *node.mutable_attribute())
+            {
+                const bool tensorChanged = attribute.has_t() && rewriteLocation(*attribute.mutable_t());
+                mResult.externalLocationsRewritten += tensorChanged ? 1 : 0;
+                changed = changed || tensorChanged;
+            }
+        }
+        if (changed)
+        {
+            addSplice(field.tagOffset, field.end, kRankEdit,
+                      lengthDelimitedField(kGraphNode, node.SerializeAsString()));
+        }
+    }
+
+    void checkExistingNodeName(std::uint32_t number, std::string_view name, std::uint64_t index) const
+    {
+        if (name.empty())
+        {
+            return;
+        }
+        if (number == kNodeName && mNewNodeNames.find(name) != mNewNodeNames.end())
+        {
+            invalidEdit("insertNodes: node name " + inQuotes(name) + " is already used by node " +
+                        std::to_string(index));
+        }
+        if (number == kNodeOutput && mNewTensorNames.find(name) != mNewTensorNames.end())
+        {
+            invalidEdit("new tensor " + inQuotes(name) + " is already produced by node " + std::to_string(index));
+        }
+    }
+
+    void scanInitializer(const WireField& field)
+    {
+        WireSource& source = *mSource;
+        source.setContext("graph.initializer", mInitializerCount++);
+        source.expectLengthDelimited(field, "graph.initializer");
+        mLastInitializerEnd = field.end;
+        if (!mCheckNames && !mLookAtExternalData && mReplacements.empty() && mRemovedInitializers.empty())
+        {
+            return;
+        }
+        const TensorHeader header = decodeTensorHeader(source, field);
+        if (auto removed = mRemovedInitializers.find(header.name); removed != mRemovedInitializers.end())
+        {
+            addSplice(field.tagOffset, field.end, kRankEdit, {});
+            ++mResult.initializersRemoved;
+            removed->second = true;
+            return;
+        }
+        if (mCheckNames && mNewTensorNames.find(header.name) != mNewTensorNames.end())
+        {
+            invalidEdit("new tensor " + inQuotes(header.name) + " is already an initializer of the model");
+        }
+        if (auto replacement = mReplacements.find(header.name); replacement != mReplacements.end())
+        {
+            if (replacement->second.found)
+            {
+                source.fail(field.tagOffset, "initializer " + inQuotes(header.name) +
+                                                 " is defined more than once; it cannot be replaced");
+            }
+            addSplice(field.tagOffset, field.end, kRankEdit, replacement->second.bytes);
+            ++mResult.initializersReplaced;
+            replacement->second.found = true;
+            return;
+        }
+        if (!mLookAtExternalData || !header.hasLocation)
+        {
+            return;
+        }
+        const ExternalFile& file = externalFile(header.location, header.name);
+        if (!file.rewritten)
+        {
+            return;
+        }
+        if (field.payloadLength > kMaxReencodedBytes)
+        {
+            mNotes.push_back("tensor " + inQuotes(header.name) + " has an external data location but also " +
+                             std::to_string(header.dataBytes) + " bytes of inline data: its location is kept");
+            return;
+        }
+        onnx::TensorProto tensor;
+        if (!tensor.ParseFromString(source.read(field.payloadOffset, field.payloadLength)))
+        {
+            source.fail(field.tagOffset, "invalid TensorProto");
+        }
+        if (rewriteLocation(tensor))
+        {
+            addSplice(field.tagOffset, field.end, kRankEdit,
+                      lengthDelimitedField(kGraphInitializer, tensor.SerializeAsString()));
+            ++mResult.externalLocationsRewritten;
+        }
+    }
+
+    void scanGraphInput(const WireField& field)
+    {
+        if (!mCheckNames && mRemovedInitializers.empty())
+        {
+            return;
+        }
+        mSource->setContext("graph.input");
+        mSource->expectLengthDelimited(field, "graph.input");
+        const std::string name = decodeValueInfoName(*mSource, field);
+        if (mCheckNames && mNewTensorNames.find(name) != mNewTensorNames.end())
+        {
+            invalidEdit("new tensor " + inQuotes(name) + " is already a graph input");
+        }
+        if (mRemovedInitializers.count(name) > 0)
+        {
+            mRemovedButDeclared.push_back(name);
+        }
+    }
+
+    void scanGraphOutput(const WireField& field)
+    {
+        if (mRenames.empty())
+        {
+            return;
+        }
+        WireSource& source = *mSource;
+        source.setContext("graph.output");
+        source.expectLengthDelimited(field, "graph.output");
+        const auto rename = mRenames.find(decodeValueInfoName(source, field));
+        if (rename == mRenames.end())
+        {
+            return;
+        }
+        onnx::ValueInfoProto valueInfo;
+        if (!valueInfo.ParseFromString(source.read(field.payloadOffset, field.payloadLength)))
+        {
+            source.fail(field.tagOffset, "invalid ValueInfoProto");
+        }
+        valueInfo.set_name(rename->second);
+        addSplice(field.tagOffset, field.end, kRankEdit,
+                  lengthDelimitedField(kGraphOutput, valueInfo.SerializeAsString()));
+        ++mResult.graphOutputsRenamed;
+        mRenamesFound.insert(rename->first);
+    }
+
+    void addSplice(std::uint64_t offset, std::uint64_t end, int rank, std::string bytes)
+    {
+        mSplices.push_back({offset, end, rank, std::move(bytes)});
+    }
+
+    //! Checks the edits that name things pass 1 looked for, and places the nodes and initializers that go last.
+    void finishEdits()
+    {
+        const std::string count = " (the model has " + std::to_string(mNodeCount) + " nodes)";
+        if (!mRemovedNodes.empty() && mRemovedNodes.back() >= mNodeCount)
+        {
+            invalidEdit("removeNodes: node " + std::to_string(mRemovedNodes.back()) + " is out of range" + count);
+        }
+        for (; mNextInsert < mInserts.size(); ++mNextInsert)
+        {
+            if (mInserts[mNextInsert].beforeNode != mNodeCount)
+            {
+                invalidEdit("insertNodes: position " + std::to_string(mInserts[mNextInsert].beforeNode) +
+                            " is out of range" + count);
+            }
+            addSplice(mLastNodeEnd, mLastNodeEnd, kRankNewNode, std::move(mInserts[mNextInsert].bytes));
+            ++mResult.nodesInserted;
+        }
+        if (mRewiresFound != mEdits.rewireInputs.size())
+        {
+            for (const auto& [node, edits] : mRewires)
+            {
+                if (node >= mNodeCount)
+                {
+                    invalidEdit("rewireInputs: node " + std::to_string(node) + " is out of range" + count);
+                }
+            }
+        }
+        for (const auto& [name, found] : mRemovedInitializers)
+        {
+            if (!found)
+            {
+                invalidEdit("removeInitializers: the model has no initializer " + inQuotes(name));
+            }
+        }
+        for (const auto& [name, replacement] : mReplacements)
+        {
+            if (!replacement.found)
+            {
+                invalidEdit("replaceInitializers: the model has no initializer " + inQuotes(name));
+            }
+        }
+        for (const auto& [from, to] : mRenames)
+        {
+            if (mRenamesFound.count(from) == 0)
+            {
+                invalidEdit("renameGraphOutputs: the model has no graph output " + inQuotes(from));
+            }
+        }
+        // New initializers follow the last one; without any, they follow the nodes.
+        const std::uint64_t initializersEnd = mInitializerCount > 0 ? mLastInitializerEnd : mLastNodeEnd;
+        for (std::string& bytes : mAddedInitializers)
+        {
+            addSplice(initializersEnd, initializersEnd, kRankNewInitializer, std::move(bytes));
+            ++mResult.initializersAdded;
+        }
+        std::stable_sort(mSplices.begin(), mSplices.end(),
+                         [](const Splice& a, const Splice& b)
+                         { return a.offset != b.offset ? a.offset < b.offset : a.rank < b.rank; });
+    }
+
+    std::uint64_t plannedOutputBytes()
+    {
+        mNewGraphLength = mGraph.end - mGraph.payloadOffset;
+        for (const Splice& splice : mSplices)
+        {
+            mNewGraphLength += splice.bytes.size();
+            mNewGraphLength -= splice.end - splice.offset;
+        }
+        const std::uint64_t oldHeader = mGraph.payloadOffset - mGraph.tagOffset;
+        const std::uint64_t newHeader = mGraph.lengthOffset - mGraph.tagOffset + varintSize(mNewGraphLength);
+        return mSource->size() - (mGraph.end - mGraph.payloadOffset) - oldHeader + newHeader + mNewGraphLength;
+    }
+
+    // ----- pass 2 ---------------------------------------------------------------------------------------------
+    void emit(std::uint64_t plannedBytes)
+    {
+        BufferedOutput out(mSink, *mSource, std::max<std::size_t>(mOptions.bufferBytes, 4096));
+        out.copy(0, mGraph.tagOffset);
+        if (mNewGraphLength == mGraph.end - mGraph.payloadOffset)
+        {
+            out.copy(mGraph.tagOffset, mGraph.payloadOffset); // the length prefix as it was, however it was encoded
+        }
+        else
+        {
+            out.copy(mGraph.tagOffset, mGraph.lengthOffset);
+            std::string length;
+            appendVarint(length, mNewGraphLength);
+            out.put(length);
+        }
+        std::uint64_t position = mGraph.payloadOffset;
+        for (const Splice& splice : mSplices)
+        {
+            out.copy(position, splice.offset);
+            out.put(splice.bytes);
+            position = splice.end;
+        }
+        out.copy(position, mSource->size());
+        out.flush();
+        if (out.written() != plannedBytes)
+        {
+            throw std::logic_error("model writer: wrote " + std::to_string(out.written()) + " bytes, planned " +
+                                   std::to_string(plannedBytes));
+        }
+        mResult.outputBytes = out.written();
+        mResult.copiedBytes = out.copied();
+        mResult.encodedBytes = out.encoded();
+    }
+
+    void writeNotes()
+    {
+        for (const auto& [location, file] : mExternalFiles)
+        {
+            if (file.missing && mFolderChanged)
+            {
+                mResult.notes.push_back("external data file " + inQuotes(location) + " is missing: reference kept (" +
+                                        std::to_string(file.tensors) + " tensor(s) such as " +
+                                        inQuotes(file.firstTensor) + " keep the location as it was)");
+            }
+            else if (file.rewritten && file.newLocation.rfind("../", 0) == 0)
+            {
+                mResult.notes.push_back(
+                    "external data file " + inQuotes(location) + " is now referenced as " + inQuotes(file.newLocation) +
+                    ", outside the output's folder: readers that accept only locations inside the model's folder "
+                    "(qdq-doctor's ONNX reader among them) will not load it; move it next to the output to avoid "
+                    "that");
+            }
+        }
+        for (const std::string& name : mRemovedButDeclared)
+        {
+            mResult.notes.push_back("initializer " + inQuotes(name) +
+                                    " was removed but is still declared as a graph input: it becomes an input to feed");
+        }
+        for (std::string& note : mNotes)
+        {
+            mResult.notes.push_back(std::move(note));
+        }
+    }
+
+    struct Insert
+    {
+        std::uint32_t beforeNode = 0;
+        std::string bytes;
+    };
+    struct Replacement
+    {
+        std::string bytes;
+        bool found = false;
+    };
+
+    const std::string& mSourcePath;
+    const ModelEdits& mEdits;
+    ModelSink& mSink;
+    const ModelWriteOptions& mOptions;
+    ModelWriteResult mResult;
+    WireSource* mSource = nullptr;
+    GraphLocation mGraph;
+
+    // The edits, validated and encoded.
+    std::vector<std::uint32_t> mRemovedNodes; // sorted
+    std::vector<Insert> mInserts;             // stable-sorted by position
+    std::size_t mNextInsert = 0;
+    std::map<std::uint32_t, std::vector<const ModelEdits::Rewire*>> mRewires;
+    std::size_t mRewiresFound = 0;
+    StringMap<std::string> mRenames;
+    StringSet mRenamesFound;
+    StringMap<bool> mRemovedInitializers; // name -> found
+    StringMap<Replacement> mReplacements;
+    std::vector<std::string> mAddedInitializers;
+    StringSet mNewNodeNames;
+    StringSet mNewTensorNames;
+
+    // Pass 1.
+    bool mCheckNames = false;
+    bool mLookAtExternalData = false;
+    bool mOutputExists = false;
+    bool mFolderChanged = false;
+    fs::path mSourceFolder;
+    fs::path mOutputFolder;
+    std::map<std::string, ExternalFile> mExternalFiles; // by original location
+    std::uint64_t mNodeCount = 0;
+    std::uint64_t mInitializerCount = 0;
+    std::uint64_t mLastNodeEnd = 0;
+    std::uint64_t mLastInitializerEnd = 0;
+    std::vector<Splice> mSplices;
+    std::uint64_t mNewGraphLength = 0;
+    std::vector<std::string> mRemovedButDeclared;
+    std::vector<std::string> mNotes;
+};
+
+// ----- checkModelFile -------------------------------------------------------------------------------------------
+
+//! Builds the model for the checker with the data of large and external graph initializers replaced by
+//! placeholders; external files are checked for existence here (the first problem is kept).
+class CheckCopyBuilder
+{
+public:
+    CheckCopyBuilder(WireSource& source, const ModelCheckOptions& options) : mSource(source), mOptions(options)
+    {
+        fs::path folder = fs::path(source.path()).parent_path();
+        mFolder = folder.empty() ? fs::path(".") : folder;
+    }
+
+    std::string build()
+    {
+        const GraphLocation graph = locateGraph(mSource);
+        std::string content;
+        std::uint64_t position = graph.payloadOffset;
+        WireField field;
+        std::uint64_t nodeIndex = 0;
+        std::uint64_t initializerIndex = 0;
+        while (mSource.nextField(position, graph.end, field))
+        {
+            if (field.number == kGraphNode && field.wireType == kLengthDelimited)
+            {
+                mSource.setContext("graph.node", nodeIndex++);
+                content += nodeForCheck(field);
+            }
+            else if (field.number == kGraphInitializer && field.wireType == kLengthDelimited)
+            {
+                mSource.setContext("graph.initializer", initializerIndex++);
+                content += initializerForCheck(field);
+            }
+            else
+            {
+                content += mSource.read(field.tagOffset, field.end - field.tagOffset);
+            }
+            mSource.setContext(nullptr);
+        }
+        std::string model = mSource.read(0, graph.lengthOffset);
+        appendVarint(model, content.size());
+        model += content;
+        content.clear();
+        content.shrink_to_fit();
+        model += mSource.read(graph.end, mSource.size() - graph.end);
+        return model;
+    }
+
+    const std::string& problem() const { return mProblem; }
+
+private:
+    std::string nodeForCheck(const WireField& field)
+    {
+        std::string bytes = mSource.read(field.tagOffset, field.end - field.tagOffset);
+        const NodeHeader header = decodeNodeHeader(mSource, field, [](std::uint32_t, std::string_view) {});
+        if (!header.isConstant())
+        {
+            return bytes;
+        }
+        onnx::NodeProto node;
+        if (!node.ParseFromString(mSource.read(field.payloadOffset, field.payloadLength)))
+        {
+            mSource.fail(field.tagOffset, "invalid NodeProto");
+        }
+        bool changed = false;
+        for (onnx::AttributeProto& attribute : *node.mutable_attribute())
+        {
+            if (attribute.has_t() && isExternal(attribute.t()))
+            {
+                placeholderForExternal(*attribute.mutable_t());
+                changed = true;
+            }
+        }
+        return changed ? lengthDelimitedField(kGraphNode, node.SerializeAsString()) : bytes;
+    }
+
+    std::string initializerForCheck(const WireField& field)
+    {
+        const TensorHeader header = decodeTensorHeader(mSource, field);
+        if (!header.external() && header.dataBytes <= kCheckPlaceholderBytes)
+        {
+            return mSource.read(field.tagOffset, field.end - field.tagOffset);
+        }
+        if (header.external())
+        {
+            checkExternalFile(header.name, header.hasLocation, header.location);
+        }
+        // Every field but the data is kept; the first data field becomes one zero element of its kind.
+        const std::optional<std::uint64_t> count = elementCount(header.dims);
+        const bool hasElements = !count || *count > 0;
+        std::string tensor;
+        std::uint64_t position = field.payloadOffset;
+        WireField inner;
+        bool placed = false;
+        while (mSource.nextField(position, field.end, inner))
+        {
+            if (isDataField(inner.number))
+            {
+                if (!placed && hasElements)
+                {
+                    tensor += placeholderField(inner.number, header.dataType);
+                }
+                placed = true;
+            }
+            else if (inner.number != kTensorExternalData && inner.number != kTensorDataLocation)
+            {
+                tensor += mSource.read(inner.tagOffset, inner.end - inner.tagOffset);
+            }
+        }
+        if (!placed && hasElements)
+        {
+            tensor += placeholderField(kTensorRawData, header.dataType);
+        }
+        return lengthDelimitedField(kGraphInitializer, tensor);
+    }
+
+    static bool isExternal(const onnx::TensorProto& tensor)
+    {
+        return tensor.data_location() == onnx::TensorProto::EXTERNAL ||
+               std::any_of(tensor.external_data().begin(), tensor.external_data().end(),
+                           [](const onnx::StringStringEntryProto& entry) { return entry.key() == "location"; });
+    }
+
+    void placeholderForExternal(onnx::TensorProto& tensor)
+    {
+        bool hasLocation = false;
+        std::string location;
+        for (const onnx::StringStringEntryProto& entry : tensor.external_data())
+        {
+            if (entry.key() == "location")
+            {
+                hasLocation = true;
+                location = entry.value();
+            }
+        }
+        checkExternalFile(tensor.name(), hasLocation, location);
+        tensor.clear_external_data();
+        tensor.clear_data_location();
+        std::vector<std::int64_t> dims(tensor.dims().begin(), tensor.dims().end());
+        const std::optional<std::uint64_t> count = elementCount(dims);
+        if (!count || *count > 0)
+        {
+            tensor.set_raw_data(
+                std::string(static_cast<std::size_t>(std::max(1, elementBits(tensor.data_type()) / 8)), '\0'));
+        }
+    }
+
+    //! One zero element in the given data field (packed where repeated).
+    static std::string placeholderField(std::uint32_t number, std::int32_t dataType)
+    {
+        switch (number)
+        {
+        case kTensorFloatData:
+            return lengthDelimitedField(number, std::string(4, '\0'));
+        case kTensorDoubleData:
+            return lengthDelimitedField(number, std::string(8, '\0'));
+        case kTensorInt32Data:
+        case kTensorInt64Data:
+        case kTensorUint64Data:
+            return lengthDelimitedField(number, std::string(1, '\0'));
+        case kTensorStringData:
+            return lengthDelimitedField(number, std::string());
+        default:
+            return lengthDelimitedField(
+                kTensorRawData, std::string(static_cast<std::size_t>(std::max(1, elementBits(dataType) / 8)), '\0'));
+        }
+    }
+
+    void checkExternalFile(const std::string& tensor, bool hasLocation, const std::string& location)
+    {
+        if (!mProblem.empty())
+        {
+            return;
+        }
+        if (!hasLocation || location.empty())
+        {
+            mProblem = "tensor " + inQuotes(tensor) + " is stored externally but has no location";
+            return;
+        }
+        if (!mOptions.externalDataMustExist)
+        {
+            return;
+        }
+        const fs::path resolved = fs::path(location).is_absolute() ? fs::path(location) : mFolder / location;
+        struct stat info
+        {
+        };
+        if (location.find('\0') != std::string::npos || ::stat(resolved.c_str(), &info) != 0)
+        {
+            mProblem = "data of tensor " + inQuotes(tensor) + " should be stored in " + inQuotes(resolved.string()) +
+                       ", but it does not exist or is not accessible";
+        }
+    }
+
+    WireSource& mSource;
+    const ModelCheckOptions& mOptions;
+    fs::path mFolder;
+    std::string mProblem;
+};
+
+} // namespace
+
+// ----- sinks ------------------------------------------------------------------------------------------------------
+
+FileModelSink::FileModelSink(std::string outputPath, bool force) : mPath(std::move(outputPath)), mForce(force) {}
+
+FileModelSink::~FileModelSink()
+{
+    abort();
+}
+
+std::filesystem::path FileModelSink::folder() const
+{
+    fs::path parent = fs::path(mPath).parent_path();
+    return parent.empty() ? fs::path(".") : parent;
+}
+
+void FileModelSink::begin()
+{
+    abort();
+    if (mPath.empty())
+    {
+        failPath(mPath, "no output path");
+    }
+    struct stat info
+    {
+    };
+    if (::lstat(mPath.c_str(), &info) == 0)
+    {
+        if (::stat(mPath.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+        {
+            failPath(mPath, "is a folder; the output must be a file");
+        }
+        if (!mForce)
+        {
+            failPath(mPath, "already exists (use --force to overwrite it)");
+        }
+    }
+    std::random_device entropy;
+    std::mt19937 generator(entropy());
+    static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    std::uniform_int_distribution<std::size_t> letter(0, sizeof(kLetters) - 2);
+    for (int attempt = 0; attempt < 100; ++attempt)
+    {
+        std::string candidate = mPath + ".tmp-";
+        for (int i = 0; i < 6; ++i)
+        {
+            candidate.push_back(kLetters[letter(generator)]);
+        }
+        // 0666: the umask decides the final permissions, as for any new file.
+        const int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
+        if (fd >= 0)
+        {
+            mFd = fd;
+            mTemporaryPath = std::move(candidate);
+            return;
+        }
+        if (errno != EEXIST)
+        {
+            failPath(mPath,
+                     "cannot create a file in folder " + inQuotes(folder().string()) + ": " + std::strerror(errno));
+        }
+    }
+    failPath(mPath, "cannot create a temporary file next to it");
+}
+
+void FileModelSink::write(std::string_view bytes)
+{
+    if (mFd < 0)
+    {
+        failPath(mPath, "write without begin()");
+    }
+    while (!bytes.empty())
+    {
+        const ssize_t n = ::write(mFd, bytes.data(), bytes.size());
+        if (n < 0 && errno == EINTR)
+        {
+            continue;
+        }
+        if (n <= 0)
+        {
+            failPath(mPath, std::string("cannot write: ") + std::strerror(n < 0 ? errno : EIO));
+        }
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+}
+
+void FileModelSink::commit()
+{
+    if (mFd < 0)
+    {
+        failPath(mPath, "commit without begin()");
+    }
+    const int closed = ::close(mFd);
+    mFd = -1;
+    if (closed != 0)
+    {
+        const int error = errno;
+        abort();
+        failPath(mPath, std::string("cannot write: ") + std::strerror(error));
+    }
+    int renamed = 0;
+    if (mForce)
+    {
+        renamed = ::rename(mTemporaryPath.c_str(), mPath.c_str());
+    }
+    else
+    {
+        // Never replaces a file that appeared while the model was being written.
+        renamed = ::renameat2(AT_FDCWD, mTemporaryPath.c_str(), AT_FDCWD, mPath.c_str(), RENAME_NOREPLACE);
+        if (renamed != 0 && (errno == EINVAL || errno == ENOSYS))
+        {
+            // A file system without RENAME_NOREPLACE: check, then rename.
+            struct stat info
+            {
+            };
+            renamed = ::lstat(mPath.c_str(), &info) == 0 ? (errno = EEXIST, -1)
+                                                         : ::rename(mTemporaryPath.c_str(), mPath.c_str());
+        }
+    }
+    if (renamed != 0)
+    {
+        const int error = errno;
+        abort();
+        failPath(mPath, error == EEXIST
+                            ? std::string("already exists (created while the model was being written; use "
+                                          "--force to overwrite it)")
+                            : std::string("cannot rename the temporary file onto it: ") + std::strerror(error));
+    }
+    mTemporaryPath.clear();
+}
+
+void FileModelSink::abort() noexcept
+{
+    if (mFd >= 0)
+    {
+        ::close(mFd);
+        mFd = -1;
+    }
+    if (!mTemporaryPath.empty())
+    {
+        ::unlink(mTemporaryPath.c_str());
+        mTemporaryPath.clear();
+    }
+}
+
+// ----- entry points -----------------------------------------------------------------------------------------------
+
+ModelWriteResult writeEditedModel(const std::string& sourcePath, const ModelEdits& edits, ModelSink& sink,
+                                  const ModelWriteOptions& options)
+{
+    try
+    {
+        EditedModelWriter writer(sourcePath, edits, sink, options);
+        return writer.run();
+    }
+    catch (...)
+    {
+        sink.abort();
+        throw;
+    }
+}
+
+std::string checkModelFile(const std::string& path, const ModelCheckOptions& options)
+{
+    WireSource source(path, options.limits, kScanWindowBytes);
+    if (source.size() > kProtobufLimit)
+    {
+        failPath(path, "is over the 2 GiB a protobuf file can hold");
+    }
+    CheckCopyBuilder builder(source, options);
+    onnx::ModelProto model;
+    {
+        const std::string bytes = builder.build();
+        if (!model.ParseFromString(bytes))
+        {
+            failPath(path, "cannot be parsed as an ONNX ModelProto");
+        }
+    }
+    if (!builder.problem().empty())
+    {
+        return builder.problem();
+    }
+    try
+    {
+        onnx::checker::check_model(model);
+        if (options.inferShapes)
+        {
+            const onnx::ShapeInferenceOptions strict(/*check_type*/ true, /*error_mode*/ 1,
+                                                     /*enable_data_propagation*/ false);
+            onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
+        }
+    }
+    catch (const std::exception& error)
+    {
+        return error.what();
+    }
+    return {};
+}
+
+} // namespace qdq
