@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cstdint>
 #include <cstring>
 
 namespace qdq
@@ -147,6 +149,30 @@ bool looksBinary(std::string_view bytes)
     return sample > 0 && control * 20 > sample;
 }
 
+//! True when "key" occurs as an object member name (followed by ':').
+bool hasKey(std::string_view text, std::string_view key)
+{
+    std::string quoted = "\"" + std::string(key) + "\"";
+    for (std::size_t at = text.find(quoted); at != std::string_view::npos; at = text.find(quoted, at + 1))
+    {
+        std::string_view after = skipWhitespace(text.substr(at + quoted.size()));
+        if (!after.empty() && after.front() == ':')
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+//! The first object of an array is an engine layer: a "Name" with a "LayerType", "Inputs" or "Outputs" (profile
+//! records say "name", device metadata has no layer keys).
+bool looksLikeLayerObject(std::string_view fromFirstObject)
+{
+    std::string_view start = fromFirstObject.substr(0, 16 * 1024);
+    return hasKey(start, "LayerType") ||
+           (hasKey(start, "Name") && (hasKey(start, "Inputs") || hasKey(start, "Outputs")));
+}
+
 InputKind classifyJson(std::string_view text)
 {
     // Only the beginning is inspected: the markers sit in the first element / first keys.
@@ -176,6 +202,10 @@ InputKind classifyJson(std::string_view text)
         {
             return InputKind::kMetadata;
         }
+        if (!inner.empty() && inner.front() == '{' && looksLikeLayerObject(inner))
+        {
+            return InputKind::kLayerInfo; // a bare array of layer objects
+        }
         if (contains(head, "\"startEnqMs\""))
         {
             return InputKind::kTiming;
@@ -195,6 +225,10 @@ InputKind classifyJson(std::string_view text)
         contains(head, "\"device_information\""))
     {
         return InputKind::kMetadata;
+    }
+    if (hasKey(head, "layers") || hasKey(head, "LayerInfo"))
+    {
+        return InputKind::kLayerInfo; // the layer list under another writer's key
     }
     if (contains(head, "\"LayerType\"") && contains(head, "\"Name\""))
     {
@@ -255,7 +289,82 @@ bool startsAsUtf8(std::string_view bytes)
     return false;
 }
 
+//! The 4-byte tag a serialized TensorRT engine starts with: "ptrt" (TensorRT 8 and later), "ftrt" (earlier
+//! engines). Ultralytics writes its .engine files as a 4-byte little-endian length, that many bytes of JSON
+//! metadata, then the engine: the tag is looked for after the metadata too.
+bool startsAsSerializedEngine(std::string_view prefix)
+{
+    const auto tagAt = [&](std::size_t offset)
+    {
+        std::string_view tag = prefix.substr(std::min(offset, prefix.size()), 4);
+        return tag == "ptrt" || tag == "ftrt";
+    };
+    if (tagAt(0))
+    {
+        return true;
+    }
+    if (prefix.size() < 6 || prefix[4] != '{')
+    {
+        return false;
+    }
+    std::uint32_t metadataLength = 0;
+    for (int i = 3; i >= 0; --i)
+    {
+        metadataLength = (metadataLength << 8) | static_cast<unsigned char>(prefix[static_cast<std::size_t>(i)]);
+    }
+    return metadataLength < prefix.size() - 4 && tagAt(4 + std::size_t{metadataLength});
+}
+
+bool hasEngineExtension(std::string_view path)
+{
+    for (std::string_view extension : {".engine", ".plan", ".trt"})
+    {
+        if (path.size() > extension.size() && path.substr(path.size() - extension.size()) == extension)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+//! The path as one shell word.
+std::string shellWord(std::string_view path)
+{
+    bool plain = !path.empty();
+    for (char c : path)
+    {
+        plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_./:=+-@,%", c) != nullptr);
+    }
+    if (plain)
+    {
+        return std::string(path);
+    }
+    std::string quoted = "'";
+    for (char c : path)
+    {
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return quoted + "'";
+}
+
 } // namespace
+
+std::string engineExportCommand(const std::string& enginePath)
+{
+    // --exportLayerInfo writes the IEngineInspector JSON and --exportProfile the per-layer times (both need the
+    // profiler run that --separateProfileRun keeps out of the timed run); --dumpLayerInfo and --dumpProfile put the
+    // same in the log. --profilingVerbosity=detailed names the layers in the profile as the inspector does.
+    return "trtexec --loadEngine=" + shellWord(enginePath) +
+           " --profilingVerbosity=detailed --dumpLayerInfo --exportLayerInfo=layers.json --dumpProfile "
+           "--separateProfileRun --exportProfile=profile.json";
+}
+
+bool isSerializedEngine(const std::string& path)
+{
+    std::string prefix = readFilePrefix(path, 64 * 1024);
+    return startsAsSerializedEngine(prefix) ||
+           (hasEngineExtension(path) && looksBinary(prefix) && !looksLikeOnnx(prefix, prefix.size() < 64 * 1024));
+}
 
 InputKind detectInputKindFromPrefix(std::string_view prefix, const std::string& pathForMessages)
 {
@@ -278,6 +387,17 @@ InputKind detectInputKindFromPrefix(std::string_view prefix, const std::string& 
     bool binary = looksBinary(prefix);
     if (binary || !startsAsUtf8(prefix))
     {
+        if (startsAsSerializedEngine(prefix) ||
+            (hasEngineExtension(pathForMessages) && !looksLikeOnnx(prefix, prefix.size() < kDetectionPrefixBytes)))
+        {
+            throw InputError(
+                where, "a serialized TensorRT engine (.engine/.plan), which qdq-doctor does not read: export what it "
+                       "reads with `" +
+                           engineExportCommand(pathForMessages) +
+                           "` and give it layers.json and profile.json, with the ONNX model and the verbose build "
+                           "log when you have them (layers.json has layer types, formats and tactics only when the "
+                           "engine was built with --profilingVerbosity=detailed)");
+        }
         if (looksLikeOnnx(prefix, prefix.size() < kDetectionPrefixBytes))
         {
             return InputKind::kOnnx;
@@ -302,8 +422,8 @@ InputKind detectInputKindFromPrefix(std::string_view prefix, const std::string& 
         {
             return InputKind::kBuildLog;
         }
-        throw InputError(where, "JSON document of unknown kind (no \"Layers\", no {\"count\": N} profile header, no "
-                                "per-inference timing records)");
+        throw InputError(where, "JSON document of unknown kind (no \"Layers\" list or array of layer objects, no "
+                                "{\"count\": N} profile header, no per-inference timing records)");
     }
     if (trimmed.substr(0, 9) == "--- Layer")
     {

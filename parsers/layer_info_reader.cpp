@@ -91,7 +91,8 @@ public:
             }
             else
             {
-                if (text[pos] != '{')
+                bool bareArray = values == 0 && text[pos] == '[';
+                if (text[pos] != '{' && !bareArray)
                 {
                     if (values == 0)
                     {
@@ -102,6 +103,15 @@ public:
                 }
                 mParser.seek(pos);
                 Token first = mParser.next();
+                if (bareArray)
+                {
+                    // [{layer}, {layer}, ...]: the list alone, as scripts dumping the engine inspector's layers
+                    // write it (and TensorRT 11.1's performance-analysis tooling expects).
+                    readLayers(first, "the top-level array");
+                    mParser.expectEndOfInput();
+                    ++values;
+                    break;
+                }
                 readTopObject(first);
                 ++values;
                 mParser.atEndOfInput();
@@ -141,15 +151,25 @@ private:
         {
             std::string_view key = mParser.text();
             std::size_t keyOffset = mParser.tokenOffset();
-            if (key == "Layers")
+            if (isLayerListKey(key))
             {
                 if (sawLayers)
                 {
-                    mPlan.warnings.push_back(
-                        mParser.warningAt(keyOffset, "duplicate \"Layers\" key; its layers are appended"));
+                    mPlan.warnings.push_back(mParser.warningAt(keyOffset, "a second layer list (\"" + std::string(key) +
+                                                                              "\"); its layers are appended"));
                 }
                 sawLayers = true;
-                readLayers(mParser.next());
+                std::string keyText(key);
+                Token value = mParser.next();
+                if (value == Token::kObjectBegin && keyText != "Layers")
+                {
+                    // {"LayerInfo": {"Layers": [...], "Bindings": [...]}}: a whole trtexec export under one key.
+                    readLayerListObject();
+                }
+                else
+                {
+                    readLayers(value, "\"" + keyText + "\"");
+                }
             }
             else if (key == "Bindings")
             {
@@ -164,7 +184,9 @@ private:
         {
             if (!sawLayerKey)
             {
-                mParser.fail(start, "no \"Layers\" array and no layer \"Name\": not " + std::string(kWhat));
+                mParser.fail(start,
+                             "no \"Layers\" array (nor \"layers\" or \"LayerInfo\") and no layer \"Name\": not " +
+                                 std::string(kWhat));
             }
             finishLayer(single);
             addLayer(std::move(single), start);
@@ -176,12 +198,39 @@ private:
         }
     }
 
-    void readLayers(Token first)
+    //! The keys a layer list is found under: trtexec's "Layers", and what other writers use.
+    static bool isLayerListKey(std::string_view key)
+    {
+        return key == "Layers" || key == "layers" || key == "LayerInfo";
+    }
+
+    // After the '{' of {"Layers": [...], "Bindings": [...]} nested under another key.
+    void readLayerListObject()
+    {
+        for (Token token = mParser.next(); token != Token::kObjectEnd; token = mParser.next())
+        {
+            std::string keyText(mParser.text());
+            if (keyText == "Layers" || keyText == "layers")
+            {
+                readLayers(mParser.next(), "\"" + keyText + "\"");
+            }
+            else if (keyText == "Bindings")
+            {
+                readBindings(mParser.next());
+            }
+            else
+            {
+                mParser.skipValue(mParser.next());
+            }
+        }
+    }
+
+    void readLayers(Token first, const std::string& what = "\"Layers\"")
     {
         if (first != Token::kArrayBegin)
         {
             mParser.fail(mParser.tokenOffset(),
-                         "\"Layers\" must be an array, found " + std::string(json::tokenDescription(first)));
+                         what + " must be an array, found " + std::string(json::tokenDescription(first)));
         }
         for (Token token = mParser.next(); token != Token::kArrayEnd; token = mParser.next())
         {
@@ -204,7 +253,7 @@ private:
             }
             else
             {
-                mPlan.warnings.push_back(mParser.warningAt(start, "a \"Layers\" entry is " +
+                mPlan.warnings.push_back(mParser.warningAt(start, "an entry of " + what + " is " +
                                                                       std::string(json::tokenDescription(token)) +
                                                                       ", not a name or a layer object; skipped"));
                 mParser.skipValue(token);
@@ -667,12 +716,27 @@ EnginePlan readLayerInfoText(std::string_view text, const std::string& path, con
     }
     if (pos < text.size() && text[pos] == '[')
     {
-        SourceLocation where;
-        where.path = path;
-        where.line = lineOfOffset(text, pos);
-        throw InputError(where, "the top level is a JSON array: this looks like a profile (--exportProfile) or timing "
-                                "(--exportTimes) JSON, not " +
-                                    std::string(kWhat));
+        // A bare array of layer objects is a layer list; an array of profile, timing or device records is not.
+        InputKind kind = InputKind::kUnknown;
+        try
+        {
+            kind = detectInputKindFromPrefix(text.substr(0, 256 * 1024), path);
+        }
+        catch (const InputError&)
+        {
+        }
+        if (kind == InputKind::kProfile || kind == InputKind::kTiming || kind == InputKind::kMetadata)
+        {
+            SourceLocation where;
+            where.path = path;
+            where.line = lineOfOffset(text, pos);
+            const char* looksLike = kind == InputKind::kProfile  ? "a profile (--exportProfile)"
+                                    : kind == InputKind::kTiming ? "a timing (--exportTimes)"
+                                                                 : "a TREx device metadata";
+            throw InputError(where, std::string("the top level is a JSON array: this looks like ") + looksLike +
+                                        " JSON, not " + std::string(kWhat) +
+                                        " (a bare array is read as layer-info when its objects are layers)");
+        }
     }
     LayerInfoReader reader(text, path, limits, mapped);
     return reader.read();

@@ -458,6 +458,10 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
                          return nodeA < nodeB;
                      });
 
+    for (const auto& note : inputs.inputNotes)
+    {
+        report.notes.push_back(note);
+    }
     if (inputs.planFromProfile)
     {
         report.notes.push_back("no layer list given (--exportLayerInfo JSON or a verbose build log): the profile's "

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -118,6 +119,36 @@ std::string renderDiffText(const DiffReport& report, const Inputs& baseline, con
     out << "  delta:     " << signedMs(report.deltaMs) << " ms = " << signedMs(report.explainedMs) << " explained "
         << signedMs(report.unexplainedMs) << " unexplained\n\n";
 
+    // A finding often touches several regions: it is printed once, after the regions, as [F<n>], and each region
+    // names it with what it says about that region's layers.
+    struct SharedFinding
+    {
+        const Finding* finding = nullptr;
+        std::vector<std::size_t> regions; //!< the shown regions that refer to it (1-based)
+    };
+    std::vector<SharedFinding> shared;
+    std::map<std::string, std::size_t> sharedIndex;
+    const auto referenceOf = [&](const Finding& finding, std::size_t regionNumber)
+    {
+        std::string key = finding.rule + '\x1f' + finding.message + '\x1f' + finding.fix;
+        for (const auto& layer : finding.engineLayers)
+        {
+            key += '\x1f' + layer;
+        }
+        auto [it, added] = sharedIndex.emplace(key, shared.size());
+        if (added)
+        {
+            shared.push_back(SharedFinding{&finding, {}});
+        }
+        std::vector<std::size_t>& regions = shared[it->second].regions;
+        bool first = regions.empty() || regions.back() != regionNumber;
+        if (first)
+        {
+            regions.push_back(regionNumber);
+        }
+        return std::make_pair(it->second + 1, first);
+    };
+
     std::size_t shown = 0;
     for (const auto& region : report.regions)
     {
@@ -146,14 +177,14 @@ std::string renderDiffText(const DiffReport& report, const Inputs& baseline, con
             out << "   differs:   " << printable(difference) << "\n";
         }
         std::set<std::string> regionLayers(candidateNames.begin(), candidateNames.end());
-        std::set<std::string> rulesShown;
         for (const auto& finding : region.findings)
         {
-            if (!rulesShown.insert(finding.rule).second)
+            auto [number, first] = referenceOf(finding, shown);
+            if (!first)
             {
-                continue;
+                continue; // the same finding twice in one region
             }
-            // What the finding says about this region's layers when it spans several regions, else its message.
+            // What the finding says about this region's layers when it spans several regions.
             std::string about;
             bool withinRegion = std::all_of(finding.engineLayers.begin(), finding.engineLayers.end(),
                                             [&](const std::string& name) { return regionLayers.count(name) > 0; });
@@ -171,11 +202,38 @@ std::string renderDiffText(const DiffReport& report, const Inputs& baseline, con
                     }
                 }
             }
-            out << "   finding:   " << finding.rule << ": " << shorten(about.empty() ? finding.message : about, 200)
-                << "\n";
-            if (about.empty())
+            out << "   finding:   [F" << number << "] " << finding.rule;
+            if (!about.empty())
             {
-                out << "   fix:       " << shorten(finding.fix, 200) << "\n"; // a finding about other layers too
+                out << ": " << shorten(about, 200);
+            }
+            out << "\n";
+        }
+        out << "\n";
+    }
+    if (!shared.empty())
+    {
+        out << "Findings in these regions (each once; a region names the ones it shows):\n";
+        for (std::size_t i = 0; i < shared.size(); ++i)
+        {
+            const Finding& finding = *shared[i].finding;
+            out << "[F" << i + 1 << "] [" << severityName(finding.severity) << "] " << finding.rule;
+            if (finding.costMs)
+            {
+                out << "  cost " << patterns::formatMs(*finding.costMs);
+            }
+            out << "  (region" << (shared[i].regions.size() > 1 ? "s" : "");
+            const char* separator = " ";
+            for (std::size_t region : shared[i].regions)
+            {
+                out << separator << region;
+                separator = ", ";
+            }
+            out << ")\n";
+            out << "     " << printable(finding.message, 8192) << "\n";
+            if (!finding.fix.empty())
+            {
+                out << "     fix: " << printable(finding.fix, 4096) << "\n";
             }
         }
         out << "\n";

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
 
 namespace qdq::graph
 {
@@ -99,11 +100,99 @@ std::string shortened(const std::string& line, std::size_t width)
     return line.substr(0, headEnd) + "..." + line.substr(tailStart);
 }
 
+//! Longest line of a title or legend: longer ones wrap at spaces instead of running off the picture's side.
+constexpr std::size_t kTitleWidth = 110;
+
+//! Cuts position back to the start of a UTF-8 character.
+std::size_t characterStart(const std::string& text, std::size_t position)
+{
+    while (position > 0 && position < text.size() && (static_cast<unsigned char>(text[position]) & 0xC0) == 0x80)
+    {
+        --position;
+    }
+    return position;
+}
+
+//! Splits text after each of the separators (the separator stays with the part before it; with trimSpaces, without
+//! its trailing spaces).
+std::vector<std::string> splitAfter(const std::string& text, const std::vector<std::string_view>& separators,
+                                    bool trimSpaces)
+{
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    std::size_t i = 0;
+    while (i < text.size())
+    {
+        std::size_t matched = 0;
+        for (std::string_view separator : separators)
+        {
+            if (text.compare(i, separator.size(), separator) == 0)
+            {
+                matched = separator.size();
+                break;
+            }
+        }
+        if (matched == 0)
+        {
+            ++i;
+            continue;
+        }
+        i += matched;
+        std::string part = text.substr(start, i - start);
+        while (trimSpaces && !part.empty() && part.back() == ' ')
+        {
+            part.pop_back();
+        }
+        parts.push_back(std::move(part));
+        start = i;
+    }
+    if (start < text.size())
+    {
+        parts.push_back(text.substr(start));
+    }
+    return parts;
+}
+
+//! Packs parts greedily into lines of at most width bytes, joined by `glue`.
+void pack(const std::vector<std::string>& parts, std::size_t width, const std::string& glue,
+          std::vector<std::string>& lines)
+{
+    std::string line;
+    for (const auto& part : parts)
+    {
+        if (!line.empty() && line.size() + glue.size() + part.size() <= width)
+        {
+            line += glue + part;
+            continue;
+        }
+        if (!line.empty())
+        {
+            lines.push_back(std::move(line));
+        }
+        line = part;
+    }
+    if (!line.empty())
+    {
+        lines.push_back(std::move(line));
+    }
+}
+
 std::string number(double value)
 {
     char buffer[32];
     std::snprintf(buffer, sizeof(buffer), "%.2f", value);
     return buffer;
+}
+
+//! A title or legend line wrapped and escaped, its lines joined by DOT's "\n".
+std::string escapedWrapped(const std::string& text)
+{
+    std::string out;
+    for (const auto& line : wrapText(text, kTitleWidth))
+    {
+        out += (out.empty() ? "" : "\\n") + escapeLabel(line, 1024);
+    }
+    return out;
 }
 
 void writeAttribute(std::string& out, bool& first, const char* name, const std::string& value)
@@ -193,10 +282,10 @@ std::string writeDot(const Graph& graph)
     out += "digraph qdq {\n";
     out += "  graph [";
     bool first = true;
-    std::string title = escapeLabel(graph.title, 1024);
+    std::string title = escapedWrapped(graph.title);
     for (const auto& line : graph.legend)
     {
-        title += "\\n" + escapeLabel(line, 1024);
+        title += "\\n" + escapedWrapped(line);
     }
     writeAttribute(out, first, "label", title);
     writeAttribute(out, first, "labelloc", "t");
@@ -209,7 +298,7 @@ std::string writeDot(const Graph& graph)
     out += "];\n";
     out += "  node [shape=\"box\", style=\"rounded,filled\", fillcolor=\"#ffffff\", fontname=\"Helvetica\", "
            "fontsize=\"10\"];\n";
-    out += "  edge [arrowsize=\"0.6\"];\n";
+    out += "  edge [arrowsize=\"0.6\", fontname=\"Helvetica\", fontsize=\"8\", fontcolor=\"#555555\"];\n";
 
     // Clusters nest: write each cluster with its nodes and its child clusters, in index order.
     std::vector<std::vector<std::size_t>> nodesOf(graph.clusters.size());
@@ -291,7 +380,7 @@ std::string writeDot(const Graph& graph)
         }
         if (!edge.label.empty())
         {
-            writeAttribute(attributes, firstAttribute, "label", escapeLabel(edge.label, 256));
+            writeAttribute(attributes, firstAttribute, edge.labelOutside ? "xlabel" : "label", escapeLines(edge.label));
         }
         if (!attributes.empty())
         {
@@ -345,6 +434,151 @@ std::string render(const Graph& graph, Format format)
 std::string shortenLine(const std::string& line, std::size_t width)
 {
     return shortened(line, width);
+}
+
+std::vector<std::string> wrapName(const std::string& name, std::size_t width, std::size_t maxLines)
+{
+    width = std::max<std::size_t>(width, 8);
+    std::vector<std::string> lines;
+    if (name.size() <= width)
+    {
+        lines.push_back(name);
+        return lines;
+    }
+    // Fused layer names join ONNX node names with " + " (and " || " for horizontal merges): a line breaks after one.
+    std::vector<std::string> parts;
+    for (auto& part : splitAfter(name, {" + ", " || "}, true))
+    {
+        if (part.size() <= width)
+        {
+            parts.push_back(std::move(part));
+            continue;
+        }
+        // One node name longer than a line: break inside it after '/', '_', '.', ' ' or ',' ...
+        std::vector<std::string> pieces;
+        pack(splitAfter(part, {"/", "_", ".", " ", ","}, false), width, "", pieces);
+        for (auto& piece : pieces)
+        {
+            // ... and only where there is none, at the width itself.
+            while (piece.size() > width)
+            {
+                std::size_t cut = characterStart(piece, width);
+                cut = cut == 0 ? width : cut;
+                parts.push_back(piece.substr(0, cut));
+                piece.erase(0, cut);
+            }
+            parts.push_back(std::move(piece));
+        }
+    }
+    // Parts that end a node name (" +") are followed by a space; pieces of one name are not.
+    std::string line;
+    for (const auto& part : parts)
+    {
+        bool endsName = line.size() >= 2 && (line.compare(line.size() - 2, 2, " +") == 0 ||
+                                             (line.size() >= 3 && line.compare(line.size() - 3, 3, " ||") == 0));
+        std::string glue = line.empty() ? "" : endsName ? " " : "";
+        if (!line.empty() && line.size() + glue.size() + part.size() <= width)
+        {
+            line += glue + part;
+            continue;
+        }
+        if (!line.empty())
+        {
+            lines.push_back(std::move(line));
+        }
+        line = part;
+    }
+    if (!line.empty())
+    {
+        lines.push_back(std::move(line));
+    }
+    for (auto& wrapped : lines)
+    {
+        while (wrapped.size() > 1 && wrapped.back() == ' ')
+        {
+            wrapped.pop_back();
+        }
+    }
+    if (maxLines > 0 && lines.size() > maxLines)
+    {
+        std::size_t rest = lines.size() - (maxLines - 1);
+        lines.resize(maxLines - 1);
+        lines.push_back("(+" + std::to_string(rest) + " more lines; full name in the tooltip)");
+    }
+    return lines;
+}
+
+std::vector<std::string> wrapText(const std::string& text, std::size_t width)
+{
+    std::vector<std::string> words;
+    std::size_t start = 0;
+    while (start <= text.size())
+    {
+        std::size_t end = text.find(' ', start);
+        if (end == std::string::npos)
+        {
+            end = text.size();
+        }
+        if (end > start)
+        {
+            words.push_back(text.substr(start, end - start));
+        }
+        start = end + 1;
+    }
+    std::vector<std::string> lines;
+    pack(words, width, " ", lines);
+    if (lines.empty())
+    {
+        lines.emplace_back();
+    }
+    return lines;
+}
+
+std::string tensorLabel(const EngineTensor& tensor)
+{
+    std::string label;
+    if (tensor.precision != Precision::kUnknown)
+    {
+        label = precisionName(tensor.precision);
+    }
+    // TensorRT's TensorFormat names for the formats the layer list spells out.
+    std::string_view format = tensor.format;
+    std::string layout;
+    if (tensor.vectorWidth > 0)
+    {
+        layout = "CHW" + std::to_string(tensor.vectorWidth);
+    }
+    else if (format.find("Row major linear") != std::string_view::npos)
+    {
+        layout = "LINEAR";
+    }
+    else if (format.find("Channel major") != std::string_view::npos)
+    {
+        layout = "HWC";
+        std::size_t percent = format.find("% ");
+        if (percent != std::string_view::npos)
+        {
+            std::size_t digits = percent + 2;
+            while (digits < format.size() && format[digits] >= '0' && format[digits] <= '9')
+            {
+                layout += format[digits++];
+            }
+        }
+    }
+    if (!layout.empty())
+    {
+        label += (label.empty() ? "" : " ") + layout;
+    }
+    if (!tensor.dimensions.empty())
+    {
+        std::string shape;
+        for (std::int64_t dimension : tensor.dimensions)
+        {
+            shape += (shape.empty() ? "" : "x") + (dimension < 0 ? std::string("?") : std::to_string(dimension));
+        }
+        label += (label.empty() ? "" : " ") + shape;
+    }
+    return label;
 }
 
 } // namespace qdq::graph

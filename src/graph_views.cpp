@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
@@ -19,6 +21,8 @@ namespace
 {
 
 using EdgeList = std::vector<std::pair<std::size_t, std::size_t>>;
+//! Edge labels by (from, to) item: the tensor an edge carries.
+using EdgeLabels = std::map<std::pair<std::size_t, std::size_t>, std::string>;
 
 std::string precisionFill(Precision precision)
 {
@@ -51,6 +55,9 @@ std::string formatMs(double ms)
     std::snprintf(buffer, sizeof(buffer), "%.3f ms", ms);
     return buffer;
 }
+
+//! Longest finding message drawn in a finding's picture (the report has it whole).
+constexpr std::size_t kMaxTitleMessage = 600;
 
 const char* kPrecisionLegend = "fill = output precision: green INT8/FP8/INT4, blue FP16/BF16, orange FP32, grey "
                                "INT32/INT64/BOOL, white unknown";
@@ -199,7 +206,7 @@ std::string layerWord(std::size_t count, const char* unit)
 
 //! Turns the selected items into the graph: collapsing chains when there are many, grouping edgeless items.
 void assemble(Graph& graph, std::vector<Item>& items, const std::vector<char>& selected, EdgeList edges,
-              const Options& options, const char* unit)
+              const Options& options, const char* unit, const EdgeLabels& labels = {})
 {
     // Only edges between selected items are drawn.
     edges.erase(std::remove_if(edges.begin(), edges.end(),
@@ -282,8 +289,13 @@ void assemble(Graph& graph, std::vector<Item>& items, const std::vector<char>& s
         node.cluster = first.node.cluster;
         node.members = list.size();
         node.lines.push_back(layerWord(list.size(), unit));
-        node.lines.push_back(shortenLine(first.name, options.labelWidth));
-        node.lines.push_back("... " + shortenLine(last.name, options.labelWidth));
+        for (const auto& line : wrapName(first.name, options.labelWidth, 2))
+        {
+            node.lines.push_back(line);
+        }
+        std::vector<std::string> lastLines = wrapName(last.name, options.labelWidth, 2);
+        lastLines.front() = "... " + lastLines.front();
+        node.lines.insert(node.lines.end(), lastLines.begin(), lastLines.end());
         // Composition, most frequent kinds first.
         std::unordered_map<std::string_view, std::size_t> kinds;
         std::unordered_map<std::string_view, std::size_t> fills;
@@ -342,15 +354,33 @@ void assemble(Graph& graph, std::vector<Item>& items, const std::vector<char>& s
     }
     EdgeList drawn;
     drawn.reserve(edges.size());
+    // A drawn edge is labelled when every edge it stands for carries the same tensor description.
+    EdgeLabels drawnLabels;
+    std::set<std::pair<std::size_t, std::size_t>> mixed;
     for (const auto& [a, b] : edges)
     {
-        drawn.emplace_back(nodeOfGroup[group[a]], nodeOfGroup[group[b]]);
+        std::pair<std::size_t, std::size_t> key(nodeOfGroup[group[a]], nodeOfGroup[group[b]]);
+        drawn.push_back(key);
+        auto label = labels.find({a, b});
+        std::string text = label == labels.end() ? std::string() : label->second;
+        auto [it, added] = drawnLabels.emplace(key, text);
+        if (!added && it->second != text)
+        {
+            mixed.insert(key);
+        }
     }
     sortUnique(drawn);
     graph.edges.reserve(drawn.size());
+    const bool outside = drawn.size() > 0 && graph.nodes.size() > kInlineEdgeLabelsUpTo;
     for (const auto& [a, b] : drawn)
     {
-        graph.edges.push_back({a, b, "", "", ""});
+        Edge edge{a, b, "", "", "", false};
+        if (options.edgeLabels && !mixed.count({a, b}))
+        {
+            edge.label = drawnLabels[{a, b}];
+            edge.labelOutside = outside;
+        }
+        graph.edges.push_back(std::move(edge));
     }
     graph.hiddenLayers = items.size() - selectedCount;
 }
@@ -394,7 +424,7 @@ void addSummaryLegend(Graph& graph, const Options& options, const char* unit)
         std::string names;
         for (std::size_t i = 0; i < options.focus.size() && i < 3; ++i)
         {
-            names += (i == 0 ? "" : ", ") + shortenLine(options.focus[i], 40);
+            names += (i == 0 ? "" : ", ") + options.focus[i]; // whole: the legend wraps at spaces
         }
         if (options.focus.size() > 3)
         {
@@ -440,8 +470,9 @@ std::string baseName(const std::string& path)
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-//! Edges between engine layers through tensor names; names-only lists get their execution order instead.
-EdgeList engineEdges(const EnginePlan& plan, bool* orderOnly)
+//! Edges between engine layers through tensor names, with what each tensor is (tensorLabel); names-only lists get
+//! their execution order instead.
+EdgeList engineEdges(const EnginePlan& plan, bool* orderOnly, EdgeLabels& labels)
 {
     std::unordered_map<std::string_view, std::size_t> producer;
     producer.reserve(plan.layers.size() * 2);
@@ -473,6 +504,24 @@ EdgeList engineEdges(const EnginePlan& plan, bool* orderOnly)
             if (it != producer.end())
             {
                 edges.emplace_back(it->second, i);
+                // The consumer's record of the tensor, else the producer's (one may list less than the other).
+                std::string label = tensorLabel(tensor);
+                if (label.empty())
+                {
+                    for (const auto& output : plan.layers[it->second].outputs)
+                    {
+                        if (output.name == tensor.name && label.empty())
+                        {
+                            label = tensorLabel(output);
+                        }
+                    }
+                }
+                if (!label.empty())
+                {
+                    // Two tensors between one pair of layers: both, one per line.
+                    std::string& text = labels[{it->second, i}];
+                    text += (text.empty() ? "" : "\n") + label;
+                }
             }
         }
     }
@@ -527,7 +576,7 @@ Graph buildEngineGraph(const Inputs& inputs, const Report& report, const Options
         item.key = std::string(layerStateName(state)) + "/" + std::string(precisionName(precision));
         Node& node = item.node;
         node.id = "L" + std::to_string(i);
-        node.lines.push_back(shortenLine(layer.name, options.labelWidth));
+        node.lines = wrapName(layer.name, options.labelWidth, options.nameLines);
         node.lines.push_back(item.kind);
         node.fill = precisionFill(precision);
         node.tooltip = layer.name;
@@ -588,7 +637,8 @@ Graph buildEngineGraph(const Inputs& inputs, const Report& report, const Options
     }
 
     bool orderOnly = false;
-    EdgeList edges = engineEdges(*plan, &orderOnly);
+    EdgeLabels edgeLabels;
+    EdgeList edges = engineEdges(*plan, &orderOnly, edgeLabels);
     std::vector<char> selected(count, 1);
     if (!options.focus.empty())
     {
@@ -632,7 +682,7 @@ Graph buildEngineGraph(const Inputs& inputs, const Report& report, const Options
     {
         graph.legend.push_back("names-only layer list: edges show execution order, not data flow");
     }
-    assemble(graph, items, selected, std::move(edges), options, "layer");
+    assemble(graph, items, selected, std::move(edges), options, "layer", edgeLabels);
     if (orderOnly)
     {
         for (auto& edge : graph.edges)
@@ -692,7 +742,12 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
         {
             if (mapping.state == LayerState::kMapped && mapping.onnxNodes.size() >= 2)
             {
-                std::string label = "layer " + shortenLine(plan->layers[mapping.layer].name, options.labelWidth);
+                std::string label = "layer";
+                for (const auto& line :
+                     wrapName(plan->layers[mapping.layer].name, options.labelWidth + 16, options.nameLines))
+                {
+                    label += (label == "layer" ? " " : "\n") + line;
+                }
                 if (mapping.timeMs)
                 {
                     label += " (" + formatMs(*mapping.timeMs) + ")";
@@ -785,7 +840,7 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
         }
         else
         {
-            node.lines.push_back(shortenLine(onnxNode.name, options.labelWidth));
+            node.lines = wrapName(onnxNode.name, options.labelWidth, options.nameLines);
             node.lines.push_back(onnxNode.opType);
             item.kind = onnxNode.opType;
             Precision precision = Precision::kUnknown;
@@ -986,7 +1041,14 @@ Graph buildFindingGraph(const Inputs& inputs, const Report& report, const Findin
     {
         title += ", cost " + formatMs(*finding.costMs);
     }
-    graph.legend.insert(graph.legend.begin(), shortenLine(finding.message, 160));
+    // The whole message, wrapped by the writer; only a very long one is cut, at a word.
+    std::string message = finding.message;
+    if (message.size() > kMaxTitleMessage)
+    {
+        std::size_t cut = message.rfind(' ', kMaxTitleMessage);
+        message = message.substr(0, cut == std::string::npos ? kMaxTitleMessage : cut) + " ...";
+    }
+    graph.legend.insert(graph.legend.begin(), message);
     if (named > focused.focus.size())
     {
         graph.legend.push_back("drawn around the first " + std::to_string(focused.focus.size()) + " of the " +
@@ -1077,7 +1139,7 @@ Graph buildDiffGraph(const DiffReport& report, const Inputs& baseline, const Inp
                 {
                     const EngineLayer& layer = plan->layers[layers[k]];
                     Precision precision = patterns::outputPrecision(layer);
-                    node.lines.push_back(shortenLine(layer.name, 40));
+                    node.lines = wrapName(layer.name, 40, 4);
                     std::string kind = layer.type.empty() ? "layer" : layer.type;
                     if (precision != Precision::kUnknown)
                     {
@@ -1153,7 +1215,7 @@ Graph buildDiffGraph(const DiffReport& report, const Inputs& baseline, const Inp
             sortUnique(edges);
             for (const auto& [a, b] : edges)
             {
-                graph.edges.push_back({a, b, "", "", ""});
+                graph.edges.push_back({a, b, "", "", "", false});
                 hasOut[a - firstNode] = 1;
             }
             firstNodes.push_back(firstNode);
@@ -1170,7 +1232,7 @@ Graph buildDiffGraph(const DiffReport& report, const Inputs& baseline, const Inp
         {
             for (std::size_t first : firstNodes)
             {
-                graph.edges.push_back({sink, first, "invis", "", ""});
+                graph.edges.push_back({sink, first, "invis", "", "", false});
             }
         }
         previousSinks = std::move(sinks);

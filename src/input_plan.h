@@ -24,11 +24,14 @@ struct InputPlan
     std::vector<PlannedFile> files; //!< role options first (--onnx, --layers, --profile, --log), then the rest
     //! Index of the ONNX model when it can be read on a second thread: exactly one, and other files beside it.
     std::optional<std::size_t> separateOnnx;
+    //! For each folder given: what was read from it and what was skipped (Inputs::inputNotes).
+    std::vector<std::string> notes;
 };
 
-//! Kinds of every file (from content; role options checked against it) and the reading order. Throws InputError
-//! for a role whose content is another kind, for a second file of one kind, and for no files at all. Reads only
-//! the first bytes of each file.
+//! Kinds of every file (from content; role options checked against it) and the reading order; a folder among the
+//! files stands for the artifacts in it. Throws InputError for a role whose content is another kind, for a second
+//! file of one kind, for a folder without artifacts and for no files at all. Reads only the first bytes of each
+//! file.
 InputPlan planInputs(const InputFiles& files);
 
 //! Reads one planned file into its member of inputs (and nothing else of inputs, so the ONNX model can be read

@@ -4,7 +4,10 @@
 #include "qdq/log_graph.h"
 #include "src/input_plan.h"
 
+#include <algorithm>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 namespace qdq
@@ -38,6 +41,16 @@ InputPlan planInputs(const InputFiles& files)
     role(files.log, InputKind::kBuildLog);
     for (const auto& path : files.files)
     {
+        if (isFolder(path))
+        {
+            FolderArtifacts folder = listFolderArtifacts(path);
+            for (const auto& file : folder.files)
+            {
+                plan.files.push_back(PlannedFile{file.path, file.kind});
+            }
+            plan.notes.push_back(folder.note(path));
+            continue;
+        }
         plan.files.push_back(PlannedFile{path, detectInputKind(path)});
     }
     if (plan.files.empty())
@@ -148,6 +161,7 @@ void readInput(Inputs& inputs, const PlannedFile& file, const Limits& limits, co
 
 void finishInputs(Inputs& inputs, const InputPlan& plan)
 {
+    inputs.inputNotes = plan.notes;
     inputs.sources.clear();
     for (const auto& file : plan.files)
     {
@@ -165,6 +179,126 @@ void finishInputs(Inputs& inputs, const InputPlan& plan)
 }
 
 } // namespace input_plan
+
+namespace
+{
+//! How much of a text that looks like a log in a folder is read to see that it is one.
+constexpr std::size_t kLogCheckBytes = 1 << 20;
+
+std::string readStart(const std::string& path, std::size_t bytes)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::string text(bytes, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(bytes));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
+}
+} // namespace
+
+bool isFolder(const std::string& path)
+{
+    std::error_code error;
+    return std::filesystem::is_directory(path, error);
+}
+
+FolderArtifacts listFolderArtifacts(const std::string& folder)
+{
+    namespace fs = std::filesystem;
+    SourceLocation where;
+    where.path = folder;
+    std::vector<fs::path> entries;
+    std::error_code error;
+    for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error))
+    {
+        entries.push_back(it->path());
+    }
+    if (error)
+    {
+        throw InputError(where, "cannot list the folder: " + error.message());
+    }
+    // Name order, byte by byte: the same files are read in the same order on every machine.
+    std::sort(entries.begin(), entries.end(),
+              [](const fs::path& a, const fs::path& b) { return a.filename().string() < b.filename().string(); });
+    FolderArtifacts artifacts;
+    for (const auto& entry : entries)
+    {
+        std::string name = entry.filename().string();
+        std::string path = entry.string();
+        if (fs::is_directory(entry, error))
+        {
+            artifacts.skipped.push_back(name + "/ (a folder: give it on its own)");
+            continue;
+        }
+        if (!fs::is_regular_file(entry, error))
+        {
+            // Sockets, pipes and broken links: opening a pipe would wait forever.
+            artifacts.skipped.push_back(name + " (not a regular file)");
+            continue;
+        }
+        try
+        {
+            if (isSerializedEngine(path))
+            {
+                artifacts.skipped.push_back(name +
+                                            " (a serialized TensorRT engine: export what qdq-doctor reads "
+                                            "with `" +
+                                            engineExportCommand(path) + "`)");
+                continue;
+            }
+            InputKind kind = detectInputKind(path);
+            if (kind == InputKind::kUnknown)
+            {
+                artifacts.skipped.push_back(name + " (unknown kind)");
+                continue;
+            }
+            if (kind == InputKind::kBuildLog)
+            {
+                // Any text that says "TensorRT" passes the kind check (a README, notes): in a folder, a log must
+                // also hold lines the log reader recognizes near its start, or it is skipped rather than refused.
+                readBuildLogFromBuffer(readStart(path, kLogCheckBytes), path);
+            }
+            artifacts.files.push_back(FolderArtifacts::File{path, kind});
+        }
+        catch (const InputError& refused)
+        {
+            artifacts.skipped.push_back(name + " (" + refused.message() + ")");
+        }
+    }
+    if (artifacts.files.empty())
+    {
+        std::string message = "the folder holds no ONNX model or TensorRT artifact";
+        if (!artifacts.skipped.empty())
+        {
+            message += " (skipped " + std::to_string(artifacts.skipped.size()) + ": " + artifacts.skipped.front() +
+                       (artifacts.skipped.size() > 1 ? ", ..." : "") + ")";
+        }
+        throw InputError(where, message);
+    }
+    return artifacts;
+}
+
+std::string FolderArtifacts::note(const std::string& folder) const
+{
+    std::string text = "read folder " + folder + ":";
+    const char* separator = " ";
+    for (const auto& file : files)
+    {
+        text += separator + std::filesystem::path(file.path).filename().string() + " (" +
+                std::string(inputKindName(file.kind)) + ")";
+        separator = ", ";
+    }
+    if (!skipped.empty())
+    {
+        text += "; skipped";
+        separator = " ";
+        for (const auto& entry : skipped)
+        {
+            text += separator + entry;
+            separator = ", ";
+        }
+    }
+    return text;
+}
 
 Inputs loadInputs(const InputFiles& files, const Limits& limits, const ProgressCallback& progress)
 {

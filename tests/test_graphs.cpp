@@ -312,12 +312,16 @@ void expectGolden(const std::string& name, const std::string& actual)
 
 const graph::Node* findNodeWithLine(const graph::Graph& g, const std::string& text)
 {
+    // The full name first: a wrapped name's last line ("Conv_20" of "... to Conv_20") is another node's whole name.
     for (const auto& node : g.nodes)
     {
         if (node.tooltip == text)
         {
             return &node;
         }
+    }
+    for (const auto& node : g.nodes)
+    {
         for (const auto& line : node.lines)
         {
             if (line == text)

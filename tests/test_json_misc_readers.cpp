@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <ostream>
 #include <string>
+#include <string_view>
 
 namespace qdq
 {
@@ -320,6 +323,26 @@ const RealTiming kRealTimings[] = {
     {"trex-tests-mobilenet-qat/mobilenet.qat.onnx.engine.timing.json", 8945, 0.356061545668, 0.351318, 0.356061545668},
 };
 
+// Names a case after its file in gtest's and ctest's output instead of printing the struct's bytes.
+void PrintTo(const RealTiming& timing, std::ostream* out)
+{
+    *out << timing.path;
+}
+
+//! A gtest parameter name from a realdata path: letters and digits kept, everything else '_'.
+std::string nameFromPath(std::string_view path)
+{
+    std::string name(path);
+    for (char& c : name)
+    {
+        if (!std::isalnum(static_cast<unsigned char>(c)))
+        {
+            c = '_';
+        }
+    }
+    return name;
+}
+
 class RealDataTiming : public ::testing::TestWithParam<RealTiming>
 {
 };
@@ -336,7 +359,8 @@ TEST_P(RealDataTiming, Summary)
     EXPECT_TRUE(summary.warnings.empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Files, RealDataTiming, ::testing::ValuesIn(kRealTimings));
+INSTANTIATE_TEST_SUITE_P(Files, RealDataTiming, ::testing::ValuesIn(kRealTimings),
+                         [](const auto& param) { return nameFromPath(param.param.path); });
 
 // ---------------------------------------------------------------------------------------------------------------
 // TREx metadata JSON
@@ -488,6 +512,11 @@ const RealMetadata kRealMetadata[] = {
      "device_information.Selected Device", "NVIDIA TITAN RTX", "performance_summary.Throughput", "2829.15"},
 };
 
+void PrintTo(const RealMetadata& metadata, std::ostream* out)
+{
+    *out << metadata.path;
+}
+
 class RealDataMetadata : public ::testing::TestWithParam<RealMetadata>
 {
 };
@@ -504,7 +533,8 @@ TEST_P(RealDataMetadata, Fields)
     EXPECT_TRUE(document.warnings.empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Files, RealDataMetadata, ::testing::ValuesIn(kRealMetadata));
+INSTANTIATE_TEST_SUITE_P(Files, RealDataMetadata, ::testing::ValuesIn(kRealMetadata),
+                         [](const auto& param) { return nameFromPath(param.param.path); });
 
 } // namespace
 } // namespace qdq

@@ -3,6 +3,7 @@
 #include "test_support.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <string>
@@ -422,6 +423,69 @@ TEST(LayerInfoReader, MixedStringsAndObjectsAndSingleInspectorObject)
     EXPECT_EQ(vectorized.layers[0].outputs[0].vectorWidth, 32);
 }
 
+//! Names, types and tensors of every layer, to compare two readings of one layer list.
+std::vector<std::string> layerSummaries(const EnginePlan& plan)
+{
+    std::vector<std::string> out;
+    for (const EngineLayer& layer : plan.layers)
+    {
+        std::string text = std::string(layer.name) + "|" + std::string(layer.type) + "|" + layer.origin + "|" +
+                           layer.tacticName + "|" + layer.metadata;
+        for (const auto& tensor : layer.inputs)
+        {
+            text += "|in " + std::string(tensor.name) + " " + std::string(tensor.format);
+        }
+        for (const auto& tensor : layer.outputs)
+        {
+            text += "|out " + std::string(tensor.name) + " " + std::string(tensor.format);
+        }
+        out.push_back(std::move(text));
+    }
+    return out;
+}
+
+// The layer list as a bare array of layer objects, or under "layers" or "LayerInfo", reads like trtexec's own file.
+TEST(LayerInfoReader, BareArrayAndOtherKeysReadLikeTrtexec)
+{
+    EnginePlan original = readLayerInfo(fixture("layer-info/trt84_detailed.json"));
+    for (const char* name : {"bare_array.json", "keyed_layers.json", "keyed_layerinfo.json"})
+    {
+        std::string path = fixture(std::string("layer-info/") + name).string();
+        EXPECT_EQ(detectInputKind(path), InputKind::kLayerInfo) << name;
+        EnginePlan plan = readLayerInfo(path);
+        EXPECT_EQ(plan.form, LayerListForm::kDetailed) << name;
+        EXPECT_EQ(layerSummaries(plan), layerSummaries(original)) << name;
+        EXPECT_TRUE(plan.warnings.empty()) << name << ": " << plan.warnings.front().message;
+        EXPECT_GT(plan.layers[1].line, 1u) << name;
+    }
+    EXPECT_EQ(readLayerInfo(fixture("layer-info/keyed_layerinfo.json")).bindings, original.bindings);
+    // {"LayerInfo": {"Layers": [...], "Bindings": [...]}}: a whole export nested under the key.
+    EnginePlan nested = readLayerInfoFromBuffer(
+        R"({"LayerInfo": {"Layers": [{"Name": "a", "LayerType": "Reformat"}], "Bindings": ["x"]}})", "nested.json");
+    ASSERT_EQ(nested.layers.size(), 1u);
+    EXPECT_EQ(nested.layers[0].type, "Reformat");
+    EXPECT_EQ(nested.bindings, (std::vector<std::string>{"x"}));
+    EnginePlan names = readLayerInfoFromBuffer(R"([{"Name": "a", "Inputs": [], "Outputs": []}])", "names.json");
+    ASSERT_EQ(names.layers.size(), 1u);
+}
+
+// Near-identical arrays and objects that are not layer lists keep their kind or stay refused.
+TEST(LayerInfoReader, ArraysAndKeysThatAreNotLayerLists)
+{
+    const auto kindOf = [](const std::string& text) { return detectInputKindFromPrefix(text, "x.json"); };
+    EXPECT_EQ(kindOf(R"([{"LayerType": "Reformat", "Name": "a"}])"), InputKind::kLayerInfo);
+    EXPECT_EQ(kindOf(R"({"layers": [{"Name": "a"}]})"), InputKind::kLayerInfo);
+    EXPECT_EQ(kindOf(R"({"LayerInfo": []})"), InputKind::kLayerInfo);
+    EXPECT_EQ(kindOf(R"([{"name": "a", "timeMs": 1, "averageMs": 1}])"), InputKind::kProfile);
+    EXPECT_EQ(kindOf(R"([{"Name": "NVIDIA A100", "ComputeCapability": [8, 0]}])"), InputKind::kMetadata);
+    EXPECT_THROW(kindOf(R"([{"Name": "a"}])"), InputError);
+    EXPECT_THROW(kindOf(R"({"nlayers": [{"Name": "a"}], "Info": "layers"})"), InputError);
+    std::string error = errorOfBuffer(R"({"layers": 5})");
+    EXPECT_NE(error.find("\"layers\" must be an array, found a number"), std::string::npos) << error;
+    error = errorOfBuffer(R"([{"count": 1}, {"name": "a", "averageMs": 1}])");
+    EXPECT_NE(error.find("looks like a profile"), std::string::npos) << error;
+}
+
 TEST(LayerInfoReader, EscapesAndUnicode)
 {
     EnginePlan plan = readLayerInfoFromBuffer(R"({"Layers": ["a\"b\\c\/d\n", "\u00e9\u4e2d\ud83d\ude00", "caf)"
@@ -752,6 +816,31 @@ TEST(RealDataLayerInfo, LixDmtMyelinTrt10)
     EXPECT_EQ(nodeSeparators, 2272u);
     EXPECT_EQ(plan.bindings.size(), 68u);
     EXPECT_EQ(plan.bindings[0], "img");
+}
+
+// Real detailed and names-only layer lists rewritten as a bare array and under "LayerInfo" read exactly as the
+// original (no real file of these shapes is in ../shared; scripts dumping the inspector's layers write them).
+TEST(RealDataLayerInfo, RealListsAsBareArrayAndUnderLayerInfo)
+{
+    REQUIRE_SHARED();
+    for (const char* file : {"lix-engine-analysis-dmt-fp16/layers_tofp16.json",
+                             "trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.graph.json"})
+    {
+        EnginePlan original = readLayerInfo(realdata(file));
+        nlohmann::json document = nlohmann::json::parse(test::readFile(realdata(file)));
+        auto folder = test::tempDir("layer-list-shapes");
+        auto bare = test::writeFile(folder / "bare.json", document["Layers"].dump(2));
+        nlohmann::json keyed;
+        keyed["LayerInfo"] = document["Layers"];
+        auto underKey = test::writeFile(folder / "keyed.json", keyed.dump());
+        for (const auto& path : {bare, underKey})
+        {
+            ASSERT_EQ(detectInputKind(path.string()), InputKind::kLayerInfo) << file;
+            EnginePlan plan = readLayerInfo(path.string());
+            EXPECT_EQ(plan.form, original.form) << file;
+            EXPECT_EQ(layerSummaries(plan), layerSummaries(original)) << file;
+        }
+    }
 }
 
 TEST(RealDataLayerInfo, IvitInspectorConcatenatedLayers)

@@ -38,6 +38,9 @@ struct Edge
     std::string style; //!< "", "dashed", "dotted", "invis"
     std::string color;
     std::string label; //!< raw text
+    //! Draw the label beside the edge after layout (xlabel) instead of as part of it: big graphs, where edge labels
+    //! would make the layout slow and spread the ranks.
+    bool labelOutside = false;
 };
 
 struct Cluster
@@ -78,9 +81,16 @@ struct Options
     std::size_t collapseAbove = 200;
     //! When a first pass of collapsing leaves more than this, chains collapse whatever their precision.
     std::size_t collapseTarget = 400;
-    //! Longest label line, in bytes, before it is shortened with "...".
+    //! Longest label line, in bytes: longer names wrap onto more lines at " + " (then '/', '_', '.').
     std::size_t labelWidth = 48;
+    //! Most lines a wrapped name takes before the rest is summarized as "(+N more)".
+    std::size_t nameLines = 6;
+    //! Edges carry the tensor's precision, layout and shape where the layer list gives them.
+    bool edgeLabels = true;
 };
+
+//! How many drawn nodes a picture may have before its edge labels are drawn beside the edges (xlabel).
+constexpr std::size_t kInlineEdgeLabelsUpTo = 150;
 
 //! The engine view: layers coloured by output precision, Q/DQ and reformat layers marked by shape, time per layer
 //! when a profile is present, findings as badges. Needs inputs.engine(); throws std::invalid_argument otherwise or
@@ -123,6 +133,18 @@ std::string render(const Graph& graph, Format format);
 
 //! A long label line shortened to about width bytes, keeping its start and end ("conv1...relu").
 std::string shortenLine(const std::string& line, std::size_t width);
+
+//! A name as label lines of at most width bytes: broken after " + " and " || " first, then after '/', '_', '.',
+//! ' ' or ',', so fused names keep whole ONNX node names on a line; a part without any of those is cut at width (on
+//! a UTF-8 character boundary). More than maxLines lines end with a line "(+N more)".
+std::vector<std::string> wrapName(const std::string& name, std::size_t width, std::size_t maxLines = 6);
+
+//! Prose (titles, legends, messages) broken at spaces into lines of at most width bytes; a longer word stays whole.
+std::vector<std::string> wrapText(const std::string& text, std::size_t width);
+
+//! An engine tensor as an edge label: precision, TensorRT layout and shape ("INT8 CHW32 32x64x56x56"), from what the
+//! layer list tells; empty when it tells none of them.
+std::string tensorLabel(const EngineTensor& tensor);
 
 //! Slug for file names: lower-case ASCII letters, digits and '-'.
 std::string fileSlug(std::string_view text);

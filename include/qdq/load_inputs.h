@@ -18,7 +18,30 @@ struct InputFiles
     std::string log;                //!< --log
 };
 
-//! Reads every file. Throws InputError for unreadable input and for ambiguous sets (two files of one kind).
+//! What a folder given as input holds: its files whose kind the content tells (name order, byte-wise), and the
+//! entries skipped, each with why. Subfolders are not entered.
+struct FolderArtifacts
+{
+    struct File
+    {
+        std::string path;
+        InputKind kind = InputKind::kUnknown;
+    };
+    std::vector<File> files;
+    std::vector<std::string> skipped; //!< "name (why)"
+    //! "read FOLDER: a (onnx), b (layer-info); skipped c (why), d/ (a folder)", for the report's notes.
+    std::string note(const std::string& folder) const;
+};
+
+//! Lists a folder's artifacts. Throws InputError naming the folder when it cannot be listed.
+FolderArtifacts listFolderArtifacts(const std::string& folder);
+
+//! True when path names a folder (following links).
+bool isFolder(const std::string& path);
+
+//! Reads every file. A folder among InputFiles::files stands for the artifacts in it (listFolderArtifacts; the
+//! files it skipped are named in Inputs::inputNotes), and is refused when it holds none. Throws InputError for
+//! unreadable input and for ambiguous sets (two files of one kind).
 Inputs loadInputs(const InputFiles& files, const Limits& limits, const ProgressCallback& progress = {});
 
 //! loadInputs() and diagnose() as one pipeline on two threads: the ONNX model is read and the engine predicted from

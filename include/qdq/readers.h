@@ -35,6 +35,14 @@ InputKind detectInputKind(const std::string& path);
 //! Same, on a buffer holding the beginning of a file (used by the fuzzers and tests).
 InputKind detectInputKindFromPrefix(std::string_view prefix, const std::string& pathForMessages);
 
+//! True when the file is a serialized TensorRT engine: it starts with the "ptrt" or "ftrt" tag (after Ultralytics'
+//! JSON metadata, too), or it is binary, not ONNX, and named .engine, .plan or .trt. qdq-doctor does not read
+//! engines; detectInputKind() refuses them with engineExportCommand() in the message.
+bool isSerializedEngine(const std::string& path);
+
+//! The trtexec command that exports from a serialized engine the layer-info and profile JSON qdq-doctor reads.
+std::string engineExportCommand(const std::string& enginePath);
+
 OnnxGraph readOnnx(const std::string& path, const OnnxReadOptions& options = {}, const Limits& limits = {});
 OnnxGraph readOnnxFromBuffer(std::string_view bytes, const std::string& pathForMessages,
                              const OnnxReadOptions& options = {}, const Limits& limits = {});
