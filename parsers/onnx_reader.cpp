@@ -180,6 +180,9 @@ struct TensorRecord
 struct ExternalFile
 {
     bool missing = false;
+    //! Why the location is not read (absolute, '..', resolves outside the model's folder); empty when it is.
+    std::string refused;
+    std::vector<std::string> tensors; //!< the first tensors stored there, for the warning of a refused location
     fs::path resolved;
     std::uint64_t size = 0;
     std::shared_ptr<Fd> fd;
@@ -960,13 +963,16 @@ private:
             {
                 fail(offset, "external data location of tensor '" + tensor + "' contains a NUL byte");
             }
+            // Bytes outside the model's folder are never opened; the tensors stored there are skipped (like
+            // missing weights, with a warning naming them) and the graph is still diagnosed.
+            ExternalFile file;
+            file.firstTensor = constant.name;
             if (location.front() == '/' || location.front() == '\\' || fs::path(location).is_absolute())
             {
-                fail(offset, "external data location '" + printable(location, 512) + "' of tensor '" + tensor +
-                                 "' is an absolute path; only paths relative to the model's folder are read");
+                file.refused = "is an absolute path";
             }
             std::size_t start = 0;
-            while (start <= location.size())
+            while (file.refused.empty() && start <= location.size())
             {
                 std::size_t end = location.find_first_of("/\\", start);
                 if (end == std::string::npos)
@@ -975,24 +981,34 @@ private:
                 }
                 if (location.compare(start, end - start, "..") == 0 && end - start == 2)
                 {
-                    fail(offset, "external data location '" + printable(location, 512) + "' of tensor '" + tensor +
-                                     "' contains a '..' component; only files inside the model's folder are read");
+                    file.refused = "contains a '..' component";
                 }
                 start = end + 1;
             }
-            ExternalFile file;
-            std::error_code error;
-            fs::path folder = fs::weakly_canonical(fs::absolute(mModelDir, error), error);
-            fs::path resolved = fs::weakly_canonical(fs::absolute(mModelDir / location, error), error);
-            if (error)
+            fs::path resolved;
+            if (file.refused.empty())
             {
-                fail(offset, "cannot resolve external data location '" + printable(location, 512) + "'");
+                std::error_code error;
+                fs::path folder = fs::weakly_canonical(fs::absolute(mModelDir, error), error);
+                resolved = fs::weakly_canonical(fs::absolute(mModelDir / location, error), error);
+                if (error)
+                {
+                    fail(offset, "cannot resolve external data location '" + printable(location, 512) + "'");
+                }
+                auto mismatch = std::mismatch(folder.begin(), folder.end(), resolved.begin(), resolved.end());
+                if (mismatch.first != folder.end())
+                {
+                    file.refused = "resolves outside the model's folder (through a symbolic link)";
+                }
             }
-            auto mismatch = std::mismatch(folder.begin(), folder.end(), resolved.begin(), resolved.end());
-            if (mismatch.first != folder.end())
+            if (!file.refused.empty())
             {
-                fail(offset, "external data location '" + printable(location, 512) + "' of tensor '" + tensor +
-                                 "' resolves outside the model's folder (through a symbolic link?)");
+                file.missing = true;
+                existing = mExternalFiles.emplace(location, std::move(file)).first;
+                mExternalOrder.push_back(location);
+                noteExternalTensor(existing->second, constant.name);
+                mGraph.externalDataMissing = true;
+                return;
             }
             file.resolved = resolved;
             struct stat info
@@ -1010,16 +1026,31 @@ private:
             {
                 file.size = static_cast<std::uint64_t>(info.st_size);
             }
-            file.firstTensor = constant.name;
             existing = mExternalFiles.emplace(location, std::move(file)).first;
             mExternalOrder.push_back(location);
+            ++existing->second.references;
         }
-        ++existing->second.references;
+        else
+        {
+            noteExternalTensor(existing->second, constant.name);
+        }
         if (existing->second.missing)
         {
             mGraph.externalDataMissing = true;
         }
     }
+
+    //! Counts a tensor stored in an external file; the first few names of a refused location are kept.
+    static void noteExternalTensor(ExternalFile& file, const std::string& tensor)
+    {
+        ++file.references;
+        if (!file.refused.empty() && file.tensors.size() < kNamedRefusedTensors)
+        {
+            file.tensors.push_back(tensor);
+        }
+    }
+
+    static constexpr std::size_t kNamedRefusedTensors = 8;
 
     void parseInitializer(Wire& wire, std::uint32_t tag, std::uint64_t tagOffset)
     {
@@ -1345,7 +1376,23 @@ private:
         for (const std::string& location : mExternalOrder)
         {
             const ExternalFile& file = mExternalFiles.at(location);
-            if (file.missing)
+            if (!file.refused.empty())
+            {
+                std::string names;
+                for (const auto& name : file.tensors)
+                {
+                    names += (names.empty() ? "'" : ", '") + printable(name, 256) + "'";
+                }
+                if (file.references > file.tensors.size())
+                {
+                    names += " and " + std::to_string(file.references - file.tensors.size()) + " more";
+                }
+                warn(0, false,
+                     "external data location '" + printable(location, 512) + "' " + file.refused +
+                         ": only files inside the model's folder are read, so the data of " +
+                         std::to_string(file.references) + " tensor(s) stored there is skipped: " + names);
+            }
+            else if (file.missing)
             {
                 warn(0, false,
                      "external data file '" + printable(location, 512) + "' is missing (looked for " +
@@ -1595,6 +1642,17 @@ private:
             parameters.node = node.index;
             parameters.isQuantize = isQuantize;
             auto inputIds = mGraph.inputIds(node.index);
+            // A quantized bias (an INT32 constant behind a DequantizeLinear, ONNX Runtime's QDQ format) is small and
+            // read too: `fix` turns it back into a float bias.
+            if (!isQuantize && !inputIds.empty() && inputIds[0] != OnnxGraph::kNone)
+            {
+                if (auto bias = resolveConstant(inputIds[0]);
+                    bias && mGraph.constants[*bias].dataType == OnnxDataType::kInt32 &&
+                    mGraph.constants[*bias].elementCount <= 16384)
+                {
+                    ensureLoaded(*bias);
+                }
+            }
             if (inputIds.size() > 1 && inputIds[1] != OnnxGraph::kNone)
             {
                 if (auto scale = resolveConstant(inputIds[1]))

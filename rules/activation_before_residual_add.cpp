@@ -25,7 +25,8 @@ public:
                                     "and its output are quantized",
                                     Severity::kWarning,
                                     "8.4-10.x",
-                                    kNeedsOnnxOrEngine | kReadsCorrelation};
+                                    kNeedsOnnxOrEngine | kReadsCorrelation,
+                                    "a Q/DQ after the Add needs its scale from calibration data"};
         return kInfo;
     }
 

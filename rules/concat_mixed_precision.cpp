@@ -25,7 +25,8 @@ public:
             "in float or is executed as copies",
             Severity::kWarning,
             "8.4-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation};
+            kNeedsOnnxOrEngine | kReadsCorrelation,
+            "quantizing the float Concat inputs needs their scales from calibration data"};
         return kInfo;
     }
 

@@ -29,7 +29,8 @@ public:
             "producer cannot absorb it",
             Severity::kWarning,
             "8.4-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation};
+            kNeedsOnnxOrEngine | kReadsCorrelation,
+            "not automated yet: the Q/DQ must move to every Concat input with one scale"};
         return kInfo;
     }
 

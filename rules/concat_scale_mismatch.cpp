@@ -25,7 +25,8 @@ public:
             "cancel",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnx | kReadsCorrelation | kReadsModelValues};
+            kNeedsOnnx | kReadsCorrelation | kReadsModelValues,
+            "not automated yet: the Concat inputs' Qs must take one scale"};
         return kInfo;
     }
 

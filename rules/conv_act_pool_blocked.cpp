@@ -34,7 +34,8 @@ public:
                                     "Conv -> [BN] -> Relu -> MaxPool was not fused into one ConvActPool layer",
                                     Severity::kWarning,
                                     "8.0-10.x",
-                                    kNeedsOnnxOrEngine | kReadsCorrelation};
+                                    kNeedsOnnxOrEngine | kReadsCorrelation,
+                                    ""};
         return kInfo;
     }
 
@@ -79,6 +80,7 @@ private:
             bool convQuantized = !conv.inputs.empty() && feedingDequantize(graph, conv.inputs[0]) != nullptr;
             std::vector<std::string> causes;
             std::vector<std::string> fixes;
+            std::vector<FixEdit> edits;
             std::vector<std::string> nodes = {conv.name, activation->name, pool.name};
             if (!between.empty() || !insideEpilogue.empty())
             {
@@ -92,6 +94,23 @@ private:
                     names.push_back(q->name);
                 }
                 nodes.insert(nodes.end(), names.begin(), names.end());
+                // Each Q with the DQ right after it is one pair to remove.
+                std::vector<const OnnxNode*> pairs = insideEpilogue;
+                pairs.insert(pairs.end(), between.begin(), between.end());
+                for (const OnnxNode* q : pairs)
+                {
+                    if (!isQuantize(*q) || q->outputs.empty())
+                    {
+                        continue;
+                    }
+                    for (const OnnxNode* dq : consumersOf(graph, q->outputs[0]))
+                    {
+                        if (isDequantize(*dq))
+                        {
+                            edits.push_back(removeQdqPairEdit(*q, *dq));
+                        }
+                    }
+                }
                 causes.push_back("Q/DQ " + nameList(names, 4) + " sit between the conv and the MaxPool");
                 fixes.push_back("remove " + nameList(names, 4) +
                                 " (MaxPool commutes with Q/DQ, so the Q on its output "
@@ -110,8 +129,19 @@ private:
                 {
                     if (!isQuantize(*consumer))
                     {
-                        floatUser = consumer->name + " (" + consumer->opType + ")";
-                        break;
+                        if (floatUser.empty())
+                        {
+                            floatUser = consumer->name + " (" + consumer->opType + ")";
+                        }
+                        // Only where the float reader's result goes on quantized: else its INT8 input would need a
+                        // DQ of its own.
+                        if (!forward.quantizers.empty() && !consumer->outputs.empty() &&
+                            reachesQuantizer(graph, consumer->outputs[0]))
+                        {
+                            edits.push_back(insertQdqEdit(*consumer, pool.outputs[0], forward.quantizers[0]->name,
+                                                          "the scale of the Q already on the MaxPool output, so "
+                                                          "TensorRT merges the two"));
+                        }
                     }
                 }
                 causes.push_back("the MaxPool output also feeds " +
@@ -136,6 +166,7 @@ private:
             finding.onnxNodes = nodes;
             finding.evidence.push_back(nodeEvidence(context, pool, nameList(causes, 3)));
             finding.fix = nameList(fixes, 3);
+            finding.edits = std::move(edits);
             if (const EnginePlan* plan = context.engine())
             {
                 std::vector<std::size_t> poolLayers;

@@ -25,7 +25,8 @@ public:
             "INT8-in / float-out deconvolution plus separate layers",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation};
+            kNeedsOnnxOrEngine | kReadsCorrelation,
+            "folding BatchNormalization into the ConvTranspose weights needs the weights and a re-export"};
         return kInfo;
     }
 

@@ -25,7 +25,8 @@ public:
             "standalone Quantize layers",
             Severity::kWarning,
             "8.4-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation | kReadsModelValues};
+            kNeedsOnnxOrEngine | kReadsCorrelation | kReadsModelValues,
+            "not automated yet: the Qs on the fan-out must take one scale"};
         return kInfo;
     }
 

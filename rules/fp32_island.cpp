@@ -24,7 +24,8 @@ public:
             "Unquantized layers of a Q/DQ network run in FP32 because the build did not enable FP16",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsPrediction | kReadsCorrelation};
+            kNeedsOnnxOrEngine | kReadsPrediction | kReadsCorrelation,
+            "a build flag (--fp16, or BuilderFlag::kFP16), not the graph"};
         return kInfo;
     }
 

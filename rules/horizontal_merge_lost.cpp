@@ -25,7 +25,8 @@ public:
             "merge them into one layer",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnx | kReadsCorrelation | kReadsModelValues};
+            kNeedsOnnx | kReadsCorrelation | kReadsModelValues,
+            "not automated yet: the sibling convs' input Q/DQ pairs must become one"};
         return kInfo;
     }
 

@@ -40,7 +40,8 @@ public:
             "reformat or standalone Quantize follows",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation};
+            kNeedsOnnxOrEngine | kReadsCorrelation,
+            ""};
         return kInfo;
     }
 
@@ -203,6 +204,7 @@ private:
             }
             std::vector<std::string> reasons;
             std::vector<std::string> fixes;
+            std::vector<FixEdit> edits;
             for (std::size_t i = 0; i < ends.users.size(); ++i)
             {
                 const OnnxNode* user = ends.users[i];
@@ -217,6 +219,12 @@ private:
                 fixes.push_back("insert QuantizeLinear -> DequantizeLinear on tensor " + tensor + " before " +
                                 user->name + existing +
                                 (residual ? residualHint(graph, *user, tensor) : std::string()));
+                edits.push_back(insertQdqEdit(*user, tensor, reference->name,
+                                              forward.quantizers.empty()
+                                                  ? "the scale of the next quantizer downstream (" + reference->name +
+                                                        "), the one TensorRT can fuse into the conv"
+                                                  : "the scale of the Q already on the output, so TensorRT merges "
+                                                    "the two"));
             }
             for (const auto& output : ends.outputs)
             {
@@ -238,6 +246,7 @@ private:
             finding.fix =
                 nameList(fixes, 4) +
                 "; the Q/DQ propagates back through commuting ops and fuses into the conv epilogue as its INT8 output";
+            finding.edits = std::move(edits);
             finding.engineLayers = layerNames(context, layers);
             for (std::size_t c : costly)
             {

@@ -25,7 +25,8 @@ public:
             "run standalone and the op runs in float",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation};
+            kNeedsOnnxOrEngine | kReadsCorrelation,
+            "a QuantizeLinear on the output needs its scale from calibration data"};
         return kInfo;
     }
 

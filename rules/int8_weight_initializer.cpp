@@ -40,7 +40,9 @@ public:
             "TensorRT 10, rejected by the TensorRT 8.0-8.4 parsers",
             Severity::kInfo,
             "8.0-8.4 (8.5+ and 10.x accept it)",
-            kNeedsOnnx};
+            kNeedsOnnx,
+            "a TensorRT version question, not a graph error: build with TensorRT 8.5 or later, or export a float "
+            "weight with QuantizeLinear"};
         return kInfo;
     }
 

@@ -38,7 +38,8 @@ public:
             "constant",
             Severity::kError,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsModelValues};
+            kNeedsOnnxOrEngine | kReadsModelValues,
+            "a valid scale comes from calibration data: re-calibrate the quantizer"};
         return kInfo;
     }
 

@@ -19,8 +19,13 @@ public:
     const RuleInfo& info() const override
     {
         static const RuleInfo kInfo{
-            "io-reformat",      "R23",      "Quantize and reformat work at the network inputs and outputs",
-            Severity::kWarning, "8.0-10.x", kNeedsOnnxOrEngine | kReadsCorrelation};
+            "io-reformat",
+            "R23",
+            "Quantize and reformat work at the network inputs and outputs",
+            Severity::kWarning,
+            "8.0-10.x",
+            kNeedsOnnxOrEngine | kReadsCorrelation,
+            "a build option (trtexec --inputIOFormats/--outputIOFormats) or the preprocessing, not the graph"};
         return kInfo;
     }
 

@@ -25,7 +25,8 @@ public:
             "so requantize layers surround the pooling",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnx | kReadsCorrelation | kReadsModelValues};
+            kNeedsOnnx | kReadsCorrelation | kReadsModelValues,
+            "not automated yet: the Qs around the MaxPool must take one scale"};
         return kInfo;
     }
 

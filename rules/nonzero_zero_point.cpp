@@ -35,7 +35,8 @@ public:
             "only (zero point 0)",
             Severity::kError,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsModelValues};
+            kNeedsOnnxOrEngine | kReadsModelValues,
+            "new symmetric scales (zero point 0) come from calibration data: re-quantize the model"};
         return kInfo;
     }
 

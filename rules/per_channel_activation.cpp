@@ -27,7 +27,9 @@ public:
             "only",
             Severity::kError,
             "8.0-10.x",
-            kNeedsOnnx | kReadsCorrelation | kReadsModelValues};
+            kNeedsOnnx | kReadsCorrelation | kReadsModelValues,
+            "per-tensor activation scales come from calibration data: re-export with a per-tensor activation "
+            "quantizer"};
         return kInfo;
     }
 

@@ -24,7 +24,8 @@ public:
             "A plugin sits between DequantizeLinear and QuantizeLinear: TensorRT never fuses Q/DQ into plugins",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation};
+            kNeedsOnnxOrEngine | kReadsCorrelation,
+            "the plugin's code must take over the scales (its INT8 formats); the graph edit alone would break it"};
         return kInfo;
     }
 

@@ -22,7 +22,8 @@ public:
             "A Q/DQ pair on the conv-output input of a residual Add keeps the Add out of the conv",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnx | kReadsCorrelation};
+            kNeedsOnnx | kReadsCorrelation,
+            ""};
         return kInfo;
     }
 
@@ -84,6 +85,7 @@ public:
                                                             " <- " + q->name + " <- " + conv->name));
                 finding.fix = "remove " + q->name + " and " + dq[side]->name + " on the conv-side input of " +
                               add.name + "; keep the Q/DQ on the residual input (" + add.inputs[1 - side] + ")";
+                finding.edits.push_back(removeQdqPairEdit(*q, *dq[side]));
                 if (context.engine() != nullptr)
                 {
                     auto layers = layersOf(context, add.name);

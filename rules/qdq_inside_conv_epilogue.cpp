@@ -22,12 +22,96 @@ public:
             "A Q/DQ pair sits between a weighted op and the BatchNorm/activation/MaxPool TensorRT would fuse into it",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnx | kReadsCorrelation};
+            kNeedsOnnx | kReadsCorrelation,
+            ""};
         return kInfo;
+    }
+
+    //! The weighted op writing tensor directly or through BatchNormalization and at most one Q -> DQ pair (a conv
+    //! whose output ONNX Runtime quantized before the Add), or nullptr.
+    static const OnnxNode* weightedBehind(const OnnxGraph& graph, const std::string& tensor)
+    {
+        const OnnxNode* producer = producerOf(graph, tensor);
+        for (int depth = 0; producer != nullptr && depth < 4; ++depth)
+        {
+            if (isWeighted(graph, *producer))
+            {
+                return producer;
+            }
+            if (!(isQdq(*producer) || producer->opType == "BatchNormalization") || producer->inputs.empty())
+            {
+                return nullptr;
+            }
+            producer = producerOf(graph, producer->inputs[0]);
+        }
+        return nullptr;
+    }
+
+    //! Conv -> [Q/DQ] -> Add(residual) -> Q -> DQ -> activation: once the Add fuses into the conv (reference 1.8),
+    //! the pair on the Add's output sits inside the fused layer's epilogue and keeps the activation apart.
+    void checkResidualAdds(const Context& context, FindingSink& sink) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        for (const auto& add : graph.nodes)
+        {
+            if (add.opType != "Add" || add.inputs.size() != 2 || add.outputs.empty() ||
+                isConstantTensor(graph, add.inputs[0]) || isConstantTensor(graph, add.inputs[1]))
+            {
+                continue;
+            }
+            const OnnxNode* conv = weightedBehind(graph, add.inputs[0]);
+            conv = conv != nullptr ? conv : weightedBehind(graph, add.inputs[1]);
+            if (conv == nullptr)
+            {
+                continue;
+            }
+            for (const OnnxNode* q : consumersOf(graph, add.outputs[0]))
+            {
+                if (!isQuantize(*q) || q->outputs.empty())
+                {
+                    continue;
+                }
+                for (const OnnxNode* dq : consumersOf(graph, q->outputs[0]))
+                {
+                    if (!isDequantize(*dq) || dq->outputs.empty())
+                    {
+                        continue;
+                    }
+                    for (const OnnxNode* next : consumersOf(graph, dq->outputs[0]))
+                    {
+                        if (!isActivation(next->opType))
+                        {
+                            continue;
+                        }
+                        Finding finding = makeFinding(
+                            info(), "QuantizeLinear " + q->name + " -> DequantizeLinear " + dq->name +
+                                        " sits between the residual Add " + add.name + " (which TensorRT fuses into " +
+                                        conv->opType + " " + conv->name + ") and " + next->opType + " " + next->name +
+                                        ": the activation cannot join the fused Conv+Add layer.");
+                        finding.onnxNodes = {conv->name, add.name, q->name, dq->name, next->name};
+                        finding.evidence.push_back(nodeEvidence(context, *q,
+                                                                "input from " + add.name + ", output dequantized by " +
+                                                                    dq->name + " for " + next->name));
+                        finding.fix = "delete " + q->name + " and " + dq->name + " (connect " + add.outputs[0] +
+                                      " to " + next->name + " directly); the Q after " + next->name +
+                                      " becomes the fused layer's INT8 output";
+                        finding.edits.push_back(removeQdqPairEdit(*q, *dq));
+                        if (context.engine() != nullptr)
+                        {
+                            auto layers = layersOf(context, next->name);
+                            finding.engineLayers = layerNames(context, layers);
+                            finding.costMs = sumTimes(context, layers);
+                        }
+                        sink.add(std::move(finding));
+                    }
+                }
+            }
+        }
     }
 
     void check(const Context& context, FindingSink& sink) const override
     {
+        checkResidualAdds(context, sink);
         const OnnxGraph& graph = *context.graph();
         for (const auto& node : graph.nodes)
         {
@@ -76,6 +160,7 @@ public:
                         finding.fix = "delete " + q->name + " and " + dq->name + " (connect " + tensor + " to " +
                                       next->name + " directly) and quantize after the " + next->opType +
                                       ", at the next weighted op's input";
+                        finding.edits.push_back(removeQdqPairEdit(*q, *dq));
                         if (context.engine() != nullptr)
                         {
                             auto layers = layersOf(context, next->name);

@@ -21,7 +21,8 @@ public:
             "A Conv/Gemm bias is an INT32 initializer behind a DequantizeLinear; TensorRT wants a float bias",
             Severity::kError,
             "8.0-10.x",
-            kNeedsOnnx};
+            kNeedsOnnx,
+            ""};
         return kInfo;
     }
 
@@ -51,6 +52,11 @@ public:
             }
             consumers.push_back(node.name);
             biases.push_back(bias->name);
+            FixEdit edit;
+            edit.kind = FixEdit::Kind::kFloatBias;
+            edit.nodes = {dq->name};
+            edit.tensor = dq->outputs.empty() ? std::string() : std::string(dq->outputs[0]);
+            finding.edits.push_back(std::move(edit));
             finding.onnxNodes.push_back(node.name);
             finding.onnxNodes.push_back(dq->name);
             finding.evidence.push_back(nodeEvidence(context, *dq,

@@ -25,7 +25,8 @@ public:
             "a dangling DQ+Q that runs as a Scale layer",
             Severity::kWarning,
             "8.4-10.x",
-            kNeedsOnnxOrEngine | kReadsPrediction | kReadsCorrelation | kReadsModelValues};
+            kNeedsOnnxOrEngine | kReadsPrediction | kReadsCorrelation | kReadsModelValues,
+            "not automated yet: the Q/DQ after the Split must take the producer's scale, decided per consumer"};
         return kInfo;
     }
 

@@ -27,6 +27,75 @@ std::string addToken(const EngineLayer& layer)
     return layer.name;
 }
 
+//! Which input of add is the shortcut: the one with the shorter way back (in nodes, Q/DQ included) to the nearest
+//! tensor both inputs come from. -1 when no common ancestor lies within 64 nodes of each, or both ways are as long.
+int shortcutSide(const OnnxGraph& graph, const OnnxNode& add)
+{
+    const auto distances = [&graph](const std::string& start)
+    {
+        std::map<std::string, int> distance{{start, 0}};
+        std::vector<std::string> frontier{start};
+        for (std::size_t i = 0; i < frontier.size() && distance.size() < 64; ++i)
+        {
+            const std::string tensor = frontier[i];
+            const OnnxNode* producer = producerOf(graph, tensor);
+            if (producer == nullptr)
+            {
+                continue;
+            }
+            for (const auto& input : producer->inputs)
+            {
+                if (!input.empty() && !isConstantTensor(graph, input) &&
+                    distance.emplace(input, distance[tensor] + 1).second)
+                {
+                    frontier.push_back(input);
+                }
+            }
+        }
+        return distance;
+    };
+    const auto left = distances(add.inputs[0]);
+    const auto right = distances(add.inputs[1]);
+    int best = -1;
+    int bestTotal = 0;
+    for (const auto& [tensor, fromLeft] : left)
+    {
+        auto it = right.find(tensor);
+        if (it == right.end())
+        {
+            continue;
+        }
+        const int total = fromLeft + it->second;
+        if (best < 0 || total < bestTotal)
+        {
+            bestTotal = total;
+            best = fromLeft < it->second ? 0 : it->second < fromLeft ? 1 : -2;
+        }
+    }
+    return best < 0 ? -1 : best;
+}
+
+//! The Q with the largest per-tensor scale among those that quantize node's output (through activations), or nullptr.
+const OnnxNode* widestQuantizerAfter(const OnnxGraph& graph, const OnnxNode& node)
+{
+    if (node.outputs.empty())
+    {
+        return nullptr;
+    }
+    const OnnxNode* widest = nullptr;
+    double widestScale = 0.0;
+    for (const OnnxNode* q : forwardQuantizers(graph, node.outputs[0], true).quantizers)
+    {
+        const auto scale = perTensorScale(graph, *q);
+        if (scale && (widest == nullptr || *scale > widestScale))
+        {
+            widest = q;
+            widestScale = *scale;
+        }
+    }
+    return widest;
+}
+
 class ResidualInputNotQuantized final : public ModelOrEngineRule
 {
 public:
@@ -39,7 +108,8 @@ public:
             "cannot produce INT8",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation};
+            kNeedsOnnxOrEngine | kReadsCorrelation,
+            ""};
         return kInfo;
     }
 
@@ -86,17 +156,24 @@ private:
                 continue; // a bias-like Add, not a residual
             }
             // TensorRT fuses the Add into the conv on one side; the other input is the residual. When both sides
-            // come from convs (downsample blocks), the later conv is the one fused.
+            // come from convs (downsample blocks), the residual is the shortcut: the shorter way back to where the
+            // two branches fork (quantizing it lets the main branch's conv take the Add, as the residual recipe of
+            // the real A100 ResNet engines does); without a fork in reach, the later conv is taken as fused.
             std::size_t fusedSide = conv[1] != nullptr ? 1 : 0;
-            if (conv[0] != nullptr && conv[1] != nullptr && conv[0]->index > conv[1]->index)
+            if (conv[0] != nullptr && conv[1] != nullptr)
             {
-                fusedSide = 0;
+                const int shortcut = shortcutSide(graph, node);
+                fusedSide = shortcut >= 0                     ? static_cast<std::size_t>(1 - shortcut)
+                            : conv[0]->index > conv[1]->index ? 0
+                                                              : 1;
             }
             std::size_t residualSide = 1 - fusedSide;
             const std::string& residual = node.inputs[residualSide];
             const OnnxNode* residualProducer = producerOf(graph, residual);
             auto existing = forwardQuantizers(graph, residual, false);
             std::string scaleHint;
+            std::string scaleFrom;
+            std::string scaleReason;
             if (!existing.quantizers.empty())
             {
                 if (auto scale = perTensorScale(graph, *existing.quantizers[0]))
@@ -105,7 +182,22 @@ private:
                     std::snprintf(buffer, sizeof(buffer), "%.8g", *scale);
                     scaleHint = " with the scale of " + existing.quantizers[0]->name + " (" + buffer +
                                 ") so TensorRT can merge the two";
+                    scaleFrom = existing.quantizers[0]->name;
+                    scaleReason = "the scale of the Q already on " + residual + ", so TensorRT merges the two";
                 }
+            }
+            else if (const OnnxNode* widest = widestQuantizerAfter(graph, node))
+            {
+                // No quantizer reads the residual: the Add's own output quantizers are the nearest measure of its
+                // range; the largest of them clips least.
+                char buffer[64];
+                std::snprintf(buffer, sizeof(buffer), "%.8g", perTensorScale(graph, *widest).value_or(0.0));
+                scaleHint = " (no quantizer reads it: start from the scale of " + widest->name + ", " + buffer +
+                            ", the largest quantizer after the Add, and re-calibrate)";
+                scaleFrom = widest->name;
+                scaleReason = "no quantizer reads " + residual + ": the largest scale among the quantizers after " +
+                              node.name + " (" + widest->name +
+                              "), the nearest measure of its range that clips least; re-calibrate for accuracy";
             }
             Finding finding = makeFinding(
                 info(),
@@ -125,6 +217,15 @@ private:
             finding.fix = "insert QuantizeLinear -> DequantizeLinear on tensor " + residual + " (input " +
                           std::to_string(residualSide) + " of " + node.name + ")" + scaleHint +
                           "; keep the conv-side input of the Add unquantized";
+            // The edit pays only when the Add's result goes on quantized (somewhere: the next block's float residual
+            // is another finding's edit): with a float result only (a network output, a float head) the fused
+            // Conv+Add writes float anyway and an INT8 residual would need its own DQ.
+            if (!scaleFrom.empty() && !node.outputs.empty() && reachesQuantizer(graph, node.outputs[0]))
+            {
+                finding.edits.push_back(insertQdqEdit(node, residual, scaleFrom, scaleReason));
+                // insertQdqEdit lists every input of the Add that reads the residual; only this one is meant.
+                finding.edits.back().consumers = {{node.name, static_cast<std::uint32_t>(residualSide)}};
+            }
             attachEngineCost(context, node.name, finding);
             sink.add(std::move(finding));
         }

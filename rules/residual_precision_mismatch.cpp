@@ -25,7 +25,9 @@ public:
             "The residual input of a fused Conv+Add has a different precision from what the Add's consumer needs",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation};
+            kNeedsOnnxOrEngine | kReadsCorrelation,
+            "not automated yet: the residual input's Q/DQ needs the scale of the consumer's quantizer, chosen per "
+            "case"};
         return kInfo;
     }
 

@@ -13,17 +13,25 @@ namespace
 
 using namespace patterns;
 
+bool isShapeOnly(const std::string& op)
+{
+    return op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze";
+}
+
 class StandaloneQdq final : public Rule
 {
 public:
     const RuleInfo& info() const override
     {
-        static const RuleInfo kInfo{"standalone-qdq",
-                                    "R20",
-                                    "A Quantize or Dequantize that TensorRT could not fuse runs as its own layer",
-                                    Severity::kWarning,
-                                    "8.0-10.x",
-                                    kNeedsOnnxOrEngine | kReadsPrediction | kReadsCorrelation};
+        static const RuleInfo kInfo{
+            "standalone-qdq",
+            "R20",
+            "A Quantize or Dequantize that TensorRT could not fuse runs as its own layer",
+            Severity::kWarning,
+            "8.0-10.x",
+            kNeedsOnnxOrEngine | kReadsPrediction | kReadsCorrelation,
+            "the fixes of its causes (residual-input-not-quantized, conv-act-pool-blocked, qdq-inside-conv-epilogue, "
+            "...) remove these layers; a lone Q/DQ with no such cause needs a decision about the model's accuracy"};
         return kInfo;
     }
 
@@ -189,6 +197,28 @@ private:
         sink.add(std::move(finding));
     }
 
+    //! A lone Q behind a float average pooling (through shape ops such as Flatten): TensorRT runs the pooling in INT8
+    //! when its input is quantized, and the Q then fuses into it (the GlobalAveragePool recipe of the real A100
+    //! ResNet engines). Adds the edit that quantizes the pooling's input.
+    static void addPoolingInputEdit(const OnnxGraph& graph, const OnnxNode& q, Finding& finding)
+    {
+        const OnnxNode* producer = q.inputs.empty() ? nullptr : producerOf(graph, q.inputs[0]);
+        for (int step = 0; producer != nullptr && step < 4 && isShapeOnly(producer->opType); ++step)
+        {
+            producer = producer->inputs.empty() ? nullptr : producerOf(graph, producer->inputs[0]);
+        }
+        if (producer == nullptr || (producer->opType != "GlobalAveragePool" && producer->opType != "AveragePool") ||
+            producer->inputs.empty() || feedingDequantize(graph, producer->inputs[0]) != nullptr ||
+            isGraphInput(graph, producer->inputs[0]))
+        {
+            return;
+        }
+        finding.edits.push_back(insertQdqEdit(*producer, producer->inputs[0], q.name,
+                                              "the scale of " + q.name +
+                                                  ", the only quantizer near the pooling (its output lies in its "
+                                                  "input's range); re-calibrate for accuracy"));
+    }
+
     void checkPrediction(const Context& context, FindingSink& sink) const
     {
         const OnnxGraph& graph = *context.graph();
@@ -213,6 +243,10 @@ private:
             Finding& target = networkInput ? inputs : lone;
             target.onnxNodes.push_back(node->name);
             target.evidence.push_back(nodeEvidence(context, *node, predicted.reason()));
+            if (!networkInput && predicted.isQuantize)
+            {
+                addPoolingInputEdit(graph, *node, lone);
+            }
         }
         if (!inputs.onnxNodes.empty())
         {
@@ -231,6 +265,12 @@ private:
                 "LayerNorm, GELU in transformers) can absorb some of these.";
             lone.fix = "remove each lone pair, or move it to the input of the nearest weighted op; a Q needs a "
                        "quantized producer and a DQ a quantized consumer to fuse into";
+            if (!lone.edits.empty())
+            {
+                lone.fix += "; a Q after a float pooling: quantize the pooling's input too (" + lone.edits[0].tensor +
+                            (lone.edits.size() > 1 ? " and " + std::to_string(lone.edits.size() - 1) + " more" : "") +
+                            "), so the pooling runs in INT8 and the Q fuses into it";
+            }
             sink.add(std::move(lone));
         }
     }

@@ -24,7 +24,9 @@ public:
             "scale length that does not match it); ConvTranspose axis support is version-dependent",
             Severity::kWarning,
             "8.0-10.x (ConvTranspose: version-dependent)",
-            kNeedsOnnx | kReadsCorrelation | kReadsModelValues};
+            kNeedsOnnx | kReadsCorrelation | kReadsModelValues,
+            "the weight quantizer must be re-exported along the output-channel axis (its scales come from the weights "
+            "per channel)"};
         return kInfo;
     }
 

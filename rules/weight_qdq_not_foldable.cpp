@@ -32,7 +32,9 @@ public:
             "TensorRT may not fold the weight quantization into INT8 weights at build time",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation};
+            kNeedsOnnxOrEngine | kReadsCorrelation,
+            "the ops between the weight initializer and its QuantizeLinear must be folded in the export (constant "
+            "folding with the weights)"};
         return kInfo;
     }
 

@@ -72,7 +72,8 @@ public:
             "data and weight inputs, so it cannot run as a quantized layer",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation};
+            kNeedsOnnxOrEngine | kReadsCorrelation,
+            "quantizing the input needs its scale from calibration data (re-export with an input quantizer on the op)"};
         return kInfo;
     }
 

@@ -1,13 +1,16 @@
 // qdq-doctor command line. CLI11 stays in this file; the commands live in src/*.cpp.
 #include "qdq/diff.h"
 #include "qdq/embedded_sample.h"
+#include "qdq/fix.h"
 #include "qdq/graph.h"
 #include "qdq/inspect.h"
 #include "qdq/load_inputs.h"
 #include "qdq/predict.h"
+#include "qdq/sarif.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <unistd.h>
 
@@ -90,7 +94,31 @@ int runInspect(const std::vector<std::string>& files, const std::string& format,
 {
     std::vector<qdq::FileSummary> summaries;
     int status = kExitOk;
+    // A folder stands for the artifacts in it; what it holds besides is named on stderr.
+    std::vector<std::string> paths;
     for (const auto& path : files)
+    {
+        if (!qdq::isFolder(path))
+        {
+            paths.push_back(path);
+            continue;
+        }
+        try
+        {
+            qdq::FolderArtifacts folder = qdq::listFolderArtifacts(path);
+            for (const auto& file : folder.files)
+            {
+                paths.push_back(file.path);
+            }
+            std::fprintf(stderr, "qdq-doctor: note: %s\n", qdq::printable(folder.note(path), 4000).c_str());
+        }
+        catch (const qdq::InputError& error)
+        {
+            reportError(error);
+            status = kExitBadInput;
+        }
+    }
+    for (const auto& path : paths)
     {
         try
         {
@@ -154,6 +182,43 @@ int runPredict(const PredictOptions& predictOptions, const GlobalOptions& option
     return kExitOk;
 }
 
+struct FixCommandOptions
+{
+    qdq::InputFiles files;
+    qdq::FixOptions fix;
+    std::string rules; //!< comma-separated slugs
+    std::string format = "text";
+};
+
+//! `fix MODEL.onnx [engine files] -o FIXED.onnx`: the findings' graph edits written as a new model (docs/fix.md).
+int runFix(FixCommandOptions& fixOptions, const GlobalOptions& options)
+{
+    std::string rules = fixOptions.rules;
+    for (std::size_t start = 0; start < rules.size();)
+    {
+        std::size_t end = rules.find(',', start);
+        end = end == std::string::npos ? rules.size() : end;
+        std::string slug = rules.substr(start, end - start);
+        if (!slug.empty())
+        {
+            const bool known = std::any_of(qdq::allRules().begin(), qdq::allRules().end(),
+                                           [&](const auto& rule) { return rule->info().slug == slug; });
+            if (!known)
+            {
+                throw qdq::InputError(qdq::SourceLocation{"--rules"}, "unknown rule '" + slug + "' (see docs/rules/)");
+            }
+            fixOptions.fix.rules.push_back(slug);
+        }
+        start = end + 1;
+    }
+    const std::string first = fixOptions.files.files.empty() ? std::string("model") : fixOptions.files.files.front();
+    qdq::FixReport report =
+        qdq::runFix(fixOptions.files, fixOptions.fix, options.limits(), progressReporter(options, first));
+    std::string output = fixOptions.format == "json" ? qdq::renderFixJson(report) : qdq::renderFixText(report);
+    std::fwrite(output.data(), 1, output.size(), stdout);
+    return kExitOk;
+}
+
 struct DiagnoseOptions
 {
     qdq::InputFiles files;
@@ -161,8 +226,21 @@ struct DiagnoseOptions
     std::string outputDir;
     std::string failOn;
     bool force = false;
-    bool dot = false; //!< also write the .dot text of every picture
+    bool dot = false;              //!< also write the .dot text of every picture
+    std::string collapse = "auto"; //!< "none": the whole-graph pictures draw every layer
 };
+
+//! Drawing options for --collapse: "auto" collapses chains of similar layers in pictures of more than 200 layers,
+//! "none" draws every layer (slow to lay out for thousands).
+qdq::graph::Options drawingOptions(const std::string& collapse)
+{
+    qdq::graph::Options options;
+    if (collapse == "none")
+    {
+        options.collapseAbove = std::numeric_limits<std::size_t>::max();
+    }
+    return options;
+}
 
 //! Writes a file next to its final name, then renames it: a crash never leaves half a report, and an existing file
 //! is replaced only when the user said --force.
@@ -235,18 +313,18 @@ void writeGraphFiles(const std::filesystem::path& dir, const std::string& name,
 
 //! engine.svg, onnx.svg and finding-NN-<slug>.svg (drawn around the finding) for `diagnose -o DIR`.
 void writeDiagnoseGraphs(const std::filesystem::path& dir, const qdq::Inputs& inputs, const qdq::Report& report,
-                         bool dot, bool force)
+                         bool dot, bool force, const qdq::graph::Options& drawing)
 {
     constexpr std::size_t kMaxFindingGraphs = 100;
     if (inputs.engine() != nullptr)
     {
         writeGraphFiles(
-            dir, "engine", [&] { return qdq::graph::buildEngineGraph(inputs, report); }, dot, force);
+            dir, "engine", [&] { return qdq::graph::buildEngineGraph(inputs, report, drawing); }, dot, force);
     }
     if (inputs.onnx)
     {
         writeGraphFiles(
-            dir, "onnx", [&] { return qdq::graph::buildOnnxGraph(inputs, report); }, dot, force);
+            dir, "onnx", [&] { return qdq::graph::buildOnnxGraph(inputs, report, drawing); }, dot, force);
     }
     for (std::size_t i = 0; i < report.findings.size() && i < kMaxFindingGraphs; ++i)
     {
@@ -287,7 +365,9 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
         stream ? qdq::WhileRulesRun([&](const qdq::Report& partial) { stream->head(partial, inputs); })
                : qdq::WhileRulesRun{}));
     // The JSON of a 100,000-layer engine is hundreds of MB: it is streamed, never held whole.
-    std::string text = toFiles || !json ? qdq::renderReportText(report, inputs) : "";
+    const bool sarif = diagnoseOptions.format == "sarif";
+    std::string text = toFiles || !(json || sarif) ? qdq::renderReportText(report, inputs) : "";
+    std::string sarifLog = toFiles || sarif ? qdq::renderReportSarif(report, inputs, QDQ_VERSION) : "";
     if (toFiles)
     {
         std::filesystem::path dir = diagnoseOptions.outputDir;
@@ -302,11 +382,17 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
             },
             diagnoseOptions.force);
         writeReportFile(dir / "report.txt", text, diagnoseOptions.force);
-        writeDiagnoseGraphs(dir, inputs, report, diagnoseOptions.dot, diagnoseOptions.force);
+        writeReportFile(dir / "report.sarif", sarifLog, diagnoseOptions.force);
+        writeDiagnoseGraphs(dir, inputs, report, diagnoseOptions.dot, diagnoseOptions.force,
+                            drawingOptions(diagnoseOptions.collapse));
     }
     if (stream)
     {
         stream->tail(report, inputs);
+    }
+    else if (sarif)
+    {
+        std::fwrite(sarifLog.data(), 1, sarifLog.size(), stdout);
     }
     else if (json)
     {
@@ -367,6 +453,16 @@ int runDiff(const DiffOptions& diffOptions, const GlobalOptions& options)
         report.notes.insert(report.notes.begin(), "the candidate is the engine predicted from " +
                                                       candidate.onnx->sourcePath + " (qdq-doctor predict)");
     }
+    std::vector<std::string> folderNotes;
+    for (const auto& note : baseline.inputNotes)
+    {
+        folderNotes.push_back("baseline: " + note);
+    }
+    for (const auto& note : candidate.inputNotes)
+    {
+        folderNotes.push_back("candidate: " + note);
+    }
+    report.notes.insert(report.notes.begin(), folderNotes.begin(), folderNotes.end());
     std::string text = qdq::renderDiffText(report, baseline, candidate, diffOptions.top);
     std::string json = qdq::renderDiffJson(report, baseline, candidate);
     if (!diffOptions.outputDir.empty())
@@ -393,6 +489,7 @@ struct GraphCommandOptions
     std::string format = "svg";
     std::string output;
     bool force = false;
+    std::string collapse = "auto";
 };
 
 //! `qdq-doctor graph`: one picture for a bug report.
@@ -407,7 +504,7 @@ int runGraph(const GraphCommandOptions& graphOptions, const GlobalOptions& optio
     {
         view = inputs.engine() != nullptr ? "engine" : "onnx";
     }
-    qdq::graph::Options drawOptions;
+    qdq::graph::Options drawOptions = drawingOptions(graphOptions.collapse);
     drawOptions.focus = graphOptions.focus;
     drawOptions.radius = graphOptions.radius;
     qdq::graph::Graph picture;
@@ -487,7 +584,9 @@ int run(int argc, char** argv)
     auto* inspect = app.add_subcommand("inspect", "Detect each file's kind from its content and summarize it");
     std::vector<std::string> inspectFiles;
     std::string inspectFormat = "text";
-    inspect->add_option("files", inspectFiles, "ONNX models, layer-info JSON, profile JSON, verbose build logs")
+    inspect
+        ->add_option("files", inspectFiles,
+                     "ONNX models, layer-info JSON, profile JSON, verbose build logs, or folders of them")
         ->required();
     inspect->add_option("--format", inspectFormat, "Output format")->check(CLI::IsMember({"text", "json"}));
     addLimitOptions(*inspect, options);
@@ -498,27 +597,35 @@ int run(int argc, char** argv)
     DiagnoseOptions diagnoseOptions;
     diagnose->add_option(
         "files", diagnoseOptions.files.files,
-        "Any of: the Q/DQ ONNX model, layer-info JSON, profile JSON, verbose build log (kinds from content)");
+        "Any of: the Q/DQ ONNX model, layer-info JSON, profile JSON, verbose build log (kinds from content), or a "
+        "folder holding them");
     diagnose->add_option("--onnx", diagnoseOptions.files.onnx, "The ONNX model (when kinds must be named)");
     diagnose->add_option("--layers", diagnoseOptions.files.layers, "The layer-info JSON (--exportLayerInfo)");
     diagnose->add_option("--profile", diagnoseOptions.files.profile, "The profile JSON (--exportProfile)");
     diagnose->add_option("--log", diagnoseOptions.files.log, "The verbose build log (--verbose)");
-    diagnose->add_option("--format", diagnoseOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    diagnose->add_option("--format", diagnoseOptions.format, "Output format (sarif: SARIF 2.1.0, docs/sarif.md)")
+        ->check(CLI::IsMember({"text", "json", "sarif"}));
     diagnose->add_option("-o,--output-dir", diagnoseOptions.outputDir,
-                         "Write report.json, report.txt and the SVG pictures here");
+                         "Write report.json, report.txt, report.sarif and the SVG pictures here");
     diagnose->add_flag("--force", diagnoseOptions.force, "Replace existing report files in the output folder");
     diagnose->add_option("--fail-on", diagnoseOptions.failOn, "Exit 1 when findings of this severity or worse exist")
         ->check(CLI::IsMember({"warning", "error"}));
     diagnose->add_flag("--dot", diagnoseOptions.dot, "With -o, also write the DOT text of every picture");
+    diagnose
+        ->add_option("--collapse", diagnoseOptions.collapse,
+                     "With -o: auto collapses chains of similar layers in pictures over 200 layers, none draws "
+                     "every layer")
+        ->check(CLI::IsMember({"auto", "none"}))
+        ->capture_default_str();
     addLimitOptions(*diagnose, options);
 
     auto* diff = app.add_subcommand(
         "diff", "Where did the time go between two builds (implicit vs explicit INT8, QAT vs PTQ, TensorRT 8 vs 10)");
     DiffOptions diffOptions;
     diff->add_option("--baseline", diffOptions.baseline,
-                     "The reference engine's files (layer-info, log, profile, ONNX)")
+                     "The reference engine's files (layer-info, log, profile, ONNX) or their folder")
         ->required();
-    diff->add_option("--candidate", diffOptions.candidate, "The engine to explain")->required();
+    diff->add_option("--candidate", diffOptions.candidate, "The engine to explain (files or their folder)")->required();
     diff->add_option("--format", diffOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
     diff->add_option("--top", diffOptions.top, "Regions shown in the text table")->capture_default_str();
     diff->add_option("-o,--output-dir", diffOptions.outputDir, "Write diff.json, diff.txt and diff.svg here");
@@ -539,6 +646,11 @@ int run(int argc, char** argv)
     graphCommand->add_option("--format", graphOptions.format, "Output format")->check(CLI::IsMember({"svg", "dot"}));
     graphCommand->add_option("-o,--output", graphOptions.output, "Output file (default: standard output)");
     graphCommand->add_flag("--force", graphOptions.force, "Replace an existing output file");
+    graphCommand
+        ->add_option("--collapse", graphOptions.collapse,
+                     "auto collapses chains of similar layers in pictures over 200 layers, none draws every layer")
+        ->check(CLI::IsMember({"auto", "none"}))
+        ->capture_default_str();
     addLimitOptions(*graphCommand, options);
 
     auto* predict = app.add_subcommand(
@@ -555,9 +667,23 @@ int run(int argc, char** argv)
                         "TensorRT version to simulate, e.g. 8.4 or 10.16 (default: from the log, else 10.x)");
     addLimitOptions(*predict, options);
 
+    auto* fixCommand = app.add_subcommand(
+        "fix", "Write the model with the findings' Q/DQ edits applied, and show what they buy (docs/fix.md)");
+    FixCommandOptions fixOptions;
+    fixCommand
+        ->add_option("files", fixOptions.files.files,
+                     "The Q/DQ ONNX model, plus any layer-info JSON, profile JSON or build log of its engine")
+        ->required();
+    fixCommand->add_option("-o,--output", fixOptions.fix.output, "The fixed model to write (FIXED.onnx)");
+    fixCommand->add_option("--rules", fixOptions.rules, "Apply only these rules' edits (comma-separated slugs)");
+    fixCommand->add_flag("--dry-run", fixOptions.fix.dryRun, "Write nothing; print the same report");
+    fixCommand->add_flag("--force", fixOptions.fix.force, "Replace an existing output file");
+    fixCommand->add_option("--format", fixOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    addLimitOptions(*fixCommand, options);
+
     auto* demo = app.add_subcommand("demo", "Run diagnose on the sample compiled into the binary");
     std::string demoFormat = "text";
-    demo->add_option("--format", demoFormat, "Output format")->check(CLI::IsMember({"text", "json"}));
+    demo->add_option("--format", demoFormat, "Output format")->check(CLI::IsMember({"text", "json", "sarif"}));
 
     try
     {
@@ -612,6 +738,10 @@ int run(int argc, char** argv)
         if (predict->parsed())
         {
             return runPredict(predictOptions, options);
+        }
+        if (fixCommand->parsed())
+        {
+            return runFix(fixOptions, options);
         }
     }
     catch (const qdq::InputError& error)

@@ -365,6 +365,58 @@ Evidence nodeEvidence(const Context& context, const OnnxNode& node, std::string 
     return evidence;
 }
 
+bool reachesQuantizer(const OnnxGraph& graph, const std::string& tensor)
+{
+    std::vector<std::pair<const std::string*, int>> frontier{{&tensor, 0}};
+    for (std::size_t i = 0; i < frontier.size() && i < 64; ++i)
+    {
+        const auto [current, depth] = frontier[i];
+        for (const OnnxNode* consumer : consumersOf(graph, *current))
+        {
+            if (isQuantize(*consumer))
+            {
+                return true;
+            }
+            const std::string& op = consumer->opType;
+            const bool passes = isActivation(op) || op == "MaxPool" || op == "AveragePool" ||
+                                op == "GlobalAveragePool" || op == "Flatten" || op == "Reshape" || op == "Squeeze" ||
+                                op == "Unsqueeze";
+            if (passes && depth < 6 && !consumer->outputs.empty())
+            {
+                frontier.emplace_back(&consumer->outputs[0], depth + 1);
+            }
+        }
+    }
+    return false;
+}
+
+FixEdit insertQdqEdit(const OnnxNode& consumer, const std::string& tensor, const std::string& scaleFrom,
+                      std::string scaleReason)
+{
+    FixEdit edit;
+    edit.kind = FixEdit::Kind::kInsertQdq;
+    edit.tensor = tensor;
+    for (std::size_t i = 0; i < consumer.inputs.size(); ++i)
+    {
+        if (consumer.inputs[i] == tensor)
+        {
+            edit.consumers.emplace_back(consumer.name, static_cast<std::uint32_t>(i));
+        }
+    }
+    edit.scaleFrom = scaleFrom;
+    edit.scaleReason = std::move(scaleReason);
+    return edit;
+}
+
+FixEdit removeQdqPairEdit(const OnnxNode& q, const OnnxNode& dq)
+{
+    FixEdit edit;
+    edit.kind = FixEdit::Kind::kRemoveQdqPair;
+    edit.nodes = {q.name, dq.name};
+    edit.tensor = q.inputs.empty() ? std::string() : std::string(q.inputs[0]);
+    return edit;
+}
+
 Finding makeFinding(const RuleInfo& info, std::string message)
 {
     Finding finding;

@@ -45,6 +45,8 @@ struct Inputs
     std::optional<EnginePlan> mergedEngine;
     //! What the merge took from which file, for the report's notes; empty when nothing was merged.
     std::string engineMergeNote;
+    //! What loadInputs read from folders given as input and what it skipped there, for the report's notes.
+    std::vector<std::string> inputNotes;
 
     //! Fills planFromProfile when timings exist but no layer list does. Called by loadInputs.
     void deriveMissingPlan();
@@ -197,6 +199,26 @@ struct Evidence
     std::string text;       //!< what was seen
 };
 
+//! One graph edit that carries out a finding's fix (`qdq-doctor fix`, docs/fix.md). Edits name nodes and tensors of
+//! the model the finding was made on; src/fixes turns them into changes of the model file.
+struct FixEdit
+{
+    enum class Kind
+    {
+        kInsertQdq,     //!< a QuantizeLinear -> DequantizeLinear pair on `tensor`, read by `consumers`
+        kRemoveQdqPair, //!< `nodes` = {Q, DQ}: the DQ's readers read the Q's input instead; both nodes go
+        kSetScale,      //!< `nodes` (Q/DQ) take the scale and zero point of `scaleFrom`
+        kFloatBias,     //!< `nodes` = {DQ}: the DQ of an INT32 bias becomes a float initializer (values x scale)
+    };
+    Kind kind = Kind::kInsertQdq;
+    std::string tensor;
+    //! kInsertQdq: the (node, input index) reads that get the dequantized tensor; empty = every reader.
+    std::vector<std::pair<std::string, std::uint32_t>> consumers;
+    std::vector<std::string> nodes;
+    std::string scaleFrom;   //!< a Q or DQ node whose (per-tensor) scale and zero point the new or changed nodes use
+    std::string scaleReason; //!< why that scale: the one TensorRT keeps, the largest, ...
+};
+
 struct Finding
 {
     std::string rule; //!< slug
@@ -206,6 +228,8 @@ struct Finding
     std::vector<std::string> engineLayers;
     std::vector<Evidence> evidence;
     std::string fix;
+    //! The fix as graph edits, when it is one (empty when the fix is a build flag, a re-export, calibration, ...).
+    std::vector<FixEdit> edits;
     std::optional<double> costMs;
     bool likely = false; //!< rests on observations, not documentation
 };
@@ -342,6 +366,9 @@ struct RuleInfo
     Severity defaultSeverity = Severity::kWarning;
     std::string trtVersions; //!< e.g. "8.0-10.x", "8.x only"
     unsigned needs = kNeedsOnnxOrEngine;
+    //! Empty when the rule's findings carry graph edits (`fix` applies them); otherwise why `fix` cannot apply the
+    //! rule's advice (a build flag, calibration data, a plugin's code, a re-export).
+    std::string notFixable;
 };
 
 class Rule

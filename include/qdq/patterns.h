@@ -109,4 +109,18 @@ std::vector<std::string> layerNames(const Context& context, const std::vector<st
 std::string nameList(const std::vector<std::string>& names, std::size_t shown = 4);
 std::string formatMs(double ms);
 
+// ---- fix edits (docs/fix.md) --------------------------------------------------------------------------------------
+
+//! Whether tensor reaches a QuantizeLinear through ops TensorRT can run in INT8 when their input is quantized
+//! (activations, pooling, shape ops), within a few steps: where an op's result goes on quantized, quantizing its
+//! input pays.
+bool reachesQuantizer(const OnnxGraph& graph, const std::string& tensor);
+
+//! Insert Q -> DQ on tensor where consumer reads it (every input of consumer that reads it), with the scale and zero
+//! point of the Q/DQ node scaleFrom.
+FixEdit insertQdqEdit(const OnnxNode& consumer, const std::string& tensor, const std::string& scaleFrom,
+                      std::string scaleReason);
+//! Remove the pair q -> dq: the DQ's readers read the Q's input.
+FixEdit removeQdqPairEdit(const OnnxNode& q, const OnnxNode& dq);
+
 } // namespace qdq::patterns

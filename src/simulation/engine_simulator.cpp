@@ -848,6 +848,12 @@ private:
         for (std::uint32_t reader : readers)
         {
             const PredictedQdq* predicted = mQdqOf[reader];
+            // A Q twin merged into a fused Q (same tensor, same scale) counts as that Q.
+            if (predicted != nullptr && predicted->fate == PredictedQdq::Fate::kCancelled &&
+                predicted->partnerIndex < mQdqOf.size())
+            {
+                predicted = mQdqOf[predicted->partnerIndex];
+            }
             if (predicted == nullptr || !predicted->isQuantize ||
                 predicted->fate != PredictedQdq::Fate::kFusedIntoProducer)
             {

@@ -1,0 +1,110 @@
+// `qdq-doctor fix`: the findings' graph edits applied to the user's model, written as a new model, and what the
+// correction buys (a second diagnosis and prediction of the fixed graph). docs/fix.md, docs/fix-schema.md.
+#pragma once
+
+#include "qdq/analysis.h"
+#include "qdq/load_inputs.h"
+#include "qdq/model_edit.h"
+#include "qdq/predict.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qdq
+{
+
+struct FixOptions
+{
+    std::string output;             //!< FIXED.onnx; empty only with dryRun
+    std::vector<std::string> rules; //!< slugs whose edits are applied; empty: every fixable rule
+    bool dryRun = false;            //!< write nothing; the report is the same
+    bool force = false;             //!< replace an existing output
+};
+
+//! One edit of the plan: what a finding asked for and what it did to the model.
+struct PlannedEdit
+{
+    FixEdit edit;
+    std::string rule;                 //!< the slug of the finding that asked for it
+    std::string finding;              //!< that finding's message
+    std::vector<std::string> rules;   //!< every rule that asked for the same edit (rule first)
+    std::vector<std::string> added;   //!< nodes and initializers added
+    std::vector<std::string> removed; //!< nodes removed
+    std::vector<std::string> changed; //!< nodes whose inputs changed ("Add_36 input 1: a -> b")
+    std::string scale;                //!< the scale used, printed ("0.0118365 from Q_15: why"), for inserts
+    std::vector<std::string> keys;    //!< identify the findings' edits this one carries out (see planFix)
+    std::vector<std::string> touched; //!< nodes of the model whose inputs or producers the edit changes
+};
+
+//! An edit that was asked for and not applied, and why.
+struct SkippedEdit
+{
+    FixEdit edit;
+    std::string rule;
+    std::string why;
+};
+
+//! A finding that `fix` leaves to the user, and why.
+struct UnfixedFinding
+{
+    std::string rule;
+    std::string message;
+    std::string why;
+};
+
+//! The model before or after the fix, diagnosed from the model alone.
+struct FixSide
+{
+    std::size_t findings = 0;
+    std::size_t errors = 0;
+    std::size_t warnings = 0;
+    std::vector<std::pair<std::string, std::size_t>> bySlug; //!< slug -> findings, sorted by slug
+    PredictionSummary predicted;
+};
+
+struct FixReport
+{
+    std::string source; //!< the model
+    std::string output; //!< the fixed model ("" in a dry run without -o)
+    bool dryRun = false;
+    bool written = false;   //!< a file was written
+    bool unchanged = false; //!< no edit applied: the output is a byte-identical copy
+    std::vector<PlannedEdit> edits;
+    std::vector<SkippedEdit> skipped;
+    std::vector<UnfixedFinding> unfixed;
+    FixSide before;
+    FixSide after;
+    //! Findings of the fixed model that the original did not have (by slug and message): new warnings.
+    std::vector<std::string> newFindings;
+    //! With a profile: the measured cost of the findings whose edits were all applied.
+    std::optional<double> fixedCostMs;
+    std::string checker;            //!< "passed", or the ONNX checker's / shape inference's message
+    std::vector<std::string> notes; //!< writer notes (external data), what was not checked
+};
+
+//! Reads the inputs (the model plus any engine artifacts), diagnoses them, plans the findings' edits, writes the fixed
+//! model (unless dryRun), checks it with the ONNX checker and shape inference, and diagnoses and predicts it again.
+//! Throws InputError for bad input (no model, unreadable files, an output that exists without force, is the input,
+//! or cannot be written).
+FixReport runFix(const InputFiles& files, const FixOptions& options, const Limits& limits,
+                 const ProgressCallback& progress = {});
+
+//! The plan alone: the edits of report's findings as changes of graph's model file. Exposed for tests.
+struct FixPlan
+{
+    ModelEdits modelEdits;
+    std::vector<PlannedEdit> edits;
+    std::vector<SkippedEdit> skipped;
+    std::vector<UnfixedFinding> unfixed;
+};
+//! refused: edits (by PlannedEdit::keys) to leave out, with the reason (an earlier plan's edit that made a new
+//! warning).
+FixPlan planFix(const Report& report, const OnnxGraph& graph, const FixOptions& options,
+                const std::map<std::string, std::string>& refused = {});
+
+std::string renderFixText(const FixReport& report);
+std::string renderFixJson(const FixReport& report);
+
+} // namespace qdq

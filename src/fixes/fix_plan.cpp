@@ -1,0 +1,588 @@
+// The findings' graph edits as changes of the model file: duplicates merged, conflicts refused in a fixed order
+// (removals, then float biases, then insertions; within each, the order of the report's findings), new nodes and
+// tensors named after the rule and the tensor they serve. docs/fix.md describes the order and the names.
+#include "qdq/fix.h"
+#include "qdq/patterns.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+
+namespace qdq
+{
+
+namespace
+{
+
+std::string formatScale(double scale)
+{
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), "%.8g", scale);
+    return buffer;
+}
+
+const RuleInfo* ruleInfo(const std::string& slug)
+{
+    for (const auto& rule : allRules())
+    {
+        if (rule->info().slug == slug)
+        {
+            return &rule->info();
+        }
+    }
+    return nullptr;
+}
+
+std::string rawFloat(float value)
+{
+    std::string bytes(sizeof(float), '\0');
+    std::memcpy(bytes.data(), &value, sizeof(float)); // ONNX raw data is little-endian, as are the supported hosts
+    return bytes;
+}
+
+class Planner
+{
+public:
+    Planner(const Report& report, const OnnxGraph& graph, const FixOptions& options,
+            const std::map<std::string, std::string>& refused)
+        : mReport(report), mGraph(graph), mOptions(options), mRefused(refused)
+    {
+    }
+
+    FixPlan run()
+    {
+        collect();
+        for (auto& asked : mAsked)
+        {
+            if (asked.edit.kind == FixEdit::Kind::kRemoveQdqPair)
+            {
+                planRemoval(asked);
+            }
+        }
+        for (auto& asked : mAsked)
+        {
+            if (asked.edit.kind == FixEdit::Kind::kFloatBias)
+            {
+                planFloatBias(asked);
+            }
+        }
+        planInsertions();
+        for (auto& asked : mAsked)
+        {
+            if (asked.edit.kind == FixEdit::Kind::kSetScale)
+            {
+                skip(asked, "changing a scale in place is not automated yet");
+            }
+        }
+        return std::move(mPlan);
+    }
+
+private:
+    struct Asked
+    {
+        FixEdit edit;
+        std::string rule;
+        std::string finding;
+        std::vector<std::string> rules;
+        std::string key;
+    };
+
+    bool selected(const std::string& slug) const
+    {
+        return mOptions.rules.empty() ||
+               std::find(mOptions.rules.begin(), mOptions.rules.end(), slug) != mOptions.rules.end();
+    }
+
+    static std::string editKey(const FixEdit& edit)
+    {
+        std::string key = std::to_string(static_cast<int>(edit.kind)) + "|" + edit.tensor;
+        for (const auto& [node, slot] : edit.consumers)
+        {
+            key += "|" + node + "#" + std::to_string(slot);
+        }
+        for (const auto& node : edit.nodes)
+        {
+            key += "|" + node;
+        }
+        return key;
+    }
+
+    //! Every finding's edits in report order, one entry per distinct edit (the rules that asked for it listed).
+    void collect()
+    {
+        std::map<std::string, std::size_t> byKey;
+        for (const auto& finding : mReport.findings)
+        {
+            if (finding.edits.empty())
+            {
+                const RuleInfo* info = ruleInfo(finding.rule);
+                std::string why = info != nullptr && !info->notFixable.empty()
+                                      ? info->notFixable
+                                      : "its advice is no graph edit fix can make: " + finding.fix;
+                mPlan.unfixed.push_back({finding.rule, finding.message, why});
+                continue;
+            }
+            if (!selected(finding.rule))
+            {
+                mPlan.unfixed.push_back({finding.rule, finding.message, "not among --rules"});
+                continue;
+            }
+            for (const auto& edit : finding.edits)
+            {
+                const std::string key = editKey(edit);
+                auto [it, inserted] = byKey.emplace(key, mAsked.size());
+                if (!inserted)
+                {
+                    auto& rules = mAsked[it->second].rules;
+                    if (std::find(rules.begin(), rules.end(), finding.rule) == rules.end())
+                    {
+                        rules.push_back(finding.rule);
+                    }
+                    continue;
+                }
+                mAsked.push_back({edit, finding.rule, finding.message, {finding.rule}, key});
+            }
+        }
+        // Edits an earlier plan found to make new warnings are left out.
+        std::vector<Asked> kept;
+        for (auto& asked : mAsked)
+        {
+            auto refusal = mRefused.find(asked.key);
+            if (refusal != mRefused.end())
+            {
+                skip(asked, refusal->second);
+                continue;
+            }
+            kept.push_back(std::move(asked));
+        }
+        mAsked = std::move(kept);
+    }
+
+    void skip(const Asked& asked, std::string why)
+    {
+        mPlan.skipped.push_back({asked.edit, asked.rule, std::move(why)});
+    }
+
+    std::uint32_t nodeIndex(const std::string& name) const { return mGraph.nodeIndex(name); }
+
+    //! A name not yet used by a node or tensor of the model or of this plan.
+    std::string freshName(const std::string& base)
+    {
+        std::string name = base;
+        for (int n = 2; mGraph.findNode(name) != nullptr || mGraph.tensors.find(TensorKey(name)) != OnnxGraph::kNone ||
+                        mUsedNames.count(name) != 0;
+             ++n)
+        {
+            name = base + "_" + std::to_string(n);
+        }
+        mUsedNames.insert(name);
+        return name;
+    }
+
+    //! Claims input slot of node for one edit; false when another edit of the plan already changes it.
+    bool claim(std::uint32_t node, std::uint32_t slot, const std::string& by)
+    {
+        return mClaimed.emplace(std::make_pair(node, slot), by).second;
+    }
+
+    std::string claimant(std::uint32_t node, std::uint32_t slot) const
+    {
+        auto it = mClaimed.find({node, slot});
+        return it == mClaimed.end() ? std::string() : it->second;
+    }
+
+    //! Every (node, slot) that reads tensor.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> readers(const std::string& tensor) const
+    {
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> result;
+        const std::uint32_t id = mGraph.tensors.find(TensorKey(tensor));
+        if (id == OnnxGraph::kNone)
+        {
+            return result;
+        }
+        for (std::uint32_t node : mGraph.consumersOf(id))
+        {
+            const auto inputs = mGraph.inputIds(node);
+            for (std::size_t slot = 0; slot < inputs.size(); ++slot)
+            {
+                if (inputs[slot] == id)
+                {
+                    result.emplace_back(node, static_cast<std::uint32_t>(slot));
+                }
+            }
+        }
+        return result;
+    }
+
+    bool isGraphOutput(const std::string& tensor) const
+    {
+        return std::find(mGraph.graphOutputs.begin(), mGraph.graphOutputs.end(), tensor) != mGraph.graphOutputs.end();
+    }
+
+    void planRemoval(const Asked& asked)
+    {
+        const auto& nodes = asked.edit.nodes;
+        const std::uint32_t q = nodes.size() == 2 ? nodeIndex(nodes[0]) : OnnxGraph::kNone;
+        const std::uint32_t dq = nodes.size() == 2 ? nodeIndex(nodes[1]) : OnnxGraph::kNone;
+        if (q == OnnxGraph::kNone || dq == OnnxGraph::kNone)
+        {
+            skip(asked, "the Q/DQ pair is not in the model");
+            return;
+        }
+        const OnnxNode& quantize = mGraph.nodes[q];
+        const OnnxNode& dequantize = mGraph.nodes[dq];
+        if (!patterns::isQuantize(quantize) || !patterns::isDequantize(dequantize) || quantize.inputs.empty() ||
+            quantize.outputs.empty() || dequantize.inputs.empty() || dequantize.outputs.empty() ||
+            dequantize.inputs[0] != quantize.outputs[0])
+        {
+            skip(asked, quantize.name + " does not feed " + dequantize.name + " directly");
+            return;
+        }
+        if (mRemoved.count(dq) != 0)
+        {
+            skip(asked, dequantize.name + " is already removed by another edit");
+            return;
+        }
+        if (isGraphOutput(dequantize.outputs[0]))
+        {
+            skip(asked, dequantize.outputs[0] + " is a network output; removing its DequantizeLinear would rename it");
+            return;
+        }
+        const auto reads = readers(dequantize.outputs[0]);
+        for (const auto& [node, slot] : reads)
+        {
+            if (!claimant(node, slot).empty())
+            {
+                skip(asked, "input " + std::to_string(slot) + " of " + mGraph.nodes[node].name +
+                                " is changed by another edit (" + claimant(node, slot) + ")");
+                return;
+            }
+        }
+        PlannedEdit planned = plannedFrom(asked);
+        const std::string input = quantize.inputs[0];
+        if (const OnnxNode* producer = patterns::producerOf(mGraph, input))
+        {
+            planned.touched.push_back(producer->name);
+        }
+        for (const auto& [node, slot] : reads)
+        {
+            planned.touched.push_back(mGraph.nodes[node].name);
+            claim(node, slot, asked.rule);
+            mPlan.modelEdits.rewireInputs.push_back({node, slot, input});
+            planned.changed.push_back(mGraph.nodes[node].name + " input " + std::to_string(slot) + ": " +
+                                      dequantize.outputs[0] + " -> " + input);
+        }
+        mPlan.modelEdits.removeNodes.push_back(dq);
+        mRemoved.insert(dq);
+        planned.removed.push_back(dequantize.name);
+        // The Q goes too when the DQ was its only reader.
+        const auto qReads = readers(quantize.outputs[0]);
+        if (qReads.size() == 1 && qReads[0].first == dq && !isGraphOutput(quantize.outputs[0]) &&
+            mRemoved.count(q) == 0)
+        {
+            mPlan.modelEdits.removeNodes.push_back(q);
+            mRemoved.insert(q);
+            planned.removed.push_back(quantize.name);
+        }
+        mPlan.edits.push_back(std::move(planned));
+    }
+
+    void planFloatBias(const Asked& asked)
+    {
+        const std::uint32_t dq = asked.edit.nodes.empty() ? OnnxGraph::kNone : nodeIndex(asked.edit.nodes[0]);
+        if (dq == OnnxGraph::kNone || mRemoved.count(dq) != 0)
+        {
+            skip(asked, "the bias DequantizeLinear is not in the model or is removed by another edit");
+            return;
+        }
+        const OnnxNode& dequantize = mGraph.nodes[dq];
+        const OnnxConstant* bias = dequantize.inputs.empty() ? nullptr : mGraph.constant(dequantize.inputs[0]);
+        const QdqParameters* parameters = mGraph.qdqOf(dq);
+        if (bias == nullptr || parameters == nullptr || dequantize.outputs.empty())
+        {
+            skip(asked, "the INT32 bias or its scale is not a constant of the model");
+            return;
+        }
+        if (!bias->dataLoaded || parameters->scale.empty())
+        {
+            skip(asked, "the values of " + bias->name + " or its scale are not available" +
+                            (bias->external ? " (its external data file was not read)" : ""));
+            return;
+        }
+        const std::size_t count = bias->values.size();
+        const std::size_t scales = parameters->scale.size();
+        if (count == 0 || (scales != 1 && scales != count) ||
+            (!parameters->zeroPoint.empty() && parameters->zeroPoint.size() != 1 &&
+             parameters->zeroPoint.size() != count))
+        {
+            skip(asked, "the scale of " + dequantize.name + " does not match the bias's " + std::to_string(count) +
+                            " elements");
+            return;
+        }
+        const auto reads = readers(dequantize.outputs[0]);
+        for (const auto& [node, slot] : reads)
+        {
+            if (!claimant(node, slot).empty())
+            {
+                skip(asked, "input " + std::to_string(slot) + " of " + mGraph.nodes[node].name +
+                                " is changed by another edit (" + claimant(node, slot) + ")");
+                return;
+            }
+        }
+        if (isGraphOutput(dequantize.outputs[0]))
+        {
+            skip(asked, dequantize.outputs[0] + " is a network output");
+            return;
+        }
+        // value = (q - zero point) x scale, per element or per tensor: what the DequantizeLinear computes.
+        NewInitializer floatBias;
+        floatBias.name = freshName("qdq_doctor/" + asked.rule + "/" + bias->name + "/float");
+        floatBias.dataType = 1; // FLOAT
+        floatBias.dims = bias->dims;
+        floatBias.rawData.reserve(count * sizeof(float));
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            const double zero =
+                parameters->zeroPoint.empty() ? 0.0 : parameters->zeroPoint[parameters->zeroPoint.size() == 1 ? 0 : i];
+            const double scale = parameters->scale[scales == 1 ? 0 : i];
+            floatBias.rawData += rawFloat(static_cast<float>((bias->values[i] - zero) * scale));
+        }
+        PlannedEdit planned = plannedFrom(asked);
+        planned.added.push_back(floatBias.name);
+        for (const auto& [node, slot] : reads)
+        {
+            planned.touched.push_back(mGraph.nodes[node].name);
+            claim(node, slot, asked.rule);
+            mPlan.modelEdits.rewireInputs.push_back({node, slot, floatBias.name});
+            planned.changed.push_back(mGraph.nodes[node].name + " input " + std::to_string(slot) + ": " +
+                                      dequantize.outputs[0] + " -> " + floatBias.name);
+        }
+        mPlan.modelEdits.addInitializers.push_back(std::move(floatBias));
+        mPlan.modelEdits.removeNodes.push_back(dq);
+        mRemoved.insert(dq);
+        planned.removed.push_back(dequantize.name);
+        mPlan.edits.push_back(std::move(planned));
+    }
+
+    //! Insertions on one tensor with one scale share one Q/DQ pair; the pair goes before the first reader it feeds.
+    void planInsertions()
+    {
+        struct Group
+        {
+            std::vector<const Asked*> asked;
+            std::vector<std::pair<std::uint32_t, std::uint32_t>> reads;
+        };
+        std::map<std::pair<std::string, std::string>, Group> groups; // (tensor, scale source)
+        std::vector<std::pair<std::string, std::string>> order;
+        for (const auto& asked : mAsked)
+        {
+            if (asked.edit.kind != FixEdit::Kind::kInsertQdq)
+            {
+                continue;
+            }
+            const FixEdit& edit = asked.edit;
+            const std::uint32_t scaleNode = nodeIndex(edit.scaleFrom);
+            const QdqParameters* parameters = scaleNode == OnnxGraph::kNone ? nullptr : mGraph.qdqOf(scaleNode);
+            if (parameters == nullptr || parameters->scale.size() != 1)
+            {
+                skip(asked, edit.scaleFrom.empty()
+                                ? "no scale to copy"
+                                : "the scale of " + edit.scaleFrom + " is not one per-tensor constant value");
+                continue;
+            }
+            if (mGraph.tensors.find(TensorKey(edit.tensor)) == OnnxGraph::kNone)
+            {
+                skip(asked, "tensor " + edit.tensor + " is not in the model");
+                continue;
+            }
+            if (const OnnxNode* producer = patterns::producerOf(mGraph, edit.tensor);
+                producer != nullptr && mRemoved.count(static_cast<std::uint32_t>(producer->index)) != 0)
+            {
+                skip(asked, edit.tensor + " is the output of " + producer->name + ", removed by another edit");
+                continue;
+            }
+            std::vector<std::pair<std::uint32_t, std::uint32_t>> reads;
+            std::string problem;
+            for (const auto& [name, slot] : edit.consumers)
+            {
+                const std::uint32_t node = nodeIndex(name);
+                if (node == OnnxGraph::kNone || slot >= mGraph.nodes[node].inputs.size() ||
+                    mGraph.nodes[node].inputs[slot] != edit.tensor)
+                {
+                    problem = name + " does not read " + edit.tensor + " at input " + std::to_string(slot);
+                    break;
+                }
+                if (mRemoved.count(node) != 0)
+                {
+                    problem = name + " is removed by another edit";
+                    break;
+                }
+                if (!claimant(node, slot).empty())
+                {
+                    problem = "input " + std::to_string(slot) + " of " + name + " is changed by another edit (" +
+                              claimant(node, slot) + ")";
+                    break;
+                }
+                reads.emplace_back(node, slot);
+            }
+            if (edit.consumers.empty())
+            {
+                reads = readers(edit.tensor);
+            }
+            if (!problem.empty() || reads.empty())
+            {
+                skip(asked, problem.empty() ? "nothing reads " + edit.tensor : problem);
+                continue;
+            }
+            for (const auto& [node, slot] : reads)
+            {
+                claim(node, slot, asked.rule);
+            }
+            const auto key = std::make_pair(
+                edit.tensor,
+                formatScale(parameters->scale[0]) + "|" +
+                    (parameters->zeroPoint.empty() ? std::string("-") : formatScale(parameters->zeroPoint[0])) + "|" +
+                    std::to_string(static_cast<int>(parameters->zeroPointType)));
+            auto [it, inserted] = groups.emplace(key, Group{});
+            if (inserted)
+            {
+                order.push_back(key);
+            }
+            it->second.asked.push_back(&asked);
+            it->second.reads.insert(it->second.reads.end(), reads.begin(), reads.end());
+        }
+        for (const auto& key : order)
+        {
+            planPair(groups[key].asked, groups[key].reads);
+        }
+    }
+
+    void planPair(const std::vector<const Asked*>& asked,
+                  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& reads)
+    {
+        const Asked& first = *asked.front();
+        const FixEdit& edit = first.edit;
+        const std::uint32_t scaleNode = nodeIndex(edit.scaleFrom);
+        const QdqParameters& parameters = *mGraph.qdqOf(scaleNode);
+        // Names say where the nodes came from: qdq_doctor/<rule>/<tensor>/QuantizeLinear.
+        const std::string base =
+            "qdq_doctor/" + first.rule + "/" + (edit.tensor.rfind('/', 0) == 0 ? edit.tensor.substr(1) : edit.tensor);
+
+        NewInitializer scale;
+        scale.name = freshName(base + "/scale");
+        scale.dataType = 1;
+        scale.rawData = rawFloat(static_cast<float>(parameters.scale[0]));
+        std::string zeroPointName;
+        if (parameters.hasZeroPoint && !parameters.zeroPoint.empty())
+        {
+            NewInitializer zeroPoint;
+            zeroPoint.name = freshName(base + "/zero_point");
+            const bool isUnsigned = parameters.zeroPointType == OnnxDataType::kUint8;
+            zeroPoint.dataType = isUnsigned ? 2 : 3; // UINT8 : INT8
+            const long value = std::lround(parameters.zeroPoint[0]);
+            zeroPoint.rawData.assign(
+                1, static_cast<char>(isUnsigned ? static_cast<unsigned char>(value)
+                                                : static_cast<unsigned char>(static_cast<signed char>(value))));
+            zeroPointName = zeroPoint.name;
+            mPlan.modelEdits.addInitializers.push_back(std::move(zeroPoint));
+        }
+        NewNode q;
+        q.name = freshName(base + "/QuantizeLinear");
+        q.opType = "QuantizeLinear";
+        q.inputs = {edit.tensor, scale.name};
+        NewNode dq;
+        dq.name = freshName(base + "/DequantizeLinear");
+        dq.opType = "DequantizeLinear";
+        const std::string quantized = freshName(base + "/quantized");
+        const std::string dequantized = freshName(base + "/dequantized");
+        q.outputs = {quantized};
+        dq.inputs = {quantized, scale.name};
+        if (!zeroPointName.empty())
+        {
+            q.inputs.push_back(zeroPointName);
+            dq.inputs.push_back(zeroPointName);
+        }
+        dq.outputs = {dequantized};
+        q.docString = dq.docString = "added by qdq-doctor fix (" + first.rule + "): " + edit.scaleReason;
+
+        std::uint32_t before = static_cast<std::uint32_t>(mGraph.nodes.size());
+        for (const auto& read : reads)
+        {
+            before = std::min(before, read.first);
+        }
+        PlannedEdit planned = plannedFrom(first);
+        for (const Asked* other : asked)
+        {
+            if (other != &first)
+            {
+                planned.keys.push_back(other->key);
+            }
+            for (const auto& rule : other->rules)
+            {
+                if (std::find(planned.rules.begin(), planned.rules.end(), rule) == planned.rules.end())
+                {
+                    planned.rules.push_back(rule);
+                }
+            }
+        }
+        planned.added = {q.name, dq.name, scale.name};
+        if (!zeroPointName.empty())
+        {
+            planned.added.push_back(zeroPointName);
+        }
+        planned.scale = formatScale(parameters.scale[0]) + " from " + edit.scaleFrom + ": " + edit.scaleReason;
+        for (const auto& [node, slot] : reads)
+        {
+            planned.touched.push_back(mGraph.nodes[node].name);
+            mPlan.modelEdits.rewireInputs.push_back({node, slot, dequantized});
+            planned.changed.push_back(mGraph.nodes[node].name + " input " + std::to_string(slot) + ": " + edit.tensor +
+                                      " -> " + dequantized);
+            planned.edit.consumers.emplace_back(mGraph.nodes[node].name, slot);
+        }
+        std::sort(planned.edit.consumers.begin(), planned.edit.consumers.end());
+        planned.edit.consumers.erase(std::unique(planned.edit.consumers.begin(), planned.edit.consumers.end()),
+                                     planned.edit.consumers.end());
+        mPlan.modelEdits.addInitializers.push_back(std::move(scale));
+        mPlan.modelEdits.insertNodes.push_back({before, std::move(q)});
+        mPlan.modelEdits.insertNodes.push_back({before, std::move(dq)});
+        mPlan.edits.push_back(std::move(planned));
+    }
+
+    PlannedEdit plannedFrom(const Asked& asked) const
+    {
+        PlannedEdit planned;
+        planned.edit = asked.edit;
+        if (planned.edit.kind == FixEdit::Kind::kInsertQdq)
+        {
+            planned.edit.consumers.clear(); // filled with the reads the pair serves
+        }
+        planned.rule = asked.rule;
+        planned.finding = asked.finding;
+        planned.rules = asked.rules;
+        planned.keys = {asked.key};
+        return planned;
+    }
+
+    const Report& mReport;
+    const OnnxGraph& mGraph;
+    const FixOptions& mOptions;
+    const std::map<std::string, std::string>& mRefused;
+    FixPlan mPlan;
+    std::vector<Asked> mAsked;
+    std::set<std::uint32_t> mRemoved;
+    std::set<std::string> mUsedNames;
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> mClaimed; //!< (node, slot) -> rule changing it
+};
+
+} // namespace
+
+FixPlan planFix(const Report& report, const OnnxGraph& graph, const FixOptions& options,
+                const std::map<std::string, std::string>& refused)
+{
+    return Planner(report, graph, options, refused).run();
+}
+
+} // namespace qdq

@@ -1,0 +1,306 @@
+// The fix report: every edit with the findings that asked for it, what was skipped and left to the user, and the
+// model before and after (findings, predicted layers). Text for people, JSON for scripts (docs/fix-schema.md).
+#include "qdq/fix.h"
+#include "src/json_writer.h"
+
+#include <map>
+
+namespace qdq
+{
+
+namespace
+{
+
+std::string editTitle(const FixEdit& edit)
+{
+    switch (edit.kind)
+    {
+    case FixEdit::Kind::kInsertQdq:
+        return "insert QuantizeLinear -> DequantizeLinear on " + edit.tensor;
+    case FixEdit::Kind::kRemoveQdqPair:
+        return "remove " + (edit.nodes.size() == 2 ? edit.nodes[0] + " -> " + edit.nodes[1] : std::string("Q/DQ"));
+    case FixEdit::Kind::kSetScale:
+        return "set the scale of " + std::to_string(edit.nodes.size()) + " Q/DQ node(s) from " + edit.scaleFrom;
+    case FixEdit::Kind::kFloatBias:
+        return "replace the INT32 bias behind " + (edit.nodes.empty() ? std::string("its DQ") : edit.nodes[0]) +
+               " with a float initializer";
+    }
+    return "edit";
+}
+
+std::string_view editKindName(FixEdit::Kind kind)
+{
+    switch (kind)
+    {
+    case FixEdit::Kind::kInsertQdq:
+        return "insert-qdq";
+    case FixEdit::Kind::kRemoveQdqPair:
+        return "remove-qdq-pair";
+    case FixEdit::Kind::kSetScale:
+        return "set-scale";
+    case FixEdit::Kind::kFloatBias:
+        return "float-bias";
+    }
+    return "edit";
+}
+
+std::string joined(const std::vector<std::string>& items, const std::string& separator = ", ")
+{
+    std::string out;
+    for (const auto& item : items)
+    {
+        out += (out.empty() ? "" : separator) + item;
+    }
+    return out;
+}
+
+//! Unfixed findings grouped by rule and reason, in first-seen order: (rule, why, count).
+std::vector<std::tuple<std::string, std::string, std::size_t>> groupedUnfixed(const FixReport& report)
+{
+    std::vector<std::tuple<std::string, std::string, std::size_t>> groups;
+    std::map<std::pair<std::string, std::string>, std::size_t> index;
+    for (const auto& unfixed : report.unfixed)
+    {
+        auto [it, inserted] = index.emplace(std::make_pair(unfixed.rule, unfixed.why), groups.size());
+        if (inserted)
+        {
+            groups.emplace_back(unfixed.rule, unfixed.why, 0);
+        }
+        ++std::get<2>(groups[it->second]);
+    }
+    return groups;
+}
+
+std::string padded(const std::string& text, std::size_t width)
+{
+    return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
+}
+
+} // namespace
+
+std::string renderFixText(const FixReport& report)
+{
+    std::string out = "qdq-doctor fix\n";
+    out += "  model:   " + report.source + "\n";
+    if (report.dryRun)
+    {
+        out += "  output:  " + (report.output.empty() ? std::string("none") : report.output) +
+               " (dry run: nothing written)\n";
+    }
+    else
+    {
+        out += "  output:  " + report.output + (report.unchanged ? " (no edit: a byte-identical copy)" : "") + "\n";
+    }
+    out += "  ONNX checker and shape inference: " + report.checker + "\n";
+
+    out += "\nEdits (" + std::to_string(report.edits.size()) + "):\n";
+    if (report.edits.empty())
+    {
+        out += "  none: no finding asks for a graph edit that fix can make\n";
+    }
+    std::size_t index = 0;
+    for (const auto& edit : report.edits)
+    {
+        out += "  " + std::to_string(++index) + ". " + editTitle(edit.edit) + "\n";
+        out += "     asked by: " + joined(edit.rules) + "\n";
+        if (!edit.scale.empty())
+        {
+            out += "     scale:    " + edit.scale + "\n";
+        }
+        if (!edit.added.empty())
+        {
+            out += "     added:    " + joined(edit.added) + "\n";
+        }
+        if (!edit.removed.empty())
+        {
+            out += "     removed:  " + joined(edit.removed) + "\n";
+        }
+        for (const auto& change : edit.changed)
+        {
+            out += "     changed:  " + change + "\n";
+        }
+    }
+    if (!report.skipped.empty())
+    {
+        out += "\nSkipped (" + std::to_string(report.skipped.size()) + "):\n";
+        for (const auto& skipped : report.skipped)
+        {
+            out += "  - " + editTitle(skipped.edit) + " (" + skipped.rule + "): " + skipped.why + "\n";
+        }
+    }
+    const auto unfixed = groupedUnfixed(report);
+    if (!unfixed.empty())
+    {
+        out += "\nLeft to you (" + std::to_string(report.unfixed.size()) + " finding(s)):\n";
+        for (const auto& [rule, why, count] : unfixed)
+        {
+            out += "  - " + rule + (count > 1 ? " (" + std::to_string(count) + ")" : std::string()) + ": " + why + "\n";
+        }
+    }
+
+    out += "\nWhat it buys (the model alone, before -> after):\n";
+    const auto row = [&out](const std::string& what, std::size_t before, std::size_t after)
+    { out += "  " + padded(what, 34) + padded(std::to_string(before), 6) + "-> " + std::to_string(after) + "\n"; };
+    row("warnings and errors", report.before.warnings + report.before.errors,
+        report.after.warnings + report.after.errors);
+    std::map<std::string, std::pair<std::size_t, std::size_t>> bySlug;
+    for (const auto& [slug, count] : report.before.bySlug)
+    {
+        bySlug[slug].first = count;
+    }
+    for (const auto& [slug, count] : report.after.bySlug)
+    {
+        bySlug[slug].second = count;
+    }
+    for (const auto& [slug, counts] : bySlug)
+    {
+        if (counts.first != counts.second)
+        {
+            row("  " + slug, counts.first, counts.second);
+        }
+    }
+    row("predicted layers", report.before.predicted.layers, report.after.predicted.layers);
+    row("predicted standalone Q/DQ layers", report.before.predicted.standaloneQdq,
+        report.after.predicted.standaloneQdq);
+    row("predicted conv layers with an Add", report.before.predicted.convWithResidualAdd,
+        report.after.predicted.convWithResidualAdd);
+    row("predicted ConvActPool layers", report.before.predicted.convActPool, report.after.predicted.convActPool);
+    if (report.fixedCostMs)
+    {
+        char buffer[64];
+        std::snprintf(buffer, sizeof(buffer), "%.3f ms", *report.fixedCostMs);
+        out += "  measured cost of the fixed findings in the given engine: " + std::string(buffer) + "\n";
+    }
+    out += "  new warnings: " + (report.newFindings.empty() ? std::string("none") : "") + "\n";
+    for (const auto& finding : report.newFindings)
+    {
+        out += "    - " + finding + "\n";
+    }
+    if (!report.notes.empty())
+    {
+        out += "\nNotes:\n";
+        for (const auto& note : report.notes)
+        {
+            out += "  - " + note + "\n";
+        }
+    }
+    return out;
+}
+
+namespace
+{
+
+void writeSide(JsonWriter& json, const FixSide& side)
+{
+    json.beginObject();
+    json.member("findings", static_cast<std::uint64_t>(side.findings));
+    json.member("errors", static_cast<std::uint64_t>(side.errors));
+    json.member("warnings", static_cast<std::uint64_t>(side.warnings));
+    json.key("by_rule").beginObject();
+    for (const auto& [slug, count] : side.bySlug)
+    {
+        json.member(slug, static_cast<std::uint64_t>(count));
+    }
+    json.endObject();
+    json.key("predicted").beginObject();
+    json.member("layers", static_cast<std::uint64_t>(side.predicted.layers));
+    json.member("standalone_qdq_layers", static_cast<std::uint64_t>(side.predicted.standaloneQdq));
+    json.member("conv_layers_with_residual_add", static_cast<std::uint64_t>(side.predicted.convWithResidualAdd));
+    json.member("conv_act_pool_layers", static_cast<std::uint64_t>(side.predicted.convActPool));
+    json.member("reformat_layers", static_cast<std::uint64_t>(side.predicted.reformats));
+    json.endObject();
+    json.endObject();
+}
+
+void writeEdit(JsonWriter& json, const FixEdit& edit)
+{
+    json.member("kind", editKindName(edit.kind));
+    if (!edit.tensor.empty())
+    {
+        json.member("tensor", edit.tensor);
+    }
+    if (!edit.nodes.empty())
+    {
+        json.member("nodes", edit.nodes);
+    }
+    if (!edit.consumers.empty())
+    {
+        json.key("consumers").beginArray();
+        for (const auto& [node, slot] : edit.consumers)
+        {
+            json.beginObject().member("node", node).member("input", static_cast<std::uint64_t>(slot)).endObject();
+        }
+        json.endArray();
+    }
+    if (!edit.scaleFrom.empty())
+    {
+        json.member("scale_from", edit.scaleFrom);
+        json.member("scale_reason", edit.scaleReason);
+    }
+}
+
+} // namespace
+
+std::string renderFixJson(const FixReport& report)
+{
+    std::string out;
+    JsonWriter json(out);
+    json.beginObject();
+    json.member("schema", "qdq-doctor/fix/1");
+    json.member("model", report.source);
+    json.member("output", report.output);
+    json.member("dry_run", report.dryRun);
+    json.member("written", report.written);
+    json.member("unchanged", report.unchanged);
+    json.member("checker", report.checker);
+    json.key("edits").beginArray();
+    for (const auto& edit : report.edits)
+    {
+        json.beginObject();
+        writeEdit(json, edit.edit);
+        json.member("rule", edit.rule);
+        json.member("rules", edit.rules);
+        json.member("finding", edit.finding);
+        if (!edit.scale.empty())
+        {
+            json.member("scale", edit.scale);
+        }
+        json.member("added", edit.added);
+        json.member("removed", edit.removed);
+        json.member("changed", edit.changed);
+        json.endObject();
+    }
+    json.endArray();
+    json.key("skipped").beginArray();
+    for (const auto& skipped : report.skipped)
+    {
+        json.beginObject();
+        writeEdit(json, skipped.edit);
+        json.member("rule", skipped.rule);
+        json.member("why", skipped.why);
+        json.endObject();
+    }
+    json.endArray();
+    json.key("not_fixed").beginArray();
+    for (const auto& unfixed : report.unfixed)
+    {
+        json.beginObject();
+        json.member("rule", unfixed.rule).member("message", unfixed.message).member("why", unfixed.why);
+        json.endObject();
+    }
+    json.endArray();
+    json.key("before");
+    writeSide(json, report.before);
+    json.key("after");
+    writeSide(json, report.after);
+    json.member("new_warnings", report.newFindings);
+    if (report.fixedCostMs)
+    {
+        json.member("fixed_cost_ms", roundMs(*report.fixedCostMs));
+    }
+    json.member("notes", report.notes);
+    json.endObject();
+    return out;
+}
+
+} // namespace qdq

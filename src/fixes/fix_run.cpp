@@ -1,0 +1,307 @@
+// `qdq-doctor fix` end to end: diagnose, plan, write (streaming, src/fixes/model_writer.cpp), check with the ONNX
+// checker, then diagnose and predict the fixed model in process to show what the edits buy.
+#include "qdq/diagnostics.h"
+#include "qdq/fix.h"
+#include "qdq/readers.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <unistd.h>
+
+namespace qdq
+{
+
+namespace
+{
+
+FixSide sideOf(const Report& report, const OnnxGraph& graph)
+{
+    FixSide side;
+    std::map<std::string, std::size_t> bySlug;
+    for (const auto& finding : report.findings)
+    {
+        ++side.findings;
+        side.errors += finding.severity == Severity::kError ? 1 : 0;
+        side.warnings += finding.severity == Severity::kWarning ? 1 : 0;
+        ++bySlug[finding.rule];
+    }
+    side.bySlug.assign(bySlug.begin(), bySlug.end());
+    side.predicted = summarizePrediction(report.prediction, graph);
+    return side;
+}
+
+//! The nodes each rule's warnings and errors name: a finding of the fixed model is new when it names a node its rule
+//! did not name before (findings that gather many nodes, such as standalone-qdq, change their message as they shrink).
+std::set<std::string> warningKeys(const Report& report)
+{
+    std::set<std::string> keys;
+    for (const auto& finding : report.findings)
+    {
+        if (finding.severity == Severity::kInfo)
+        {
+            continue;
+        }
+        keys.insert(finding.rule + "|");
+        for (const auto& node : finding.onnxNodes)
+        {
+            keys.insert(finding.rule + "|" + node);
+        }
+    }
+    return keys;
+}
+
+bool isNewWarning(const Finding& finding, const std::set<std::string>& before)
+{
+    if (finding.severity == Severity::kInfo)
+    {
+        return false;
+    }
+    if (finding.onnxNodes.empty())
+    {
+        return before.count(finding.rule + "|") == 0;
+    }
+    return std::any_of(finding.onnxNodes.begin(), finding.onnxNodes.end(),
+                       [&](const std::string& node) { return before.count(finding.rule + "|" + node) == 0; });
+}
+
+//! The model alone diagnosed; holder keeps the graph the report's names point into.
+Report diagnoseModelOnly(OnnxGraph graph, const std::string& path, const SimulationOptions& simulation, Inputs& holder)
+{
+    holder = Inputs{};
+    holder.sources.push_back({InputKind::kOnnx, path, std::nullopt});
+    holder.onnx = std::move(graph);
+    AnalysisOptions options;
+    options.simulation = simulation;
+    return diagnose(holder, options);
+}
+
+//! A temporary file for checking a dry run's model; removed when it goes out of scope.
+//! A file removed when it goes out of scope or is replaced, unless its path was cleared (it became the output).
+struct TemporaryFile
+{
+    std::string path;
+    TemporaryFile() = default;
+    TemporaryFile(const TemporaryFile&) = delete;
+    TemporaryFile& operator=(const TemporaryFile&) = delete;
+    ~TemporaryFile() { remove(); }
+    void remove()
+    {
+        if (!path.empty())
+        {
+            std::error_code ignored;
+            std::filesystem::remove(path, ignored);
+            path.clear();
+        }
+    }
+};
+
+} // namespace
+
+FixReport runFix(const InputFiles& files, const FixOptions& options, const Limits& limits,
+                 const ProgressCallback& progress)
+{
+    FixReport result;
+    result.dryRun = options.dryRun;
+    Inputs inputs = loadInputs(files, limits, progress);
+    if (!inputs.onnx || inputs.onnx->rebuiltFromLog)
+    {
+        std::string where = files.files.empty() ? files.onnx : files.files.front();
+        throw InputError(SourceLocation{where}, "fix needs the ONNX model (a .onnx file) among its inputs");
+    }
+    result.source = inputs.onnx->sourcePath;
+    if (!options.dryRun && options.output.empty())
+    {
+        throw InputError(SourceLocation{result.source}, "fix needs -o FIXED.onnx (or --dry-run)");
+    }
+    const SimulationOptions simulation = simulationOptionsFor(inputs);
+    AnalysisOptions analysis;
+    analysis.simulation = simulation;
+    const Report full = diagnose(inputs, analysis);
+    // Before: the model alone, as the fixed model will be diagnosed. (The full report's names stay valid when the
+    // graph moves: they are views into its node storage.)
+    const bool engineGiven = inputs.engine() != nullptr || inputs.timings() != nullptr;
+    Inputs beforeHolder;
+    const Report beforeReport =
+        engineGiven ? diagnoseModelOnly(std::move(*inputs.onnx), result.source, simulation, beforeHolder) : Report{};
+    const Report& before = engineGiven ? beforeReport : full;
+    const OnnxGraph& graph = engineGiven ? *beforeHolder.onnx : *inputs.onnx;
+    result.before = sideOf(before, graph);
+    const std::set<std::string> beforeKeys = warningKeys(before);
+
+    // The output is checked before anything is written: it must not exist (without --force) or be the model.
+    std::filesystem::path folder = std::filesystem::temp_directory_path();
+    if (!options.dryRun)
+    {
+        std::error_code error;
+        const std::filesystem::path output(options.output);
+        if (std::filesystem::exists(output, error) && std::filesystem::equivalent(output, result.source, error))
+        {
+            throw InputError(SourceLocation{options.output},
+                             "is the input model itself; write the fixed model to another file");
+        }
+        if (std::filesystem::is_directory(output, error))
+        {
+            throw InputError(SourceLocation{options.output}, "is a folder; name the fixed model's file");
+        }
+        if (std::filesystem::exists(output, error) && !options.force)
+        {
+            throw InputError(SourceLocation{options.output}, "already exists (use --force to replace it)");
+        }
+        folder = std::filesystem::absolute(output).parent_path();
+    }
+
+    // Plan, write a candidate, diagnose it; an edit whose new nodes a new warning names is refused and the plan made
+    // again (at most four rounds). The candidate lives in the output's folder and becomes the output by a rename.
+    std::map<std::string, std::string> refused;
+    FixPlan plan;
+    Inputs afterHolder;
+    Report after;
+    TemporaryFile candidate;
+    for (int round = 0; round < 4; ++round)
+    {
+        plan = planFix(full, graph, options, refused);
+        candidate.remove();
+        candidate.path =
+            (folder / (".qdq-doctor-fix-" + std::to_string(::getpid()) + "-" + std::to_string(round) + ".onnx"))
+                .string();
+        FileModelSink sink(candidate.path, true);
+        ModelWriteOptions writeOptions;
+        writeOptions.limits = limits;
+        ModelWriteResult written;
+        try
+        {
+            written = writeEditedModel(result.source, plan.modelEdits, sink, writeOptions);
+        }
+        catch (const InputError& error)
+        {
+            candidate.path.clear();
+            if (!options.dryRun && error.where().path != result.source)
+            {
+                throw InputError(SourceLocation{options.output}, "cannot be written: " + error.message());
+            }
+            throw;
+        }
+        result.notes = written.notes;
+        after = diagnoseModelOnly(readOnnx(candidate.path, {}, limits),
+                                  options.output.empty() ? result.source : options.output, simulation, afterHolder);
+        // The nodes each edit added, and those whose inputs or producers it changed.
+        std::multimap<std::string, std::size_t> touchedBy;
+        for (std::size_t i = 0; i < plan.edits.size(); ++i)
+        {
+            for (const auto& name : plan.edits[i].added)
+            {
+                touchedBy.emplace(name, i);
+            }
+            for (const auto& name : plan.edits[i].touched)
+            {
+                touchedBy.emplace(name, i);
+            }
+        }
+        bool refusedMore = false;
+        for (const auto& finding : after.findings)
+        {
+            if (!isNewWarning(finding, beforeKeys))
+            {
+                continue;
+            }
+            for (const auto& node : finding.onnxNodes)
+            {
+                const auto [first, last] = touchedBy.equal_range(node);
+                for (auto it = first; it != last; ++it)
+                {
+                    for (const auto& key : plan.edits[it->second].keys)
+                    {
+                        const bool added = refused
+                                               .emplace(key, "refused: with it the fixed model gets a new " +
+                                                                 finding.rule + " warning (" + finding.message + ")")
+                                               .second;
+                        refusedMore = refusedMore || added;
+                    }
+                }
+            }
+        }
+        if (!refusedMore)
+        {
+            break;
+        }
+    }
+    result.edits = std::move(plan.edits);
+    result.skipped = std::move(plan.skipped);
+    result.unfixed = std::move(plan.unfixed);
+    result.unchanged = plan.modelEdits.empty();
+    result.after = sideOf(after, *afterHolder.onnx);
+    for (const auto& finding : after.findings)
+    {
+        if (isNewWarning(finding, beforeKeys))
+        {
+            result.newFindings.push_back(finding.rule + ": " + finding.message);
+        }
+    }
+
+    // The cost of the findings whose every edit was applied (a profile or log table gave times).
+    std::set<std::string> appliedRules;
+    for (const auto& edit : result.edits)
+    {
+        appliedRules.insert(edit.rules.begin(), edit.rules.end());
+    }
+    if (full.hasTimings)
+    {
+        double cost = 0.0;
+        bool any = false;
+        for (const auto& finding : full.findings)
+        {
+            if (!finding.edits.empty() && finding.costMs && appliedRules.count(finding.rule) != 0 &&
+                std::none_of(result.skipped.begin(), result.skipped.end(),
+                             [&](const SkippedEdit& skipped) { return skipped.rule == finding.rule; }))
+            {
+                cost += *finding.costMs;
+                any = true;
+            }
+        }
+        if (any)
+        {
+            result.fixedCostMs = cost;
+        }
+    }
+
+    // Check: the ONNX checker and shape inference on what is written (external data need not be present).
+    ModelCheckOptions check;
+    check.externalDataMustExist = false;
+    check.limits = limits;
+    try
+    {
+        const std::string problem = checkModelFile(candidate.path, check);
+        if (problem.empty())
+        {
+            result.checker = "passed";
+        }
+        else
+        {
+            const std::string original = checkModelFile(result.source, check);
+            result.checker = problem + (original == problem ? " (the input model fails the same way)" : "");
+        }
+    }
+    catch (const InputError& error)
+    {
+        result.checker = "not run: " + error.message();
+    }
+
+    result.output = options.output;
+    if (!options.dryRun)
+    {
+        std::error_code error;
+        std::filesystem::rename(candidate.path, options.output, error);
+        if (error)
+        {
+            throw InputError(SourceLocation{options.output}, "cannot be written: " + error.message());
+        }
+        candidate.path.clear(); // it is the output now
+        result.written = true;
+    }
+    return result;
+}
+
+} // namespace qdq

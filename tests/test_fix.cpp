@@ -1,0 +1,366 @@
+// `qdq-doctor fix`: each edit on a model it fixes and on a near-identical one it must leave alone, the recipes of
+// the real A100 ResNet engines, every real model and sample (no new warning, a second fix changes nothing), and the
+// output's safety (no overwrite without --force, never the input, nothing written in a dry run).
+#include "graph_builder.h"
+#include "test_support.h"
+
+#include "qdq/fix.h"
+#include "qdq/readers.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+using namespace qdq;
+using namespace qdq::test;
+
+namespace
+{
+
+//! The test builder's models lack output shapes, which the ONNX checker wants: the check must pass or fail as the
+//! input does.
+bool checkerAsInput(const FixReport& report)
+{
+    return report.checker == "passed" || report.checker.find("the input model fails the same way") != std::string::npos;
+}
+
+FixReport fixFile(const std::filesystem::path& model, const std::filesystem::path& output, FixOptions options = {})
+{
+    InputFiles files;
+    files.files = {model.string()};
+    options.output = output.string();
+    return runFix(files, options, Limits{});
+}
+
+//! Where the model reads a dequantized tensor: "consumer|input" for every non-Q/DQ node input a DQ writes.
+std::set<std::string> quantizedPositions(const OnnxGraph& graph)
+{
+    std::set<std::string> positions;
+    for (const auto& node : graph.nodes)
+    {
+        if (node.opType == "QuantizeLinear" || node.opType == "DequantizeLinear")
+        {
+            continue;
+        }
+        for (std::size_t i = 0; i < node.inputs.size(); ++i)
+        {
+            const OnnxNode* producer = graph.producer(TensorKey(node.inputs[i]));
+            if (producer != nullptr && producer->opType == "DequantizeLinear")
+            {
+                positions.insert(node.name + "|" + std::to_string(i));
+            }
+        }
+    }
+    return positions;
+}
+
+bool hasNode(const OnnxGraph& graph, std::string_view opType, std::string_view namePart)
+{
+    return std::any_of(graph.nodes.begin(), graph.nodes.end(),
+                       [&](const OnnxNode& node)
+                       { return node.opType == opType && node.name.find(namePart) != std::string::npos; });
+}
+
+std::size_t countOp(const OnnxGraph& graph, std::string_view opType)
+{
+    return static_cast<std::size_t>(std::count_if(graph.nodes.begin(), graph.nodes.end(),
+                                                  [&](const OnnxNode& node) { return node.opType == opType; }));
+}
+
+std::size_t findings(const FixSide& side, const std::string& slug)
+{
+    for (const auto& [rule, count] : side.bySlug)
+    {
+        if (rule == slug)
+        {
+            return count;
+        }
+    }
+    return 0;
+}
+
+std::filesystem::path saved(const GraphBuilder& g, const std::string& name)
+{
+    std::filesystem::path path = tempDir("fix-" + name) / "model.onnx";
+    g.save(path.string());
+    return path;
+}
+
+//! in -> Q/DQ -> conv0 -> Relu -> [Q/DQ] -> Add(conv1(...), residual) -> Relu -> Q/DQ -> conv2. quantizeResidual
+//! puts a Q/DQ (the scale of conv1's input quantizer) on the residual input of the Add.
+std::filesystem::path residualModel(bool quantizeResidual)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images"));
+    std::string r0 = g.node("Relu", "/relu0/Relu", {g.node("Conv", "/conv0/Conv", {x, g.quantizedWeight("w0", 8, 3)})});
+    std::string c1 = g.node("Conv", "/conv1/Conv", {g.qdq("/conv1/in_q", r0, 0.1f), g.quantizedWeight("w1", 8, 8)});
+    std::string residual = quantizeResidual ? g.qdq("/res_q", r0, 0.1f) : r0;
+    std::string sum = g.node("Relu", "/relu1/Relu", {g.node("Add", "/add/Add", {c1, residual})});
+    g.output(g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/in_q", sum, 0.2f), g.quantizedWeight("w2", 8, 8)}));
+    return saved(g, quantizeResidual ? "residual-quantized" : "residual-float");
+}
+
+} // namespace
+
+TEST(Fix, InsertsTheResidualQdqWithTheScaleOfTheQAlreadyOnTheTensor)
+{
+    const auto model = residualModel(false);
+    const auto output = model.parent_path() / "fixed.onnx";
+    FixReport report = fixFile(model, output);
+    ASSERT_EQ(report.edits.size(), 1u);
+    EXPECT_EQ(report.edits[0].edit.kind, FixEdit::Kind::kInsertQdq);
+    EXPECT_EQ(report.edits[0].edit.tensor, "/relu0/Relu_out");
+    EXPECT_NE(report.edits[0].scale.find("0.1 from /conv1/in_q/QuantizeLinear"), std::string::npos)
+        << report.edits[0].scale;
+    EXPECT_TRUE(checkerAsInput(report)) << report.checker;
+    EXPECT_TRUE(report.newFindings.empty());
+    EXPECT_EQ(findings(report.before, "residual-input-not-quantized"), 1u);
+    EXPECT_EQ(findings(report.after, "residual-input-not-quantized"), 0u);
+    OnnxGraph fixed = readOnnx(output.string());
+    const OnnxNode* add = fixed.findNode("/add/Add");
+    ASSERT_NE(add, nullptr);
+    const OnnxNode* dq = fixed.producer(TensorKey(add->inputs[1]));
+    ASSERT_NE(dq, nullptr);
+    EXPECT_EQ(dq->opType, "DequantizeLinear");
+    // Named after the first rule that asked for it (int8-conv-float-output and residual-input-not-quantized both do).
+    EXPECT_EQ(dq->name.rfind("qdq_doctor/", 0), 0u) << dq->name;
+    EXPECT_NE(dq->name.find("/relu0/Relu_out/DequantizeLinear"), std::string::npos) << dq->name;
+    ASSERT_NE(fixed.qdqOf(dq->index), nullptr);
+    ASSERT_EQ(fixed.qdqOf(dq->index)->scale.size(), 1u);
+    EXPECT_FLOAT_EQ(static_cast<float>(fixed.qdqOf(dq->index)->scale[0]), 0.1f);
+    // Node order: the new pair right before the Add, everything else where it was.
+    const std::uint32_t addIndex = fixed.nodeIndex("/add/Add");
+    EXPECT_EQ(fixed.nodes[addIndex - 1].name, dq->name);
+}
+
+TEST(Fix, LeavesAQuantizedResidualAlone)
+{
+    const auto model = residualModel(true);
+    const auto output = model.parent_path() / "fixed.onnx";
+    FixReport report = fixFile(model, output);
+    EXPECT_TRUE(report.edits.empty());
+    EXPECT_TRUE(report.unchanged);
+    EXPECT_EQ(readFile(model), readFile(output)); // a byte-identical copy
+}
+
+namespace
+{
+
+//! in -> Q/DQ -> conv -> [Q -> DQ] -> Relu -> Q/DQ -> conv2 (ONNX Runtime quantizes the conv output too).
+std::filesystem::path epilogueModel(bool qdqBeforeRelu)
+{
+    GraphBuilder g;
+    std::string c = g.node("Conv", "/conv/Conv", {g.qdq("/in_q", g.input("images")), g.quantizedWeight("w", 8, 3)});
+    std::string r = g.node("Relu", "/relu/Relu", {qdqBeforeRelu ? g.qdq("/conv/out_q", c) : c});
+    g.output(g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/in_q", r), g.quantizedWeight("w2", 8, 8)}));
+    return saved(g, qdqBeforeRelu ? "epilogue-qdq" : "epilogue-clean");
+}
+
+} // namespace
+
+TEST(Fix, RemovesTheQdqPairInsideTheConvEpilogue)
+{
+    const auto model = epilogueModel(true);
+    const auto output = model.parent_path() / "fixed.onnx";
+    FixReport report = fixFile(model, output);
+    ASSERT_EQ(report.edits.size(), 1u);
+    EXPECT_EQ(report.edits[0].edit.kind, FixEdit::Kind::kRemoveQdqPair);
+    EXPECT_EQ(report.edits[0].removed.size(), 2u);
+    OnnxGraph fixed = readOnnx(output.string());
+    EXPECT_FALSE(hasNode(fixed, "QuantizeLinear", "/conv/out_q"));
+    EXPECT_FALSE(hasNode(fixed, "DequantizeLinear", "/conv/out_q"));
+    const OnnxNode* relu = fixed.findNode("/relu/Relu");
+    ASSERT_NE(relu, nullptr);
+    EXPECT_EQ(relu->inputs[0], "/conv/Conv_out");
+    EXPECT_EQ(findings(report.after, "qdq-inside-conv-epilogue"), 0u);
+    EXPECT_LT(report.after.predicted.layers, report.before.predicted.layers);
+    EXPECT_TRUE(checkerAsInput(report)) << report.checker;
+}
+
+TEST(Fix, LeavesAConvWithoutEpilogueQdqAlone)
+{
+    const auto model = epilogueModel(false);
+    FixReport report = fixFile(model, model.parent_path() / "fixed.onnx");
+    EXPECT_TRUE(report.edits.empty());
+}
+
+namespace
+{
+
+//! in -> Q/DQ -> conv(w, bias) where the bias is an INT32 initializer behind a DequantizeLinear, or a float one.
+std::filesystem::path biasModel(bool quantizedBias)
+{
+    GraphBuilder g;
+    std::string bias = quantizedBias
+                           ? g.node("DequantizeLinear", "/bias/DequantizeLinear",
+                                    {g.int32Constant("conv.bias_quantized", {8}), g.scale("bias.scale", 0.5f)})
+                           : g.weight("conv.bias", {8});
+    std::string c =
+        g.node("Conv", "/conv/Conv", {g.qdq("/in_q", g.input("images")), g.quantizedWeight("w", 8, 3), bias});
+    g.output(g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/in_q", c), g.quantizedWeight("w2", 8, 8)}));
+    return saved(g, quantizedBias ? "bias-int32" : "bias-float");
+}
+
+} // namespace
+
+TEST(Fix, TurnsAQuantizedBiasBackIntoAFloatInitializer)
+{
+    const auto model = biasModel(true);
+    const auto output = model.parent_path() / "fixed.onnx";
+    FixReport report = fixFile(model, output);
+    ASSERT_EQ(report.edits.size(), 1u);
+    EXPECT_EQ(report.edits[0].edit.kind, FixEdit::Kind::kFloatBias);
+    OnnxGraph fixed = readOnnx(output.string(), OnnxReadOptions{true, 32});
+    EXPECT_FALSE(hasNode(fixed, "DequantizeLinear", "/bias/"));
+    const OnnxNode* conv = fixed.findNode("/conv/Conv");
+    ASSERT_NE(conv, nullptr);
+    ASSERT_EQ(conv->inputs.size(), 3u);
+    const OnnxConstant* bias = fixed.constant(TensorKey(conv->inputs[2]));
+    ASSERT_NE(bias, nullptr);
+    EXPECT_EQ(bias->dataType, OnnxDataType::kFloat);
+    ASSERT_EQ(bias->values.size(), 8u);
+    for (std::size_t i = 0; i < 8; ++i)
+    {
+        EXPECT_FLOAT_EQ(static_cast<float>(bias->values[i]), 0.5f * static_cast<float>(i)); // INT32 i x scale 0.5
+    }
+    EXPECT_EQ(findings(report.after, "quantized-bias"), 0u);
+}
+
+TEST(Fix, LeavesAFloatBiasAlone)
+{
+    const auto model = biasModel(false);
+    FixReport report = fixFile(model, model.parent_path() / "fixed.onnx");
+    EXPECT_TRUE(report.edits.empty());
+}
+
+TEST(Fix, RulesOptionKeepsOtherRulesEdits)
+{
+    const auto model = epilogueModel(true);
+    FixOptions options;
+    options.rules = {"quantized-bias"};
+    FixReport report = fixFile(model, model.parent_path() / "only-bias.onnx", options);
+    EXPECT_TRUE(report.edits.empty());
+    EXPECT_TRUE(std::any_of(report.unfixed.begin(), report.unfixed.end(),
+                            [](const UnfixedFinding& unfixed) {
+                                return unfixed.rule == "qdq-inside-conv-epilogue" && unfixed.why == "not among --rules";
+                            }));
+}
+
+TEST(FixCli, DryRunWritesNothingAndExistingOutputNeedsForce)
+{
+    const auto model = residualModel(false);
+    const auto output = model.parent_path() / "out.onnx";
+    const std::string before = readFile(model);
+    CommandResult dry = runCli({"fix", model.string(), "-o", output.string(), "--dry-run"});
+    EXPECT_EQ(dry.exitStatus, 0) << dry.err;
+    EXPECT_FALSE(std::filesystem::exists(output));
+    EXPECT_NE(dry.out.find("dry run: nothing written"), std::string::npos);
+    EXPECT_NE(dry.out.find("insert QuantizeLinear -> DequantizeLinear on /relu0/Relu_out"), std::string::npos);
+
+    writeFile(output, "precious");
+    CommandResult refused = runCli({"fix", model.string(), "-o", output.string()});
+    EXPECT_EQ(refused.exitStatus, 2);
+    EXPECT_NE(refused.err.find("already exists"), std::string::npos) << refused.err;
+    EXPECT_EQ(readFile(output), "precious");
+
+    CommandResult forced = runCli({"fix", model.string(), "-o", output.string(), "--force", "--format", "json"});
+    EXPECT_EQ(forced.exitStatus, 0) << forced.err;
+    EXPECT_NE(forced.out.find("\"schema\": \"qdq-doctor/fix/1\""), std::string::npos);
+    EXPECT_NE(readFile(output), "precious");
+
+    CommandResult itself = runCli({"fix", model.string(), "-o", model.string(), "--force"});
+    EXPECT_EQ(itself.exitStatus, 2);
+    EXPECT_NE(itself.err.find("input model itself"), std::string::npos) << itself.err;
+    EXPECT_EQ(readFile(model), before);
+
+    CommandResult noOutput = runCli({"fix", model.string()});
+    EXPECT_EQ(noOutput.exitStatus, 2);
+    CommandResult badRule = runCli({"fix", model.string(), "--dry-run", "--rules", "no-such-rule"});
+    EXPECT_EQ(badRule.exitStatus, 2);
+    EXPECT_NE(badRule.err.find("no-such-rule"), std::string::npos);
+    // Nothing left behind in the output's folder but the output.
+    for (const auto& entry : std::filesystem::directory_iterator(model.parent_path()))
+    {
+        EXPECT_EQ(entry.path().filename().string().find(".qdq-doctor-fix"), std::string::npos) << entry.path();
+    }
+}
+
+// Done means (issue 12): the convs-only recipe, fixed, quantizes the same (consumer, input) positions as the recipe
+// whose real A100 engine has 1 standalone Q/DQ layer where the convs-only engine has 10.
+TEST(RealDataFix, ResNetConvsRecipeBecomesTheResidualQgapRecipe)
+{
+    REQUIRE_SHARED();
+    const auto output = tempDir("fix-resnet") / "resnet18-fixed.onnx";
+    FixReport report = fixFile(sharedModel("resnet18-qat-convs.onnx"), output);
+    EXPECT_TRUE(report.newFindings.empty());
+    EXPECT_EQ(report.checker, "passed");
+    OnnxGraph fixed = readOnnx(output.string());
+    OnnxGraph recipe = readOnnx(sharedModel("resnet18-qat-residual-qgap.onnx").string());
+    EXPECT_EQ(quantizedPositions(fixed), quantizedPositions(recipe));
+    // And the simulator sees the recipe's engine in it.
+    EXPECT_EQ(report.before.predicted.standaloneQdq, 10u);
+    EXPECT_EQ(report.after.predicted.standaloneQdq, 1u);
+    EXPECT_EQ(report.after.predicted.convActPool, 1u);
+    EXPECT_EQ(report.after.predicted.convWithResidualAdd, 8u);
+    // The weights' external data reference is kept (the file is not shipped with the graph-only model).
+    EXPECT_FALSE(report.notes.empty());
+}
+
+TEST(RealDataFix, OrtResNetLosesEpilogueConvAddAndBiasQdq)
+{
+    REQUIRE_SHARED();
+    const auto output = tempDir("fix-ort") / "resnet18-ort-fixed.onnx";
+    FixReport report = fixFile(sharedModel("resnet18-ort-qdq.onnx"), output);
+    EXPECT_GT(findings(report.before, "qdq-inside-conv-epilogue"), 0u);
+    EXPECT_GT(findings(report.before, "qdq-between-conv-and-add"), 0u);
+    EXPECT_GT(findings(report.before, "quantized-bias"), 0u);
+    EXPECT_EQ(findings(report.after, "qdq-inside-conv-epilogue"), 0u);
+    EXPECT_EQ(findings(report.after, "qdq-between-conv-and-add"), 0u);
+    EXPECT_EQ(findings(report.after, "quantized-bias"), 0u);
+    EXPECT_TRUE(report.newFindings.empty());
+    EXPECT_EQ(report.checker, "passed");
+    OnnxGraph fixed = readOnnx(output.string());
+    OnnxGraph original = readOnnx(sharedModel("resnet18-ort-qdq.onnx").string());
+    EXPECT_LT(countOp(fixed, "DequantizeLinear"), countOp(original, "DequantizeLinear"));
+    EXPECT_EQ(countOp(fixed, "Conv"), countOp(original, "Conv"));
+    EXPECT_EQ(report.after.predicted.convWithResidualAdd, 8u);
+}
+
+// Every real model and every sample: the fix adds no warning, passes the checker where the input does, and a second
+// fix of its output changes nothing (byte-identical).
+TEST(RealDataFix, EveryModelAndSampleIsAFixedPoint)
+{
+    std::vector<std::filesystem::path> models;
+    for (const char* sample : {"a-plugin-between-dq-and-q", "b-yolov8-split-concat-silu", "c-resnet-conv-maxpool",
+                               "d-residual-add-concat-fp32", "e-explicit-slower-than-implicit"})
+    {
+        models.push_back(std::filesystem::path(QDQ_SOURCE_DIR) / "samples" / sample / "model.onnx");
+    }
+    if (sharedDir())
+    {
+        for (const auto& entry : std::filesystem::directory_iterator(sharedModel("")))
+        {
+            if (entry.path().extension() == ".onnx")
+            {
+                models.push_back(entry.path());
+            }
+        }
+    }
+    std::sort(models.begin(), models.end());
+    const auto dir = tempDir("fix-all");
+    std::size_t index = 0;
+    for (const auto& model : models)
+    {
+        const auto first = dir / (std::to_string(index) + ".onnx");
+        const auto second = dir / (std::to_string(index++) + "-again.onnx");
+        FixReport report = fixFile(model, first);
+        EXPECT_TRUE(report.newFindings.empty()) << model << ": " << report.newFindings.front();
+        EXPECT_TRUE(report.checker == "passed" ||
+                    report.checker.find("the input model fails the same way") != std::string::npos)
+            << model << ": " << report.checker;
+        FixReport again = fixFile(first, second);
+        EXPECT_TRUE(again.edits.empty()) << model;
+        EXPECT_EQ(readFile(first), readFile(second)) << model;
+    }
+}
