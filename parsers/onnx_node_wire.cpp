@@ -8,14 +8,6 @@ namespace qdq::onnx_wire
 namespace
 {
 
-enum : int
-{
-    kVarint = 0,
-    kFixed64 = 1,
-    kBytes = 2,
-    kFixed32 = 5,
-};
-
 // AttributeProto.AttributeType values (onnx.proto).
 enum : std::uint64_t
 {
@@ -96,7 +88,7 @@ public:
             return varint(ignored);
         case kFixed64:
             return advance(8);
-        case kBytes:
+        case kLengthDelimited:
             return bytes(payload);
         case kFixed32:
             return advance(4);
@@ -159,7 +151,7 @@ std::string decodeNode(std::string_view bytes, NodeFields& node)
         {
             return "malformed tag";
         }
-        if (wireType == kBytes && (field <= 5 || field == 7))
+        if (wireType == kLengthDelimited && (field <= 5 || field == 7))
         {
             std::string_view value;
             if (!in.bytes(value))
@@ -222,7 +214,7 @@ std::string decodeAttribute(std::string_view bytes, OnnxAttribute& attribute)
         }
         bool ok = true;
         std::string_view payload;
-        if (field == 1 && wireType == kBytes)
+        if (field == 1 && wireType == kLengthDelimited)
         {
             ok = in.bytes(payload);
             attribute.name.assign(payload);
@@ -247,12 +239,12 @@ std::string decodeAttribute(std::string_view bytes, OnnxAttribute& attribute)
             ok = in.varint(intValue);
             hasI = true;
         }
-        else if (field == 4 && wireType == kBytes)
+        else if (field == 4 && wireType == kLengthDelimited)
         {
             ok = in.bytes(text);
             hasS = true;
         }
-        else if ((field == 5 || field == 6) && wireType == kBytes)
+        else if ((field == 5 || field == 6) && wireType == kLengthDelimited)
         {
             ok = in.bytes(payload);
             (field == 5 ? hasT : hasG) = true;
@@ -263,7 +255,7 @@ std::string decodeAttribute(std::string_view bytes, OnnxAttribute& attribute)
             ok = in.fixed32(bits);
             floats.push_back(asFloat(bits));
         }
-        else if (field == 7 && wireType == kBytes)
+        else if (field == 7 && wireType == kLengthDelimited)
         {
             ok = in.bytes(payload) && payload.size() % 4 == 0;
             Cursor packed(payload);
@@ -279,7 +271,7 @@ std::string decodeAttribute(std::string_view bytes, OnnxAttribute& attribute)
             ok = in.varint(value);
             ints.push_back(static_cast<std::int64_t>(value));
         }
-        else if (field == 8 && wireType == kBytes)
+        else if (field == 8 && wireType == kLengthDelimited)
         {
             ok = in.bytes(payload);
             Cursor packed(payload);

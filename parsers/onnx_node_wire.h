@@ -13,6 +13,17 @@
 namespace qdq::onnx_wire
 {
 
+//! Protobuf wire types (the low three bits of a field's tag), shared by the reader and the model writer.
+enum WireType : int
+{
+    kVarint = 0,
+    kFixed64 = 1,
+    kLengthDelimited = 2,
+    kStartGroup = 3,
+    kEndGroup = 4,
+    kFixed32 = 5,
+};
+
 //! The NodeProto fields the reader keeps. Views point into the decoded bytes.
 struct NodeFields
 {

@@ -35,15 +35,12 @@ using namespace onnx_detail;
 constexpr std::size_t kWarningCap = 20;
 constexpr int kFileBlockBytes = 1 << 16;
 
-enum WireType : int
-{
-    kVarint = 0,
-    kFixed64 = 1,
-    kLengthDelimited = 2,
-    kStartGroup = 3,
-    kEndGroup = 4,
-    kFixed32 = 5,
-};
+using onnx_wire::kEndGroup;
+using onnx_wire::kFixed32;
+using onnx_wire::kFixed64;
+using onnx_wire::kLengthDelimited;
+using onnx_wire::kStartGroup;
+using onnx_wire::kVarint;
 
 const char* wireTypeName(int wireType)
 {

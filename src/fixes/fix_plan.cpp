@@ -194,6 +194,20 @@ private:
         return it == mClaimed.end() ? std::string() : it->second;
     }
 
+    //! What stops an edit from changing these reads: one of them is changed by another edit already ("" if none).
+    std::string claimedBy(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& reads) const
+    {
+        for (const auto& [node, slot] : reads)
+        {
+            if (std::string rule = claimant(node, slot); !rule.empty())
+            {
+                return "input " + std::to_string(slot) + " of " + mGraph.nodes[node].name +
+                       " is changed by another edit (" + rule + ")";
+            }
+        }
+        return {};
+    }
+
     //! Every (node, slot) that reads tensor.
     std::vector<std::pair<std::uint32_t, std::uint32_t>> readers(const std::string& tensor) const
     {
@@ -252,14 +266,10 @@ private:
             return;
         }
         const auto reads = readers(dequantize.outputs[0]);
-        for (const auto& [node, slot] : reads)
+        if (std::string problem = claimedBy(reads); !problem.empty())
         {
-            if (!claimant(node, slot).empty())
-            {
-                skip(asked, "input " + std::to_string(slot) + " of " + mGraph.nodes[node].name +
-                                " is changed by another edit (" + claimant(node, slot) + ")");
-                return;
-            }
+            skip(asked, problem);
+            return;
         }
         PlannedEdit planned = plannedFrom(asked);
         const std::string input = quantize.inputs[0];
@@ -323,14 +333,10 @@ private:
             return;
         }
         const auto reads = readers(dequantize.outputs[0]);
-        for (const auto& [node, slot] : reads)
+        if (std::string problem = claimedBy(reads); !problem.empty())
         {
-            if (!claimant(node, slot).empty())
-            {
-                skip(asked, "input " + std::to_string(slot) + " of " + mGraph.nodes[node].name +
-                                " is changed by another edit (" + claimant(node, slot) + ")");
-                return;
-            }
+            skip(asked, problem);
+            return;
         }
         if (isGraphOutput(dequantize.outputs[0]))
         {

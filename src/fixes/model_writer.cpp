@@ -8,6 +8,7 @@
 #include "qdq/model_edit.h"
 
 #include "parsers/file_source.h"
+#include "parsers/onnx_node_wire.h"
 #include "qdq/diagnostics.h"
 
 #include <onnx/checker.h>
@@ -36,15 +37,12 @@ namespace
 
 namespace fs = std::filesystem;
 
-enum WireType : int
-{
-    kVarint = 0,
-    kFixed64 = 1,
-    kLengthDelimited = 2,
-    kStartGroup = 3,
-    kEndGroup = 4,
-    kFixed32 = 5,
-};
+using onnx_wire::kEndGroup;
+using onnx_wire::kFixed32;
+using onnx_wire::kFixed64;
+using onnx_wire::kLengthDelimited;
+using onnx_wire::kStartGroup;
+using onnx_wire::kVarint;
 
 // Field numbers of onnx.proto that the writer looks at.
 constexpr std::uint32_t kModelGraph = 7;
