@@ -1,6 +1,6 @@
 #include "qdq/diagnostics.h"
 #include "qdq/precision.h"
-#include "src/json_writer.h"
+#include "src/reporters/json_writer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The fix report: every edit with the findings that asked for it, what was skipped and left to the user, and the
 // model before and after (findings, predicted layers). Text for people, JSON for scripts (docs/fix-schema.md).
 #include "qdq/fix.h"
-#include "src/json_writer.h"
+#include "src/reporters/json_writer.h"
 
 #include <map>
 

@@ -1,4 +1,4 @@
-#include "src/json_writer.h"
+#include "src/reporters/json_writer.h"
 
 #include "qdq/diagnostics.h"
 

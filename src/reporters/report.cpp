@@ -2,7 +2,7 @@
 #include "qdq/analysis.h"
 #include "qdq/patterns.h"
 
-#include "src/json_writer.h"
+#include "src/reporters/json_writer.h"
 
 #include <algorithm>
 #include <cmath>
