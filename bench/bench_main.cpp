@@ -233,6 +233,11 @@ int main(int argc, char** argv)
         std::printf("  model.onnx       %10.1f MB (%zu nodes, inline weights)\n", b / 1e6, nodes);
         b = qdq::bench::generateMatchingOnnx((dir / "layers.onnx").string(), layers);
         std::printf("  layers.onnx      %10.1f MB (the model of layers.json, %zu x Q/DQ/Conv/Relu)\n", b / 1e6, layers);
+        std::fflush(stdout);
+        b = qdq::bench::generateMatchingOnnx((dir / "layers-weights.onnx").string(), layers, onnxMb << 20, 10);
+        std::printf("  layers-weights.onnx %7.1f MB (layers.onnx with %llu MB of inline INT8 weights and a Q/DQ pair "
+                    "for fix to remove in every 10th conv epilogue)\n",
+                    b / 1e6, static_cast<unsigned long long>(onnxMb));
         return 0;
     }
     if (command == "predict")

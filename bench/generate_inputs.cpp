@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -346,17 +347,35 @@ std::uint64_t generateOnnx(const std::string& path, std::uint64_t targetBytes, s
     return static_cast<std::uint64_t>(model.ByteSizeLong());
 }
 
-std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers)
+std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers, std::uint64_t weightBytes,
+                                   std::size_t epilogueQdqEvery)
 {
+    // Each conv's INT8 weight is k x k x 1 x 1 (k channels in and out, so that shape inference agrees along the
+    // chain), with k chosen so the weights add up to about weightBytes (8 x 8 at least: the graph-only model).
+    std::uint64_t channels = 8;
+    while ((channels + 1) * (channels + 1) * layers <= weightBytes)
+    {
+        ++channels;
+    }
     onnx::ModelProto model;
     model.set_ir_version(8);
     model.set_producer_name("qdq-doctor-bench");
     auto* opset = model.add_opset_import();
     opset->set_version(17);
     onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("qdq-doctor-bench-layers");
+    const auto setShape = [&](onnx::ValueInfoProto* value)
+    {
+        value->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+        auto* shape = value->mutable_type()->mutable_tensor_type()->mutable_shape();
+        for (std::uint64_t d : {std::uint64_t{1}, channels, std::uint64_t{56}, std::uint64_t{56}})
+        {
+            shape->add_dim()->set_dim_value(static_cast<std::int64_t>(d));
+        }
+    };
     auto* input = graph->add_input();
     input->set_name("t0");
-    input->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    setShape(input);
     auto addNode =
         [&](const std::string& op, const std::string& name, std::vector<std::string> inputs, const std::string& output)
     {
@@ -387,21 +406,32 @@ std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers)
         auto* weight = graph->add_initializer();
         weight->set_name(weightName(i));
         weight->set_data_type(onnx::TensorProto::INT8);
-        for (long d : {8, 8, 1, 1})
+        for (std::uint64_t d : {channels, channels, std::uint64_t{1}, std::uint64_t{1}})
         {
-            weight->add_dims(d);
+            weight->add_dims(static_cast<std::int64_t>(d));
         }
-        weight->set_raw_data(std::string(64, '\x01'));
+        weight->set_raw_data(std::string(channels * channels, static_cast<char>(1 + i % 7)));
         std::string wdq = "/model/w" + std::to_string(i) + "/DequantizeLinear";
         addNode("DequantizeLinear", wdq, {weightName(i), "scale"}, wdq + "_output_0");
         addNode("Conv", layerName(i), {dq + "_output_0", wdq + "_output_0"}, layerName(i) + "_output_0");
         std::string relu = "/model/act" + std::to_string(i) + "/Relu";
-        addNode("Relu", relu, {layerName(i) + "_output_0"}, "t" + std::to_string(i + 1));
+        std::string reluInput = layerName(i) + "_output_0";
+        if (epilogueQdqEvery != 0 && i % epilogueQdqEvery == epilogueQdqEvery / 2)
+        {
+            // A Q/DQ pair between the conv and its Relu, which TensorRT cannot fuse (qdq-inside-conv-epilogue):
+            // something for `fix` to edit.
+            std::string eq = "/model/epilogue" + std::to_string(i) + "/QuantizeLinear";
+            std::string edq = "/model/epilogue" + std::to_string(i) + "/DequantizeLinear";
+            addNode("QuantizeLinear", eq, {reluInput, "scale", "zero_point"}, eq + "_output_0");
+            addNode("DequantizeLinear", edq, {eq + "_output_0", "scale", "zero_point"}, edq + "_output_0");
+            reluInput = edq + "_output_0";
+        }
+        addNode("Relu", relu, {reluInput}, "t" + std::to_string(i + 1));
         current = "t" + std::to_string(i + 1);
     }
     auto* output = graph->add_output();
     output->set_name(current);
-    output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    setShape(output);
     std::ofstream file(path, std::ios::binary);
     if (!model.SerializeToOstream(&file))
     {

@@ -23,6 +23,9 @@ std::uint64_t generateOnnx(const std::string& path, std::uint64_t targetBytes, s
 
 //! The Q/DQ ONNX model matching generateLayerInfo's names (Q -> DQ -> Conv -> Relu per layer, small weights), so
 //! that diagnose can correlate the two.
-std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers);
+//! With weightBytes, the weights add up to about that many bytes; with epilogueQdqEvery = n, every n-th conv has a
+//! Q/DQ pair before its Relu (a qdq-inside-conv-epilogue finding that `fix` removes).
+std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers, std::uint64_t weightBytes = 0,
+                                   std::size_t epilogueQdqEvery = 0);
 
 } // namespace qdq::bench

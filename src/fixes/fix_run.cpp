@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <set>
 #include <unistd.h>
@@ -65,6 +66,26 @@ bool isNewWarning(const Finding& finding, const std::set<std::string>& before)
     }
     return std::any_of(finding.onnxNodes.begin(), finding.onnxNodes.end(),
                        [&](const std::string& node) { return before.count(finding.rule + "|" + node) == 0; });
+}
+
+struct CheckResult
+{
+    std::string problem; //!< the checker's or shape inference's message; empty when the model passed
+    std::string error;   //!< why the check could not run (the file cannot be read as a model)
+};
+
+CheckResult runCheck(const std::string& path, const ModelCheckOptions& options)
+{
+    CheckResult result;
+    try
+    {
+        result.problem = checkModelFile(path, options);
+    }
+    catch (const InputError& error)
+    {
+        result.error = error.message();
+    }
+    return result;
 }
 
 //! The model alone diagnosed; holder keeps the graph the report's names point into.
@@ -155,6 +176,11 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
 
     // Plan, write a candidate, diagnose it; an edit whose new nodes a new warning names is refused and the plan made
     // again (at most four rounds). The candidate lives in the output's folder and becomes the output by a rename.
+    // Check: the ONNX checker and shape inference on what is written (external data need not be present).
+    ModelCheckOptions check;
+    check.externalDataMustExist = false;
+    check.limits = limits;
+    std::future<CheckResult> checkResult;
     std::map<std::string, std::string> refused;
     FixPlan plan;
     Inputs afterHolder;
@@ -185,6 +211,9 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
             throw;
         }
         result.notes = written.notes;
+        // The ONNX checker and shape inference run on the second core while the candidate is read back and
+        // diagnosed; a round that is not the last waits for its check and drops it.
+        checkResult = std::async(std::launch::async, [path = candidate.path, &check] { return runCheck(path, check); });
         after = diagnoseModelOnly(readOnnx(candidate.path, {}, limits),
                                   options.output.empty() ? result.source : options.output, simulation, afterHolder);
         // The nodes each edit added, and those whose inputs or producers it changed.
@@ -227,6 +256,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         {
             break;
         }
+        checkResult.wait();
     }
     result.edits = std::move(plan.edits);
     result.skipped = std::move(plan.skipped);
@@ -267,26 +297,22 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         }
     }
 
-    // Check: the ONNX checker and shape inference on what is written (external data need not be present).
-    ModelCheckOptions check;
-    check.externalDataMustExist = false;
-    check.limits = limits;
-    try
+    // The check of the last candidate (started above): the input model is checked too when it failed.
+    const CheckResult candidateCheck = checkResult.get();
+    if (!candidateCheck.error.empty())
     {
-        const std::string problem = checkModelFile(candidate.path, check);
-        if (problem.empty())
-        {
-            result.checker = "passed";
-        }
-        else
-        {
-            const std::string original = checkModelFile(result.source, check);
-            result.checker = problem + (original == problem ? " (the input model fails the same way)" : "");
-        }
+        result.checker = "not run: " + candidateCheck.error;
     }
-    catch (const InputError& error)
+    else if (candidateCheck.problem.empty())
     {
-        result.checker = "not run: " + error.message();
+        result.checker = "passed";
+    }
+    else
+    {
+        const CheckResult original = runCheck(result.source, check);
+        result.checker = candidateCheck.problem + (original.error.empty() && original.problem == candidateCheck.problem
+                                                       ? " (the input model fails the same way)"
+                                                       : "");
     }
 
     result.output = options.output;
