@@ -2,8 +2,11 @@
 
 #include "qdq/readers.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -14,6 +17,44 @@ struct GraphBuilder::Impl
 {
     onnx::ModelProto model;
     onnx::GraphProto* graph = nullptr;
+
+    //! The model as written: each graph output without a shape takes the shape ONNX shape inference gives it (the
+    //! ONNX checker requires a shape on every graph input and output). Only where an input has a shape (without one,
+    //! the model is written as built); an output inference cannot reach (behind a custom op) keeps no shape.
+    onnx::ModelProto withOutputShapes() const
+    {
+        onnx::ModelProto result = model;
+        if (std::none_of(graph->input().begin(), graph->input().end(),
+                         [](const onnx::ValueInfoProto& input) { return input.type().tensor_type().has_shape(); }))
+        {
+            return result;
+        }
+        onnx::ModelProto inferred = model;
+        try
+        {
+            onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance());
+        }
+        catch (const std::exception&)
+        {
+            return result; // a graph inference rejects as a whole: written as built
+        }
+        for (auto& output : *result.mutable_graph()->mutable_output())
+        {
+            if (output.type().tensor_type().has_shape())
+            {
+                continue;
+            }
+            for (const auto& candidate : inferred.graph().output())
+            {
+                if (candidate.name() == output.name() && candidate.type().tensor_type().has_shape())
+                {
+                    *output.mutable_type()->mutable_tensor_type()->mutable_shape() =
+                        candidate.type().tensor_type().shape();
+                }
+            }
+        }
+        return result;
+    }
 };
 
 GraphBuilder::GraphBuilder() : mImpl(std::make_unique<Impl>())
@@ -29,19 +70,44 @@ GraphBuilder::GraphBuilder() : mImpl(std::make_unique<Impl>())
 
 GraphBuilder::~GraphBuilder() = default;
 
-std::string GraphBuilder::input(const std::string& name)
+namespace
+{
+
+//! A float tensor type with the given shape (a negative dim is unknown); no shape when dims is empty.
+void setFloatType(onnx::ValueInfoProto& value, const std::vector<long>& dims)
+{
+    auto* tensor = value.mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(onnx::TensorProto::FLOAT);
+    if (dims.empty())
+    {
+        return;
+    }
+    auto* shape = tensor->mutable_shape();
+    for (long d : dims)
+    {
+        auto* dim = shape->add_dim();
+        if (d >= 0)
+        {
+            dim->set_dim_value(d);
+        }
+    }
+}
+
+} // namespace
+
+std::string GraphBuilder::input(const std::string& name, const std::vector<long>& dims)
 {
     auto* value = mImpl->graph->add_input();
     value->set_name(name);
-    value->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    setFloatType(*value, dims);
     return name;
 }
 
-void GraphBuilder::output(const std::string& tensor)
+void GraphBuilder::output(const std::string& tensor, const std::vector<long>& dims)
 {
     auto* value = mImpl->graph->add_output();
     value->set_name(tensor);
-    value->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    setFloatType(*value, dims);
 }
 
 std::string GraphBuilder::weight(const std::string& name, std::vector<long> dims, float value)
@@ -247,7 +313,7 @@ void GraphBuilder::opset(const std::string& domain, long version)
 void GraphBuilder::save(const std::string& path) const
 {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!mImpl->model.SerializeToOstream(&out))
+    if (!mImpl->withOutputShapes().SerializeToOstream(&out))
     {
         throw std::runtime_error("cannot write " + path);
     }
@@ -255,7 +321,7 @@ void GraphBuilder::save(const std::string& path) const
 
 std::string GraphBuilder::serialize() const
 {
-    return mImpl->model.SerializeAsString();
+    return mImpl->withOutputShapes().SerializeAsString();
 }
 
 OnnxGraph GraphBuilder::build(const std::string& pathForMessages) const

@@ -19,9 +19,13 @@ public:
     GraphBuilder(const GraphBuilder&) = delete;
     GraphBuilder& operator=(const GraphBuilder&) = delete;
 
-    //! A float graph input.
-    std::string input(const std::string& name);
-    void output(const std::string& tensor);
+    //! A float graph input with the given shape (a negative dim is unknown). Without dims it has no shape, and the
+    //! ONNX checker rejects the model ("Field 'shape' of 'type' is required but missing").
+    std::string input(const std::string& name, const std::vector<long>& dims = {});
+    //! A float graph output with the given shape. Without dims, it is written with the shape ONNX shape inference
+    //! gives it where the inputs' shapes reach it (not through a custom op): the ONNX checker requires a shape on
+    //! every graph input and output.
+    void output(const std::string& tensor, const std::vector<long>& dims = {});
     //! A float initializer with the given dims (values all `value`).
     std::string weight(const std::string& name, std::vector<long> dims, float value = 0.01f);
     //! An INT32 / INT8 initializer.

@@ -1,0 +1,645 @@
+// `qdq-doctor fix`, one rule at a time: for conv-act-pool-blocked, qdq-between-conv-and-add, int8-conv-float-output
+// and standalone-qdq's pooling case, a small model the fix edits (the written model read back: which nodes went or
+// came, which tensor each consumer reads now, the scale of a new pair; the fixed model diagnosed again: the finding
+// gone, no new warning, the ONNX checker passed) and a near-identical model, one detail changed, that the fix leaves
+// alone (no edit, a byte-identical copy). Also: the CLI's JSON report on each, and the builder's output shapes that
+// let these models pass the ONNX checker.
+#include "graph_builder.h"
+#include "test_support.h"
+
+#include "qdq/fix.h"
+#include "qdq/model_edit.h"
+#include "qdq/readers.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <map>
+
+using namespace qdq;
+using namespace qdq::test;
+
+namespace
+{
+
+std::filesystem::path saved(const GraphBuilder& g, const std::string& name)
+{
+    std::filesystem::path path = tempDir("fix-case-" + name) / "model.onnx";
+    g.save(path.string());
+    return path;
+}
+
+//! The model fixed in process into fixed.onnx beside it.
+struct Fixed
+{
+    std::filesystem::path model;
+    std::filesystem::path output;
+    FixReport report;
+};
+
+Fixed fixModel(const std::filesystem::path& model)
+{
+    Fixed result;
+    result.model = model;
+    result.output = model.parent_path() / "fixed.onnx";
+    InputFiles files;
+    files.files = {model.string()};
+    FixOptions options;
+    options.output = result.output.string();
+    result.report = runFix(files, options, Limits{});
+    return result;
+}
+
+//! Warnings and errors of a report, counted by rule.
+std::map<std::string, std::size_t> warningsByRule(const Report& report)
+{
+    std::map<std::string, std::size_t> counts;
+    for (const auto& finding : report.findings)
+    {
+        if (finding.severity != Severity::kInfo)
+        {
+            ++counts[finding.rule];
+        }
+    }
+    return counts;
+}
+
+Report diagnoseFile(const std::filesystem::path& model)
+{
+    return runDiagnose(readOnnx(model.string()), std::nullopt);
+}
+
+//! What every applied fix must give: the rule's warnings gone from the written model when it is diagnosed again, no
+//! rule with more warnings than before, no new warning in the report, the ONNX checker passed.
+void expectCleanFix(const Fixed& fixed, const std::string& rule)
+{
+    EXPECT_EQ(fixed.report.checker, "passed");
+    EXPECT_TRUE(fixed.report.written);
+    EXPECT_FALSE(fixed.report.unchanged);
+    EXPECT_TRUE(fixed.report.newFindings.empty()) << fixed.report.newFindings.front();
+    const auto before = warningsByRule(diagnoseFile(fixed.model));
+    const auto after = warningsByRule(diagnoseFile(fixed.output));
+    EXPECT_GT(before.count(rule), 0u) << rule << " has no warning on the model to fix";
+    EXPECT_EQ(after.count(rule), 0u) << rule << " still warns on the fixed model";
+    for (const auto& [slug, count] : after)
+    {
+        const auto it = before.find(slug);
+        EXPECT_LE(count, it == before.end() ? 0u : it->second) << "more " << slug << " warnings after the fix";
+    }
+}
+
+//! What a fix that leaves the model alone gives: no edit, a byte-identical copy, the checker passed.
+void expectLeftAlone(const Fixed& fixed)
+{
+    EXPECT_TRUE(fixed.report.edits.empty()) << fixed.report.edits.front().rule;
+    EXPECT_TRUE(fixed.report.skipped.empty()) << fixed.report.skipped.front().why;
+    EXPECT_TRUE(fixed.report.unchanged);
+    EXPECT_TRUE(fixed.report.written);
+    EXPECT_EQ(readFile(fixed.model), readFile(fixed.output));
+    EXPECT_EQ(fixed.report.checker, "passed");
+}
+
+bool isUnfixed(const FixReport& report, const std::string& rule)
+{
+    return std::any_of(report.unfixed.begin(), report.unfixed.end(),
+                       [&](const UnfixedFinding& unfixed) { return unfixed.rule == rule; });
+}
+
+//! The rules that asked for an edit, sorted.
+std::vector<std::string> askedBy(const PlannedEdit& edit)
+{
+    std::vector<std::string> rules = edit.rules;
+    std::sort(rules.begin(), rules.end());
+    return rules;
+}
+
+using Names = std::vector<std::string>;
+
+//! The single value of a constant tensor of the model (a scale or a zero point).
+double constantValue(const OnnxGraph& graph, const std::string& tensor)
+{
+    const OnnxConstant* constant = graph.constant(TensorKey(tensor));
+    if (constant == nullptr || constant->values.size() != 1)
+    {
+        ADD_FAILURE() << tensor << " is not a one-value constant";
+        return -1.0;
+    }
+    return constant->values[0];
+}
+
+//! Checks the pair the fix inserted in front of consumer's input `slot`: DQ <- Q <- tensor, named after the rule and
+//! the tensor, with `scale` and a zero point 0, right before the consumer in node order.
+void expectInsertedPair(const OnnxGraph& fixed, const std::string& consumerName, std::size_t slot,
+                        const std::string& tensor, const std::string& rule, float scale)
+{
+    const OnnxNode* consumer = fixed.findNode(consumerName);
+    ASSERT_NE(consumer, nullptr) << consumerName;
+    ASSERT_GT(consumer->inputs.size(), slot);
+    const OnnxNode* dq = fixed.producer(TensorKey(consumer->inputs[slot]));
+    ASSERT_NE(dq, nullptr) << consumerName << " input " << slot << " has no producer";
+    const std::string base = "qdq_doctor/" + rule + "/" + (tensor.rfind('/', 0) == 0 ? tensor.substr(1) : tensor);
+    EXPECT_EQ(dq->opType, "DequantizeLinear");
+    EXPECT_EQ(dq->name, base + "/DequantizeLinear");
+    ASSERT_EQ(dq->inputs.size(), 3u);
+    const OnnxNode* q = fixed.producer(TensorKey(dq->inputs[0]));
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->opType, "QuantizeLinear");
+    EXPECT_EQ(q->name, base + "/QuantizeLinear");
+    ASSERT_EQ(q->inputs.size(), 3u);
+    EXPECT_EQ(q->inputs[0], tensor);
+    // Q and DQ share the new scale and zero point initializers.
+    EXPECT_EQ(q->inputs[1], dq->inputs[1]);
+    EXPECT_EQ(q->inputs[2], dq->inputs[2]);
+    EXPECT_FLOAT_EQ(static_cast<float>(constantValue(fixed, q->inputs[1])), scale);
+    EXPECT_EQ(constantValue(fixed, q->inputs[2]), 0.0);
+    const OnnxConstant* zeroPoint = fixed.constant(TensorKey(q->inputs[2]));
+    ASSERT_NE(zeroPoint, nullptr);
+    EXPECT_EQ(zeroPoint->dataType, OnnxDataType::kInt8);
+    // The pair sits right before its consumer; the DQ feeds nothing else.
+    const std::uint32_t at = fixed.nodeIndex(consumerName);
+    ASSERT_GE(at, 2u);
+    EXPECT_EQ(fixed.nodes[at - 1].name, dq->name);
+    EXPECT_EQ(fixed.nodes[at - 2].name, q->name);
+    EXPECT_EQ(fixed.consumersOf(fixed.tensors.find(TensorKey(dq->outputs[0]))).size(), 1u);
+}
+
+void expectNoNode(const OnnxGraph& graph, const std::string& name)
+{
+    EXPECT_EQ(graph.findNode(name), nullptr) << name << " is still in the model";
+}
+
+} // namespace
+
+// ---- conv-act-pool-blocked ---------------------------------------------------------------------------------------
+
+namespace
+{
+
+//! in -> Q/DQ -> conv0 -> Relu -> [Q/DQ 0.25] -> MaxPool -> Q/DQ 0.25 -> conv1 -> out. The Q/DQ between the Relu and
+//! the MaxPool keeps TensorRT from building one ConvActPool layer.
+std::filesystem::path convReluPoolModel(bool qdqBeforePool)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", {1, 3, -1, -1}));
+    std::string c0 = g.node("Conv", "/conv0/Conv", {x, g.quantizedWeight("w0", 8, 3)});
+    std::string r0 = g.node("Relu", "/relu0/Relu", {c0});
+    std::string p = g.node("MaxPool", "/pool/MaxPool", {qdqBeforePool ? g.qdq("/pool/in_q", r0, 0.25f) : r0});
+    g.intsAttribute("/pool/MaxPool", "kernel_shape", {2, 2});
+    g.output(g.node("Conv", "/conv1/Conv", {g.qdq("/conv1/in_q", p, 0.25f), g.quantizedWeight("w1", 8, 8)}));
+    return saved(g, qdqBeforePool ? "pool-qdq-before" : "pool-clean");
+}
+
+//! The ResNet stem: in -> Q/DQ -> conv0 -> Relu -> MaxPool p; p -> Q/DQ 0.25 -> conv1 -> Relu -> Q/DQ 0.5 -> conv2;
+//! Add(conv2, p) -> Relu -> [Q/DQ 0.5 -> conv3] -> out. The MaxPool output is also the float residual input of the Add.
+//! Without addResultQuantized the Add's result is the network output, float: quantizing its input would not pay.
+std::filesystem::path resnetStemModel(bool addResultQuantized)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", {1, 3, -1, -1}));
+    std::string c0 = g.node("Conv", "/conv0/Conv", {x, g.quantizedWeight("w0", 8, 3)});
+    std::string p = g.node("MaxPool", "/pool/MaxPool", {g.node("Relu", "/relu0/Relu", {c0})});
+    g.intsAttribute("/pool/MaxPool", "kernel_shape", {2, 2});
+    std::string c1 = g.node("Conv", "/conv1/Conv", {g.qdq("/conv1/in_q", p, 0.25f), g.quantizedWeight("w1", 8, 8)});
+    std::string r1 = g.node("Relu", "/relu1/Relu", {c1});
+    std::string c2 = g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/in_q", r1, 0.5f), g.quantizedWeight("w2", 8, 8)});
+    std::string r2 = g.node("Relu", "/relu2/Relu", {g.node("Add", "/add/Add", {c2, p})});
+    if (addResultQuantized)
+    {
+        r2 = g.node("Conv", "/conv3/Conv", {g.qdq("/conv3/in_q", r2, 0.5f), g.quantizedWeight("w3", 8, 8)});
+    }
+    g.output(r2);
+    return saved(g, addResultQuantized ? "stem-quantized" : "stem-float-output");
+}
+
+} // namespace
+
+TEST(FixCaseConvActPool, RemovesTheQdqPairBetweenReluAndMaxPool)
+{
+    const Fixed fixed = fixModel(convReluPoolModel(true));
+    const FixReport& report = fixed.report;
+    ASSERT_EQ(report.edits.size(), 1u) << renderFixText(report);
+    const PlannedEdit& edit = report.edits[0];
+    EXPECT_EQ(edit.edit.kind, FixEdit::Kind::kRemoveQdqPair);
+    EXPECT_EQ(askedBy(edit), Names{"conv-act-pool-blocked"});
+    EXPECT_EQ(edit.edit.tensor, "/relu0/Relu_out");
+    EXPECT_EQ(edit.removed, (Names{"/pool/in_q/DequantizeLinear", "/pool/in_q/QuantizeLinear"}));
+    EXPECT_TRUE(edit.added.empty());
+    EXPECT_EQ(edit.changed, (Names{"/pool/MaxPool input 0: /pool/in_q/DequantizeLinear_out -> /relu0/Relu_out"}));
+    EXPECT_TRUE(report.skipped.empty());
+
+    const OnnxGraph original = readOnnx(fixed.model.string());
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    expectNoNode(graph, "/pool/in_q/QuantizeLinear");
+    expectNoNode(graph, "/pool/in_q/DequantizeLinear");
+    EXPECT_EQ(graph.nodes.size(), original.nodes.size() - 2);
+    const OnnxNode* pool = graph.findNode("/pool/MaxPool");
+    ASSERT_NE(pool, nullptr);
+    EXPECT_EQ(pool->inputs[0], "/relu0/Relu_out");
+    // The Q after the MaxPool stays: it still quantizes the conv's output (MaxPool commutes with Q/DQ).
+    const OnnxNode* q = graph.findNode("/conv1/in_q/QuantizeLinear");
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->inputs[0], "/pool/MaxPool_out");
+    EXPECT_EQ(report.before.predicted.convActPool, 0u);
+    EXPECT_EQ(report.after.predicted.convActPool, 1u);
+    EXPECT_LT(report.after.predicted.layers, report.before.predicted.layers);
+    expectCleanFix(fixed, "conv-act-pool-blocked");
+}
+
+TEST(FixCaseConvActPool, LeavesAReluFeedingTheMaxPoolDirectlyAlone)
+{
+    const Fixed fixed = fixModel(convReluPoolModel(false));
+    EXPECT_EQ(warningsByRule(diagnoseFile(fixed.model)).count("conv-act-pool-blocked"), 0u);
+    EXPECT_EQ(fixed.report.before.predicted.convActPool, 1u);
+    expectLeftAlone(fixed);
+}
+
+// The MaxPool output is also the residual input of an Add: the pair goes on that read, with the scale of the Q already
+// on the MaxPool output (other rules ask for the same edit: it is made once).
+TEST(FixCaseConvActPool, QuantizesTheFloatResidualReadOfTheMaxPoolOutputWithTheScaleOfTheQAlreadyThere)
+{
+    const Fixed fixed = fixModel(resnetStemModel(true));
+    const FixReport& report = fixed.report;
+    ASSERT_EQ(report.edits.size(), 1u) << renderFixText(report);
+    const PlannedEdit& edit = report.edits[0];
+    EXPECT_EQ(edit.edit.kind, FixEdit::Kind::kInsertQdq);
+    // int8-conv-float-output asks for it too: the conv's output reaches the Add float through the MaxPool.
+    EXPECT_EQ(askedBy(edit),
+              (Names{"conv-act-pool-blocked", "int8-conv-float-output", "residual-input-not-quantized"}));
+    EXPECT_EQ(edit.edit.tensor, "/pool/MaxPool_out");
+    EXPECT_EQ(edit.edit.consumers, (std::vector<std::pair<std::string, std::uint32_t>>{{"/add/Add", 1}}));
+    // The Q already on the MaxPool output (0.25), not the one after the Add (0.5): TensorRT merges the two.
+    EXPECT_EQ(edit.edit.scaleFrom, "/conv1/in_q/QuantizeLinear");
+    EXPECT_TRUE(report.skipped.empty());
+
+    const OnnxGraph original = readOnnx(fixed.model.string());
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    EXPECT_EQ(graph.nodes.size(), original.nodes.size() + 2);
+    expectInsertedPair(graph, "/add/Add", 1, "/pool/MaxPool_out", edit.rule, 0.25f);
+    const OnnxNode* add = graph.findNode("/add/Add");
+    ASSERT_NE(add, nullptr);
+    EXPECT_EQ(add->inputs[0], "/conv2/Conv_out");
+    // The quantized reader of the MaxPool output keeps its own pair.
+    const OnnxNode* q = graph.findNode("/conv1/in_q/QuantizeLinear");
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->inputs[0], "/pool/MaxPool_out");
+    EXPECT_EQ(report.before.predicted.convActPool, 0u);
+    EXPECT_EQ(report.after.predicted.convActPool, 1u);
+    EXPECT_LT(report.after.predicted.standaloneQdq, report.before.predicted.standaloneQdq);
+    expectCleanFix(fixed, "conv-act-pool-blocked");
+    expectCleanFix(fixed, "residual-input-not-quantized");
+}
+
+// The Add's result is the float network output: a quantized residual would need a DQ after the Add too, so the
+// finding stays (it is listed for the user) and the graph is left alone.
+TEST(FixCaseConvActPool, LeavesAFloatResidualWhoseAddStaysFloatAlone)
+{
+    const Fixed fixed = fixModel(resnetStemModel(false));
+    EXPECT_EQ(warningsByRule(diagnoseFile(fixed.model)).count("conv-act-pool-blocked"), 1u);
+    EXPECT_TRUE(isUnfixed(fixed.report, "conv-act-pool-blocked"));
+    expectLeftAlone(fixed);
+}
+
+// ---- qdq-between-conv-and-add ------------------------------------------------------------------------------------
+
+namespace
+{
+
+//! in -> Q/DQ -> conv0 -> Relu r0; Add(conv1(Q/DQ r0) -> [Q/DQ 0.2], Q/DQ 0.1 r0) -> Relu -> Q/DQ -> conv2 -> out. The
+//! Q/DQ on the conv side of the Add keeps TensorRT from fusing the Add into conv1.
+std::filesystem::path convAddModel(bool qdqOnConvSide)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", {1, 3, -1, -1}));
+    std::string r0 = g.node("Relu", "/relu0/Relu", {g.node("Conv", "/conv0/Conv", {x, g.quantizedWeight("w0", 8, 3)})});
+    std::string c1 = g.node("Conv", "/conv1/Conv", {g.qdq("/conv1/in_q", r0, 0.1f), g.quantizedWeight("w1", 8, 8)});
+    std::string convSide = qdqOnConvSide ? g.qdq("/add/conv_q", c1, 0.2f) : c1;
+    std::string sum = g.node("Add", "/add/Add", {convSide, g.qdq("/add/residual_q", r0, 0.1f)});
+    std::string r1 = g.node("Relu", "/relu1/Relu", {sum});
+    g.output(g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/in_q", r1, 0.2f), g.quantizedWeight("w2", 8, 8)}));
+    return saved(g, qdqOnConvSide ? "add-qdq-conv-side" : "add-residual-only");
+}
+
+} // namespace
+
+TEST(FixCaseConvAdd, RemovesTheQdqPairOnTheConvSideOfTheResidualAdd)
+{
+    const Fixed fixed = fixModel(convAddModel(true));
+    const FixReport& report = fixed.report;
+    ASSERT_EQ(report.edits.size(), 1u) << renderFixText(report);
+    const PlannedEdit& edit = report.edits[0];
+    EXPECT_EQ(edit.edit.kind, FixEdit::Kind::kRemoveQdqPair);
+    EXPECT_EQ(askedBy(edit), Names{"qdq-between-conv-and-add"});
+    EXPECT_EQ(edit.edit.tensor, "/conv1/Conv_out");
+    EXPECT_EQ(edit.removed, (Names{"/add/conv_q/DequantizeLinear", "/add/conv_q/QuantizeLinear"}));
+    EXPECT_EQ(edit.changed, (Names{"/add/Add input 0: /add/conv_q/DequantizeLinear_out -> /conv1/Conv_out"}));
+    EXPECT_TRUE(report.skipped.empty());
+
+    const OnnxGraph original = readOnnx(fixed.model.string());
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    expectNoNode(graph, "/add/conv_q/QuantizeLinear");
+    expectNoNode(graph, "/add/conv_q/DequantizeLinear");
+    EXPECT_EQ(graph.nodes.size(), original.nodes.size() - 2);
+    const OnnxNode* add = graph.findNode("/add/Add");
+    ASSERT_NE(add, nullptr);
+    EXPECT_EQ(add->inputs[0], "/conv1/Conv_out");
+    // The residual input keeps its Q/DQ (the Add fuses into conv1 with an INT8 residual).
+    EXPECT_EQ(add->inputs[1], "/add/residual_q/DequantizeLinear_out");
+    ASSERT_NE(graph.findNode("/add/residual_q/QuantizeLinear"), nullptr);
+    EXPECT_EQ(report.before.predicted.convWithResidualAdd, 0u);
+    EXPECT_EQ(report.after.predicted.convWithResidualAdd, 1u);
+    expectCleanFix(fixed, "qdq-between-conv-and-add");
+}
+
+TEST(FixCaseConvAdd, LeavesAnAddWithOnlyTheResidualQuantizedAlone)
+{
+    const Fixed fixed = fixModel(convAddModel(false));
+    EXPECT_EQ(warningsByRule(diagnoseFile(fixed.model)).count("qdq-between-conv-and-add"), 0u);
+    EXPECT_EQ(fixed.report.before.predicted.convWithResidualAdd, 1u);
+    expectLeftAlone(fixed);
+}
+
+// ---- int8-conv-float-output --------------------------------------------------------------------------------------
+
+namespace
+{
+
+enum class AfterResize
+{
+    kQuantizedConv,       //!< Resize -> Q/DQ 0.125 -> conv2 -> out
+    kPerChannelQuantized, //!< Resize -> Q/DQ with one scale per channel (axis 1) -> conv2 -> out
+    kNetworkOutput,       //!< Resize -> out: the conv is an output head, float on purpose
+};
+
+//! in -> Q/DQ -> conv -> Relu -> Resize (x2) -> ... The Resize does not commute with Q/DQ, so the conv's output stays
+//! float up to it.
+std::filesystem::path convResizeModel(AfterResize after)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", {1, 3, -1, -1}));
+    std::string r = g.node("Relu", "/relu/Relu", {g.node("Conv", "/conv/Conv", {x, g.quantizedWeight("w", 8, 3)})});
+    std::string up = g.node("Resize", "/up/Resize", {r, "", g.scaleVector("/up/scales", {1.0f, 1.0f, 2.0f, 2.0f})});
+    if (after == AfterResize::kQuantizedConv)
+    {
+        up = g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/in_q", up, 0.125f), g.quantizedWeight("w2", 8, 8)});
+    }
+    else if (after == AfterResize::kPerChannelQuantized)
+    {
+        std::string scales = g.scaleVector("/conv2/in_q/scale", std::vector<float>(8, 0.125f));
+        std::string q = g.node("QuantizeLinear", "/conv2/in_q/QuantizeLinear", {up, scales});
+        g.intAttribute("/conv2/in_q/QuantizeLinear", "axis", 1);
+        std::string dq = g.node("DequantizeLinear", "/conv2/in_q/DequantizeLinear", {q, scales});
+        g.intAttribute("/conv2/in_q/DequantizeLinear", "axis", 1);
+        up = g.node("Conv", "/conv2/Conv", {dq, g.quantizedWeight("w2", 8, 8)});
+    }
+    g.output(up);
+    const char* names[] = {"resize-quantized", "resize-per-channel", "resize-head"};
+    return saved(g, names[static_cast<int>(after)]);
+}
+
+} // namespace
+
+TEST(FixCaseConvFloatOutput, QuantizesTheResizeInputWithTheScaleOfTheNextQuantizer)
+{
+    const Fixed fixed = fixModel(convResizeModel(AfterResize::kQuantizedConv));
+    const FixReport& report = fixed.report;
+    ASSERT_EQ(report.edits.size(), 1u) << renderFixText(report);
+    const PlannedEdit& edit = report.edits[0];
+    EXPECT_EQ(edit.edit.kind, FixEdit::Kind::kInsertQdq);
+    EXPECT_EQ(askedBy(edit), Names{"int8-conv-float-output"});
+    EXPECT_EQ(edit.edit.tensor, "/relu/Relu_out");
+    EXPECT_EQ(edit.edit.consumers, (std::vector<std::pair<std::string, std::uint32_t>>{{"/up/Resize", 0}}));
+    EXPECT_EQ(edit.edit.scaleFrom, "/conv2/in_q/QuantizeLinear");
+    EXPECT_TRUE(report.skipped.empty());
+
+    const OnnxGraph original = readOnnx(fixed.model.string());
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    EXPECT_EQ(graph.nodes.size(), original.nodes.size() + 2);
+    expectInsertedPair(graph, "/up/Resize", 0, "/relu/Relu_out", "int8-conv-float-output", 0.125f);
+    // The Resize's other inputs are untouched.
+    const OnnxNode* resize = graph.findNode("/up/Resize");
+    ASSERT_NE(resize, nullptr);
+    ASSERT_EQ(resize->inputs.size(), 3u);
+    EXPECT_EQ(resize->inputs[1], "");
+    EXPECT_EQ(resize->inputs[2], "/up/scales");
+    expectCleanFix(fixed, "int8-conv-float-output");
+}
+
+// A conv whose output stays float up to the network output is an output head: an info finding, no edit.
+TEST(FixCaseConvFloatOutput, LeavesAnOutputHeadAlone)
+{
+    const Fixed fixed = fixModel(convResizeModel(AfterResize::kNetworkOutput));
+    const Report report = diagnoseFile(fixed.model);
+    bool headInfo = false;
+    for (const auto& finding : report.findings)
+    {
+        if (finding.rule == "int8-conv-float-output")
+        {
+            EXPECT_EQ(finding.severity, Severity::kInfo) << finding.message;
+            headInfo = headInfo || std::find(finding.onnxNodes.begin(), finding.onnxNodes.end(), "/conv/Conv") !=
+                                       finding.onnxNodes.end();
+        }
+    }
+    EXPECT_TRUE(headInfo);
+    EXPECT_TRUE(isUnfixed(fixed.report, "int8-conv-float-output"));
+    expectLeftAlone(fixed);
+}
+
+// The next quantizer has one scale per channel: the fix copies only a per-tensor scale, so it skips the edit, says why,
+// and writes the model unchanged.
+TEST(FixCaseConvFloatOutput, SkipsTheEditWhenTheNextQuantizerIsPerChannel)
+{
+    const Fixed fixed = fixModel(convResizeModel(AfterResize::kPerChannelQuantized));
+    const FixReport& report = fixed.report;
+    EXPECT_EQ(warningsByRule(diagnoseFile(fixed.model)).count("int8-conv-float-output"), 1u);
+    EXPECT_TRUE(report.edits.empty()) << renderFixText(report);
+    ASSERT_EQ(report.skipped.size(), 1u) << renderFixText(report);
+    EXPECT_EQ(report.skipped[0].rule, "int8-conv-float-output");
+    EXPECT_EQ(report.skipped[0].edit.tensor, "/relu/Relu_out");
+    EXPECT_EQ(report.skipped[0].why, "the scale of /conv2/in_q/QuantizeLinear is not one per-tensor constant value");
+    EXPECT_TRUE(report.unchanged);
+    EXPECT_EQ(readFile(fixed.model), readFile(fixed.output));
+    EXPECT_EQ(report.checker, "passed");
+}
+
+// ---- standalone-qdq: a lone Q after a float average pooling ------------------------------------------------------
+
+namespace
+{
+
+enum class Tail
+{
+    kFloatPool,     //!< Relu -> GlobalAveragePool -> Flatten -> Q/DQ: the Q runs alone
+    kQuantizedPool, //!< Relu -> Q/DQ -> GlobalAveragePool -> Flatten -> Q/DQ: the pooling runs INT8
+    kFloatSoftmax,  //!< Relu -> Softmax -> Flatten -> Q/DQ: a lone Q, but after no pooling
+};
+
+//! The last ResNet block: in -> Q/DQ -> conv0 -> Relu r0; Add(conv1(Q/DQ r0), Q/DQ r0) -> Relu -> tail -> Flatten ->
+//! Q/DQ 0.0625 -> Gemm (per-tensor weight) -> out.
+std::filesystem::path poolHeadModel(Tail tail)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", {1, 3, -1, -1}));
+    std::string r0 = g.node("Relu", "/relu0/Relu", {g.node("Conv", "/conv0/Conv", {x, g.quantizedWeight("w0", 8, 3)})});
+    std::string c1 = g.node("Conv", "/conv1/Conv", {g.qdq("/conv1/in_q", r0, 0.1f), g.quantizedWeight("w1", 8, 8)});
+    std::string sum = g.node("Add", "/add/Add", {c1, g.qdq("/add/residual_q", r0, 0.1f)});
+    std::string r1 = g.node("Relu", "/relu1/Relu", {sum});
+    std::string pooled = tail == Tail::kFloatSoftmax
+                             ? g.node("Softmax", "/head/Softmax", {r1})
+                             : g.node("GlobalAveragePool", "/pool/GlobalAveragePool",
+                                      {tail == Tail::kQuantizedPool ? g.qdq("/pool/in_q", r1, 0.0625f) : r1});
+    std::string flat = g.node("Flatten", "/flatten/Flatten", {pooled});
+    std::string weight = g.qdq("/fc/w_q", g.weight("fc.weight", {10, 8}), 0.01f);
+    g.output(g.node("Gemm", "/fc/Gemm", {g.qdq("/fc/in_q", flat, 0.0625f), weight}));
+    g.intAttribute("/fc/Gemm", "transB", 1);
+    const char* names[] = {"tail-float-pool", "tail-quantized-pool", "tail-float-softmax"};
+    return saved(g, names[static_cast<int>(tail)]);
+}
+
+bool standaloneNames(const Report& report, const std::string& node)
+{
+    for (const auto& finding : report.findings)
+    {
+        if (finding.rule == "standalone-qdq" && finding.severity != Severity::kInfo &&
+            std::find(finding.onnxNodes.begin(), finding.onnxNodes.end(), node) != finding.onnxNodes.end())
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+TEST(FixCaseStandalonePooling, QuantizesTheAveragePoolingInputWithTheScaleOfTheLoneQ)
+{
+    const Fixed fixed = fixModel(poolHeadModel(Tail::kFloatPool));
+    const FixReport& report = fixed.report;
+    EXPECT_TRUE(standaloneNames(diagnoseFile(fixed.model), "/fc/in_q/QuantizeLinear"));
+    ASSERT_EQ(report.edits.size(), 1u) << renderFixText(report);
+    const PlannedEdit& edit = report.edits[0];
+    EXPECT_EQ(edit.edit.kind, FixEdit::Kind::kInsertQdq);
+    EXPECT_EQ(askedBy(edit), Names{"standalone-qdq"});
+    EXPECT_EQ(edit.edit.tensor, "/relu1/Relu_out");
+    EXPECT_EQ(edit.edit.consumers,
+              (std::vector<std::pair<std::string, std::uint32_t>>{{"/pool/GlobalAveragePool", 0}}));
+    EXPECT_EQ(edit.edit.scaleFrom, "/fc/in_q/QuantizeLinear");
+    EXPECT_TRUE(report.skipped.empty());
+
+    const OnnxGraph original = readOnnx(fixed.model.string());
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    EXPECT_EQ(graph.nodes.size(), original.nodes.size() + 2);
+    expectInsertedPair(graph, "/pool/GlobalAveragePool", 0, "/relu1/Relu_out", "standalone-qdq", 0.0625f);
+    // The lone Q is kept: it now fuses into the INT8 pooling.
+    const OnnxNode* q = graph.findNode("/fc/in_q/QuantizeLinear");
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->inputs[0], "/flatten/Flatten_out");
+    const Report after = diagnoseFile(fixed.output);
+    EXPECT_FALSE(standaloneNames(after, "/fc/in_q/QuantizeLinear"));
+    EXPECT_LT(report.after.predicted.standaloneQdq, report.before.predicted.standaloneQdq);
+    expectCleanFix(fixed, "standalone-qdq");
+}
+
+TEST(FixCaseStandalonePooling, LeavesAQuantizedPoolingInputAlone)
+{
+    const Fixed fixed = fixModel(poolHeadModel(Tail::kQuantizedPool));
+    EXPECT_FALSE(standaloneNames(diagnoseFile(fixed.model), "/fc/in_q/QuantizeLinear"));
+    expectLeftAlone(fixed);
+}
+
+// The same lone Q after a float Softmax: no pooling to run in INT8, so standalone-qdq stays a finding for the user.
+TEST(FixCaseStandalonePooling, LeavesALoneQAfterAFloatOpThatIsNoPoolingAlone)
+{
+    const Fixed fixed = fixModel(poolHeadModel(Tail::kFloatSoftmax));
+    EXPECT_TRUE(standaloneNames(diagnoseFile(fixed.model), "/fc/in_q/QuantizeLinear"));
+    EXPECT_TRUE(isUnfixed(fixed.report, "standalone-qdq"));
+    expectLeftAlone(fixed);
+}
+
+// ---- the CLI's JSON report on every case -------------------------------------------------------------------------
+
+TEST(FixCaseCli, JsonReportSaysCheckerPassedAndWhetherTheModelChanged)
+{
+    struct Case
+    {
+        std::filesystem::path model;
+        bool changes;
+        std::string rule;
+        std::string kind;
+    };
+    const std::vector<Case> cases = {
+        {convReluPoolModel(true), true, "conv-act-pool-blocked", "remove-qdq-pair"},
+        {convReluPoolModel(false), false, "", ""},
+        {resnetStemModel(true), true, "conv-act-pool-blocked", "insert-qdq"},
+        {resnetStemModel(false), false, "", ""},
+        {convAddModel(true), true, "qdq-between-conv-and-add", "remove-qdq-pair"},
+        {convAddModel(false), false, "", ""},
+        {convResizeModel(AfterResize::kQuantizedConv), true, "int8-conv-float-output", "insert-qdq"},
+        {convResizeModel(AfterResize::kNetworkOutput), false, "", ""},
+        {poolHeadModel(Tail::kFloatPool), true, "standalone-qdq", "insert-qdq"},
+        {poolHeadModel(Tail::kQuantizedPool), false, "", ""},
+        {poolHeadModel(Tail::kFloatSoftmax), false, "", ""},
+    };
+    for (const Case& c : cases)
+    {
+        const auto output = c.model.parent_path() / "cli-fixed.onnx";
+        CommandResult run = runCli({"fix", c.model.string(), "-o", output.string(), "--format", "json"});
+        ASSERT_EQ(run.exitStatus, 0) << c.model << ": " << run.err;
+        const nlohmann::json report = nlohmann::json::parse(run.out);
+        EXPECT_EQ(report["checker"], "passed") << c.model;
+        EXPECT_EQ(report["unchanged"], !c.changes) << c.model;
+        EXPECT_TRUE(report["new_warnings"].empty()) << c.model;
+        if (c.changes)
+        {
+            ASSERT_EQ(report["edits"].size(), 1u) << c.model;
+            const auto& rules = report["edits"][0]["rules"];
+            EXPECT_NE(std::find(rules.begin(), rules.end(), c.rule), rules.end()) << c.model;
+            EXPECT_EQ(report["edits"][0]["kind"], c.kind) << c.model;
+            EXPECT_NE(readFile(output), readFile(c.model)) << c.model;
+        }
+        else
+        {
+            EXPECT_TRUE(report["edits"].empty()) << c.model;
+            EXPECT_EQ(readFile(output), readFile(c.model)) << c.model;
+        }
+    }
+}
+
+// ---- the models' builder -----------------------------------------------------------------------------------------
+
+namespace
+{
+
+//! in -> Q/DQ -> conv (8 channels) -> Relu -> out, the input with or without a shape.
+std::filesystem::path smallConvModel(const std::vector<long>& inputDims, const std::string& name)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", inputDims));
+    g.output(g.node("Relu", "/relu/Relu", {g.node("Conv", "/conv/Conv", {x, g.quantizedWeight("w", 8, 3)})}));
+    return saved(g, name);
+}
+
+} // namespace
+
+// The ONNX checker requires a shape on every graph input and output: given the input's, the builder writes the output
+// with the shape ONNX shape inference gives it, so its models pass the checker the fix reports.
+TEST(FixCaseBuilder, OutputTakesTheInferredShapeWhenTheInputHasOne)
+{
+    const auto shaped = smallConvModel({1, 3, -1, -1}, "builder-shaped");
+    EXPECT_EQ(checkModelFile(shaped.string()), "");
+    onnx::ModelProto model;
+    ASSERT_TRUE(model.ParseFromString(readFile(shaped)));
+    ASSERT_EQ(model.graph().output_size(), 1);
+    ASSERT_TRUE(model.graph().output(0).type().tensor_type().has_shape());
+    const auto& shape = model.graph().output(0).type().tensor_type().shape();
+    ASSERT_EQ(shape.dim_size(), 4);
+    EXPECT_EQ(shape.dim(0).dim_value(), 1);
+    EXPECT_EQ(shape.dim(1).dim_value(), 8); // the conv's output channels
+    EXPECT_FALSE(shape.dim(2).has_dim_value());
+    EXPECT_EQ(model.graph().input(0).type().tensor_type().shape().dim(1).dim_value(), 3);
+
+    // Without the input's shape the model is written as built, and the checker says what is missing.
+    const auto bare = smallConvModel({}, "builder-bare");
+    EXPECT_NE(checkModelFile(bare.string()).find("Field 'shape' of 'type' is required but missing"), std::string::npos);
+}
