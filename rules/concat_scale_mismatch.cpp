@@ -26,7 +26,7 @@ public:
             Severity::kWarning,
             "8.0-10.x",
             kNeedsOnnx | kReadsCorrelation | kReadsModelValues,
-            "not automated yet: the Concat inputs' Qs must take one scale"};
+            ""};
         return kInfo;
     }
 
@@ -105,6 +105,18 @@ public:
             {
                 largest = scale ? std::max(largest, *scale) : largest;
             }
+            // The node holding the largest scale (the first in input order, then the output Qs).
+            const OnnxNode* largestNode = nullptr;
+            for (const OnnxNode* candidate : dqs)
+            {
+                auto scale = perTensorScale(graph, *candidate);
+                largestNode = largestNode == nullptr && scale && *scale == largest ? candidate : largestNode;
+            }
+            for (const auto& r : reached)
+            {
+                auto scale = perTensorScale(graph, *r.q);
+                largestNode = largestNode == nullptr && scale && *scale == largest ? r.q : largestNode;
+            }
             std::vector<std::string> dqNames;
             for (const OnnxNode* dq : dqs)
             {
@@ -144,6 +156,20 @@ public:
                 formatScale(largest) +
                 "), as NVIDIA's yolov7 QAT rules and Model Optimizer do for Concat; the pairs then cancel and the "
                 "concat is eliminated";
+            if (largestNode != nullptr && std::all_of(scales.begin(), scales.end(), [](const auto& s) { return s; }))
+            {
+                FixEdit edit;
+                edit.kind = FixEdit::Kind::kSetScale;
+                edit.nodes = dqNames;
+                for (const auto& r : reached)
+                {
+                    edit.nodes.push_back(r.q->name);
+                }
+                edit.scaleFrom = largestNode->name;
+                edit.scaleReason = "the largest of the Concat's scales: the union of the inputs' ranges, so no input "
+                                   "clips";
+                finding.edits.push_back(std::move(edit));
+            }
             attachEngine(context, nodes, finding);
             sink.add(std::move(finding));
         }

@@ -26,7 +26,7 @@ public:
             Severity::kWarning,
             "8.4-10.x",
             kNeedsOnnxOrEngine | kReadsCorrelation | kReadsModelValues,
-            "not automated yet: the Qs on the fan-out must take one scale"};
+            ""};
         return kInfo;
     }
 
@@ -102,6 +102,22 @@ private:
                       nameList(qNames, 4) + " or calibrate them as one group (the largest scale, " +
                       formatScale(largest) +
                       ", covers all ranges), as NVIDIA's yolov7 QAT rules and Model Optimizer's Concat grouping do";
+        // The edit: every Q of the fan-out (with its DQs) takes the largest scale, the first Q holding it.
+        const ReachedQ* largestQ = nullptr;
+        for (std::size_t i = 0; i < considered.size(); ++i)
+        {
+            largestQ = largestQ == nullptr && scales[i] && *scales[i] == largest ? considered[i] : largestQ;
+        }
+        if (largestQ != nullptr && std::all_of(scales.begin(), scales.end(), [](const auto& s) { return s; }))
+        {
+            FixEdit edit;
+            edit.kind = FixEdit::Kind::kSetScale;
+            edit.nodes = qNames;
+            edit.scaleFrom = largestQ->q->name;
+            edit.scaleReason = "the largest of the fan-out's scales: it covers every Q's range, and identical Qs "
+                               "are merged into one";
+            finding.edits.push_back(std::move(edit));
+        }
         attachEngine(context, qNames, finding);
         for (const OptimizerEvent* event : logEvents(context, OptimizerEventKind::kEliminate))
         {

@@ -26,7 +26,7 @@ public:
             Severity::kWarning,
             "8.0-10.x",
             kNeedsOnnx | kReadsCorrelation | kReadsModelValues,
-            "not automated yet: the Qs around the MaxPool must take one scale"};
+            ""};
         return kInfo;
     }
 
@@ -150,6 +150,16 @@ private:
             " the scale of " + references.front() + " (" + formatScale(*reference) +
             "), as NVIDIA's yolov7 QAT rules do for MaxPool branches; in SPPF blocks quantize all MaxPool inputs "
             "and the Concat they feed with that one scale";
+        if (referenceNode != nullptr)
+        {
+            FixEdit edit;
+            edit.kind = FixEdit::Kind::kSetScale;
+            edit.nodes = qNames;
+            edit.scaleFrom = referenceNode->name;
+            edit.scaleReason = "the MaxPool input's scale: max pooling commutes with quantization, so its output keeps "
+                               "its input's range";
+            finding.edits.push_back(std::move(edit));
+        }
         std::vector<std::string> attached = references;
         attached.insert(attached.end(), qNames.begin(), qNames.end());
         attached.insert(attached.end(), poolNames.begin(), poolNames.end());

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace qdq
 {
@@ -74,7 +75,7 @@ public:
         {
             if (asked.edit.kind == FixEdit::Kind::kSetScale)
             {
-                skip(asked, "changing a scale in place is not automated yet");
+                planSetScale(asked);
             }
         }
         return std::move(mPlan);
@@ -300,6 +301,201 @@ private:
         mPlan.edits.push_back(std::move(planned));
     }
 
+    //! A per-tensor Q or DQ whose scale (and zero point) are constants of the model, or nullptr.
+    const QdqParameters* perTensorQdq(std::uint32_t node) const
+    {
+        const QdqParameters* parameters = mGraph.qdqOf(node);
+        if (parameters == nullptr || !parameters->scaleIsConstant || parameters->scale.size() != 1 ||
+            mGraph.nodes[node].inputs.size() < 2 || (parameters->hasZeroPoint && !parameters->zeroPointIsConstant))
+        {
+            return nullptr;
+        }
+        return parameters;
+    }
+
+    //! kSetScale: the named Q/DQ nodes, each with its partners (a DQ's Q and that Q's other DQs, a Q's DQs), read
+    //! the scale and zero point tensors of edit.scaleFrom. A DQ of a constant (a weight) or a Q/DQ that is per-channel
+    //! or has its scale computed stops the edit: changing one side of a pair would change the values it carries.
+    void planSetScale(const Asked& asked)
+    {
+        const std::uint32_t from = nodeIndex(asked.edit.scaleFrom);
+        const QdqParameters* source = from == OnnxGraph::kNone ? nullptr : perTensorQdq(from);
+        if (source == nullptr)
+        {
+            skip(asked, asked.edit.scaleFrom + " is not a per-tensor Q/DQ with a constant scale");
+            return;
+        }
+        const OnnxNode& sourceNode = mGraph.nodes[from];
+        const std::string scaleTensor = sourceNode.inputs[1];
+        const std::string zeroPointTensor = sourceNode.inputs.size() > 2 ? sourceNode.inputs[2] : std::string();
+        // The group: the named nodes and their pair partners, closed.
+        std::vector<std::uint32_t> group;
+        std::set<std::uint32_t> seen;
+        const auto add = [&](std::uint32_t node)
+        {
+            if (node != OnnxGraph::kNone && seen.insert(node).second)
+            {
+                group.push_back(node);
+            }
+        };
+        for (const auto& name : asked.edit.nodes)
+        {
+            add(nodeIndex(name));
+        }
+        for (std::size_t i = 0; i < group.size() && group.size() <= 256; ++i)
+        {
+            const OnnxNode& node = mGraph.nodes[group[i]];
+            if (patterns::isDequantize(node))
+            {
+                const OnnxNode* producer = node.inputs.empty() ? nullptr : patterns::producerOf(mGraph, node.inputs[0]);
+                if (producer == nullptr || !patterns::isQuantize(*producer))
+                {
+                    skip(asked, node.name + " dequantizes " +
+                                    (producer == nullptr ? "a constant or a network input" : producer->name) +
+                                    ", not the output of a QuantizeLinear whose scale could change with it");
+                    return;
+                }
+                add(static_cast<std::uint32_t>(producer->index));
+            }
+            else if (patterns::isQuantize(node) && !node.outputs.empty())
+            {
+                for (const auto& [reader, slot] : readers(node.outputs[0]))
+                {
+                    if (!patterns::isDequantize(mGraph.nodes[reader]))
+                    {
+                        skip(asked, node.name + "'s output is read by " + mGraph.nodes[reader].name +
+                                        ", not only by DequantizeLinear nodes");
+                        return;
+                    }
+                    add(reader);
+                }
+            }
+            else
+            {
+                skip(asked, node.name + " is not a QuantizeLinear or DequantizeLinear");
+                return;
+            }
+        }
+        if (group.size() > 256)
+        {
+            skip(asked, "the Q/DQ nodes sharing these scales form a group of over 256 nodes");
+            return;
+        }
+        std::sort(group.begin(), group.end());
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> slots;
+        bool sourceAfterTarget = false;
+        for (std::uint32_t node : group)
+        {
+            const QdqParameters* parameters = perTensorQdq(node);
+            if (parameters == nullptr)
+            {
+                skip(asked, mGraph.nodes[node].name + " is not a per-tensor Q/DQ with a constant scale");
+                return;
+            }
+            if (parameters->hasZeroPoint != source->hasZeroPoint ||
+                (parameters->hasZeroPoint && parameters->zeroPointType != source->zeroPointType))
+            {
+                skip(asked, mGraph.nodes[node].name + "'s zero point differs in type from " + sourceNode.name +
+                                "'s: its quantized type would change");
+                return;
+            }
+            if (mRemoved.count(node) != 0)
+            {
+                skip(asked, mGraph.nodes[node].name + " is removed by another edit");
+                return;
+            }
+            const OnnxNode& target = mGraph.nodes[node];
+            for (const std::string* tensor : {&scaleTensor, &zeroPointTensor})
+            {
+                const OnnxNode* producer = tensor->empty() ? nullptr : patterns::producerOf(mGraph, *tensor);
+                sourceAfterTarget = sourceAfterTarget || (producer != nullptr && producer->index > node);
+            }
+            if (target.inputs[1] != scaleTensor)
+            {
+                slots.emplace_back(node, 1);
+            }
+            if (!zeroPointTensor.empty() && target.inputs.size() > 2 && target.inputs[2] != zeroPointTensor)
+            {
+                slots.emplace_back(node, 2);
+            }
+        }
+        if (slots.empty())
+        {
+            skip(asked, "the group already shares " + sourceNode.name + "'s scale tensor");
+            return;
+        }
+        if (std::string problem = claimedBy(slots); !problem.empty())
+        {
+            skip(asked, problem);
+            return;
+        }
+        PlannedEdit planned = plannedFrom(asked);
+        planned.edit.nodes.clear(); // the whole group, in node order
+        for (std::uint32_t node : group)
+        {
+            planned.edit.nodes.push_back(mGraph.nodes[node].name);
+        }
+        // The group reads the source's own scale tensors, unless a node computes them after a member of the group
+        // (a Constant node in the source's place in node order): then copies go in as new initializers.
+        std::string scaleName = scaleTensor;
+        std::string zeroPointName = zeroPointTensor;
+        if (sourceAfterTarget)
+        {
+            std::tie(scaleName, zeroPointName) = addScaleInitializers(
+                *source, "qdq_doctor/" + asked.rule + "/" +
+                             (sourceNode.name.rfind('/', 0) == 0 ? sourceNode.name.substr(1) : sourceNode.name));
+            planned.added.push_back(scaleName);
+            if (!zeroPointName.empty())
+            {
+                planned.added.push_back(zeroPointName);
+            }
+        }
+        planned.scale = formatScale(source->scale[0]) + " from " + sourceNode.name +
+                        (asked.edit.scaleReason.empty() ? std::string() : ": " + asked.edit.scaleReason);
+        // The old scale and zero-point tensors go when this edit takes away their last reader: an initializer is
+        // left out, a Constant node removed.
+        std::map<std::string, std::size_t> rewiredReads;
+        for (const auto& [node, slot] : slots)
+        {
+            ++rewiredReads[mGraph.nodes[node].inputs[slot]];
+        }
+        for (const auto& [tensor, count] : rewiredReads)
+        {
+            if (readers(tensor).size() != count || isGraphOutput(tensor) || tensor == scaleName ||
+                tensor == zeroPointName)
+            {
+                continue;
+            }
+            const OnnxNode* producer = patterns::producerOf(mGraph, tensor);
+            const OnnxConstant* constant = mGraph.constant(tensor);
+            if (producer != nullptr && producer->opType == "Constant" && producer->outputs.size() == 1 &&
+                mRemoved.insert(static_cast<std::uint32_t>(producer->index)).second)
+            {
+                mPlan.modelEdits.removeNodes.push_back(static_cast<std::uint32_t>(producer->index));
+                planned.removed.push_back(producer->name);
+            }
+            else if (producer == nullptr && constant != nullptr && !constant->fromConstantNode)
+            {
+                mPlan.modelEdits.removeInitializers.push_back(tensor);
+                planned.changed.push_back("initializer " + tensor + " removed: no node reads it any more");
+            }
+        }
+        for (const auto& [node, slot] : slots)
+        {
+            const OnnxNode& target = mGraph.nodes[node];
+            const std::string& tensor = slot == 1 ? scaleName : zeroPointName;
+            claim(node, slot, asked.rule);
+            mPlan.modelEdits.rewireInputs.push_back({node, slot, tensor});
+            planned.changed.push_back(target.name + " input " + std::to_string(slot) + ": " + target.inputs[slot] +
+                                      " -> " + tensor);
+            if (std::find(planned.touched.begin(), planned.touched.end(), target.name) == planned.touched.end())
+            {
+                planned.touched.push_back(target.name);
+            }
+        }
+        mPlan.edits.push_back(std::move(planned));
+    }
+
     void planFloatBias(const Asked& asked)
     {
         const std::uint32_t dq = asked.edit.nodes.empty() ? OnnxGraph::kNone : nodeIndex(asked.edit.nodes[0]);
@@ -466,21 +662,16 @@ private:
         }
     }
 
-    void planPair(const std::vector<const Asked*>& asked,
-                  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& reads)
+    //! New initializers holding a per-tensor Q/DQ's scale (FLOAT) and zero point (INT8/UINT8, when it has one),
+    //! named base/scale and base/zero_point; returns their names ("" for no zero point).
+    std::pair<std::string, std::string> addScaleInitializers(const QdqParameters& parameters, const std::string& base)
     {
-        const Asked& first = *asked.front();
-        const FixEdit& edit = first.edit;
-        const std::uint32_t scaleNode = nodeIndex(edit.scaleFrom);
-        const QdqParameters& parameters = *mGraph.qdqOf(scaleNode);
-        // Names say where the nodes came from: qdq_doctor/<rule>/<tensor>/QuantizeLinear.
-        const std::string base =
-            "qdq_doctor/" + first.rule + "/" + (edit.tensor.rfind('/', 0) == 0 ? edit.tensor.substr(1) : edit.tensor);
-
         NewInitializer scale;
         scale.name = freshName(base + "/scale");
         scale.dataType = 1;
         scale.rawData = rawFloat(static_cast<float>(parameters.scale[0]));
+        std::string scaleName = scale.name;
+        mPlan.modelEdits.addInitializers.push_back(std::move(scale));
         std::string zeroPointName;
         if (parameters.hasZeroPoint && !parameters.zeroPoint.empty())
         {
@@ -495,17 +686,32 @@ private:
             zeroPointName = zeroPoint.name;
             mPlan.modelEdits.addInitializers.push_back(std::move(zeroPoint));
         }
+        return {scaleName, zeroPointName};
+    }
+
+    void planPair(const std::vector<const Asked*>& asked,
+                  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& reads)
+    {
+        const Asked& first = *asked.front();
+        const FixEdit& edit = first.edit;
+        const std::uint32_t scaleNode = nodeIndex(edit.scaleFrom);
+        const QdqParameters& parameters = *mGraph.qdqOf(scaleNode);
+        // Names say where the nodes came from: qdq_doctor/<rule>/<tensor>/QuantizeLinear.
+        const std::string base =
+            "qdq_doctor/" + first.rule + "/" + (edit.tensor.rfind('/', 0) == 0 ? edit.tensor.substr(1) : edit.tensor);
+
+        const auto [scaleName, zeroPointName] = addScaleInitializers(parameters, base);
         NewNode q;
         q.name = freshName(base + "/QuantizeLinear");
         q.opType = "QuantizeLinear";
-        q.inputs = {edit.tensor, scale.name};
+        q.inputs = {edit.tensor, scaleName};
         NewNode dq;
         dq.name = freshName(base + "/DequantizeLinear");
         dq.opType = "DequantizeLinear";
         const std::string quantized = freshName(base + "/quantized");
         const std::string dequantized = freshName(base + "/dequantized");
         q.outputs = {quantized};
-        dq.inputs = {quantized, scale.name};
+        dq.inputs = {quantized, scaleName};
         if (!zeroPointName.empty())
         {
             q.inputs.push_back(zeroPointName);
@@ -534,7 +740,7 @@ private:
                 }
             }
         }
-        planned.added = {q.name, dq.name, scale.name};
+        planned.added = {q.name, dq.name, scaleName};
         if (!zeroPointName.empty())
         {
             planned.added.push_back(zeroPointName);
@@ -551,7 +757,6 @@ private:
         std::sort(planned.edit.consumers.begin(), planned.edit.consumers.end());
         planned.edit.consumers.erase(std::unique(planned.edit.consumers.begin(), planned.edit.consumers.end()),
                                      planned.edit.consumers.end());
-        mPlan.modelEdits.addInitializers.push_back(std::move(scale));
         mPlan.modelEdits.insertNodes.push_back({before, std::move(q)});
         mPlan.modelEdits.insertNodes.push_back({before, std::move(dq)});
         mPlan.edits.push_back(std::move(planned));

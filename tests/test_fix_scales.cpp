@@ -1,0 +1,228 @@
+// `qdq-doctor fix` giving a group of Q/DQ one scale (concat-scale-mismatch, maxpool-scale-mismatch,
+// fanout-scale-mismatch): the group is closed over Q/DQ pairs, takes the named node's scale tensors, and a
+// near-identical model whose scales already agree, or whose group reaches a weight's DQ, is left alone.
+#include "graph_builder.h"
+#include "test_support.h"
+
+#include "qdq/fix.h"
+#include "qdq/readers.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+using namespace qdq;
+using namespace qdq::test;
+
+namespace
+{
+
+FixReport fixFile(const std::filesystem::path& model, const std::filesystem::path& output)
+{
+    InputFiles files;
+    files.files = {model.string()};
+    FixOptions options;
+    options.output = output.string();
+    return runFix(files, options, Limits{});
+}
+
+std::size_t findings(const FixSide& side, const std::string& slug)
+{
+    for (const auto& [rule, count] : side.bySlug)
+    {
+        if (rule == slug)
+        {
+            return count;
+        }
+    }
+    return 0;
+}
+
+//! The edits of a report, for failure messages.
+std::string describeEdits(const FixReport& report)
+{
+    std::string text;
+    for (const auto& edit : report.edits)
+    {
+        text += edit.rule + " from " + edit.edit.scaleFrom + " (" + edit.finding + ")\n";
+    }
+    return text;
+}
+
+//! The scale tensor a node of the fixed model reads (its input 1), "" when the node is missing.
+std::string scaleInput(const OnnxGraph& graph, const std::string& node)
+{
+    const OnnxNode* found = graph.findNode(node);
+    return found == nullptr || found->inputs.size() < 2 ? std::string() : found->inputs[1];
+}
+
+//! Two conv branches quantized at their outputs (scales a and b) meet in a Concat whose output is quantized with
+//! scale c before the next conv.
+std::filesystem::path concatModel(const std::string& name, float a, float b, float c)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", {1, 3, 16, 16}));
+    std::string left = g.node("Relu", "/left/Relu", {g.node("Conv", "/left/Conv", {x, g.quantizedWeight("wl", 8, 3)})});
+    std::string right =
+        g.node("Relu", "/right/Relu", {g.node("Conv", "/right/Conv", {x, g.quantizedWeight("wr", 8, 3)})});
+    std::string cat = g.node("Concat", "/cat/Concat", {g.qdq("/left_q", left, a), g.qdq("/right_q", right, b)});
+    g.intAttribute("/cat/Concat", "axis", 1);
+    g.output(g.node("Conv", "/next/Conv", {g.qdq("/cat_q", cat, c), g.quantizedWeight("wn", 8, 16)}));
+    std::filesystem::path path = tempDir("fix-scales-" + name) / "model.onnx";
+    g.save(path.string());
+    return path;
+}
+
+} // namespace
+
+TEST(FixScales, ConcatQuantizersTakeTheLargestScaleWithTheirPairs)
+{
+    const auto model = concatModel("mismatch", 0.1f, 0.2f, 0.3f);
+    const auto output = model.parent_path() / "fixed.onnx";
+    const FixReport report = fixFile(model, output);
+    ASSERT_EQ(report.edits.size(), 1u);
+    EXPECT_EQ(report.edits[0].edit.kind, FixEdit::Kind::kSetScale);
+    EXPECT_EQ(report.edits[0].edit.scaleFrom, "/cat_q/QuantizeLinear");
+    EXPECT_NE(report.edits[0].scale.find("0.3"), std::string::npos) << report.edits[0].scale;
+    EXPECT_TRUE(report.edits[0].added.empty()); // the Concat's Q's own scale tensor is shared, nothing is added
+
+    const OnnxGraph fixed = readOnnx(output.string());
+    // Each input DQ changed together with its Q (the pair keeps carrying the same values), and the output pair kept
+    // its own tensors.
+    for (const char* node : {"/left_q/QuantizeLinear", "/left_q/DequantizeLinear", "/right_q/QuantizeLinear",
+                             "/right_q/DequantizeLinear", "/cat_q/QuantizeLinear", "/cat_q/DequantizeLinear"})
+    {
+        EXPECT_EQ(scaleInput(fixed, node), "/cat_q/scale") << node;
+    }
+    EXPECT_EQ(fixed.findNode("/left_q/QuantizeLinear")->inputs[2], "/cat_q/zero_point");
+    // The input pairs' own scale tensors have no reader left and are gone.
+    EXPECT_EQ(fixed.constant("/left_q/scale"), nullptr);
+    EXPECT_EQ(fixed.constant("/right_q/zero_point"), nullptr);
+    EXPECT_NE(fixed.constant("/cat_q/scale"), nullptr);
+    // The input quantizer of the model is no member of the group.
+    EXPECT_EQ(scaleInput(fixed, "/in_q/QuantizeLinear"), "/in_q/scale");
+    EXPECT_EQ(fixed.nodes.size(), readOnnx(model.string()).nodes.size());
+
+    EXPECT_EQ(findings(report.before, "concat-scale-mismatch"), 1u);
+    EXPECT_EQ(findings(report.after, "concat-scale-mismatch"), 0u);
+    EXPECT_TRUE(report.newFindings.empty());
+    EXPECT_EQ(report.checker, "passed");
+}
+
+TEST(FixScales, ConcatWhoseScalesAgreeIsLeftAlone)
+{
+    const auto model = concatModel("agree", 0.2f, 0.2f, 0.2f);
+    const FixReport report = fixFile(model, model.parent_path() / "fixed.onnx");
+    EXPECT_EQ(findings(report.before, "concat-scale-mismatch"), 0u);
+    EXPECT_TRUE(report.edits.empty());
+    EXPECT_TRUE(report.unchanged);
+}
+
+TEST(FixScales, GroupReachingAWeightDequantizerIsSkippedWithItsReason)
+{
+    // The Concat's second input is a constant behind a DequantizeLinear (no Q to change with it): changing the DQ
+    // alone would change the constant's values, so the edit is skipped and the model is left as it was.
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", {1, 8, 16, 16}));
+    std::string left = g.node("Relu", "/left/Relu", {g.node("Conv", "/left/Conv", {x, g.quantizedWeight("wl", 8, 8)})});
+    std::string constant = g.node("DequantizeLinear", "/const_dq/DequantizeLinear",
+                                  {g.int8Constant("const_int8", {1, 8, 16, 16}), g.scale("/const_dq/scale", 0.5f),
+                                   g.zeroPoint("/const_dq/zero_point")});
+    std::string cat = g.node("Concat", "/cat/Concat", {g.qdq("/left_q", left, 0.1f), constant});
+    g.intAttribute("/cat/Concat", "axis", 1);
+    g.output(g.node("Conv", "/next/Conv", {g.qdq("/cat_q", cat, 0.3f), g.quantizedWeight("wn", 8, 16)}));
+    const std::filesystem::path model = tempDir("fix-scales-weight") / "model.onnx";
+    g.save(model.string());
+
+    const FixReport report = fixFile(model, model.parent_path() / "fixed.onnx");
+    EXPECT_TRUE(report.edits.empty());
+    ASSERT_EQ(report.skipped.size(), 1u);
+    EXPECT_EQ(report.skipped[0].rule, "concat-scale-mismatch");
+    EXPECT_NE(report.skipped[0].why.find("/const_dq/DequantizeLinear dequantizes"), std::string::npos)
+        << report.skipped[0].why;
+    EXPECT_TRUE(report.unchanged);
+}
+
+namespace
+{
+
+//! One Relu output read by two convs, each through its own Q/DQ (scales a and b).
+std::filesystem::path fanoutModel(const std::string& name, float a, float b)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", {1, 3, 16, 16}));
+    std::string relu = g.node("Relu", "/stem/Relu", {g.node("Conv", "/stem/Conv", {x, g.quantizedWeight("ws", 8, 3)})});
+    std::string a1 = g.node("Conv", "/a/Conv", {g.qdq("/a_q", relu, a), g.quantizedWeight("wa", 8, 8)});
+    std::string b1 = g.node("Conv", "/b/Conv", {g.qdq("/b_q", relu, b), g.quantizedWeight("wb", 8, 8)});
+    g.output(g.node("Add", "/sum/Add", {a1, b1}));
+    std::filesystem::path path = tempDir("fix-scales-" + name) / "model.onnx";
+    g.save(path.string());
+    return path;
+}
+
+//! Input -> Q/DQ (scale in) -> MaxPool -> Q/DQ (scale out) -> Conv (no conv before the pool, so no ConvActPool).
+std::filesystem::path maxPoolModel(const std::string& name, float in, float out)
+{
+    GraphBuilder g;
+    std::string pool = g.node("MaxPool", "/pool/MaxPool", {g.qdq("/pool_in_q", g.input("images", {1, 8, 16, 16}), in)});
+    g.intsAttribute("/pool/MaxPool", "kernel_shape", {2, 2});
+    g.output(g.node("Conv", "/next/Conv", {g.qdq("/pool_out_q", pool, out), g.quantizedWeight("wn", 8, 8)}));
+    std::filesystem::path path = tempDir("fix-scales-" + name) / "model.onnx";
+    g.save(path.string());
+    return path;
+}
+
+} // namespace
+
+TEST(FixScales, FanoutQuantizersTakeTheLargestScale)
+{
+    const auto model = fanoutModel("fanout", 0.1f, 0.2f);
+    const auto output = model.parent_path() / "fixed.onnx";
+    const FixReport report = fixFile(model, output);
+    ASSERT_EQ(report.edits.size(), 1u);
+    EXPECT_EQ(report.edits[0].edit.kind, FixEdit::Kind::kSetScale);
+    EXPECT_EQ(report.edits[0].edit.scaleFrom, "/b_q/QuantizeLinear");
+    const OnnxGraph fixed = readOnnx(output.string());
+    EXPECT_EQ(scaleInput(fixed, "/a_q/QuantizeLinear"), "/b_q/scale");
+    EXPECT_EQ(scaleInput(fixed, "/a_q/DequantizeLinear"), "/b_q/scale");
+    EXPECT_EQ(scaleInput(fixed, "/b_q/QuantizeLinear"), "/b_q/scale");
+    EXPECT_EQ(findings(report.before, "fanout-scale-mismatch"), 1u);
+    EXPECT_EQ(findings(report.after, "fanout-scale-mismatch"), 0u);
+    EXPECT_TRUE(report.newFindings.empty());
+    EXPECT_EQ(report.checker, "passed");
+}
+
+TEST(FixScales, FanoutWithOneScaleIsLeftAlone)
+{
+    const auto model = fanoutModel("fanout-agree", 0.2f, 0.2f);
+    const FixReport report = fixFile(model, model.parent_path() / "fixed.onnx");
+    EXPECT_EQ(findings(report.before, "fanout-scale-mismatch"), 0u);
+    EXPECT_TRUE(report.unchanged);
+}
+
+TEST(FixScales, MaxPoolOutputQuantizerTakesTheInputScale)
+{
+    const auto model = maxPoolModel("maxpool", 0.1f, 0.25f);
+    const auto output = model.parent_path() / "fixed.onnx";
+    const FixReport report = fixFile(model, output);
+    ASSERT_EQ(report.edits.size(), 1u) << describeEdits(report);
+    EXPECT_EQ(report.edits[0].edit.kind, FixEdit::Kind::kSetScale);
+    EXPECT_EQ(report.edits[0].rule, "maxpool-scale-mismatch");
+    const OnnxGraph fixed = readOnnx(output.string());
+    // Not the largest here: MaxPool keeps its input's range, so the output pair takes the input's scale.
+    EXPECT_EQ(scaleInput(fixed, "/pool_out_q/QuantizeLinear"), "/pool_in_q/scale");
+    EXPECT_EQ(scaleInput(fixed, "/pool_out_q/DequantizeLinear"), "/pool_in_q/scale");
+    EXPECT_EQ(scaleInput(fixed, "/pool_in_q/QuantizeLinear"), "/pool_in_q/scale");
+    EXPECT_EQ(findings(report.after, "maxpool-scale-mismatch"), 0u);
+    EXPECT_TRUE(report.newFindings.empty());
+    EXPECT_EQ(report.checker, "passed");
+}
+
+TEST(FixScales, MaxPoolWithOneScaleIsLeftAlone)
+{
+    const auto model = maxPoolModel("maxpool-agree", 0.1f, 0.1f);
+    const FixReport report = fixFile(model, model.parent_path() / "fixed.onnx");
+    EXPECT_EQ(findings(report.before, "maxpool-scale-mismatch"), 0u);
+    EXPECT_TRUE(report.unchanged) << describeEdits(report);
+}
