@@ -18,6 +18,7 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeInt8ConvFloatOutput());           // R07
         list.push_back(rules::makeQdqInsideConvEpilogue());         // R08
         list.push_back(rules::makeConvActPoolBlocked());            // R09
+        list.push_back(rules::makeQdqBetweenPadAndConv());          // R10
         list.push_back(rules::makeResidualInputNotQuantized());     // R11
         list.push_back(rules::makeQdqBetweenConvAndAdd());          // R12
         list.push_back(rules::makeResidualPrecisionMismatch());     // R13
@@ -34,9 +35,19 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeFp32Island());                    // R24
         list.push_back(rules::makeConvTransposeEpilogueNotFused()); // R25
         list.push_back(rules::makeHorizontalMergeLost());           // R26
+        list.push_back(rules::makeDepthwiseActNotFused());          // R27
+        list.push_back(rules::makeTacticGap());                     // R28 (found by diff)
+        list.push_back(rules::makeRefitScaleGroup());               // R29
+        list.push_back(rules::makeNoInt8Implementation());          // R30
         list.push_back(rules::makeFanoutScaleMismatch());           // R31
         list.push_back(rules::makeQuantizedBias());                 // R32
         list.push_back(rules::makeInt8WeightInitializer());         // R33
+        // Engine lints added by qdq-doctor (no catalogue id): why INT8 did not pay off.
+        list.push_back(rules::makeKernelWithoutTensorCores());
+        list.push_back(rules::makeChannelsNotAligned());
+        list.push_back(rules::makeReformatConversion());
+        list.push_back(rules::makeCopyNotEliminated());
+        list.push_back(rules::makeInt8SlowerThanFp16());
         return list;
     }();
     return rules;

@@ -37,5 +37,15 @@ std::unique_ptr<Rule> makeRequantizeBeforeSplit();
 std::unique_ptr<Rule> makeMaxPoolScaleMismatch();
 std::unique_ptr<Rule> makeHorizontalMergeLost();
 std::unique_ptr<Rule> makeFanoutScaleMismatch();
+std::unique_ptr<Rule> makeKernelWithoutTensorCores();
+std::unique_ptr<Rule> makeChannelsNotAligned();
+std::unique_ptr<Rule> makeReformatConversion();
+std::unique_ptr<Rule> makeCopyNotEliminated();
+std::unique_ptr<Rule> makeInt8SlowerThanFp16();
+std::unique_ptr<Rule> makeTacticGap();
+std::unique_ptr<Rule> makeNoInt8Implementation();
+std::unique_ptr<Rule> makeQdqBetweenPadAndConv();
+std::unique_ptr<Rule> makeDepthwiseActNotFused();
+std::unique_ptr<Rule> makeRefitScaleGroup();
 
 } // namespace qdq::rules

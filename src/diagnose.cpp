@@ -1,6 +1,7 @@
 // diagnose: correlation, prediction and every rule, with findings sorted worst first.
 #include "qdq/analysis.h"
 #include "qdq/load_inputs.h"
+#include "qdq/patterns.h"
 #include "qdq/prediction_check.h"
 
 #include "src/input_plan.h"
@@ -8,10 +9,13 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <thread>
 #include <tuple>
+#include <unordered_set>
 
 namespace qdq
 {
@@ -413,6 +417,82 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
     return report;
 }
 
+//! Fallback explanations (Finding::fallbackGroup): dropped where another finding names the layer, the rest merged by
+//! rule and group.
+void mergeFallbackFindings(FindingSink& sink)
+{
+    auto& findings = sink.findings();
+    if (std::none_of(findings.begin(), findings.end(), [](const Finding& f) { return !f.fallbackGroup.empty(); }))
+    {
+        return;
+    }
+    std::unordered_set<std::string_view> namedElsewhere;
+    for (const auto& finding : findings)
+    {
+        if (finding.fallbackGroup.empty())
+        {
+            namedElsewhere.insert(finding.engineLayers.begin(), finding.engineLayers.end());
+        }
+    }
+    // Decided before anything moves: the views above point into the findings' strings.
+    std::vector<char> dropped(findings.size(), 0);
+    for (std::size_t i = 0; i < findings.size(); ++i)
+    {
+        const Finding& finding = findings[i];
+        dropped[i] = !finding.fallbackGroup.empty() &&
+                     std::all_of(finding.engineLayers.begin(), finding.engineLayers.end(),
+                                 [&](const std::string& layer) { return namedElsewhere.count(layer) > 0; });
+    }
+    namedElsewhere.clear();
+    std::vector<Finding> kept;
+    std::map<std::pair<std::string, std::string>, std::pair<std::size_t, std::size_t>> groups; // -> (index, count)
+    for (std::size_t i = 0; i < findings.size(); ++i)
+    {
+        Finding& finding = findings[i];
+        if (dropped[i] != 0)
+        {
+            continue;
+        }
+        if (finding.fallbackGroup.empty())
+        {
+            kept.push_back(std::move(finding));
+            continue;
+        }
+        auto [it, inserted] = groups.try_emplace({finding.rule, finding.fallbackGroup}, kept.size(), 1);
+        if (inserted)
+        {
+            kept.push_back(std::move(finding));
+            continue;
+        }
+        Finding& group = kept[it->second.first];
+        ++it->second.second;
+        group.engineLayers.insert(group.engineLayers.end(), finding.engineLayers.begin(), finding.engineLayers.end());
+        group.onnxNodes.insert(group.onnxNodes.end(), finding.onnxNodes.begin(), finding.onnxNodes.end());
+        group.evidence.insert(group.evidence.end(), finding.evidence.begin(), finding.evidence.end());
+        if (finding.costMs)
+        {
+            group.costMs = group.costMs.value_or(0.0) + *finding.costMs;
+        }
+        group.likely = group.likely || finding.likely;
+        if (severityRank(finding.severity) < severityRank(group.severity))
+        {
+            group.severity = finding.severity;
+        }
+    }
+    for (const auto& [key, entry] : groups)
+    {
+        Finding& group = kept[entry.first];
+        std::sort(group.onnxNodes.begin(), group.onnxNodes.end());
+        group.onnxNodes.erase(std::unique(group.onnxNodes.begin(), group.onnxNodes.end()), group.onnxNodes.end());
+        if (entry.second > 1)
+        {
+            group.message = std::to_string(entry.second) + " " + key.second + ": " +
+                            patterns::nameList(group.engineLayers, 4) + " (each one in the evidence).";
+        }
+    }
+    findings = std::move(kept);
+}
+
 void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>& sinks)
 {
     FindingSink sink;
@@ -423,6 +503,7 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
             sink.add(std::move(finding));
         }
     }
+    mergeFallbackFindings(sink);
 
     // De-duplicate (same rule on the same nodes and layers; node lists were sorted by the workers) and sort worst
     // first.
@@ -474,6 +555,22 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
     for (const auto& note : report.correlation.notes)
     {
         report.notes.push_back(note);
+    }
+    if (const EnginePlan* plan = inputs.engine(); plan != nullptr && !plan->layers.empty())
+    {
+        // kernel-without-tensor-cores reads kernel names: say when no file gives any.
+        const bool named =
+            std::any_of(plan->layers.begin(), plan->layers.end(),
+                        [](const EngineLayer& layer) { return !layer.tacticName.empty(); }) ||
+            (inputs.buildLog && std::any_of(inputs.buildLog->tactics.begin(), inputs.buildLog->tactics.end(),
+                                            [](const TacticChoice& choice) { return !choice.tacticName.empty(); }));
+        if (!named)
+        {
+            report.notes.push_back(
+                "kernel-without-tensor-cores: not checked, no file names the kernels (the layer list has no "
+                "TacticName: export it with trtexec --profilingVerbosity=detailed --exportLayerInfo, or give the "
+                "--verbose build log with its tactic names)");
+        }
     }
     if (inputs.onnx && inputs.onnx->rebuiltFromLog)
     {

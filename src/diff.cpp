@@ -7,6 +7,7 @@
 
 #include "qdq/layer_names.h"
 #include "qdq/patterns.h"
+#include "qdq/precision_summary.h"
 
 #include <algorithm>
 #include <cctype>
@@ -509,6 +510,194 @@ std::string precisionSummary(const Side& side, const std::vector<std::size_t>& l
     return text;
 }
 
+// ---- explanations only a diff can give (tactic-gap, int8-slower-than-fp16) ----------------------------------------
+
+//! The math precision of a mapped layer: its weights' type, else its first quantized input's, else its first input's.
+std::string mathPrecisionOf(const Side& side, std::size_t layer)
+{
+    return layerPrecisionLabel(side.plan->layers[layer], side.correlation.layers[layer].state);
+}
+
+Evidence tacticEvidence(const Side& side, std::size_t layer, const KernelName& kernel, const std::string& which)
+{
+    Evidence evidence;
+    evidence.file = kernel.file;
+    evidence.line = kernel.line;
+    evidence.field = which + " layer \"" + side.plan->layers[layer].name + "\" " +
+                     (kernel.source == "TacticName" ? "TacticName" : "tactic choice");
+    const auto time = side.correlation.layers[layer].timeMs;
+    evidence.text = kernel.name + (time ? ", " + patterns::formatMs(*time) : std::string());
+    return evidence;
+}
+
+//! The input and output shapes of a side's convolution, deconvolution and GEMM layers among layers, sorted: two regions
+//! do the same math only when these agree (an alignment by operation kinds alone can pair different convolutions).
+std::vector<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>>
+matrixShapes(const Side& side, const std::vector<std::size_t>& layers)
+{
+    std::vector<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> shapes;
+    for (std::size_t layer : layers)
+    {
+        const EngineLayer& l = side.plan->layers[layer];
+        if (isMatrixKind(layerKind(l, side.correlation.layers[layer].state)) && !l.inputs.empty() && !l.outputs.empty())
+        {
+            shapes.emplace_back(l.inputs[0].dimensions, l.outputs[0].dimensions);
+        }
+    }
+    std::sort(shapes.begin(), shapes.end());
+    return shapes;
+}
+
+//! R28 tactic-gap: pairs of layers that execute the same operations on both sides (one layer each), in the same math
+//! precision, with different kernels, slower in the candidate.
+void addTacticGaps(DiffRegion& region, const Side& base, const Side& cand,
+                   const std::vector<std::pair<std::size_t, std::size_t>>& pairs, bool timed)
+{
+    for (const auto& [b, c] : pairs)
+    {
+        const KernelName baseKernel = kernelNameOf(*base.inputs, b);
+        const KernelName candKernel = kernelNameOf(*cand.inputs, c);
+        if (baseKernel.name.empty() || candKernel.name.empty() || baseKernel.name == candKernel.name ||
+            mathPrecisionOf(base, b) != mathPrecisionOf(cand, c) || matrixShapes(base, {b}) != matrixShapes(cand, {c}))
+        {
+            continue;
+        }
+        const auto baseMs = base.correlation.layers[b].timeMs;
+        const auto candMs = cand.correlation.layers[c].timeMs;
+        const bool measured = timed && baseMs && candMs;
+        if (measured && *candMs <= *baseMs)
+        {
+            continue; // the candidate's kernel is as fast or faster
+        }
+        const EngineLayer& baseLayer = base.plan->layers[b];
+        const EngineLayer& candLayer = cand.plan->layers[c];
+        Finding finding;
+        finding.rule = "tactic-gap";
+        finding.severity = measured ? Severity::kWarning : Severity::kInfo;
+        finding.likely = true;
+        finding.engineLayers = {candLayer.name};
+        for (const auto& node : cand.correlation.layers[c].onnxNodes)
+        {
+            finding.onnxNodes.emplace_back(node);
+        }
+        std::string outputs;
+        const Precision baseOut = patterns::outputPrecision(baseLayer);
+        const Precision candOut = patterns::outputPrecision(candLayer);
+        if (baseOut != candOut && baseOut != Precision::kUnknown && candOut != Precision::kUnknown)
+        {
+            outputs = "; the candidate writes " + std::string(precisionName(candOut)) + " where the baseline wrote " +
+                      std::string(precisionName(baseOut)) +
+                      ", an output format its Q/DQ impose, which rules out the baseline's kernel";
+        }
+        finding.message =
+            "The same fused layer runs a different kernel in the two builds" +
+            (measured ? " and is " + patterns::formatMs(*candMs - *baseMs) + " (" +
+                            std::to_string(static_cast<int>(100.0 * (*candMs - *baseMs) / *baseMs + 0.5)) +
+                            "%) slower in the candidate (" + patterns::formatMs(*baseMs) + " -> " +
+                            patterns::formatMs(*candMs) + ")"
+                      : std::string(" (no per-layer times to weigh it)")) +
+            ": baseline \"" + baseLayer.name + "\" ran " + baseKernel.name + ", candidate \"" + candLayer.name +
+            "\" runs " + candKernel.name + outputs + ". Part of a small gap can be timing noise of the builds.";
+        finding.evidence.push_back(tacticEvidence(base, b, baseKernel, "baseline"));
+        finding.evidence.push_back(tacticEvidence(cand, c, candKernel, "candidate"));
+        if (measured)
+        {
+            finding.costMs = *candMs - *baseMs;
+        }
+        finding.fix =
+            "build both with one timing cache (trtexec --timingCacheFile=...) and a higher "
+            "--builderOptimizationLevel or --avgTiming so each build can find the faster kernel; if an output "
+            "Q/DQ forces an output type the baseline did not have, reconsider it (INT8 output on a "
+            "memory-light layer)";
+        region.findings.push_back(std::move(finding));
+    }
+}
+
+//! int8-slower-than-fp16, measured: a region whose layers run INT8 on one side and float on the other, where the INT8
+//! side (its Q/DQ and reformat layers included) takes longer.
+void addInt8Slower(DiffRegion& region, const Side& base, const Side& cand)
+{
+    if (!region.hasTimes || region.baselineLayers.empty() || region.candidateLayers.empty())
+    {
+        return;
+    }
+    const auto precisions = [](const Side& side, const std::vector<std::size_t>& layers)
+    {
+        std::set<std::string> labels;
+        for (std::size_t layer : layers)
+        {
+            if (side.correlation.layers[layer].state == LayerState::kMapped)
+            {
+                labels.insert(mathPrecisionOf(side, layer));
+            }
+        }
+        return labels;
+    };
+    const auto baseLabels = precisions(base, region.baselineLayers);
+    const auto candLabels = precisions(cand, region.candidateLayers);
+    const auto isFloatOnly = [](const std::set<std::string>& labels)
+    {
+        return !labels.empty() &&
+               std::all_of(labels.begin(), labels.end(),
+                           [](const std::string& l) { return l == "FP16" || l == "FP32" || l == "BF16"; });
+    };
+    const bool candInt8 = candLabels.count("INT8") > 0 && isFloatOnly(baseLabels);
+    const bool baseInt8 = baseLabels.count("INT8") > 0 && isFloatOnly(candLabels);
+    const double int8Ms = candInt8 ? region.candidateMs : region.baselineMs;
+    const double floatMs = candInt8 ? region.baselineMs : region.candidateMs;
+    // Profiles of one build to the next vary by a few percent (TREx profiles a single iteration): a difference under
+    // a tenth of the float time is left as noise.
+    constexpr double kNoise = 0.10;
+    if ((!candInt8 && !baseInt8) || int8Ms <= floatMs * (1.0 + kNoise) ||
+        matrixShapes(base, region.baselineLayers) != matrixShapes(cand, region.candidateLayers))
+    {
+        return;
+    }
+    const Side& int8Side = candInt8 ? cand : base;
+    const std::vector<std::size_t>& int8Layers = candInt8 ? region.candidateLayers : region.baselineLayers;
+    const std::set<std::string>& floatLabels = candInt8 ? baseLabels : candLabels;
+    std::string floatText;
+    for (const auto& label : floatLabels)
+    {
+        floatText += (floatText.empty() ? "" : "+") + label;
+    }
+    std::vector<std::string> names;
+    std::size_t conversions = 0;
+    for (std::size_t layer : int8Layers)
+    {
+        names.push_back(int8Side.plan->layers[layer].name);
+        const LayerState state = int8Side.correlation.layers[layer].state;
+        conversions += state == LayerState::kInsertedQdq || state == LayerState::kInsertedReformat ? 1 : 0;
+    }
+    Finding finding;
+    finding.rule = "int8-slower-than-fp16";
+    finding.severity = Severity::kWarning;
+    finding.engineLayers = candInt8 ? names : std::vector<std::string>{};
+    finding.costMs = int8Ms - floatMs;
+    finding.message = "This region runs INT8 in the " + std::string(candInt8 ? "candidate" : "baseline") + " (" +
+                      patterns::formatMs(int8Ms) + ", " + std::to_string(int8Layers.size()) + " layer(s), " +
+                      std::to_string(conversions) + " of them Q/DQ or reformat layers) and " + floatText + " in the " +
+                      (candInt8 ? "baseline" : "candidate") + " (" + patterns::formatMs(floatMs) +
+                      "): INT8 is slower here by " + patterns::formatMs(int8Ms - floatMs) + ": " +
+                      patterns::nameList(names, 3) + ".";
+    for (std::size_t layer : int8Layers)
+    {
+        Evidence evidence;
+        const auto [file, line] = int8Side.plan->factSource(layer, LayerFact::kRecord);
+        evidence.file = std::string(file);
+        evidence.line = line;
+        evidence.field = "layer \"" + int8Side.plan->layers[layer].name + "\"";
+        const auto time = int8Side.correlation.layers[layer].timeMs;
+        evidence.text = mathPrecisionOf(int8Side, layer) + ", " + patterns::formatMs(time.value_or(0.0));
+        finding.evidence.push_back(std::move(evidence));
+    }
+    finding.fix = "leave this region in " + floatText +
+                  " (remove its Q/DQ), or remove what makes the INT8 side slow: its standalone Q/DQ and reformat "
+                  "layers (see the other findings of the region), a CUDA-core kernel (kernel-without-tensor-cores) or "
+                  "unaligned channels (channels-not-aligned)";
+    region.findings.push_back(std::move(finding));
+}
+
 std::optional<double> sideTotal(const Inputs& inputs, std::string& source)
 {
     if (const Profile* profile = inputs.timings())
@@ -774,6 +963,33 @@ DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
                 region.differences.push_back("tactic change: " + *baseTactics.begin() + " -> " + *candTactics.begin());
             }
         }
+        {
+            // Layers that execute the same operations on both sides, one layer each.
+            std::map<std::size_t, std::set<std::size_t>> toCand;
+            std::map<std::size_t, std::set<std::size_t>> toBase;
+            for (const auto& [i, j] : matches)
+            {
+                if (regions.find(base.ops[i].layer) == root)
+                {
+                    toCand[base.ops[i].layer].insert(cand.ops[j].layer);
+                    toBase[cand.ops[j].layer].insert(base.ops[i].layer);
+                }
+            }
+            std::vector<std::pair<std::size_t, std::size_t>> pairs;
+            for (const auto& [b, candidates] : toCand)
+            {
+                if (candidates.size() == 1 && toBase[*candidates.begin()].size() == 1)
+                {
+                    pairs.emplace_back(b, *candidates.begin());
+                }
+            }
+            addTacticGaps(region, base, cand, pairs, report.perLayerTimes);
+            addInt8Slower(region, base, cand);
+        }
+        // A measured int8-slower-than-fp16 of the region replaces the candidate's own "likely" one.
+        const bool measuredInt8Slower =
+            std::any_of(region.findings.begin(), region.findings.end(),
+                        [](const Finding& finding) { return finding.rule == "int8-slower-than-fp16"; });
         std::set<const Finding*> attached;
         for (std::size_t layer : region.candidateLayers)
         {
@@ -782,6 +998,10 @@ DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
             {
                 for (const Finding* finding : found->second)
                 {
+                    if (measuredInt8Slower && finding->rule == "int8-slower-than-fp16")
+                    {
+                        continue;
+                    }
                     if (attached.insert(finding).second)
                     {
                         region.findings.push_back(*finding);

@@ -216,11 +216,17 @@ namespace
 
 using FindingKey = std::tuple<std::string, std::vector<std::string>>;
 
+//! The findings' keys, fallback explanations (Finding::fallbackGroup) left out: more files give them better
+//! evidence, so they regroup or give way to another rule's finding; fallbackLayersNamed checks those.
 std::set<FindingKey> findingKeys(const Report& report)
 {
     std::set<FindingKey> keys;
     for (const auto& finding : report.findings)
     {
+        if (!finding.fallbackGroup.empty())
+        {
+            continue;
+        }
         std::vector<std::string> layers = finding.engineLayers;
         std::sort(layers.begin(), layers.end());
         keys.emplace(finding.rule, layers);
@@ -237,6 +243,23 @@ void expectAccountingAddsUp(const Report& report, const Inputs& inputs, const st
     EXPECT_EQ(layers.total, inputs.engine() == nullptr ? 0u : inputs.engine()->layers.size()) << what;
     auto qdq = report.correlation.qdqTotals();
     EXPECT_EQ(qdq.total, qdq.fused + qdq.standalone + qdq.folded + qdq.eliminated + qdq.unknown) << what;
+}
+
+//! Every layer a fallback explanation of alone names is named by some finding of together.
+void expectFallbackLayersNamed(const Report& alone, const Report& together, const std::string& what)
+{
+    std::set<std::string> named;
+    for (const auto& finding : together.findings)
+    {
+        named.insert(finding.engineLayers.begin(), finding.engineLayers.end());
+    }
+    for (const auto& finding : alone.findings)
+    {
+        for (const auto& layer : finding.fallbackGroup.empty() ? std::vector<std::string>{} : finding.engineLayers)
+        {
+            EXPECT_TRUE(named.count(layer) > 0) << what << ": " << finding.rule << " on \"" << layer << "\" lost";
+        }
+    }
 }
 
 std::string describeKey(const FindingKey& key)
@@ -269,6 +292,7 @@ TEST(RealDataEngineMerge, YoloLayerInfoProfileAndLogReportWhatTheLogAloneReports
     {
         EXPECT_TRUE(togetherKeys.count(key)) << "lost with all three files: " << describeKey(key);
     }
+    expectFallbackLayersNamed(alone, together, "all three files");
     for (const char* slug : {"fp32-island", "standalone-qdq", "conv-act-pool-blocked", "fanout-scale-mismatch"})
     {
         EXPECT_TRUE(std::any_of(together.findings.begin(), together.findings.end(),
@@ -388,6 +412,7 @@ TEST(RealDataEngineMerge, EveryFolderTogetherReportsWhatEachFileReportsAlone)
                     EXPECT_TRUE(togetherKeys.count(key))
                         << what << ": " << describeKey(key) << " (found in " << path.filename() << " alone)";
                 }
+                expectFallbackLayersNamed(alone, together, what);
             }
             ++sets;
         }

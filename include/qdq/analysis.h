@@ -232,6 +232,11 @@ struct Finding
     std::vector<FixEdit> edits;
     std::optional<double> costMs;
     bool likely = false; //!< rests on observations, not documentation
+    //! Set by rules that explain an engine layer only where no other rule does (reformat-conversion,
+    //! copy-not-eliminated), on a finding that names one engine layer: diagnose drops it when another finding names
+    //! that layer, so that each layer is explained once, and merges the kept ones of one rule with the same group into
+    //! one finding ("<count> <group>: <layers>.", their evidence, nodes and cost added up, the fix of the first).
+    std::string fallbackGroup;
 };
 
 //! A layer TensorRT is expected to build, predicted from the model's graph (reference sections 1.8 and 7.1).
@@ -466,8 +471,8 @@ std::string renderReportJson(const Report& report, const Inputs& inputs);
 void writeReportJson(const Report& report, const Inputs& inputs, const std::function<void(std::string_view)>& write);
 
 //! The JSON report in two parts: head() writes what depends only on the inputs and the correlation (inputs,
-//! accounting, layers, qdq_nodes), so it can run as diagnose's WhileRulesRun; tail() writes the rest once diagnose
-//! has returned. head() then tail() on one report write exactly what writeReportJson writes.
+//! accounting, precision_summary, layers, qdq_nodes), so it can run as diagnose's WhileRulesRun; tail() writes the
+//! rest once diagnose has returned. head() then tail() on one report write exactly what writeReportJson writes.
 class ReportJsonStream
 {
 public:

@@ -1,6 +1,7 @@
 // Reporters for `diagnose`: text for people at a terminal, JSON (schema qdq-doctor.report.v1) for scripts.
 #include "qdq/analysis.h"
 #include "qdq/patterns.h"
+#include "qdq/precision_summary.h"
 
 #include "src/reporters/json_writer.h"
 
@@ -22,7 +23,51 @@ inline void prefetch(const void* address)
     __builtin_prefetch(address);
 }
 
-//! schema, inputs, accounting, layers, qdq_nodes: what depends only on the inputs and the correlation.
+//! precision_summary (precision_summary.h): time and layers by precision and by layer kind, tensor-core share, INT8
+//! share of the quantized operations.
+void writePrecisionSummary(JsonWriter& json, const PrecisionSummary& summary)
+{
+    const auto time = [&](double ms) { return summary.hasTimings ? std::optional<double>(roundMs(ms)) : std::nullopt; };
+    const auto groups = [&](const std::vector<PrecisionSummary::Group>& list)
+    {
+        json.beginArray();
+        for (const auto& group : list)
+        {
+            json.beginObject().member("name", group.name).member("layers", std::uint64_t{group.layers});
+            json.member("time_ms", time(group.ms)).endObject();
+        }
+        json.endArray();
+    };
+    json.key("precision_summary").beginObject();
+    json.member("layers", std::uint64_t{summary.layers}).member("total_ms", time(summary.totalMs));
+    json.key("by_precision");
+    groups(summary.byPrecision);
+    json.key("by_kind");
+    groups(summary.byKind);
+    const auto& cores = summary.tensorCores;
+    json.key("tensor_cores").beginObject();
+    json.member("share", cores.share ? std::optional<double>(roundMs(*cores.share)) : std::nullopt);
+    json.member("tensor_core_layers", std::uint64_t{cores.yesLayers});
+    json.member("cuda_core_layers", std::uint64_t{cores.noLayers});
+    json.member("unknown_layers", std::uint64_t{cores.unknownLayers});
+    json.member("tensor_core_ms", time(cores.yesMs)).member("cuda_core_ms", time(cores.noMs));
+    json.member("unknown_ms", time(cores.unknownMs));
+    json.member("matrix_layers", std::uint64_t{cores.matrixLayers});
+    json.member("matrix_cuda_core_layers", std::uint64_t{cores.matrixNoLayers});
+    json.member("evidence", cores.evidence).endObject();
+    const auto& int8 = summary.int8;
+    json.key("int8").beginObject();
+    json.member("basis", int8.basis).member("quantized", std::uint64_t{int8.quantized});
+    json.member("int8", std::uint64_t{int8.int8}).member("not_int8", std::uint64_t{int8.notInt8});
+    json.member("unknown", std::uint64_t{int8.unknown});
+    json.member("share", int8.share ? std::optional<double>(roundMs(*int8.share)) : std::nullopt);
+    json.member("not_int8_names", int8.notInt8Names).endObject();
+    json.member("notes", summary.notes);
+    json.endObject();
+}
+
+//! schema, inputs, accounting, precision_summary, layers, qdq_nodes: what depends only on the inputs and the
+//! correlation.
 void writeReportHead(JsonWriter& json, const Report& report, const Inputs& inputs)
 {
     json.beginObject();
@@ -52,6 +97,8 @@ void writeReportHead(JsonWriter& json, const Report& report, const Inputs& input
     json.member("eliminated", std::uint64_t{qdqTotals.eliminated}).member("unknown", std::uint64_t{qdqTotals.unknown});
     json.endObject();
     json.endObject();
+    // Depends only on the inputs and the correlation: written with the head, while the rules still run.
+    writePrecisionSummary(json, summarizePrecision(report, inputs));
 
     const EnginePlan* plan = inputs.engine();
     const auto& mappings = report.correlation.layers;
@@ -113,7 +160,7 @@ void writeReportHead(JsonWriter& json, const Report& report, const Inputs& input
 }
 
 //! findings, predicted_layers, time_ms, notes.
-void writeReportTail(JsonWriter& json, const Report& report)
+void writeReportTail(JsonWriter& json, const Report& report, const Inputs& /*inputs*/)
 {
     json.key("findings").beginArray();
     for (const auto& finding : report.findings)
@@ -182,7 +229,7 @@ void writeReportTail(JsonWriter& json, const Report& report)
 void writeReport(JsonWriter& json, const Report& report, const Inputs& inputs)
 {
     writeReportHead(json, report, inputs);
-    writeReportTail(json, report);
+    writeReportTail(json, report, inputs);
 }
 } // namespace
 
@@ -224,10 +271,104 @@ void ReportJsonStream::head(const Report& report, const Inputs& inputs)
     writeReportHead(mState->json, report, inputs);
 }
 
-void ReportJsonStream::tail(const Report& report, const Inputs& /*inputs*/)
+void ReportJsonStream::tail(const Report& report, const Inputs& inputs)
 {
-    writeReportTail(mState->json, report);
+    writeReportTail(mState->json, report, inputs);
 }
+
+namespace
+{
+
+std::string percent(double share)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.1f%%", 100.0 * share);
+    return buffer;
+}
+
+//! "INT8 1.234 ms (20 layers, 61.0%), FP16 ..." for the first groups of a grouping.
+std::string groupLine(const PrecisionSummary& summary, const std::vector<PrecisionSummary::Group>& groups)
+{
+    constexpr std::size_t kShown = 6;
+    std::string line;
+    for (std::size_t i = 0; i < groups.size() && i < kShown; ++i)
+    {
+        const auto& group = groups[i];
+        line += (i == 0 ? "" : ", ") + printable(group.name, 128) + " ";
+        if (summary.hasTimings)
+        {
+            line += patterns::formatMs(group.ms) + " (" + std::to_string(group.layers) + " layer" +
+                    (group.layers == 1 ? "" : "s") +
+                    (summary.totalMs > 0.0 ? ", " + percent(group.ms / summary.totalMs) : "") + ")";
+        }
+        else
+        {
+            line += std::to_string(group.layers) + " layer" + (group.layers == 1 ? "" : "s");
+        }
+    }
+    if (groups.size() > kShown)
+    {
+        line += ", " + std::to_string(groups.size() - kShown) + " more (see --format json)";
+    }
+    return line;
+}
+
+//! The summary's lines of the text report: time by precision and by kind, tensor cores, INT8 share.
+void writePrecisionSummaryText(std::ostream& out, const PrecisionSummary& summary)
+{
+    if (summary.layers == 0 && !summary.hasTimings)
+    {
+        return;
+    }
+    out << "Precision:     " << groupLine(summary, summary.byPrecision) << "\n";
+    out << "Layer kinds:   " << groupLine(summary, summary.byKind) << "\n";
+    const auto& cores = summary.tensorCores;
+    out << "Tensor cores:  ";
+    if (cores.evidence.rfind("no kernel names", 0) == 0 || cores.evidence.empty())
+    {
+        out << "unknown: " << (cores.evidence.empty() ? std::string("no layer list") : cores.evidence) << "\n";
+    }
+    else
+    {
+        if (cores.share)
+        {
+            out << percent(*cores.share) << " of the time in tensor-core kernels (" << cores.yesLayers << " layers), ";
+        }
+        else
+        {
+            out << cores.yesLayers << " layers on tensor-core kernels, ";
+        }
+        out << cores.noLayers << " on CUDA-core kernels";
+        if (summary.hasTimings)
+        {
+            out << " (" << patterns::formatMs(cores.noMs) << ")";
+        }
+        out << ", " << cores.unknownLayers << " unknown; " << cores.matrixNoLayers << " of " << cores.matrixLayers
+            << " conv/deconv/gemm layers without tensor cores; from " << cores.evidence << "\n";
+    }
+    const auto& int8 = summary.int8;
+    if (!int8.basis.empty())
+    {
+        out << "INT8:          " << int8.int8 << " of " << int8.quantized
+            << (int8.basis == "model" ? " quantized operations" : " layers with fused Q/DQ") << " run in INT8";
+        if (int8.share)
+        {
+            out << " (" << percent(*int8.share) << " of those with known precision)";
+        }
+        if (int8.notInt8 > 0)
+        {
+            out << "; " << int8.notInt8
+                << " run in float: " << printable(patterns::nameList(int8.notInt8Names, 4), 1024);
+        }
+        if (int8.unknown > 0)
+        {
+            out << "; " << int8.unknown << " not found in the engine or without tensor types";
+        }
+        out << "\n";
+    }
+}
+
+} // namespace
 
 std::string renderReportText(const Report& report, const Inputs& inputs)
 {
@@ -305,6 +446,7 @@ std::string renderReportText(const Report& report, const Inputs& inputs)
             << patterns::formatMs(report.standaloneQdqMs) << " in standalone Q/DQ layers, "
             << patterns::formatMs(report.reformatMs) << " in reformats\n";
     }
+    writePrecisionSummaryText(out, summarizePrecision(report, inputs));
     if (report.predictionCheck)
     {
         const PredictionCheck& check = *report.predictionCheck;
