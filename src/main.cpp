@@ -3,6 +3,7 @@
 #include "qdq/embedded_sample.h"
 #include "qdq/fix.h"
 #include "qdq/graph.h"
+#include "qdq/html_report.h"
 #include "qdq/inspect.h"
 #include "qdq/load_inputs.h"
 #include "qdq/predict.h"
@@ -276,10 +277,10 @@ void writeReportFile(const std::filesystem::path& path, const std::string& conte
         force);
 }
 
-//! Writes NAME.svg (and NAME.dot with --dot) in dir. A picture that cannot be drawn is reported on stderr and
-//! skipped: the reports themselves are already written.
-void writeGraphFiles(const std::filesystem::path& dir, const std::string& name,
-                     const std::function<qdq::graph::Graph()>& build, bool dot, bool force)
+//! Writes NAME.svg (and NAME.dot with --dot) in dir and returns the SVG. A picture that cannot be drawn is reported
+//! on stderr and skipped (the SVG returned is then empty): the reports themselves are already written.
+std::string writeGraphFiles(const std::filesystem::path& dir, const std::string& name,
+                            const std::function<qdq::graph::Graph()>& build, bool dot, bool force)
 {
     std::string text;
     try
@@ -289,7 +290,7 @@ void writeGraphFiles(const std::filesystem::path& dir, const std::string& name,
     catch (const std::invalid_argument& error)
     {
         std::fprintf(stderr, "qdq-doctor: no %s.svg: %s\n", name.c_str(), qdq::printable(error.what(), 500).c_str());
-        return;
+        return "";
     }
     std::string svg;
     try
@@ -309,13 +310,17 @@ void writeGraphFiles(const std::filesystem::path& dir, const std::string& name,
     {
         writeReportFile(dir / (name + ".svg"), svg, force);
     }
+    return svg;
 }
 
-//! engine.svg, onnx.svg and finding-NN-<slug>.svg (drawn around the finding) for `diagnose -o DIR`.
-void writeDiagnoseGraphs(const std::filesystem::path& dir, const qdq::Inputs& inputs, const qdq::Report& report,
-                         bool dot, bool force, const qdq::graph::Options& drawing)
+//! engine.svg, onnx.svg and finding-NN-<slug>.svg (drawn around the finding) for `diagnose -o DIR`; returns the
+//! findings' pictures for report.html.
+qdq::HtmlPictures writeDiagnoseGraphs(const std::filesystem::path& dir, const qdq::Inputs& inputs,
+                                      const qdq::Report& report, bool dot, bool force,
+                                      const qdq::graph::Options& drawing)
 {
-    constexpr std::size_t kMaxFindingGraphs = 100;
+    constexpr std::size_t kMaxFindingGraphs = qdq::kHtmlMaxFindingPictures;
+    qdq::HtmlPictures pictures;
     if (inputs.engine() != nullptr)
     {
         writeGraphFiles(
@@ -332,14 +337,15 @@ void writeDiagnoseGraphs(const std::filesystem::path& dir, const qdq::Inputs& in
         char number[16];
         std::snprintf(number, sizeof(number), "%02zu", i + 1);
         std::string name = std::string("finding-") + number + "-" + qdq::graph::fileSlug(finding.rule);
-        writeGraphFiles(
-            dir, name, [&] { return qdq::graph::buildFindingGraph(inputs, report, finding); }, dot, force);
+        pictures.findings.push_back(writeGraphFiles(
+            dir, name, [&] { return qdq::graph::buildFindingGraph(inputs, report, finding); }, dot, force));
     }
     if (report.findings.size() > kMaxFindingGraphs)
     {
         std::fprintf(stderr, "qdq-doctor: drew the first %zu of %zu findings\n", kMaxFindingGraphs,
                      report.findings.size());
     }
+    return pictures;
 }
 
 int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& options)
@@ -366,7 +372,9 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
                : qdq::WhileRulesRun{}));
     // The JSON of a 100,000-layer engine is hundreds of MB: it is streamed, never held whole.
     const bool sarif = diagnoseOptions.format == "sarif";
-    std::string text = toFiles || !(json || sarif) ? qdq::renderReportText(report, inputs) : "";
+    const bool html = diagnoseOptions.format == "html";
+    std::string text = toFiles || !(json || sarif || html) ? qdq::renderReportText(report, inputs) : "";
+    std::string htmlPage;
     std::string sarifLog = toFiles || sarif ? qdq::renderReportSarif(report, inputs, QDQ_VERSION) : "";
     if (toFiles)
     {
@@ -383,8 +391,10 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
             diagnoseOptions.force);
         writeReportFile(dir / "report.txt", text, diagnoseOptions.force);
         writeReportFile(dir / "report.sarif", sarifLog, diagnoseOptions.force);
-        writeDiagnoseGraphs(dir, inputs, report, diagnoseOptions.dot, diagnoseOptions.force,
-                            drawingOptions(diagnoseOptions.collapse));
+        qdq::HtmlPictures pictures = writeDiagnoseGraphs(
+            dir, inputs, report, diagnoseOptions.dot, diagnoseOptions.force, drawingOptions(diagnoseOptions.collapse));
+        htmlPage = qdq::renderReportHtml(report, inputs, pictures, QDQ_VERSION);
+        writeReportFile(dir / "report.html", htmlPage, diagnoseOptions.force);
     }
     if (stream)
     {
@@ -393,6 +403,14 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
     else if (sarif)
     {
         std::fwrite(sarifLog.data(), 1, sarifLog.size(), stdout);
+    }
+    else if (html)
+    {
+        if (htmlPage.empty())
+        {
+            htmlPage = qdq::renderReportHtml(report, inputs, qdq::drawFindingPictures(inputs, report), QDQ_VERSION);
+        }
+        std::fwrite(htmlPage.data(), 1, htmlPage.size(), stdout);
     }
     else if (json)
     {
@@ -465,15 +483,37 @@ int runDiff(const DiffOptions& diffOptions, const GlobalOptions& options)
     report.notes.insert(report.notes.begin(), folderNotes.begin(), folderNotes.end());
     std::string text = qdq::renderDiffText(report, baseline, candidate, diffOptions.top);
     std::string json = qdq::renderDiffJson(report, baseline, candidate);
+    std::string htmlPage;
     if (!diffOptions.outputDir.empty())
     {
         std::filesystem::path dir = diffOptions.outputDir;
         std::filesystem::create_directories(dir);
         writeReportFile(dir / "diff.json", json, diffOptions.force);
         writeReportFile(dir / "diff.txt", text, diffOptions.force);
-        writeGraphFiles(
+        std::string svg = writeGraphFiles(
             dir, "diff", [&] { return qdq::graph::buildDiffGraph(report, baseline, candidate); }, diffOptions.dot,
             diffOptions.force);
+        htmlPage = qdq::renderDiffHtml(report, baseline, candidate, svg, QDQ_VERSION);
+        writeReportFile(dir / "diff.html", htmlPage, diffOptions.force);
+    }
+    if (diffOptions.format == "html")
+    {
+        if (htmlPage.empty())
+        {
+            std::string svg;
+            try
+            {
+                svg = qdq::graph::render(qdq::graph::buildDiffGraph(report, baseline, candidate),
+                                         qdq::graph::Format::kSvg);
+            }
+            catch (const std::exception& error)
+            {
+                std::fprintf(stderr, "qdq-doctor: no diff picture: %s\n", qdq::printable(error.what(), 500).c_str());
+            }
+            htmlPage = qdq::renderDiffHtml(report, baseline, candidate, svg, QDQ_VERSION);
+        }
+        std::fwrite(htmlPage.data(), 1, htmlPage.size(), stdout);
+        return kExitOk;
     }
     const std::string& output = diffOptions.format == "json" ? json : text;
     std::fwrite(output.data(), 1, output.size(), stdout);
@@ -603,10 +643,12 @@ int run(int argc, char** argv)
     diagnose->add_option("--layers", diagnoseOptions.files.layers, "The layer-info JSON (--exportLayerInfo)");
     diagnose->add_option("--profile", diagnoseOptions.files.profile, "The profile JSON (--exportProfile)");
     diagnose->add_option("--log", diagnoseOptions.files.log, "The verbose build log (--verbose)");
-    diagnose->add_option("--format", diagnoseOptions.format, "Output format (sarif: SARIF 2.1.0, docs/sarif.md)")
-        ->check(CLI::IsMember({"text", "json", "sarif"}));
+    diagnose
+        ->add_option("--format", diagnoseOptions.format,
+                     "Output format (sarif: SARIF 2.1.0, docs/sarif.md; html: docs/html-report.md)")
+        ->check(CLI::IsMember({"text", "json", "sarif", "html"}));
     diagnose->add_option("-o,--output-dir", diagnoseOptions.outputDir,
-                         "Write report.json, report.txt, report.sarif and the SVG pictures here");
+                         "Write report.json, report.txt, report.sarif, report.html and the SVG pictures here");
     diagnose->add_flag("--force", diagnoseOptions.force, "Replace existing report files in the output folder");
     diagnose->add_option("--fail-on", diagnoseOptions.failOn, "Exit 1 when findings of this severity or worse exist")
         ->check(CLI::IsMember({"warning", "error"}));
@@ -626,9 +668,10 @@ int run(int argc, char** argv)
                      "The reference engine's files (layer-info, log, profile, ONNX) or their folder")
         ->required();
     diff->add_option("--candidate", diffOptions.candidate, "The engine to explain (files or their folder)")->required();
-    diff->add_option("--format", diffOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    diff->add_option("--format", diffOptions.format, "Output format")->check(CLI::IsMember({"text", "json", "html"}));
     diff->add_option("--top", diffOptions.top, "Regions shown in the text table")->capture_default_str();
-    diff->add_option("-o,--output-dir", diffOptions.outputDir, "Write diff.json, diff.txt and diff.svg here");
+    diff->add_option("-o,--output-dir", diffOptions.outputDir,
+                     "Write diff.json, diff.txt, diff.svg and diff.html here");
     diff->add_flag("--force", diffOptions.force, "Replace existing files in the output folder");
     diff->add_flag("--dot", diffOptions.dot, "With -o, also write diff.dot");
     addLimitOptions(*diff, options);
@@ -683,7 +726,7 @@ int run(int argc, char** argv)
 
     auto* demo = app.add_subcommand("demo", "Run diagnose on the sample compiled into the binary");
     std::string demoFormat = "text";
-    demo->add_option("--format", demoFormat, "Output format")->check(CLI::IsMember({"text", "json", "sarif"}));
+    demo->add_option("--format", demoFormat, "Output format")->check(CLI::IsMember({"text", "json", "sarif", "html"}));
 
     try
     {

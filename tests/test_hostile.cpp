@@ -791,8 +791,8 @@ TEST(Hostile, ReportsAreWrittenOnlyIntoTheOutputFolder)
     EXPECT_TRUE(written.count("report.json") == 1 && written.count("report.txt") == 1);
     for (const auto& name : written)
     {
-        bool known = name == "report.json" || name == "report.txt" || name == "report.sarif" || name == "onnx.svg" ||
-                     name == "engine.svg" ||
+        bool known = name == "report.json" || name == "report.txt" || name == "report.sarif" || name == "report.html" ||
+                     name == "onnx.svg" || name == "engine.svg" ||
                      (name.rfind("finding-", 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".svg" &&
                       name.find('/') == std::string::npos && name.find("..") == std::string::npos);
         EXPECT_TRUE(known) << name;

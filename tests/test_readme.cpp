@@ -25,7 +25,7 @@ TEST(Readme, FirstCommandInstallsBuildsAndRunsTheDemo)
     ASSERT_NE(line, std::string::npos);
     std::string command = readme.substr(line, readme.find('\n', line) - line);
     for (const char* package : {"libonnx-dev", "libprotobuf-dev", "nlohmann-json3-dev", "libcli11-dev",
-                                "libgraphviz-dev", "libgtest-dev", "cmake", "g++", "pkg-config"})
+                                "libgraphviz-dev", "libgtest-dev", "cmake", "g++", "pkg-config", "chromium"})
     {
         EXPECT_NE(command.find(package), std::string::npos) << package;
     }
