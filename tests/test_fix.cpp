@@ -18,8 +18,8 @@ using namespace qdq::test;
 namespace
 {
 
-//! The test builder's models lack output shapes, which the ONNX checker wants: the check must pass or fail as the
-//! input does.
+//! The models built here declare no input shape, so they lack the output shapes the ONNX checker wants: the check
+//! must pass or fail as the input does.
 bool checkerAsInput(const FixReport& report)
 {
     return report.checker == "passed" || report.checker.find("the input model fails the same way") != std::string::npos;

@@ -202,7 +202,7 @@ std::string namedWeight(GraphBuilder& g, const std::string& name, const std::str
 void sampleC(const fs::path& dir)
 {
     GraphBuilder g;
-    std::string x = g.input("input");
+    std::string x = g.input("input", {1, 3, -1, -1});
     auto qdqNamed = [&](const std::string& q, const std::string& dq, const std::string& tensor, float scale)
     { return namedQdq(g, q, dq, tensor, scale); };
     auto weight = [&](const std::string& name, const std::string& q, const std::string& dq, long out, long in)
@@ -308,12 +308,13 @@ void sampleA(const fs::path& dir)
 {
     GraphBuilder g;
     g.opset("custom.plugins", 1);
-    std::string x = g.qdq("/input_q", g.input("tokens"), 0.02f);
+    std::string x = g.qdq("/input_q", g.input("tokens", {1, 64, -1, -1}), 0.02f);
     std::string c0 = g.node("Conv", "/encoder/proj/Conv", {x, g.quantizedWeight("encoder.proj", 64, 64, 1)});
     std::string dq = g.qdq("/encoder/softmax/input_q", c0, 0.031f);
     std::string soft = g.node("IntSoftmax", "/encoder/IntSoftmax", {dq}, {}, "custom.plugins");
     std::string out = g.qdq("/encoder/softmax/output_q", soft, 0.0039f);
-    g.output(g.node("Conv", "/encoder/out/Conv", {out, g.quantizedWeight("encoder.out", 64, 64, 1)}, {"logits"}));
+    g.output(g.node("Conv", "/encoder/out/Conv", {out, g.quantizedWeight("encoder.out", 64, 64, 1)}, {"logits"}),
+             {1, 64, -1, -1}); // the plugin hides the shape from ONNX shape inference
     g.save((dir / "model.onnx").string());
 
     std::vector<Layer> layers = {
@@ -386,13 +387,14 @@ void sampleB(const fs::path& dir)
         std::string s = g.node("Sigmoid", prefix + "/act/Sigmoid", {tensor});
         return g.node("Mul", prefix + "/act/Mul", {tensor, s});
     };
-    std::string x = g.qdq("/model.1/cv1/conv/_input_quantizer", g.input("images"), 0.0213f);
+    std::string x = g.qdq("/model.1/cv1/conv/_input_quantizer", g.input("images", {1, 16, -1, -1}), 0.0213f);
     std::string c1 = g.node("Conv", "/model.1/cv1/conv/Conv", {x, g.quantizedWeight("model.1.cv1.conv", 32, 16, 1)});
     std::string a1 = silu("/model.1/cv1", c1);
     // Q/DQ right after the first Conv-SiLU, then Split, then Q/DQ with a different scale before the next conv.
     std::string q1 = g.qdq("/model.1/cv1/act/output_quantizer", a1, 0.0412f);
     std::string split = g.node("Split", "/model.1/Split", {q1}, {"/model.1/Split_output_0", "/model.1/Split_output_1"});
     (void)split;
+    g.intAttribute("/model.1/Split", "axis", 1); // the channels, as YOLOv8's C2f splits them
     std::string branch = "/model.1/Split_output_1";
     std::string m1 = g.node("Conv", "/model.1/m.0/cv1/conv/Conv",
                             {g.qdq("/model.1/m.0/cv1/conv/_input_quantizer", branch, 0.0377f),
@@ -422,7 +424,8 @@ void sampleB(const fs::path& dir)
 void sampleD(const fs::path& dir)
 {
     GraphBuilder g;
-    std::string x = namedQdq(g, "QuantizeLinear_95", "DequantizeLinear_96", g.input("input.1"), 0.0178f);
+    std::string x =
+        namedQdq(g, "QuantizeLinear_95", "DequantizeLinear_96", g.input("input.1", {1, 3, -1, -1}), 0.0178f);
     std::string c0 =
         g.node("Conv", "Conv_101",
                {x, namedWeight(g, "backbone.conv1.weight", "QuantizeLinear_98", "DequantizeLinear_99", 32, 3)});
@@ -526,7 +529,7 @@ constexpr const char* kExplicitHeadTactic = "sm80_xmma_fprop_implicit_gemm_inter
 void sampleE(const fs::path& dir)
 {
     GraphBuilder g;
-    std::string x = g.input("features");
+    std::string x = g.input("features", {1, 32, -1, -1});
     std::string a = g.node("Resize", "/neck/up/Resize", {x}, {"/neck/up/Resize_output_0"});
     std::string up =
         g.node("ConvTranspose", "/neck/deconv/ConvTranspose",
