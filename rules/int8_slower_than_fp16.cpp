@@ -37,16 +37,13 @@ public:
 
     void check(const Context& context, FindingSink& sink) const override
     {
-        if (context.engine() == nullptr)
+        const EnginePlan* mapped = kernels::mappedEngine(context);
+        if (mapped == nullptr || context.timings() == nullptr)
         {
-            return; // the engine's layer list is what this rule reads
+            return; // the heuristic weighs the times of the mapped engine's layers
         }
-        const EnginePlan& plan = *context.engine();
+        const EnginePlan& plan = *mapped;
         const auto& mappings = context.correlation.layers;
-        if (mappings.size() != plan.layers.size() || context.timings() == nullptr)
-        {
-            return; // the heuristic weighs times
-        }
         for (std::size_t i = 0; i < plan.layers.size(); ++i)
         {
             const EngineLayer& layer = plan.layers[i];

@@ -6,6 +6,7 @@
 #include "qdq/layer_names.h"
 #include "qdq/patterns.h"
 #include "qdq/precision_summary.h"
+#include "rules/rules.h"
 
 #include <charconv>
 #include <cstdint>
@@ -15,6 +16,14 @@
 
 namespace qdq::rules::kernels
 {
+
+//! The engine's layer list when the correlation maps every one of its layers (what the engine rules read), else
+//! nullptr.
+inline const EnginePlan* mappedEngine(const Context& context)
+{
+    const EnginePlan* plan = context.engine();
+    return plan != nullptr && context.correlation.layers.size() == plan->layers.size() ? plan : nullptr;
+}
 
 //! The value of one of the layer's other keys ("Groups", "OutMaps"), or "" when absent.
 inline std::string_view otherField(const EngineLayer& layer, std::string_view key)

@@ -36,16 +36,13 @@ public:
 
     void check(const Context& context, FindingSink& sink) const override
     {
-        if (context.engine() == nullptr)
+        const EnginePlan* mapped = kernels::mappedEngine(context);
+        if (mapped == nullptr)
         {
-            return; // the engine's layer list is what this rule reads
+            return; // the engine's layer list, mapped to the model, is what this rule reads
         }
-        const EnginePlan& plan = *context.engine();
+        const EnginePlan& plan = *mapped;
         const auto& mappings = context.correlation.layers;
-        if (mappings.size() != plan.layers.size())
-        {
-            return;
-        }
         const bool hasTensorCores = gpuHasTensorCores(context.inputs);
         std::unordered_map<std::string_view, TensorCoreUse> seen;
         std::string_view lastKernel;

@@ -40,16 +40,13 @@ public:
 
     void check(const Context& context, FindingSink& sink) const override
     {
-        if (context.engine() == nullptr)
+        const EnginePlan* mapped = kernels::mappedEngine(context);
+        if (mapped == nullptr)
         {
-            return; // the engine's layer list is what this rule reads
+            return; // the engine's layer list, mapped to the model, is what this rule reads
         }
-        const EnginePlan& plan = *context.engine();
+        const EnginePlan& plan = *mapped;
         const auto& mappings = context.correlation.layers;
-        if (mappings.size() != plan.layers.size())
-        {
-            return;
-        }
         for (std::size_t i = 0; i < plan.layers.size(); ++i)
         {
             if (mappings[i].state != LayerState::kInsertedReformat || isCopyLayer(plan.layers[i]))
