@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <ostream>
 
 using namespace qdq;
 using namespace qdq::test;
@@ -373,9 +374,22 @@ RealEngineCounts realCounts(const std::filesystem::path& layerInfo)
     return counts;
 }
 
+//! A model of ../shared/models and the real A100 engine built from the same recipe.
+struct ResnetRecipe
+{
+    const char* model;
+    const char* folder;
+};
+
+//! How GoogleTest shows a parameter in test listings (instead of its bytes or pointers).
+void PrintTo(const ResnetRecipe& recipe, std::ostream* out)
+{
+    *out << recipe.model << " vs " << recipe.folder;
+}
+
 } // namespace
 
-class RealDataSimulatorResnet : public ::testing::TestWithParam<std::pair<const char*, const char*>>
+class RealDataSimulatorResnet : public ::testing::TestWithParam<ResnetRecipe>
 {
 };
 
@@ -413,13 +427,13 @@ TEST_P(RealDataSimulatorResnet, MatchesTheA100EngineOfTheSameRecipe)
 
 INSTANTIATE_TEST_SUITE_P(
     Recipes, RealDataSimulatorResnet,
-    ::testing::Values(std::make_pair("resnet18-qat-convs.onnx", "trex-pt-resnet-a100-qat"),
-                      std::make_pair("resnet18-qat-residual.onnx", "trex-pt-resnet-a100-qat-residual"),
-                      std::make_pair("resnet18-qat-residual-qgap.onnx", "trex-pt-resnet-a100-qat-residual-qgap"),
-                      std::make_pair("resnet18-fp32.onnx", "trex-pt-resnet-a100-fp16")),
+    ::testing::Values(ResnetRecipe{"resnet18-qat-convs.onnx", "trex-pt-resnet-a100-qat"},
+                      ResnetRecipe{"resnet18-qat-residual.onnx", "trex-pt-resnet-a100-qat-residual"},
+                      ResnetRecipe{"resnet18-qat-residual-qgap.onnx", "trex-pt-resnet-a100-qat-residual-qgap"},
+                      ResnetRecipe{"resnet18-fp32.onnx", "trex-pt-resnet-a100-fp16"}),
     [](const auto& param)
     {
-        std::string name = std::string(param.param.second).substr(std::string("trex-pt-resnet-a100-").size());
+        std::string name = std::string(param.param.folder).substr(std::string("trex-pt-resnet-a100-").size());
         std::replace(name.begin(), name.end(), '-', '_');
         return name;
     });
