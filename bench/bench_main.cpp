@@ -3,6 +3,7 @@
 #include "bench/generate_inputs.h"
 #include "qdq/analysis.h"
 #include "qdq/graph.h"
+#include "qdq/heap_prefault.h"
 #include "qdq/load_inputs.h"
 #include "qdq/log_graph.h"
 #include "qdq/predict.h"
@@ -248,6 +249,7 @@ int main(int argc, char** argv)
         Measurement m = measureInChild(
             [&]
             {
+                qdq::startHeapPrefault(); // as `qdq-doctor predict` does
                 using Clock = std::chrono::steady_clock;
                 auto start = Clock::now();
                 const qdq::OnnxGraph& graph = *new qdq::OnnxGraph(qdq::readOnnx(model.string()));

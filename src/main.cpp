@@ -3,6 +3,7 @@
 #include "qdq/embedded_sample.h"
 #include "qdq/fix.h"
 #include "qdq/graph.h"
+#include "qdq/heap_prefault.h"
 #include "qdq/html_report.h"
 #include "qdq/inspect.h"
 #include "qdq/load_inputs.h"
@@ -150,6 +151,7 @@ struct PredictOptions
 //! `predict MODEL.onnx|BUILD.log`: the engine the simulator expects, from the model or the graph a build log holds.
 int runPredict(const PredictOptions& predictOptions, const GlobalOptions& options)
 {
+    qdq::startHeapPrefault();
     qdq::InputFiles files;
     files.files = {predictOptions.file};
     // Held, not destroyed: the command ends with _Exit, and freeing a large model node by node costs more than
@@ -194,6 +196,7 @@ struct FixCommandOptions
 //! `fix MODEL.onnx [engine files] -o FIXED.onnx`: the findings' graph edits written as a new model (docs/fix.md).
 int runFix(FixCommandOptions& fixOptions, const GlobalOptions& options)
 {
+    qdq::startHeapPrefault();
     std::string rules = fixOptions.rules;
     for (std::size_t start = 0; start < rules.size();)
     {
@@ -350,6 +353,7 @@ qdq::HtmlPictures writeDiagnoseGraphs(const std::filesystem::path& dir, const qd
 
 int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& options)
 {
+    qdq::startHeapPrefault();
     std::string progressName =
         diagnoseOptions.files.files.empty() ? diagnoseOptions.files.log : diagnoseOptions.files.files.front();
     // Function-local statics: main ends with _Exit, so a 100,000-layer model is not torn down node by node.
