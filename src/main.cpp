@@ -151,6 +151,8 @@ struct PredictOptions
 //! `predict MODEL.onnx|BUILD.log`: the engine the simulator expects, from the model or the graph a build log holds.
 int runPredict(const PredictOptions& predictOptions, const GlobalOptions& options)
 {
+    // predict runs on one core; the other maps the heap's fresh pages (include/qdq/heap_prefault.h). diagnose and fix
+    // keep both cores busy already: there it measured slower (fix 9.7-10.3 -> 10.6-11.0 s on the bench model).
     qdq::startHeapPrefault();
     qdq::InputFiles files;
     files.files = {predictOptions.file};
@@ -196,7 +198,6 @@ struct FixCommandOptions
 //! `fix MODEL.onnx [engine files] -o FIXED.onnx`: the findings' graph edits written as a new model (docs/fix.md).
 int runFix(FixCommandOptions& fixOptions, const GlobalOptions& options)
 {
-    qdq::startHeapPrefault();
     std::string rules = fixOptions.rules;
     for (std::size_t start = 0; start < rules.size();)
     {
@@ -353,7 +354,6 @@ qdq::HtmlPictures writeDiagnoseGraphs(const std::filesystem::path& dir, const qd
 
 int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& options)
 {
-    qdq::startHeapPrefault();
     std::string progressName =
         diagnoseOptions.files.files.empty() ? diagnoseOptions.files.log : diagnoseOptions.files.files.front();
     // Function-local statics: main ends with _Exit, so a 100,000-layer model is not torn down node by node.

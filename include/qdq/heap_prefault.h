@@ -1,5 +1,5 @@
-// A process-level speed trick for the commands that read large models (predict, diagnose, fix): the heap's fresh
-// pages are faulted in on the second core before the reader and the predictor write to them.
+// A process-level speed trick for `predict`, which reads a large model on one core: the heap's fresh pages are faulted
+// in on the second core before the reader and the predictor write to them.
 #pragma once
 
 namespace qdq
@@ -11,9 +11,9 @@ namespace qdq
 //! touches the memory, so it cannot disturb what the heap holds. Call once, early in main, in a process that ends
 //! with _Exit. Does nothing where glibc or MADV_POPULATE_WRITE (Linux 5.14) are missing.
 //!
-//! Measured on the 500,000-node bench model (`qdq-doctor predict --format json layers.onnx`, 2 cores, quiet
-//! machine): 1.26-1.30 s -> 1.00-1.01 s, peak RSS 447 -> 530 MiB; 44% of the run was in the kernel clearing and
-//! mapping fresh pages, now largely on the other core.
+//! Measured on the 500,000-node bench model (2 cores, quiet machine; bench/README.md): `qdq-bench predict`
+//! 1.26-1.43 s -> 0.90-1.02 s, `qdq-doctor predict --format json` median 1.04 s (was 1.23-1.30 s), peak RSS
+//! 443 -> 526 MiB. 44% of the run had been the kernel clearing and mapping fresh pages.
 void startHeapPrefault();
 
 } // namespace qdq
