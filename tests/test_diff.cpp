@@ -40,16 +40,6 @@ Inputs engineInputs(std::vector<EngineLayer> layers, std::vector<double> times)
     return inputs;
 }
 
-Inputs load(const std::vector<std::filesystem::path>& paths)
-{
-    InputFiles files;
-    for (const auto& path : paths)
-    {
-        files.files.push_back(path.string());
-    }
-    return loadInputs(files, Limits{});
-}
-
 void expectExactSplit(const DiffReport& report)
 {
     EXPECT_DOUBLE_EQ(report.explainedMs + report.unexplainedMs, report.deltaMs);
@@ -158,8 +148,8 @@ std::vector<std::filesystem::path> trex(const std::string& variant)
 TEST(RealDataDiff, TrexQatResidualVersusQat)
 {
     REQUIRE_SHARED();
-    Inputs baseline = load(trex("qat-residual"));
-    Inputs candidate = load(trex("qat"));
+    Inputs baseline = loadFiles(trex("qat-residual"));
+    Inputs candidate = loadFiles(trex("qat"));
     DiffReport report = diffEngines(baseline, candidate);
     // Profile totals (sum of averageMs): qat 1.09568 ms, qat-residual 0.731136 ms.
     EXPECT_NEAR(report.deltaMs, 1.09568 - 0.731136, 1e-9);
@@ -204,7 +194,7 @@ TEST(RealDataDiff, TrexPairsAddUp)
          {Pair{"qat-residual-qgap", "qat", 0.672768, 1.09568}, Pair{"fp16", "qat-residual-qgap", 1.016832, 0.672768},
           Pair{"qat-residual", "qat-residual-qgap", 0.731136, 0.672768}})
     {
-        DiffReport report = diffEngines(load(trex(pair.baseline)), load(trex(pair.candidate)));
+        DiffReport report = diffEngines(loadFiles(trex(pair.baseline)), loadFiles(trex(pair.candidate)));
         EXPECT_NEAR(report.deltaMs, pair.candidateMs - pair.baselineMs, 1e-9)
             << pair.baseline << " vs " << pair.candidate;
         expectExactSplit(report);
@@ -216,8 +206,8 @@ TEST(RealDataDiff, MobilenetTensorRt82VersusTensorRt84)
     REQUIRE_SHARED();
     std::string base = "trex-tests-mobilenet-qat-2022-04/mobilenet.qat.onnx.engine.";
     std::string cand = "trex-tests-mobilenet-qat/mobilenet.qat.onnx.engine.";
-    DiffReport report = diffEngines(load({realdata(base + "graph.json"), realdata(base + "profile.json")}),
-                                    load({realdata(cand + "graph.json"), realdata(cand + "profile.json")}));
+    DiffReport report = diffEngines(loadFiles({realdata(base + "graph.json"), realdata(base + "profile.json")}),
+                                    loadFiles({realdata(cand + "graph.json"), realdata(cand + "profile.json")}));
     // Sums of averageMs: 0.64706246 ms (8.2) and 0.47038876 ms (8.4).
     EXPECT_NEAR(report.deltaMs, 0.47038876 - 0.64706246, 1e-6);
     expectExactSplit(report);
@@ -238,8 +228,8 @@ TEST(RealDataDiff, CookbookMnistAcrossVersionsUsesGpuComputeTime)
 {
     REQUIRE_SHARED();
     // No per-layer profile in these logs: totals come from "GPU Compute Time: ... mean = X ms".
-    DiffReport report = diffEngines(load({realdata("cookbook-mnist-trt8003/result-FP32.txt")}),
-                                    load({realdata("cookbook-mnist-trt8401/result-FP32.log")}));
+    DiffReport report = diffEngines(loadFiles({realdata("cookbook-mnist-trt8003/result-FP32.txt")}),
+                                    loadFiles({realdata("cookbook-mnist-trt8401/result-FP32.log")}));
     ASSERT_TRUE(report.baselineMs && report.candidateMs);
     EXPECT_NEAR(*report.baselineMs, 0.15368, 1e-9);
     EXPECT_NEAR(*report.candidateMs, 0.160858, 1e-9);
@@ -248,8 +238,8 @@ TEST(RealDataDiff, CookbookMnistAcrossVersionsUsesGpuComputeTime)
     EXPECT_DOUBLE_EQ(report.unexplainedMs, report.deltaMs);
     // Different exporters (Conv__25 vs Conv-1): aligned by structure.
     EXPECT_NE(report.notes.front().find("0 operation(s) aligned"), std::string::npos);
-    DiffReport toTen = diffEngines(load({realdata("cookbook-mnist-trt8401/result-FP16.log")}),
-                                   load({realdata("cookbook-mnist-trt10141/result-02.log")}));
+    DiffReport toTen = diffEngines(loadFiles({realdata("cookbook-mnist-trt8401/result-FP16.log")}),
+                                   loadFiles({realdata("cookbook-mnist-trt10141/result-02.log")}));
     EXPECT_FALSE(toTen.candidateMs.has_value()); // the 10.14 build log ran no inference
     EXPECT_GE(toTen.regions.size(), 4u);
 }
@@ -257,8 +247,9 @@ TEST(RealDataDiff, CookbookMnistAcrossVersionsUsesGpuComputeTime)
 TEST(Diff, SampleImplicitVersusExplicit)
 {
     std::filesystem::path dir = std::filesystem::path(QDQ_SOURCE_DIR) / "samples" / "e-explicit-slower-than-implicit";
-    Inputs baseline = load({dir / "implicit" / "layers.json", dir / "implicit" / "profile.json"});
-    Inputs candidate = load({dir / "explicit" / "layers.json", dir / "explicit" / "profile.json", dir / "model.onnx"});
+    Inputs baseline = loadFiles({dir / "implicit" / "layers.json", dir / "implicit" / "profile.json"});
+    Inputs candidate =
+        loadFiles({dir / "explicit" / "layers.json", dir / "explicit" / "profile.json", dir / "model.onnx"});
     DiffReport report = diffEngines(baseline, candidate);
     expectExactSplit(report);
     EXPECT_GT(report.deltaMs, 0.0);

@@ -20,16 +20,6 @@ using namespace qdq::test;
 namespace
 {
 
-Inputs load(const std::vector<std::filesystem::path>& paths)
-{
-    InputFiles files;
-    for (const auto& path : paths)
-    {
-        files.files.push_back(path.string());
-    }
-    return loadInputs(files, Limits{});
-}
-
 // A TensorRT 8.5 log whose engine block has the records the names-only JSON lacks, plus a reformat the JSON does not
 // list.
 const char* const kLog =
@@ -67,7 +57,7 @@ Written writeNamesOnlyPair(const std::string& name)
 TEST(EngineMerge, NamesOnlyJsonTakesTheLogsRecordsAndCitesTheLog)
 {
     const Written files = writeNamesOnlyPair("merge-names-only");
-    Inputs inputs = load({files.json, files.log});
+    Inputs inputs = loadFiles({files.json, files.log});
     ASSERT_TRUE(inputs.mergedEngine.has_value());
     const EnginePlan* plan = inputs.engine();
     ASSERT_EQ(plan, &*inputs.mergedEngine);
@@ -123,7 +113,7 @@ TEST(EngineMerge, MetadataFromTheJsonTensorsFromTheLog)
                                                      "}],\n"
                                                      "\"Bindings\": [\"input\", \"176\"]}\n");
     const auto log = writeFile(dir / "build.log", kLog);
-    Inputs inputs = load({json, log});
+    Inputs inputs = loadFiles({json, log});
     ASSERT_TRUE(inputs.mergedEngine.has_value());
     const EnginePlan& plan = *inputs.engine();
     ASSERT_EQ(plan.layers.size(), 3u);
@@ -153,7 +143,7 @@ TEST(EngineMerge, MetadataFromTheJsonTensorsFromTheLog)
 TEST(EngineMerge, OneFileIsNotMerged)
 {
     const Written files = writeNamesOnlyPair("merge-one-file");
-    Inputs inputs = load({files.log});
+    Inputs inputs = loadFiles({files.log});
     EXPECT_FALSE(inputs.mergedEngine.has_value());
     EXPECT_TRUE(inputs.engineMergeNote.empty());
     ASSERT_NE(inputs.engine(), nullptr);
@@ -180,7 +170,7 @@ TEST(EngineMerge, LayerInfoOfAnotherEngineIsRefusedNamingBothFiles)
     const auto log = writeFile(dir / "build.log", kLog);
     try
     {
-        load({json, log});
+        loadFiles({json, log});
         FAIL() << "expected an InputError";
     }
     catch (const InputError& error)
@@ -205,7 +195,7 @@ TEST(EngineMerge, ProfileOfAnotherEngineIsRefused)
                                         "\"medianMs\" : 1, \"percentage\" : 50 }\n"
                                         ", { \"name\" : \"Relu_101\", \"timeMs\" : 1, \"averageMs\" : 1, "
                                         "\"medianMs\" : 1, \"percentage\" : 50 }\n]\n");
-    EXPECT_THROW(load({log, profile}), InputError);
+    EXPECT_THROW(loadFiles({log, profile}), InputError);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -278,9 +268,9 @@ TEST(RealDataEngineMerge, YoloLayerInfoProfileAndLogReportWhatTheLogAloneReports
 {
     REQUIRE_SHARED();
     const auto dir = realdata("trex-notebooks-yolo-orin-trt852");
-    Inputs logOnly = load({dir / "trt.out"});
+    Inputs logOnly = loadFiles({dir / "trt.out"});
     Report alone = diagnose(logOnly);
-    Inputs all = load({dir / "layer_info.json", dir / "profile.json", dir / "trt.out"});
+    Inputs all = loadFiles({dir / "layer_info.json", dir / "profile.json", dir / "trt.out"});
     ASSERT_TRUE(all.mergedEngine.has_value());
     Report together = diagnose(all);
     expectAccountingAddsUp(together, all, "yolo, all three");
@@ -395,7 +385,7 @@ TEST(RealDataEngineMerge, EveryFolderTogetherReportsWhatEachFileReportsAlone)
             {
                 what += " " + path.filename().string();
             }
-            Inputs all = load(paths);
+            Inputs all = loadFiles(paths);
             Report together = diagnose(all);
             expectAccountingAddsUp(together, all, what);
             if (all.mergedEngine)
@@ -405,7 +395,7 @@ TEST(RealDataEngineMerge, EveryFolderTogetherReportsWhatEachFileReportsAlone)
             const auto togetherKeys = findingKeys(together);
             for (const auto& path : paths)
             {
-                Inputs one = load({path});
+                Inputs one = loadFiles({path});
                 Report alone = diagnose(one);
                 for (const auto& key : findingKeys(alone))
                 {
@@ -431,7 +421,7 @@ TEST(RealDataEngineMerge, LayerInfoOfOneEngineWithTheLogOfAnotherIsRefused)
     const auto log = realdata("cookbook-mnist-trt8600/result-02.log");
     try
     {
-        load({json, log});
+        loadFiles({json, log});
         FAIL() << "expected an InputError";
     }
     catch (const InputError& error)
@@ -444,10 +434,10 @@ TEST(RealDataEngineMerge, LayerInfoOfOneEngineWithTheLogOfAnotherIsRefused)
     EXPECT_EQ(cli.exitStatus, 2);
     EXPECT_NE(cli.err.find("describe different engines"), std::string::npos) << cli.err;
     // The other way round too, and a profile of a third engine.
-    EXPECT_THROW(load({realdata("cookbook-mnist-trt8600/modelInformation.log"),
-                       realdata("trex-notebooks-yolo-orin-trt852/trt.out")}),
+    EXPECT_THROW(loadFiles({realdata("cookbook-mnist-trt8600/modelInformation.log"),
+                            realdata("trex-notebooks-yolo-orin-trt852/trt.out")}),
                  InputError);
-    EXPECT_THROW(load({realdata("trex-notebooks-yolo-orin-trt852/layer_info.json"),
-                       realdata("detr-r50-int8-implicit/detr-profile.json")}),
+    EXPECT_THROW(loadFiles({realdata("trex-notebooks-yolo-orin-trt852/layer_info.json"),
+                            realdata("detr-r50-int8-implicit/detr-profile.json")}),
                  InputError);
 }

@@ -19,20 +19,10 @@ using namespace qdq::test;
 namespace
 {
 
-Inputs load(const std::vector<std::filesystem::path>& paths)
-{
-    InputFiles files;
-    for (const auto& path : paths)
-    {
-        files.files.push_back(path.string());
-    }
-    return loadInputs(files, Limits{});
-}
-
 Inputs trex(const std::string& set)
 {
     const std::string base = set + ".onnx.engine.";
-    return load({realdata(base + "graph.json"), realdata(base + "profile.json")});
+    return loadFiles({realdata(base + "graph.json"), realdata(base + "profile.json")});
 }
 
 std::vector<const Finding*> findingsOf(const Report& report, const std::string& rule)
@@ -132,7 +122,8 @@ TEST(RealDataRuleKernelWithoutTensorCores, SaysWhenKernelNamesAreMissing)
 {
     REQUIRE_SHARED();
     // A TensorRT 8.4 log whose engine block gives tactic values, not kernel names: no finding, a note.
-    Inputs inputs = load({realdata("blogdoc-fpn-mbv2-int8-calib-trt84/blogdoc-fpn-mbv2-int8-calib-trt84.log.txt")});
+    Inputs inputs =
+        loadFiles({realdata("blogdoc-fpn-mbv2-int8-calib-trt84/blogdoc-fpn-mbv2-int8-calib-trt84.log.txt")});
     Report report = diagnose(inputs);
     EXPECT_TRUE(findingsOf(report, "kernel-without-tensor-cores").empty());
     EXPECT_TRUE(std::any_of(report.notes.begin(), report.notes.end(),
@@ -207,7 +198,7 @@ TEST(RealDataRuleReformatConversion, MobilenetScaleQuantizesReadFloat)
 TEST(RealDataRuleReformatConversion, Fp16AndFp32AroundMyelin)
 {
     REQUIRE_SHARED();
-    Inputs inputs = load({realdata("lix-engine-analysis-as-fp16/layers_.json")});
+    Inputs inputs = loadFiles({realdata("lix-engine-analysis-as-fp16/layers_.json")});
     Report report = diagnose(inputs);
     auto found = findingsOf(report, "reformat-conversion");
     const Finding* conversion = nullptr;
@@ -245,7 +236,7 @@ TEST(RealDataRuleReformatConversion, SilentWhereAnotherRuleExplainsTheLayer)
 TEST(RealDataRuleCopyNotEliminated, YoloConcatCopiesWithTheLogsReason)
 {
     REQUIRE_SHARED();
-    Inputs inputs = load({realdata("trex-notebooks-yolo-orin-trt852/trt.out")});
+    Inputs inputs = loadFiles({realdata("trex-notebooks-yolo-orin-trt852/trt.out")});
     Report report = diagnose(inputs);
     auto found = findingsOf(report, "copy-not-eliminated");
     ASSERT_EQ(found.size(), 1u);
@@ -267,7 +258,7 @@ TEST(RealDataRuleCopyNotEliminated, NamesOnlyListSaysSoAndEnginesWithoutCopiesAr
 {
     REQUIRE_SHARED();
     // The same engine's names-only layer list: the copies are known by name only.
-    Inputs namesOnly = load({realdata("trex-notebooks-yolo-orin-trt852/layer_info.json")});
+    Inputs namesOnly = loadFiles({realdata("trex-notebooks-yolo-orin-trt852/layer_info.json")});
     const Report report = diagnose(namesOnly); // findingsOf points into it
     auto found = findingsOf(report, "copy-not-eliminated");
     ASSERT_EQ(found.size(), 1u);
@@ -355,9 +346,9 @@ TEST(RuleTacticGap, SampleEHeadConvolutionKernels)
 {
     // User report e: the head conv (the same Conv + Relu in both builds) runs another kernel in the explicit build.
     const auto dir = std::filesystem::path(QDQ_SOURCE_DIR) / "samples" / "e-explicit-slower-than-implicit";
-    Inputs implicitBuild = load({dir / "implicit" / "layers.json", dir / "implicit" / "profile.json"});
+    Inputs implicitBuild = loadFiles({dir / "implicit" / "layers.json", dir / "implicit" / "profile.json"});
     Inputs explicitBuild =
-        load({dir / "explicit" / "layers.json", dir / "explicit" / "profile.json", dir / "model.onnx"});
+        loadFiles({dir / "explicit" / "layers.json", dir / "explicit" / "profile.json", dir / "model.onnx"});
     DiffReport report = diffEngines(implicitBuild, explicitBuild);
     const Finding* gap = nullptr;
     for (const auto& region : report.regions)
@@ -405,7 +396,8 @@ TEST(RealDataRuleTacticGap, DifferentPrecisionsAreNoTacticGap)
 TEST(RealDataRuleNoInt8Implementation, GtxPascalHasNoKernelForTheQuantizedConv)
 {
     REQUIRE_SHARED();
-    Inputs inputs = load({realdata("issue-trt-1627-qdq-scale-node-trt82/issue-trt-1627-qdq-scale-node-trt82.log.txt")});
+    Inputs inputs =
+        loadFiles({realdata("issue-trt-1627-qdq-scale-node-trt82/issue-trt-1627-qdq-scale-node-trt82.log.txt")});
     Report report = diagnose(inputs);
     auto found = findingsOf(report, "no-int8-implementation");
     ASSERT_EQ(found.size(), 1u);
@@ -420,7 +412,7 @@ TEST(RealDataRuleNoInt8Implementation, SilentOnAQuantizedBuildThatSucceeded)
 {
     REQUIRE_SHARED();
     // #2527: the same fused-name convention (weight + QuantizeLinear + Conv), built fine on TensorRT 8.5.
-    Inputs inputs = load({realdata("issue-trt-2527-qdq-trt851/issue-trt-2527-qdq-trt851.log.txt")});
+    Inputs inputs = loadFiles({realdata("issue-trt-2527-qdq-trt851/issue-trt-2527-qdq-trt851.log.txt")});
     EXPECT_TRUE(noFindingOf(diagnose(inputs), "no-int8-implementation"));
 }
 
@@ -450,7 +442,7 @@ TEST(RealDataLintCoverage, EveryConversionLayerIsExplainedOnce)
         }
         const std::string file = columns[0] + "/" + columns[1];
         SCOPED_TRACE(file);
-        Inputs inputs = load({realdata(file)});
+        Inputs inputs = loadFiles({realdata(file)});
         Report report = diagnose(inputs);
         if (inputs.engine() == nullptr)
         {

@@ -17,16 +17,6 @@ using namespace qdq::test;
 namespace
 {
 
-Inputs load(const std::vector<std::filesystem::path>& paths)
-{
-    InputFiles files;
-    for (const auto& path : paths)
-    {
-        files.files.push_back(path.string());
-    }
-    return loadInputs(files, Limits{});
-}
-
 const PrecisionSummary::Group* group(const std::vector<PrecisionSummary::Group>& groups, const std::string& name)
 {
     for (const auto& g : groups)
@@ -166,7 +156,7 @@ TEST(RealDataPrecisionSummary, AddsUpToTheProfileOnEveryRealEngine)
     for (const auto& files : realEngines())
     {
         SCOPED_TRACE(files.front().string());
-        Inputs inputs = load(files);
+        Inputs inputs = loadFiles(files);
         Report report = diagnose(inputs);
         PrecisionSummary summary = summarizePrecision(report, inputs);
         const EnginePlan* plan = inputs.engine();
@@ -207,8 +197,8 @@ TEST(RealDataPrecisionSummary, AddsUpToTheProfileOnEveryRealEngine)
 TEST(RealDataPrecisionSummary, TrexQatFigures)
 {
     REQUIRE_SHARED();
-    Inputs inputs = load({realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.graph.json"),
-                          realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.json")});
+    Inputs inputs = loadFiles({realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.graph.json"),
+                               realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.json")});
     Report report = diagnose(inputs);
     PrecisionSummary summary = summarizePrecision(report, inputs);
     EXPECT_EQ(summary.layers, 37u);
@@ -241,7 +231,7 @@ TEST(RealDataPrecisionSummary, MissingKernelNamesAreSaid)
 {
     REQUIRE_SHARED();
     // The TREx 8.2 MobileNet layer list names some kernels; the yolo-orin one has names only.
-    Inputs namesOnly = load({realdata("trex-notebooks-yolo-orin-trt852/layer_info.json")});
+    Inputs namesOnly = loadFiles({realdata("trex-notebooks-yolo-orin-trt852/layer_info.json")});
     PrecisionSummary summary = summarizePrecision(diagnose(namesOnly), namesOnly);
     EXPECT_FALSE(summary.tensorCores.share.has_value());
     EXPECT_NE(summary.tensorCores.evidence.find("--profilingVerbosity=detailed"), std::string::npos);
@@ -254,7 +244,7 @@ TEST(PrecisionSummary, SampleReportsCarryIt)
 {
     // Sample c (model, layer list, profile; TensorRT 8.2 formats, no TacticName).
     const auto dir = std::filesystem::path(QDQ_SOURCE_DIR) / "samples" / "c-resnet-conv-maxpool";
-    Inputs inputs = load({dir / "model.onnx", dir / "layers.json", dir / "profile.json"});
+    Inputs inputs = loadFiles({dir / "model.onnx", dir / "layers.json", dir / "profile.json"});
     Report report = diagnose(inputs);
     PrecisionSummary summary = summarizePrecision(report, inputs);
     // The profile's seven averageMs add up to 2.6702 ms.

@@ -16,16 +16,6 @@ using namespace qdq::test;
 namespace
 {
 
-Inputs load(const std::vector<std::filesystem::path>& paths)
-{
-    InputFiles files;
-    for (const auto& path : paths)
-    {
-        files.files.push_back(path.string());
-    }
-    return loadInputs(files, Limits{});
-}
-
 void expectAccountingAddsUp(const Report& report, const Inputs& inputs, const std::string& what)
 {
     auto layers = report.correlation.layerTotals();
@@ -104,7 +94,7 @@ TEST(RealDataAccounting, EveryManifestFileAddsUp)
     ASSERT_GE(files.size(), 40u);
     for (const auto& file : files)
     {
-        Inputs inputs = load({realdata(file)});
+        Inputs inputs = loadFiles({realdata(file)});
         Report report = diagnose(inputs);
         expectAccountingAddsUp(report, inputs, file);
         // The TREx and cookbook sets are fully understood: nothing left unattributed.
@@ -144,7 +134,7 @@ TEST(RealDataAccounting, EveryModelAddsUp)
             {
                 continue;
             }
-            Inputs inputs = load({entry.path()});
+            Inputs inputs = loadFiles({entry.path()});
             Report report = diagnose(inputs);
             expectAccountingAddsUp(report, inputs, entry.path().string());
             ++models;
@@ -163,7 +153,7 @@ TEST(RealDataAccounting, TrexPairsAddUpWithTheirProfiles)
           "trex-tests-mobilenet-qat-2022-04/mobilenet.qat"})
     {
         std::string base = std::string(set) + ".onnx.engine.";
-        Inputs inputs = load({realdata(base + "graph.json"), realdata(base + "profile.json")});
+        Inputs inputs = loadFiles({realdata(base + "graph.json"), realdata(base + "profile.json")});
         Report report = diagnose(inputs);
         expectAccountingAddsUp(report, inputs, set);
         EXPECT_EQ(report.correlation.layerTotals().unattributed, 0u) << set;
@@ -178,8 +168,8 @@ TEST(RealDataAccounting, TrexPairsAddUpWithTheirProfiles)
 TEST(RealDataDiagnose, TrexQatStandaloneQuantizeLayersWithTheirCost)
 {
     REQUIRE_SHARED();
-    Inputs inputs = load({realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.graph.json"),
-                          realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.json")});
+    Inputs inputs = loadFiles({realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.graph.json"),
+                               realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.json")});
     Report report = diagnose(inputs);
     const Finding* standalone = firstOf(report, "standalone-qdq");
     ASSERT_NE(standalone, nullptr);
@@ -211,9 +201,9 @@ TEST(RealDataDiagnose, TrexQatStandaloneQuantizeLayersWithTheirCost)
 TEST(RealDataDiagnose, TrexQatResidualQgapReportsNoneOfThat)
 {
     REQUIRE_SHARED();
-    Inputs inputs =
-        load({realdata("trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.graph.json"),
-              realdata("trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.profile.json")});
+    Inputs inputs = loadFiles(
+        {realdata("trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.graph.json"),
+         realdata("trex-pt-resnet-a100-qat-residual-qgap/resnet-qat-residual-qgap.onnx.engine.profile.json")});
     Report report = diagnose(inputs);
     EXPECT_EQ(countRule(report, "residual-input-not-quantized"), 0u);
     EXPECT_EQ(countRule(report, "conv-act-pool-blocked"), 0u);
@@ -232,8 +222,9 @@ TEST(RealDataDiagnose, TrexQatResidualQgapReportsNoneOfThat)
 TEST(RealDataDiagnose, TrexQatResidualKeepsConvActPool)
 {
     REQUIRE_SHARED();
-    Inputs inputs = load({realdata("trex-pt-resnet-a100-qat-residual/resnet-qat-residual.onnx.engine.graph.json"),
-                          realdata("trex-pt-resnet-a100-qat-residual/resnet-qat-residual.onnx.engine.profile.json")});
+    Inputs inputs =
+        loadFiles({realdata("trex-pt-resnet-a100-qat-residual/resnet-qat-residual.onnx.engine.graph.json"),
+                   realdata("trex-pt-resnet-a100-qat-residual/resnet-qat-residual.onnx.engine.profile.json")});
     Report report = diagnose(inputs);
     EXPECT_EQ(countRule(report, "conv-act-pool-blocked"), 0u);
     // QuantizeLinear_2, DequantizeLinear_291, QuantizeLinear_298: 0.115712 ms.
@@ -246,7 +237,7 @@ TEST(RealDataDiagnose, TrexQatResidualKeepsConvActPool)
 TEST(RealDataDiagnose, ProfileAloneStandsInForTheLayerList)
 {
     REQUIRE_SHARED();
-    Inputs inputs = load({realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.json")});
+    Inputs inputs = loadFiles({realdata("trex-pt-resnet-a100-qat/resnet-qat.onnx.engine.profile.json")});
     ASSERT_TRUE(inputs.planFromProfile.has_value());
     Report report = diagnose(inputs);
     // 37 profile entries (after the count element).
@@ -283,7 +274,7 @@ bool names(const Finding& finding, const std::string& node)
 TEST(RealDataModels, OnnxRuntimeResnet18GetsTheEpilogueAddPoolAndBiasFindings)
 {
     REQUIRE_SHARED();
-    Report report = diagnose(load({sharedModel("resnet18-ort-qdq.onnx")}));
+    Report report = diagnose(loadFiles({sharedModel("resnet18-ort-qdq.onnx")}));
     // 9 conv epilogues, plus the Q -> DQ between each of the 8 residual Adds (fused into a conv) and its Relu.
     auto epilogue = allOf(report, "qdq-inside-conv-epilogue");
     ASSERT_EQ(epilogue.size(), 17u);
@@ -319,7 +310,7 @@ TEST(RealDataModels, OnnxRuntimeResnet18GetsTheEpilogueAddPoolAndBiasFindings)
 TEST(RealDataModels, QatResidualQgapGetsNoneOfThem)
 {
     REQUIRE_SHARED();
-    Report report = diagnose(load({sharedModel("resnet18-qat-residual-qgap.onnx")}));
+    Report report = diagnose(loadFiles({sharedModel("resnet18-qat-residual-qgap.onnx")}));
     for (const char* rule : {"qdq-inside-conv-epilogue", "conv-act-pool-blocked", "qdq-between-conv-and-add",
                              "quantized-bias", "residual-input-not-quantized"})
     {
@@ -334,7 +325,7 @@ TEST(RealDataModels, QatResidualQgapGetsNoneOfThem)
 TEST(RealDataModels, QatConvsLosesConvPoolAndLeavesResidualsFloat)
 {
     REQUIRE_SHARED();
-    Report report = diagnose(load({sharedModel("resnet18-qat-convs.onnx")}));
+    Report report = diagnose(loadFiles({sharedModel("resnet18-qat-convs.onnx")}));
     // The TREx recipe "convs only": every one of the 8 residual Adds has a float identity input.
     EXPECT_EQ(allOf(report, "residual-input-not-quantized").size(), 8u);
     EXPECT_EQ(allOf(report, "conv-act-pool-blocked").size(), 1u);

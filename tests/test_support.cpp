@@ -1,5 +1,7 @@
 #include "test_support.h"
 
+#include "qdq/load_inputs.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -91,6 +93,16 @@ std::string readFile(const fs::path& path)
     std::ostringstream buffer;
     buffer << in.rdbuf();
     return buffer.str();
+}
+
+Inputs loadFiles(const std::vector<fs::path>& paths)
+{
+    InputFiles files;
+    for (const auto& path : paths)
+    {
+        files.files.push_back(path.string());
+    }
+    return loadInputs(files, Limits{});
 }
 
 namespace

@@ -1,11 +1,14 @@
 // Helpers shared by the tests: where the project's fixtures and ../shared live, temporary folders, running the CLI.
 #pragma once
 
+#include "qdq/analysis.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace qdq::test
 {
@@ -27,6 +30,9 @@ std::filesystem::path tempDir(const std::string& name);
 std::filesystem::path writeFile(const std::filesystem::path& path, const std::string& bytes);
 
 std::string readFile(const std::filesystem::path& path);
+
+//! loadInputs on these files (kinds detected from content), with the default limits.
+Inputs loadFiles(const std::vector<std::filesystem::path>& paths);
 
 struct CommandResult
 {
