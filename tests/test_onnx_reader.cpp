@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <random>
+#include <set>
 
 namespace fs = std::filesystem;
 
@@ -658,6 +659,81 @@ TEST(OnnxReader, KeepsNamesThatAreNotUtf8AsBytes)
     EXPECT_EQ(read.nodes[0].name, "bad\xFF\xFEname");
     EXPECT_EQ(read.nodes[0].outputs, std::vector<std::string>{"y\xC3"});
     EXPECT_TRUE(read.warnings.empty());
+}
+
+// Graphs above 20,000 nodes intern their tensor names and index their node names on a second thread
+// (parsers/onnx_tensor_interner.h): the result must be the one a node-by-node reading gives.
+TEST(OnnxReader, LargeGraphReadsLikeASmallOne)
+{
+    constexpr int kNodes = 30000;
+    onnx::ModelProto model = emptyModel();
+    onnx::GraphProto& graph = *model.mutable_graph();
+    addValueInfo(graph.mutable_input(), "x", onnx::TensorProto::FLOAT);
+    std::string previous = "x";
+    for (int i = 0; i < kNodes; ++i)
+    {
+        const std::string out = "t" + std::to_string(i);
+        if (i % 1000 == 999)
+        {
+            // A Constant node: its value is registered while the names of the nodes before it are still queued.
+            onnx::NodeProto* constant = addNode(graph, "c" + std::to_string(i), "Constant", {}, {"k" + out});
+            auto* value = constant->add_attribute();
+            value->set_name("value");
+            value->set_type(onnx::AttributeProto::TENSOR);
+            value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+            value->mutable_t()->add_float_data(2.0F);
+            addNode(graph, "n" + std::to_string(i), "Add", {previous, "k" + out, "w"}, {out});
+        }
+        else
+        {
+            addNode(graph, i == 25000 ? "n5" : "n" + std::to_string(i), "Relu", {previous, ""}, {out});
+        }
+        previous = out;
+    }
+    addInitializer(graph, "w", onnx::TensorProto::FLOAT, {1})->add_float_data(3.0F);
+    addValueInfo(graph.mutable_output(), previous, onnx::TensorProto::FLOAT);
+
+    OnnxGraph read = qdq::readOnnxFromBuffer(serialize(model), "large.onnx");
+    ASSERT_EQ(read.nodes.size(), static_cast<std::size_t>(graph.node_size()));
+    // Tensor ids in the order the names first appear in the file: node by node, inputs before outputs.
+    std::vector<std::string> firstSeen;
+    std::set<std::string> seen;
+    for (const auto& node : graph.node())
+    {
+        for (const auto* names : {&node.input(), &node.output()})
+        {
+            for (const std::string& name : *names)
+            {
+                if (!name.empty() && seen.insert(name).second)
+                {
+                    firstSeen.push_back(name);
+                }
+            }
+        }
+    }
+    ASSERT_GE(read.tensors.names.size(), firstSeen.size());
+    for (std::size_t i = 0; i < firstSeen.size(); ++i)
+    {
+        ASSERT_EQ(read.tensors.names[i], firstSeen[i]) << "tensor id " << i;
+    }
+    for (int i = 0; i < graph.node_size(); ++i)
+    {
+        const auto& written = graph.node(i);
+        const qdq::OnnxNode& node = read.nodes[static_cast<std::size_t>(i)];
+        ASSERT_EQ(node.inputs, std::vector<std::string>(written.input().begin(), written.input().end())) << i;
+        ASSERT_EQ(node.outputs, std::vector<std::string>(written.output().begin(), written.output().end())) << i;
+    }
+    EXPECT_EQ(read.producer("t12345")->name, "n12345");
+    ASSERT_EQ(read.consumers("w").size(), 30U);
+    EXPECT_EQ(read.findNode("n5")->index, 5U); // the first of the two nodes named n5
+    EXPECT_EQ(countWarnings(read, "node name 'n5' is used by more than one node"), 1U);
+    EXPECT_TRUE(read.duplicateNodeNames);
+    EXPECT_EQ(read.constants.size(), 31U); // 30 Constant nodes and the initializer
+
+    // Cut off in the middle of the nodes: an error, not a hang or a crash on the second thread.
+    std::string bytes = serialize(model);
+    bytes.resize(bytes.size() / 2);
+    EXPECT_THROW(qdq::readOnnxFromBuffer(bytes, "cut.onnx"), InputError);
 }
 
 TEST(OnnxReader, EnforcesTheNodeLimit)
