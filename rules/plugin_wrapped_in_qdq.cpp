@@ -25,7 +25,8 @@ public:
             Severity::kWarning,
             "8.0-10.x",
             kNeedsOnnxOrEngine | kReadsCorrelation,
-            "the plugin's code must take over the scales (its INT8 formats); the graph edit alone would break it"};
+            "the plugin is not in the model (an engine alone names it); fix unwraps a model's plugin only when asked "
+            "by --rules, since its code must then take INT8 with the scales listed"};
         return kInfo;
     }
 
@@ -116,6 +117,11 @@ private:
                 (scales.empty() ? std::string("the removed scales") : nameList(scales, 4)) +
                 " to the plugin as attributes so it (de)quantizes internally, and declare kINT8 inputs/outputs in "
                 "supportsFormatCombination (TensorRT 10: also setOutputType kINT8)";
+            FixEdit edit;
+            edit.kind = FixEdit::Kind::kUnwrapPlugin;
+            edit.nodes = {node.name};
+            edit.nodes.insert(edit.nodes.end(), names.begin(), names.end());
+            finding.edits.push_back(std::move(edit));
             if (const EnginePlan* plan = context.engine())
             {
                 std::vector<std::size_t> costly;

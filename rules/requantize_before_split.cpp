@@ -26,7 +26,7 @@ public:
             Severity::kWarning,
             "8.4-10.x",
             kNeedsOnnxOrEngine | kReadsPrediction | kReadsCorrelation | kReadsModelValues,
-            "not automated yet: the Q/DQ after the Split must take the producer's scale, decided per consumer"};
+            "the Q/DQ pair before the Split has no constant per-tensor scale that the Qs after it could take"};
         return kInfo;
     }
 
@@ -175,6 +175,19 @@ private:
                           " consumers then propagate back and fuse into " + producer.name + "), or give " +
                           nameList(qNames, 3) + " the scale of " + dq.name + " (" +
                           (s0 ? formatScale(*s0) : std::string("its scale")) + ") so the pairs cancel";
+            if (s0)
+            {
+                // The values reaching the Split already carry dq's scale: requantizing them with it is exact, so
+                // this edit costs no accuracy beyond what q0 already costs (the old scales' rounding goes).
+                FixEdit edit;
+                edit.kind = FixEdit::Kind::kSetScale;
+                edit.nodes = qNames;
+                edit.scaleFrom = dq.name;
+                edit.scaleReason = "the scale of " + dq.name + ", which the values reaching the " +
+                                   group.splits.front()->opType +
+                                   " already carry: quantizing them again with it is exact and the pairs cancel";
+                finding.edits.push_back(std::move(edit));
+            }
             attachEngine(context, nodes, finding);
             for (const OptimizerEvent* event : logEvents(context, OptimizerEventKind::kSwap))
             {

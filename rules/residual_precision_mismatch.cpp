@@ -26,8 +26,8 @@ public:
             Severity::kWarning,
             "8.0-10.x",
             kNeedsOnnxOrEngine | kReadsCorrelation,
-            "not automated yet: the residual input's Q/DQ needs the scale of the consumer's quantizer, chosen per "
-            "case"};
+            "the float consumer is no pooling with a quantizer after it to take a scale from (other ops change the "
+            "range), or the Add's output is a network output that must stay float"};
         return kInfo;
     }
 
@@ -129,6 +129,12 @@ private:
                 finding.fix = "insert QuantizeLinear -> DequantizeLinear on tensor " + residual + " (input " +
                               std::to_string(residualSide) + " of " + add.name + ") with the scale of " +
                               forward.quantizers[0]->name + scaleSuffix(graph, *forward.quantizers[0]);
+                FixEdit edit = insertQdqEdit(add, residual, forward.quantizers[0]->name,
+                                             "the scale of " + forward.quantizers[0]->name +
+                                                 ", which quantizes the Add's output: the residual is added at that "
+                                                 "precision");
+                edit.consumers = {{add.name, static_cast<std::uint32_t>(residualSide)}};
+                finding.edits.push_back(std::move(edit));
                 attachLayers(context, add.name, finding, {});
                 sink.add(std::move(finding));
             }
@@ -143,11 +149,28 @@ private:
         FloatEnds ends = floatEnds(graph, out, false);
         std::vector<std::string> users;
         std::vector<std::string> fixes;
+        std::vector<FixEdit> edits;
         for (std::size_t i = 0; i < ends.users.size(); ++i)
         {
             users.push_back(ends.users[i]->opType + " " + ends.users[i]->name);
             fixes.push_back("insert QuantizeLinear -> DequantizeLinear on tensor " + ends.userTensors[i] + " before " +
                             ends.users[i]->name);
+            // The scale: the next quantizer after the float consumer (the pooling's output is quantized later with
+            // it; pooling keeps the range within its input's). Without one there is no scale to take.
+            // Only a pooling keeps its output within its input's range, so only there does the later scale fit
+            // the pooling's input (a Softmax, say, maps any range to [0, 1]).
+            const bool pooling = ends.users[i]->opType == "GlobalAveragePool" ||
+                                 ends.users[i]->opType == "AveragePool" || ends.users[i]->opType == "MaxPool" ||
+                                 ends.users[i]->opType == "GlobalMaxPool";
+            const OnnxNode* reference = !pooling || ends.users[i]->outputs.empty()
+                                            ? nullptr
+                                            : quantizeDownstream(graph, ends.users[i]->outputs[0]);
+            if (reference != nullptr)
+            {
+                edits.push_back(insertQdqEdit(*ends.users[i], ends.userTensors[i], reference->name,
+                                              "the scale of the next quantizer downstream (" + reference->name +
+                                                  "), the one TensorRT can fuse into the conv"));
+            }
         }
         for (const auto& output : ends.outputs)
         {
@@ -174,6 +197,10 @@ private:
                                   : nameList(fixes, 3) +
                                         " (e.g. quantize the pooling input) so the fused Conv+Add emits INT8 and the "
                                         "standalone Dequantize of the residual disappears";
+        if (!onlyOutputs && edits.size() == ends.users.size())
+        {
+            finding.edits = std::move(edits);
+        }
         attachLayers(context, add.name, finding, {});
         sink.add(std::move(finding));
     }

@@ -9,6 +9,7 @@
 
 #include "qdq/fix.h"
 #include "qdq/model_edit.h"
+#include "qdq/predict.h"
 #include "qdq/readers.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 using namespace qdq;
@@ -520,7 +522,9 @@ TEST(FixCaseStandalonePooling, QuantizesTheAveragePoolingInputWithTheScaleOfTheL
     ASSERT_EQ(report.edits.size(), 1u) << renderFixText(report);
     const PlannedEdit& edit = report.edits[0];
     EXPECT_EQ(edit.edit.kind, FixEdit::Kind::kInsertQdq);
-    EXPECT_EQ(askedBy(edit), Names{"standalone-qdq"});
+    // The residual Add before the pooling has an INT8 residual and a float consumer: residual-precision-mismatch
+    // asks for the same pair (it comes first in the report, so the new nodes carry its name).
+    EXPECT_EQ(askedBy(edit), (Names{"residual-precision-mismatch", "standalone-qdq"}));
     EXPECT_EQ(edit.edit.tensor, "/relu1/Relu_out");
     EXPECT_EQ(edit.edit.consumers,
               (std::vector<std::pair<std::string, std::uint32_t>>{{"/pool/GlobalAveragePool", 0}}));
@@ -530,7 +534,7 @@ TEST(FixCaseStandalonePooling, QuantizesTheAveragePoolingInputWithTheScaleOfTheL
     const OnnxGraph original = readOnnx(fixed.model.string());
     const OnnxGraph graph = readOnnx(fixed.output.string());
     EXPECT_EQ(graph.nodes.size(), original.nodes.size() + 2);
-    expectInsertedPair(graph, "/pool/GlobalAveragePool", 0, "/relu1/Relu_out", "standalone-qdq", 0.0625f);
+    expectInsertedPair(graph, "/pool/GlobalAveragePool", 0, "/relu1/Relu_out", edit.rule, 0.0625f);
     // The lone Q is kept: it now fuses into the INT8 pooling.
     const OnnxNode* q = graph.findNode("/fc/in_q/QuantizeLinear");
     ASSERT_NE(q, nullptr);
@@ -642,4 +646,203 @@ TEST(FixCaseBuilder, OutputTakesTheInferredShapeWhenTheInputHasOne)
     // Without the input's shape the model is written as built, and the checker says what is missing.
     const auto bare = smallConvModel({}, "builder-bare");
     EXPECT_NE(checkModelFile(bare.string()).find("Field 'shape' of 'type' is required but missing"), std::string::npos);
+}
+
+// ---- plugin-wrapped-in-qdq, requantize-before-split, residual-precision-mismatch ----------------------------------
+
+namespace
+{
+
+Fixed fixModelWithRules(const std::filesystem::path& model, std::vector<std::string> rules)
+{
+    Fixed result;
+    result.model = model;
+    result.output = model.parent_path() / "fixed.onnx";
+    InputFiles files;
+    files.files = {model.string()};
+    FixOptions options;
+    options.output = result.output.string();
+    options.rules = std::move(rules);
+    result.report = runFix(files, options, Limits{});
+    return result;
+}
+
+//! in -> Q/DQ -> conv0 -> Q/DQ 0.03 -> IntSoftmax (custom domain) -> Q/DQ 0.004 -> conv1 -> out. With floatReader, a
+//! Relu also reads the plugin's output (a second network output): unwrapping would hand it INT8.
+std::filesystem::path pluginModel(bool floatReader)
+{
+    GraphBuilder g;
+    g.opset("custom.plugins", 1);
+    std::string x = g.qdq("/in_q", g.input("images", {1, 3, 8, 8}));
+    std::string c0 = g.node("Conv", "/conv0/Conv", {x, g.quantizedWeight("w0", 8, 3)});
+    std::string p =
+        g.node("IntSoftmax", "/plugin/IntSoftmax", {g.qdq("/plugin/in_q", c0, 0.03f)}, {}, "custom.plugins");
+    g.output(g.node("Conv", "/conv1/Conv", {g.qdq("/plugin/out_q", p, 0.004f), g.quantizedWeight("w1", 8, 8)}),
+             {1, 8, 4, 4}); // the plugin hides the shape from ONNX shape inference
+    if (floatReader)
+    {
+        g.output(g.node("Relu", "/side/Relu", {p}), {1, 8, 6, 6});
+    }
+    return saved(g, floatReader ? "plugin-float-reader" : "plugin");
+}
+
+} // namespace
+
+TEST(FixCasePlugin, UnwrapsThePluginWhenAskedAndListsTheScalesItTakesOver)
+{
+    const Fixed fixed = fixModelWithRules(pluginModel(false), {"plugin-wrapped-in-qdq"});
+    const FixReport& report = fixed.report;
+    ASSERT_EQ(report.edits.size(), 1u) << renderFixText(report);
+    const PlannedEdit& edit = report.edits[0];
+    EXPECT_EQ(edit.edit.kind, FixEdit::Kind::kUnwrapPlugin);
+    EXPECT_EQ(askedBy(edit), Names{"plugin-wrapped-in-qdq"});
+    EXPECT_EQ(edit.removed, (Names{"/plugin/in_q/DequantizeLinear", "/plugin/out_q/QuantizeLinear"}));
+    EXPECT_TRUE(edit.added.empty());
+    EXPECT_NE(edit.scale.find("input scale 0.029999999 from /plugin/in_q/DequantizeLinear"), std::string::npos)
+        << edit.scale;
+    EXPECT_NE(edit.scale.find("output scale 0.0040000002 from /plugin/out_q/QuantizeLinear"), std::string::npos)
+        << edit.scale;
+
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    expectNoNode(graph, "/plugin/in_q/DequantizeLinear");
+    expectNoNode(graph, "/plugin/out_q/QuantizeLinear");
+    const OnnxNode* plugin = graph.findNode("/plugin/IntSoftmax");
+    ASSERT_NE(plugin, nullptr);
+    EXPECT_EQ(plugin->inputs[0], "/plugin/in_q/QuantizeLinear_out"); // Q -> plugin
+    const OnnxNode* dq = graph.findNode("/plugin/out_q/DequantizeLinear");
+    ASSERT_NE(dq, nullptr);
+    EXPECT_EQ(dq->inputs[0], "/plugin/IntSoftmax_out"); // plugin -> DQ
+    // The simulator sees a plugin that reads and writes INT8, with no standalone Q/DQ beside it.
+    const Prediction prediction = predictEngine(graph);
+    const auto pluginLayer = std::find_if(prediction.layers.begin(), prediction.layers.end(),
+                                          [](const PredictedLayer& layer) { return layer.kind == "PluginV2"; });
+    ASSERT_NE(pluginLayer, prediction.layers.end());
+    EXPECT_EQ(pluginLayer->inputPrecision, "INT8");
+    EXPECT_EQ(pluginLayer->outputPrecision, "INT8");
+    EXPECT_LT(report.after.predicted.standaloneQdq, report.before.predicted.standaloneQdq);
+    expectCleanFix(fixed, "plugin-wrapped-in-qdq");
+}
+
+TEST(FixCasePlugin, LeavesThePluginWrappedUnlessAskedByName)
+{
+    const Fixed fixed = fixModel(pluginModel(false));
+    ASSERT_EQ(fixed.report.skipped.size(), 1u) << renderFixText(fixed.report);
+    EXPECT_NE(fixed.report.skipped[0].why.find("run fix with --rules plugin-wrapped-in-qdq"), std::string::npos)
+        << fixed.report.skipped[0].why;
+    EXPECT_TRUE(fixed.report.edits.empty());
+    EXPECT_TRUE(fixed.report.unchanged);
+    EXPECT_EQ(readFile(fixed.model), readFile(fixed.output));
+}
+
+TEST(FixCasePlugin, LeavesAPluginWhoseOutputIsAlsoReadInFloatAlone)
+{
+    const Fixed fixed = fixModelWithRules(pluginModel(true), {"plugin-wrapped-in-qdq"});
+    ASSERT_EQ(fixed.report.skipped.size(), 1u) << renderFixText(fixed.report);
+    EXPECT_NE(fixed.report.skipped[0].why.find("/side/Relu reads /plugin/IntSoftmax_out in float"), std::string::npos)
+        << fixed.report.skipped[0].why;
+    EXPECT_TRUE(fixed.report.unchanged);
+    EXPECT_EQ(readFile(fixed.model), readFile(fixed.output));
+}
+
+namespace
+{
+
+//! in -> Q/DQ -> conv0 -> Q/DQ 0.05 -> Split -> {Q/DQ s -> conv1, Q/DQ s -> conv2}. With s != 0.05 TensorRT swaps the
+//! Qs back across the Split and each meets the 0.05 DQ: a requantize layer.
+std::filesystem::path splitModel(float splitScale)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", {1, 3, 16, 16}));
+    std::string c0 = g.node("Conv", "/conv0/Conv", {x, g.quantizedWeight("w0", 8, 3)});
+    g.node("Split", "/split/Split", {g.qdq("/conv0/oq", c0, 0.05f)}, {"/split/a", "/split/b"});
+    g.intAttribute("/split/Split", "axis", 1);
+    g.output(
+        g.node("Conv", "/conv1/Conv", {g.qdq("/conv1/iq", "/split/a", splitScale), g.quantizedWeight("w1", 8, 4)}));
+    g.output(
+        g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/iq", "/split/b", splitScale), g.quantizedWeight("w2", 8, 4)}));
+    return saved(g, splitScale == 0.05f ? "split-same-scale" : "split-requantize");
+}
+
+} // namespace
+
+TEST(FixCaseRequantizeBeforeSplit, GivesTheQsAfterTheSplitTheScaleTheirInputAlreadyCarries)
+{
+    const Fixed fixed = fixModel(splitModel(0.04f));
+    const FixReport& report = fixed.report;
+    ASSERT_EQ(report.edits.size(), 1u) << renderFixText(report);
+    const PlannedEdit& edit = report.edits[0];
+    EXPECT_EQ(edit.edit.kind, FixEdit::Kind::kSetScale);
+    EXPECT_EQ(askedBy(edit), Names{"requantize-before-split"});
+    EXPECT_EQ(edit.edit.scaleFrom, "/conv0/oq/DequantizeLinear");
+
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    const OnnxNode* source = graph.findNode("/conv0/oq/DequantizeLinear");
+    ASSERT_NE(source, nullptr);
+    for (const char* name : {"/conv1/iq/QuantizeLinear", "/conv1/iq/DequantizeLinear", "/conv2/iq/QuantizeLinear",
+                             "/conv2/iq/DequantizeLinear"})
+    {
+        const OnnxNode* node = graph.findNode(name);
+        ASSERT_NE(node, nullptr) << name;
+        EXPECT_EQ(node->inputs[1], source->inputs[1]) << name; // the same scale tensor, 0.05
+        EXPECT_FLOAT_EQ(static_cast<float>(constantValue(graph, node->inputs[1])), 0.05f) << name;
+    }
+    EXPECT_EQ(graph.nodes.size(), readOnnx(fixed.model.string()).nodes.size()); // scales change, not nodes
+    for (const OnnxConstant& constant : graph.constants)
+    {
+        // The 0.04 scale initializers no node reads any more are removed.
+        EXPECT_FALSE(constant.values.size() == 1 && std::abs(constant.values[0] - 0.04) < 1e-6) << constant.name;
+    }
+    expectCleanFix(fixed, "requantize-before-split");
+}
+
+TEST(FixCaseRequantizeBeforeSplit, LeavesQsThatAlreadyShareTheScaleAlone)
+{
+    const Fixed fixed = fixModel(splitModel(0.05f));
+    EXPECT_EQ(warningsByRule(diagnoseFile(fixed.model)).count("requantize-before-split"), 0u);
+    expectLeftAlone(fixed);
+}
+
+namespace
+{
+
+//! The last ResNet block: r0 -> Q/DQ -> conv1 -> Add(conv1, DQ(Q(r0))) -> Relu -> GlobalAveragePool -> Q/DQ 0.2 ->
+//! 1x1 conv (the classifier). The residual is INT8 and the fused Conv+Add feeds the float pooling. With
+//! quantizedPool the pooling input already has its Q/DQ.
+std::filesystem::path residualIntoPoolModel(bool quantizedPool)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", {1, 3, 16, 16}));
+    std::string r0 =
+        g.node("Relu", "/relu0/Relu", {g.node("Conv", "/conv0/Conv", {x, g.quantizedWeight("w0", 8, 3, 1)})});
+    std::string c1 = g.node("Conv", "/conv1/Conv", {g.qdq("/conv1/iq", r0, 0.1f), g.quantizedWeight("w1", 8, 8, 1)});
+    std::string add = g.node("Add", "/add/Add", {c1, g.qdq("/res/q", r0, 0.1f)});
+    std::string r1 = g.node("Relu", "/relu1/Relu", {add});
+    std::string pool =
+        g.node("GlobalAveragePool", "/pool/GlobalAveragePool", {quantizedPool ? g.qdq("/pool/iq", r1, 0.2f) : r1});
+    g.output(g.node("Conv", "/fc/Conv", {g.qdq("/fc/iq", pool, 0.2f), g.quantizedWeight("wf", 10, 8, 1)}));
+    return saved(g, quantizedPool ? "residual-pool-quantized" : "residual-pool-float");
+}
+
+} // namespace
+
+TEST(FixCaseResidualPrecisionMismatch, QuantizesThePoolingInputWithTheNextQuantizersScale)
+{
+    const Fixed fixed = fixModel(residualIntoPoolModel(false));
+    const FixReport& report = fixed.report;
+    ASSERT_EQ(report.edits.size(), 1u) << renderFixText(report);
+    const PlannedEdit& edit = report.edits[0];
+    EXPECT_EQ(edit.edit.kind, FixEdit::Kind::kInsertQdq);
+    EXPECT_NE(std::find(edit.rules.begin(), edit.rules.end(), "residual-precision-mismatch"), edit.rules.end());
+    EXPECT_EQ(edit.edit.scaleFrom, "/fc/iq/QuantizeLinear");
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    expectInsertedPair(graph, "/pool/GlobalAveragePool", 0, "/relu1/Relu_out", edit.rule, 0.2f);
+    EXPECT_LT(report.after.predicted.standaloneQdq, report.before.predicted.standaloneQdq);
+    expectCleanFix(fixed, "residual-precision-mismatch");
+}
+
+TEST(FixCaseResidualPrecisionMismatch, LeavesAQuantizedPoolingInputAlone)
+{
+    const Fixed fixed = fixModel(residualIntoPoolModel(true));
+    EXPECT_EQ(warningsByRule(diagnoseFile(fixed.model)).count("residual-precision-mismatch"), 0u);
+    expectLeftAlone(fixed);
 }

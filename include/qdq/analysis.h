@@ -209,6 +209,9 @@ struct FixEdit
         kRemoveQdqPair, //!< `nodes` = {Q, DQ}: the DQ's readers read the Q's input instead; both nodes go
         kSetScale,      //!< `nodes` (Q/DQ) take the scale and zero point of `scaleFrom`
         kFloatBias,     //!< `nodes` = {DQ}: the DQ of an INT32 bias becomes a float initializer (values x scale)
+        //! `nodes` = {plugin, DQs before it, Qs after it}: the plugin reads what the DQs dequantize and its outputs
+        //! go where the Qs' outputs went (Q -> plugin -> DQ); the plugin must then take INT8 with those scales.
+        kUnwrapPlugin,
     };
     Kind kind = Kind::kInsertQdq;
     std::string tensor;

@@ -65,6 +65,13 @@ public:
         }
         for (auto& asked : mAsked)
         {
+            if (asked.edit.kind == FixEdit::Kind::kUnwrapPlugin)
+            {
+                planUnwrapPlugin(asked);
+            }
+        }
+        for (auto& asked : mAsked)
+        {
             if (asked.edit.kind == FixEdit::Kind::kFloatBias)
             {
                 planFloatBias(asked);
@@ -298,6 +305,149 @@ private:
             mRemoved.insert(q);
             planned.removed.push_back(quantize.name);
         }
+        mPlan.edits.push_back(std::move(planned));
+    }
+
+    //! kUnwrapPlugin: DQ -> plugin -> Q becomes Q -> plugin -> DQ. Only when asked by name (--rules): the plugin
+    //! then reads and writes INT8, which its code must support with the scales listed in the report.
+    void planUnwrapPlugin(const Asked& asked)
+    {
+        const auto& names = asked.edit.nodes;
+        const std::uint32_t plugin = names.empty() ? OnnxGraph::kNone : nodeIndex(names[0]);
+        if (plugin == OnnxGraph::kNone)
+        {
+            skip(asked, "the plugin is not in the model");
+            return;
+        }
+        const OnnxNode& pluginNode = mGraph.nodes[plugin];
+        std::vector<std::string> scales;
+        for (std::size_t i = 1; i < names.size(); ++i)
+        {
+            const std::uint32_t node = nodeIndex(names[i]);
+            if (node == OnnxGraph::kNone)
+            {
+                skip(asked, names[i] + " is not in the model");
+                return;
+            }
+            const QdqParameters* parameters = perTensorQdq(node);
+            const bool dequantize = patterns::isDequantize(mGraph.nodes[node]);
+            scales.push_back(std::string(dequantize ? "input " : "output ") +
+                             (parameters != nullptr ? "scale " + formatScale(parameters->scale[0])
+                                                    : std::string("scale (not a constant)")) +
+                             " from " + names[i]);
+        }
+        if (std::find(mOptions.rules.begin(), mOptions.rules.end(), asked.rule) == mOptions.rules.end())
+        {
+            skip(asked, "makes " + pluginNode.name + " read and write INT8, which its code must support with " +
+                            patterns::nameList(scales, 4) + "; once it does, run fix with --rules " + asked.rule);
+            return;
+        }
+        PlannedEdit planned = plannedFrom(asked);
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> rewires; // (node, slot), with the new input below
+        std::vector<std::string> newInputs;
+        std::vector<std::uint32_t> removals;
+        for (std::size_t i = 1; i < names.size(); ++i)
+        {
+            const std::uint32_t node = nodeIndex(names[i]);
+            const OnnxNode& qdq = mGraph.nodes[node];
+            if (qdq.inputs.empty() || qdq.outputs.empty() || mRemoved.count(node) != 0)
+            {
+                skip(asked, qdq.name + " is already removed by another edit");
+                return;
+            }
+            if (patterns::isDequantize(qdq))
+            {
+                // The plugin reads what the DQ dequantizes; the DQ goes when the plugin was its only reader.
+                const auto reads = readers(qdq.outputs[0]);
+                bool otherReaders = isGraphOutput(qdq.outputs[0]);
+                for (const auto& [reader, slot] : reads)
+                {
+                    if (reader == plugin)
+                    {
+                        rewires.emplace_back(reader, slot);
+                        newInputs.push_back(qdq.inputs[0]);
+                    }
+                    else
+                    {
+                        otherReaders = true;
+                    }
+                }
+                if (!otherReaders)
+                {
+                    removals.push_back(node);
+                }
+                continue;
+            }
+            // A Q after the plugin: its readers read the plugin's output, which must have no float reader left.
+            const std::string& pluginOutput = qdq.inputs[0];
+            if (std::find(pluginNode.outputs.begin(), pluginNode.outputs.end(), pluginOutput) ==
+                pluginNode.outputs.end())
+            {
+                skip(asked, qdq.name + " does not read an output of " + pluginNode.name);
+                return;
+            }
+            if (isGraphOutput(qdq.outputs[0]) || isGraphOutput(pluginOutput))
+            {
+                skip(asked, "an output of " + pluginNode.name + " or " + qdq.name +
+                                " is a network output; unwrapping would change its type");
+                return;
+            }
+            for (const auto& [reader, slot] : readers(pluginOutput))
+            {
+                if (std::find(names.begin() + 1, names.end(), mGraph.nodes[reader].name) == names.end())
+                {
+                    skip(asked, mGraph.nodes[reader].name + " reads " + pluginOutput + " in float; it would get INT8");
+                    return;
+                }
+            }
+            for (const auto& [reader, slot] : readers(qdq.outputs[0]))
+            {
+                rewires.emplace_back(reader, slot);
+                newInputs.push_back(pluginOutput);
+            }
+            removals.push_back(node);
+        }
+        // Two Qs with different scales on one plugin output cannot both become the plugin's output scale.
+        for (std::size_t i = 1; i < names.size(); ++i)
+        {
+            for (std::size_t j = i + 1; j < names.size(); ++j)
+            {
+                const OnnxNode& a = mGraph.nodes[nodeIndex(names[i])];
+                const OnnxNode& b = mGraph.nodes[nodeIndex(names[j])];
+                const QdqParameters* pa = perTensorQdq(static_cast<std::uint32_t>(a.index));
+                const QdqParameters* pb = perTensorQdq(static_cast<std::uint32_t>(b.index));
+                if (patterns::isQuantize(a) && patterns::isQuantize(b) && a.inputs[0] == b.inputs[0] &&
+                    (pa == nullptr || pb == nullptr || pa->scale[0] != pb->scale[0]))
+                {
+                    skip(asked, a.name + " and " + b.name + " quantize one output of " + pluginNode.name +
+                                    " with different scales; give them one scale first");
+                    return;
+                }
+            }
+        }
+        if (std::string problem = claimedBy(rewires); !problem.empty())
+        {
+            skip(asked, problem);
+            return;
+        }
+        for (std::size_t i = 0; i < rewires.size(); ++i)
+        {
+            const auto [node, slot] = rewires[i];
+            claim(node, slot, asked.rule);
+            const std::string& old = mGraph.nodes[node].inputs[slot];
+            mPlan.modelEdits.rewireInputs.push_back({node, slot, newInputs[i]});
+            planned.changed.push_back(mGraph.nodes[node].name + " input " + std::to_string(slot) + ": " + old + " -> " +
+                                      newInputs[i]);
+            planned.touched.push_back(mGraph.nodes[node].name);
+        }
+        for (std::uint32_t node : removals)
+        {
+            mPlan.modelEdits.removeNodes.push_back(node);
+            mRemoved.insert(node);
+            planned.removed.push_back(mGraph.nodes[node].name);
+        }
+        planned.touched.push_back(pluginNode.name);
+        planned.scale = pluginNode.name + " now reads and writes INT8: " + patterns::nameList(scales, 8);
         mPlan.edits.push_back(std::move(planned));
     }
 

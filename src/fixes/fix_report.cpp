@@ -24,6 +24,9 @@ std::string editTitle(const FixEdit& edit)
     case FixEdit::Kind::kFloatBias:
         return "replace the INT32 bias behind " + (edit.nodes.empty() ? std::string("its DQ") : edit.nodes[0]) +
                " with a float initializer";
+    case FixEdit::Kind::kUnwrapPlugin:
+        return "take " + (edit.nodes.empty() ? std::string("the plugin") : edit.nodes[0]) +
+               " out of its DQ/Q wrapping (Q -> plugin -> DQ)";
     }
     return "edit";
 }
@@ -40,6 +43,8 @@ std::string_view editKindName(FixEdit::Kind kind)
         return "set-scale";
     case FixEdit::Kind::kFloatBias:
         return "float-bias";
+    case FixEdit::Kind::kUnwrapPlugin:
+        return "unwrap-plugin";
     }
     return "edit";
 }

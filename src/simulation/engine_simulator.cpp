@@ -1259,6 +1259,28 @@ private:
         {
             layer.kind = "PluginV2";
             layer.guess = "a custom-domain op becomes a plugin layer when a plugin of that name is registered";
+            // Q -> plugin -> DQ: the plugin takes and gives INT8 itself (TensorRT never fuses Q/DQ into a plugin,
+            // but a plugin that declares INT8 formats reads a Quantize's output as it is).
+            bool readsQuantized = false;
+            for (const auto& input : node.inputs)
+            {
+                const OnnxNode* producer = input.empty() ? nullptr : mGraph.producer(input);
+                readsQuantized = readsQuantized || (producer != nullptr && isQuantize(*producer));
+            }
+            bool writesQuantized = !node.outputs.empty();
+            for (const auto& output : node.outputs)
+            {
+                const auto readers = patterns::consumersOf(mGraph, output);
+                writesQuantized = writesQuantized && !readers.empty() &&
+                                  std::all_of(readers.begin(), readers.end(),
+                                              [](const OnnxNode* reader) { return isDequantize(*reader); });
+            }
+            layer.int8Input = readsQuantized;
+            layer.int8Output = writesQuantized;
+            if (readsQuantized || writesQuantized)
+            {
+                layer.guess += "; it reads or writes INT8 here (Q -> plugin -> DQ), which the plugin must support";
+            }
         }
         else
         {
