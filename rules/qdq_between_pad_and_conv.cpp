@@ -12,37 +12,6 @@ namespace
 
 using namespace patterns;
 
-//! A Pad that writes zeros (mode "constant", no value or a zero value), with non-negative pads when they are known.
-bool isZeroPad(const OnnxGraph& graph, const OnnxNode& pad)
-{
-    if (const OnnxAttribute* mode = pad.attribute("mode"); mode != nullptr && mode->s != "constant")
-    {
-        return false;
-    }
-    if (pad.inputs.size() >= 3 && !pad.inputs[2].empty())
-    {
-        const OnnxConstant* value = graph.constant(pad.inputs[2]);
-        if (value == nullptr || value->values.size() != 1 || value->values[0] != 0.0)
-        {
-            return false; // a value the model does not show, or not zero
-        }
-    }
-    if (pad.inputs.size() >= 2 && !pad.inputs[1].empty())
-    {
-        if (const OnnxConstant* pads = graph.constant(pad.inputs[1]))
-        {
-            for (double p : pads->values)
-            {
-                if (p < 0.0)
-                {
-                    return false;
-                }
-            }
-        }
-    }
-    return true;
-}
-
 class QdqBetweenPadAndConv final : public Rule
 {
 public:

@@ -1,12 +1,17 @@
 // Catalogue rules R10 qdq-between-pad-and-conv and R27 depthwise-act-not-fused. No model or engine of ../shared has
 // either pattern, so the triggering cases are built here (a Pad split from its Conv by a Q/DQ pair; a depthwise conv
-// whose SiLU runs as its own PointWise layer); the real engines are where they must stay silent.
+// whose SiLU runs as its own PointWise layer) and, for R10, exported from PyTorch (tests/fixtures/pytorch-pad-*.onnx);
+// the real engines are where they must stay silent.
 #include "graph_builder.h"
 #include "qdq/fix.h"
 #include "qdq/load_inputs.h"
+#include "qdq/predict.h"
+#include "qdq/readers.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 using namespace qdq;
 using namespace qdq::test;
@@ -157,6 +162,50 @@ TEST(RealDataRuleQdqBetweenPadAndConv, RealModelsHaveNoSplitPad)
         Inputs inputs = loadInputs(files, Limits{});
         EXPECT_TRUE(findingsOf(diagnose(inputs), "qdq-between-pad-and-conv").empty()) << model;
     }
+}
+
+// A real PyTorch QAT export (tests/fixtures/export_pad_conv.py, torch 2.11, opset 13): TensorFlow-style "same" padding
+// as nn.ZeroPad2d before a stride-2 conv, its input quantizer after the Pad. The exporter computes the pads with a
+// subgraph (ConstantOfShape, Concat, Reshape, Slice, Transpose, Cast), so the Pad's pads are not an initializer. The
+// same network with the padding inside the conv is the near-identical case.
+TEST(RealExportRuleQdqBetweenPadAndConv, PyTorchZeroPadBeforeAQuantizedConv)
+{
+    InputFiles files;
+    files.files = {fixture("pytorch-pad-before-conv.onnx").string()};
+    Inputs inputs = loadInputs(files, Limits{});
+    Report report = diagnose(inputs);
+    auto found = findingsOf(report, "qdq-between-pad-and-conv");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].onnxNodes,
+              (std::vector<std::string>{"/2/Pad", "/3/Conv", "/3/iq/DequantizeLinear", "/3/iq/QuantizeLinear"}));
+    // The simulator keeps the Pad as its own layer there; the fixed model folds it into the conv, as TensorRT does,
+    // and has as many predicted layers as the export with the padding inside the conv.
+    files.files = {fixture("pytorch-pad-in-conv.onnx").string()};
+    Inputs padInConv = loadInputs(files, Limits{});
+    EXPECT_TRUE(findingsOf(diagnose(padInConv), "qdq-between-pad-and-conv").empty());
+    const std::size_t padInConvLayers = summarizePrediction(predictEngine(*padInConv.onnx), *padInConv.onnx).layers;
+
+    const auto output = tempDir("pad-export-fix") / "fixed.onnx";
+    files.files = {fixture("pytorch-pad-before-conv.onnx").string()};
+    FixOptions options;
+    options.output = output.string();
+    const FixReport fixed = runFix(files, options, Limits{});
+    EXPECT_EQ(fixed.checker, "passed");
+    EXPECT_TRUE(fixed.newFindings.empty());
+    EXPECT_EQ(fixed.before.predicted.layers, padInConvLayers + 1);
+    EXPECT_EQ(fixed.after.predicted.layers, padInConvLayers);
+    const OnnxGraph graph = readOnnx(output.string());
+    const Prediction prediction = predictEngine(graph);
+    bool padInConvLayer = false;
+    for (const auto& layer : prediction.layers)
+    {
+        if (std::find(layer.onnxNodes.begin(), layer.onnxNodes.end(), "/2/Pad") != layer.onnxNodes.end())
+        {
+            padInConvLayer = layer.kind == "CaskConvolution" && layer.name.rfind("/2/Pad + ", 0) == 0 &&
+                             layer.inputPrecision == "INT8";
+        }
+    }
+    EXPECT_TRUE(padInConvLayer);
 }
 
 TEST(RealDataRuleRefitScaleGroup, RefittableBuildWithMergedQuantizes)

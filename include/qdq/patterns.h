@@ -118,6 +118,9 @@ bool reachesQuantizer(const OnnxGraph& graph, const std::string& tensor);
 
 //! Insert Q -> DQ on tensor where consumer reads it (every input of consumer that reads it), with the scale and zero
 //! point of the Q/DQ node scaleFrom.
+//! A Pad that writes zeros (mode "constant", no value or a zero value), with non-negative pads when they are known:
+//! TensorRT folds such a Pad into the convolution that reads it (Padding + Convolution).
+bool isZeroPad(const OnnxGraph& graph, const OnnxNode& pad);
 FixEdit insertQdqEdit(const OnnxNode& consumer, const std::string& tensor, const std::string& scaleFrom,
                       std::string scaleReason);
 //! Remove the pair q -> dq: the DQ's readers read the Q's input.

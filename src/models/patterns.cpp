@@ -390,6 +390,36 @@ bool reachesQuantizer(const OnnxGraph& graph, const std::string& tensor)
     return false;
 }
 
+bool isZeroPad(const OnnxGraph& graph, const OnnxNode& pad)
+{
+    if (const OnnxAttribute* mode = pad.attribute("mode"); mode != nullptr && mode->s != "constant")
+    {
+        return false;
+    }
+    if (pad.inputs.size() >= 3 && !pad.inputs[2].empty())
+    {
+        const OnnxConstant* value = graph.constant(pad.inputs[2]);
+        if (value == nullptr || value->values.size() != 1 || value->values[0] != 0.0)
+        {
+            return false; // a value the model does not show, or not zero
+        }
+    }
+    if (pad.inputs.size() >= 2 && !pad.inputs[1].empty())
+    {
+        if (const OnnxConstant* pads = graph.constant(pad.inputs[1]))
+        {
+            for (double p : pads->values)
+            {
+                if (p < 0.0)
+                {
+                    return false;
+                }
+            }
+        }
+    }
+    return true;
+}
+
 FixEdit insertQdqEdit(const OnnxNode& consumer, const std::string& tensor, const std::string& scaleFrom,
                       std::string scaleReason)
 {

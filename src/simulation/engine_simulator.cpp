@@ -121,6 +121,8 @@ public:
                 }
             }
         }
+        // A zero Pad read only by a convolution waits for it: the conv's layer takes it (Padding + Convolution).
+        std::vector<std::uint32_t> deferredPads;
         for (std::uint32_t node : mOrder)
         {
             const OnnxNode& n = mGraph.nodes[node];
@@ -128,7 +130,19 @@ public:
             {
                 continue;
             }
+            if (foldsIntoConv(n))
+            {
+                deferredPads.push_back(node);
+                continue;
+            }
             buildFrom(n);
+        }
+        for (std::uint32_t node : deferredPads)
+        {
+            if (mLayerOf[node] == kNone) // its conv went another way (a Myelin region)
+            {
+                buildSingle(mGraph.nodes[node]);
+            }
         }
         placeQdqNodes();
         finishPrecisions();
@@ -412,6 +426,18 @@ private:
         return true;
     }
 
+    //! A zero Pad whose only reader is a Conv or ConvTranspose (no Q/DQ between them).
+    bool foldsIntoConv(const OnnxNode& node) const
+    {
+        if (node.opType != "Pad" || node.outputs.empty() || !isZeroPad(mGraph, node))
+        {
+            return false;
+        }
+        const OnnxNode* conv = soleConsumer(firstOutput(node));
+        return conv != nullptr && (conv->opType == "Conv" || conv->opType == "ConvTranspose") &&
+               !conv->inputs.empty() && conv->inputs[0] == node.outputs[0];
+    }
+
     // ---- layers ---------------------------------------------------------------------------------------------
 
     std::uint32_t newLayer(PredictedLayer layer)
@@ -575,7 +601,8 @@ private:
         if (mPendingPad != nullptr)
         {
             assign(index, *mPendingPad);
-            nameParts.emplace_back(mPendingPad->name, false);
+            // The Pad leads the name: "Pad_6 + <weights> + QuantizeLinear_9 + Conv_13" (NVIDIA/TensorRT#2527).
+            nameParts.emplace(nameParts.begin(), mPendingPad->name, false);
             mPendingPad = nullptr;
         }
         assign(index, weighted);
