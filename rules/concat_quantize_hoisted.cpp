@@ -30,7 +30,8 @@ public:
             Severity::kWarning,
             "8.4-10.x",
             kNeedsOnnxOrEngine | kReadsCorrelation,
-            "not automated yet: the Q/DQ must move to every Concat input with one scale"};
+            "not automated yet: moving the Q onto producers that may be float-only needs a scale for each, from "
+            "calibration data"};
         return kInfo;
     }
 

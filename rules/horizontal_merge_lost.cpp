@@ -26,7 +26,7 @@ public:
             Severity::kWarning,
             "8.0-10.x",
             kNeedsOnnx | kReadsCorrelation | kReadsModelValues,
-            "not automated yet: the sibling convs' input Q/DQ pairs must become one"};
+            "a sibling's input scale is not a constant per-tensor scale"};
         return kInfo;
     }
 
@@ -197,6 +197,26 @@ private:
                                                         " with equal geometry, input scales " + nameList(qs, 4)));
             finding.fix = "quantize " + tensor + " once: one Q/DQ pair (one scale) consumed by " + nameList(convs, 4) +
                           " instead of " + nameList(qNames, 4) + " (see also fanout-scale-mismatch)";
+            // The edit: the siblings' Qs (with their DQs) take the largest of their scales; identical Qs on one
+            // tensor are then merged by TensorRT and the convs read one INT8 tensor.
+            const Branch* widest = nullptr;
+            for (std::size_t i = 0; i < group.size(); ++i)
+            {
+                if (scales[i] && (widest == nullptr || *scales[i] > *perTensorScale(graph, *widest->q)))
+                {
+                    widest = group[i];
+                }
+            }
+            if (widest != nullptr && std::all_of(scales.begin(), scales.end(), [](const auto& s) { return s; }))
+            {
+                FixEdit edit;
+                edit.kind = FixEdit::Kind::kSetScale;
+                edit.nodes = qNames;
+                edit.scaleFrom = widest->q->name;
+                edit.scaleReason = "the largest of the sibling convs' input scales: it covers every branch's range, "
+                                   "and identical Qs on one tensor are merged, so the convs read one INT8 tensor";
+                finding.edits.push_back(std::move(edit));
+            }
             if (const EnginePlan* plan = context.engine())
             {
                 std::vector<std::size_t> layers;

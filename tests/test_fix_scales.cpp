@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <string>
 
@@ -225,4 +227,55 @@ TEST(FixScales, MaxPoolWithOneScaleIsLeftAlone)
     const FixReport report = fixFile(model, model.parent_path() / "fixed.onnx");
     EXPECT_EQ(findings(report.before, "maxpool-scale-mismatch"), 0u);
     EXPECT_TRUE(report.unchanged) << describeEdits(report);
+}
+
+namespace
+{
+
+//! Two sibling 3x3 convs read the stem's Relu through their own Q/DQ pairs (scales b and 0.05), each a network
+//! output: TensorRT merges them into one `A || B` layer only when both read one INT8 tensor.
+std::filesystem::path siblingModel(const std::string& name, float b)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", {1, 3, 16, 16}));
+    std::string relu = g.node("Relu", "/stem/Relu", {g.node("Conv", "/stem/Conv", {x, g.quantizedWeight("ws", 8, 3)})});
+    g.output(g.node("Conv", "/b/Conv", {g.qdq("/b_q", relu, b), g.quantizedWeight("wb", 8, 8)}));
+    g.output(g.node("Conv", "/c/Conv", {g.qdq("/c_q", relu, 0.05f), g.quantizedWeight("wc", 8, 8)}));
+    std::filesystem::path path = tempDir("fix-scales-" + name) / "model.onnx";
+    g.save(path.string());
+    return path;
+}
+
+} // namespace
+
+TEST(FixScales, SiblingConvQuantizersTakeTheLargestScaleSoTheConvsCanMerge)
+{
+    const auto model = siblingModel("siblings", 0.08f);
+    const auto output = model.parent_path() / "fixed.onnx";
+    const FixReport report = fixFile(model, output);
+    ASSERT_EQ(report.edits.size(), 1u) << describeEdits(report);
+    const PlannedEdit& edit = report.edits[0];
+    EXPECT_EQ(edit.edit.kind, FixEdit::Kind::kSetScale);
+    EXPECT_NE(std::find(edit.rules.begin(), edit.rules.end(), "horizontal-merge-lost"), edit.rules.end());
+    EXPECT_EQ(edit.edit.scaleFrom, "/b_q/QuantizeLinear");
+    const OnnxGraph fixed = readOnnx(output.string());
+    for (const char* node :
+         {"/b_q/QuantizeLinear", "/b_q/DequantizeLinear", "/c_q/QuantizeLinear", "/c_q/DequantizeLinear"})
+    {
+        EXPECT_EQ(scaleInput(fixed, node), "/b_q/scale") << node;
+    }
+    EXPECT_EQ(findings(report.before, "horizontal-merge-lost"), 1u);
+    EXPECT_EQ(findings(report.after, "horizontal-merge-lost"), 0u);
+    EXPECT_LT(report.after.predicted.layers, report.before.predicted.layers); // the two convs merge into one layer
+    EXPECT_TRUE(report.newFindings.empty());
+    EXPECT_EQ(report.checker, "passed");
+}
+
+TEST(FixScales, SiblingConvsWithOneScaleAreLeftAlone)
+{
+    const auto model = siblingModel("siblings-agree", 0.05f);
+    const FixReport report = fixFile(model, model.parent_path() / "fixed.onnx");
+    EXPECT_EQ(findings(report.before, "horizontal-merge-lost"), 0u);
+    EXPECT_TRUE(report.edits.empty()) << describeEdits(report);
+    EXPECT_TRUE(report.unchanged);
 }
