@@ -110,13 +110,10 @@ private:
         }
         if (largestQ != nullptr && std::all_of(scales.begin(), scales.end(), [](const auto& s) { return s; }))
         {
-            FixEdit edit;
-            edit.kind = FixEdit::Kind::kSetScale;
-            edit.nodes = qNames;
-            edit.scaleFrom = largestQ->q->name;
-            edit.scaleReason = "the largest of the fan-out's scales: it covers every Q's range, and identical Qs "
-                               "are merged into one";
-            finding.edits.push_back(std::move(edit));
+            finding.edits.push_back(
+                setScaleEdit(qNames, largestQ->q->name,
+                             "the largest of the fan-out's scales: it covers every Q's range, and identical Qs "
+                             "are merged into one"));
         }
         attachEngine(context, qNames, finding);
         for (const OptimizerEvent* event : logEvents(context, OptimizerEventKind::kEliminate))

@@ -209,13 +209,10 @@ private:
             }
             if (widest != nullptr && std::all_of(scales.begin(), scales.end(), [](const auto& s) { return s; }))
             {
-                FixEdit edit;
-                edit.kind = FixEdit::Kind::kSetScale;
-                edit.nodes = qNames;
-                edit.scaleFrom = widest->q->name;
-                edit.scaleReason = "the largest of the sibling convs' input scales: it covers every branch's range, "
-                                   "and identical Qs on one tensor are merged, so the convs read one INT8 tensor";
-                finding.edits.push_back(std::move(edit));
+                finding.edits.push_back(
+                    setScaleEdit(qNames, widest->q->name,
+                                 "the largest of the sibling convs' input scales: it covers every branch's range, "
+                                 "and identical Qs on one tensor are merged, so the convs read one INT8 tensor"));
             }
             if (const EnginePlan* plan = context.engine())
             {

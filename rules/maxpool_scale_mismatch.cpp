@@ -152,13 +152,10 @@ private:
             "and the Concat they feed with that one scale";
         if (referenceNode != nullptr)
         {
-            FixEdit edit;
-            edit.kind = FixEdit::Kind::kSetScale;
-            edit.nodes = qNames;
-            edit.scaleFrom = referenceNode->name;
-            edit.scaleReason = "the MaxPool input's scale: max pooling commutes with quantization, so its output keeps "
-                               "its input's range";
-            finding.edits.push_back(std::move(edit));
+            finding.edits.push_back(
+                setScaleEdit(qNames, referenceNode->name,
+                             "the MaxPool input's scale: max pooling commutes with quantization, so its output keeps "
+                             "its input's range"));
         }
         std::vector<std::string> attached = references;
         attached.insert(attached.end(), qNames.begin(), qNames.end());

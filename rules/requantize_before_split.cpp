@@ -179,14 +179,10 @@ private:
             {
                 // The values reaching the Split already carry dq's scale: requantizing them with it is exact, so
                 // this edit costs no accuracy beyond what q0 already costs (the old scales' rounding goes).
-                FixEdit edit;
-                edit.kind = FixEdit::Kind::kSetScale;
-                edit.nodes = qNames;
-                edit.scaleFrom = dq.name;
-                edit.scaleReason = "the scale of " + dq.name + ", which the values reaching the " +
-                                   group.splits.front()->opType +
-                                   " already carry: quantizing them again with it is exact and the pairs cancel";
-                finding.edits.push_back(std::move(edit));
+                finding.edits.push_back(setScaleEdit(
+                    qNames, dq.name,
+                    "the scale of " + dq.name + ", which the values reaching the " + group.splits.front()->opType +
+                        " already carry: quantizing them again with it is exact and the pairs cancel"));
             }
             attachEngine(context, nodes, finding);
             for (const OptimizerEvent* event : logEvents(context, OptimizerEventKind::kSwap))

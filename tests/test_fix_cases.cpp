@@ -41,7 +41,8 @@ struct Fixed
     FixReport report;
 };
 
-Fixed fixModel(const std::filesystem::path& model)
+//! rules: as --rules (empty: every rule).
+Fixed fixModel(const std::filesystem::path& model, std::vector<std::string> rules = {})
 {
     Fixed result;
     result.model = model;
@@ -50,6 +51,7 @@ Fixed fixModel(const std::filesystem::path& model)
     files.files = {model.string()};
     FixOptions options;
     options.output = result.output.string();
+    options.rules = std::move(rules);
     result.report = runFix(files, options, Limits{});
     return result;
 }
@@ -653,20 +655,6 @@ TEST(FixCaseBuilder, OutputTakesTheInferredShapeWhenTheInputHasOne)
 namespace
 {
 
-Fixed fixModelWithRules(const std::filesystem::path& model, std::vector<std::string> rules)
-{
-    Fixed result;
-    result.model = model;
-    result.output = model.parent_path() / "fixed.onnx";
-    InputFiles files;
-    files.files = {model.string()};
-    FixOptions options;
-    options.output = result.output.string();
-    options.rules = std::move(rules);
-    result.report = runFix(files, options, Limits{});
-    return result;
-}
-
 //! in -> Q/DQ -> conv0 -> Q/DQ 0.03 -> IntSoftmax (custom domain) -> Q/DQ 0.004 -> conv1 -> out. With floatReader, a
 //! Relu also reads the plugin's output (a second network output): unwrapping would hand it INT8.
 std::filesystem::path pluginModel(bool floatReader)
@@ -690,7 +678,7 @@ std::filesystem::path pluginModel(bool floatReader)
 
 TEST(FixCasePlugin, UnwrapsThePluginWhenAskedAndListsTheScalesItTakesOver)
 {
-    const Fixed fixed = fixModelWithRules(pluginModel(false), {"plugin-wrapped-in-qdq"});
+    const Fixed fixed = fixModel(pluginModel(false), {"plugin-wrapped-in-qdq"});
     const FixReport& report = fixed.report;
     ASSERT_EQ(report.edits.size(), 1u) << renderFixText(report);
     const PlannedEdit& edit = report.edits[0];
@@ -736,7 +724,7 @@ TEST(FixCasePlugin, LeavesThePluginWrappedUnlessAskedByName)
 
 TEST(FixCasePlugin, LeavesAPluginWhoseOutputIsAlsoReadInFloatAlone)
 {
-    const Fixed fixed = fixModelWithRules(pluginModel(true), {"plugin-wrapped-in-qdq"});
+    const Fixed fixed = fixModel(pluginModel(true), {"plugin-wrapped-in-qdq"});
     ASSERT_EQ(fixed.report.skipped.size(), 1u) << renderFixText(fixed.report);
     EXPECT_NE(fixed.report.skipped[0].why.find("/side/Relu reads /plugin/IntSoftmax_out in float"), std::string::npos)
         << fixed.report.skipped[0].why;

@@ -123,6 +123,8 @@ bool reachesQuantizer(const OnnxGraph& graph, const std::string& tensor);
 bool isZeroPad(const OnnxGraph& graph, const OnnxNode& pad);
 FixEdit insertQdqEdit(const OnnxNode& consumer, const std::string& tensor, const std::string& scaleFrom,
                       std::string scaleReason);
+//! Give the Q/DQ nodes (closed over their pairs by fix) the scale and zero point of scaleFrom.
+FixEdit setScaleEdit(std::vector<std::string> nodes, std::string scaleFrom, std::string scaleReason);
 //! Remove the pair q -> dq: the DQ's readers read the Q's input.
 FixEdit removeQdqPairEdit(const OnnxNode& q, const OnnxNode& dq);
 

@@ -420,6 +420,16 @@ bool isZeroPad(const OnnxGraph& graph, const OnnxNode& pad)
     return true;
 }
 
+FixEdit setScaleEdit(std::vector<std::string> nodes, std::string scaleFrom, std::string scaleReason)
+{
+    FixEdit edit;
+    edit.kind = FixEdit::Kind::kSetScale;
+    edit.nodes = std::move(nodes);
+    edit.scaleFrom = std::move(scaleFrom);
+    edit.scaleReason = std::move(scaleReason);
+    return edit;
+}
+
 FixEdit insertQdqEdit(const OnnxNode& consumer, const std::string& tensor, const std::string& scaleFrom,
                       std::string scaleReason)
 {
