@@ -834,3 +834,26 @@ TEST(FixCaseResidualPrecisionMismatch, LeavesAQuantizedPoolingInputAlone)
     EXPECT_EQ(warningsByRule(diagnoseFile(fixed.model)).count("residual-precision-mismatch"), 0u);
     expectLeftAlone(fixed);
 }
+
+// The plugin unwrap in the JSON report: skipped (with the scales) unless --rules names it, applied when it does.
+TEST(FixCaseCli, JsonReportOfThePluginUnwrapWithAndWithoutRules)
+{
+    const auto model = pluginModel(false);
+    CommandResult plain = runCli({"fix", model.string(), "--dry-run", "--format", "json"});
+    ASSERT_EQ(plain.exitStatus, 0) << plain.err;
+    const nlohmann::json skipped = nlohmann::json::parse(plain.out);
+    EXPECT_TRUE(skipped["edits"].empty());
+    ASSERT_EQ(skipped["skipped"].size(), 1u);
+    EXPECT_EQ(skipped["skipped"][0]["kind"], "unwrap-plugin");
+    EXPECT_NE(skipped["skipped"][0]["why"].get<std::string>().find("--rules plugin-wrapped-in-qdq"), std::string::npos);
+
+    CommandResult asked =
+        runCli({"fix", model.string(), "--dry-run", "--format", "json", "--rules", "plugin-wrapped-in-qdq"});
+    ASSERT_EQ(asked.exitStatus, 0) << asked.err;
+    const nlohmann::json applied = nlohmann::json::parse(asked.out);
+    ASSERT_EQ(applied["edits"].size(), 1u);
+    EXPECT_EQ(applied["edits"][0]["kind"], "unwrap-plugin");
+    EXPECT_EQ(applied["edits"][0]["nodes"][0], "/plugin/IntSoftmax");
+    EXPECT_NE(applied["edits"][0]["scale"].get<std::string>().find("output scale 0.0040000002"), std::string::npos);
+    EXPECT_EQ(applied["checker"], "passed");
+}
