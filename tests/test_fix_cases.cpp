@@ -855,5 +855,15 @@ TEST(FixCaseCli, JsonReportOfThePluginUnwrapWithAndWithoutRules)
     EXPECT_EQ(applied["edits"][0]["kind"], "unwrap-plugin");
     EXPECT_EQ(applied["edits"][0]["nodes"][0], "/plugin/IntSoftmax");
     EXPECT_NE(applied["edits"][0]["scale"].get<std::string>().find("output scale 0.0040000002"), std::string::npos);
+    const auto& scales = applied["edits"][0]["plugin_scales"];
+    ASSERT_EQ(scales.size(), 2u);
+    EXPECT_EQ(scales[0]["side"], "input");
+    EXPECT_EQ(scales[0]["tensor"], "/plugin/in_q/DequantizeLinear_out");
+    EXPECT_EQ(scales[0]["from"], "/plugin/in_q/DequantizeLinear");
+    EXPECT_NEAR(scales[0]["scale"].get<double>(), 0.03, 1e-7);
+    EXPECT_EQ(scales[0]["zero_point"].get<double>(), 0.0);
+    EXPECT_EQ(scales[1]["side"], "output");
+    EXPECT_EQ(scales[1]["tensor"], "/plugin/IntSoftmax_out");
+    EXPECT_NEAR(scales[1]["scale"].get<double>(), 0.004, 1e-7);
     EXPECT_EQ(applied["checker"], "passed");
 }

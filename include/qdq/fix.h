@@ -36,6 +36,16 @@ struct PlannedEdit
     std::string scale;                //!< the scale used, printed ("0.0118365 from Q_15: why"), for inserts
     std::vector<std::string> keys;    //!< identify the findings' edits this one carries out (see planFix)
     std::vector<std::string> touched; //!< nodes of the model whose inputs or producers the edit changes
+    //! kUnwrapPlugin: the scales the plugin takes over, one per removed DQ (its input) or Q (its output).
+    struct PluginScale
+    {
+        std::string side;   //!< "input" or "output"
+        std::string tensor; //!< the plugin's input or output tensor
+        std::string from;   //!< the DQ or Q that carried it
+        std::optional<double> scale;
+        std::optional<double> zeroPoint;
+    };
+    std::vector<PluginScale> pluginScales;
 };
 
 //! An edit that was asked for and not applied, and why.

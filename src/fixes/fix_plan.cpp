@@ -448,6 +448,21 @@ private:
         }
         planned.touched.push_back(pluginNode.name);
         planned.scale = pluginNode.name + " now reads and writes INT8: " + patterns::nameList(scales, 8);
+        for (std::size_t i = 1; i < names.size(); ++i)
+        {
+            const OnnxNode& qdq = mGraph.nodes[nodeIndex(names[i])];
+            PlannedEdit::PluginScale entry;
+            const bool input = patterns::isDequantize(qdq);
+            entry.side = input ? "input" : "output";
+            entry.tensor = input ? qdq.outputs[0] : qdq.inputs[0];
+            entry.from = qdq.name;
+            if (const QdqParameters* parameters = perTensorQdq(static_cast<std::uint32_t>(qdq.index)))
+            {
+                entry.scale = parameters->scale[0];
+                entry.zeroPoint = parameters->zeroPoint.empty() ? 0.0 : parameters->zeroPoint[0];
+            }
+            planned.pluginScales.push_back(std::move(entry));
+        }
         mPlan.edits.push_back(std::move(planned));
     }
 

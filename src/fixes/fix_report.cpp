@@ -270,6 +270,21 @@ std::string renderFixJson(const FixReport& report)
         {
             json.member("scale", edit.scale);
         }
+        if (!edit.pluginScales.empty())
+        {
+            json.key("plugin_scales").beginArray();
+            for (const auto& entry : edit.pluginScales)
+            {
+                json.beginObject();
+                json.member("side", entry.side);
+                json.member("tensor", entry.tensor);
+                json.member("from", entry.from);
+                json.member("scale", entry.scale); // null when not a constant per-tensor scale
+                json.member("zero_point", entry.zeroPoint);
+                json.endObject();
+            }
+            json.endArray();
+        }
         json.member("added", edit.added);
         json.member("removed", edit.removed);
         json.member("changed", edit.changed);
