@@ -9,6 +9,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <memory>
 #include <set>
 #include <unistd.h>
 
@@ -119,6 +120,20 @@ struct TemporaryFile
     }
 };
 
+//! The input model and its diagnoses (see runFix). Held by pointer and never moved: the reports hold views of the
+//! graphs' names.
+struct BeforeStage
+{
+    Inputs inputs;
+    Report full; //!< every input diagnosed: the findings fix plans from
+    bool engineGiven = false;
+    Inputs modelOnlyHolder; //!< with an engine given: the model alone (moved out of inputs)
+    Report modelOnly;       //!< and its report, the "before" the fixed model is compared with
+
+    const Report& report() const { return engineGiven ? modelOnly : full; }
+    const OnnxGraph& graph() const { return engineGiven ? *modelOnlyHolder.onnx : *inputs.onnx; }
+};
+
 } // namespace
 
 FixReport runFix(const InputFiles& files, const FixOptions& options, const Limits& limits,
@@ -126,31 +141,55 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
 {
     FixReport result;
     result.dryRun = options.dryRun;
-    Inputs inputs = loadInputs(files, limits, progress);
-    if (!inputs.onnx || inputs.onnx->rebuiltFromLog)
+    // The input model diagnosed, which planning reads. It is dropped while the candidate is read back and diagnosed
+    // (holding both models and their reports at once was the peak of fix's memory) and made again from the files
+    // when a round refuses edits and plans anew.
+    SimulationOptions simulation;
+    const auto prepare = [&](bool first)
     {
-        std::string where = files.files.empty() ? files.onnx : files.files.front();
-        throw InputError(SourceLocation{where}, "fix needs the ONNX model (a .onnx file) among its inputs");
-    }
-    result.source = inputs.onnx->sourcePath;
+        auto stage = std::make_unique<BeforeStage>();
+        stage->inputs = loadInputs(files, limits, first ? progress : ProgressCallback{});
+        if (!stage->inputs.onnx || stage->inputs.onnx->rebuiltFromLog)
+        {
+            std::string where = files.files.empty() ? files.onnx : files.files.front();
+            throw InputError(SourceLocation{where}, "fix needs the ONNX model (a .onnx file) among its inputs");
+        }
+        if (first)
+        {
+            simulation = simulationOptionsFor(stage->inputs);
+        }
+        AnalysisOptions analysis;
+        analysis.simulation = simulation;
+        stage->full = diagnose(stage->inputs, analysis);
+        // Before: the model alone, as the fixed model will be diagnosed. (The full report's names stay valid when the
+        // graph moves: they are views into its node storage.)
+        stage->engineGiven = stage->inputs.engine() != nullptr || stage->inputs.timings() != nullptr;
+        if (stage->engineGiven)
+        {
+            const std::string source = stage->inputs.onnx->sourcePath;
+            stage->modelOnly =
+                diagnoseModelOnly(std::move(*stage->inputs.onnx), source, simulation, stage->modelOnlyHolder);
+        }
+        return stage;
+    };
+    std::unique_ptr<BeforeStage> stage = prepare(true);
+    result.source = stage->graph().sourcePath;
     if (!options.dryRun && options.output.empty())
     {
         throw InputError(SourceLocation{result.source}, "fix needs -o FIXED.onnx (or --dry-run)");
     }
-    const SimulationOptions simulation = simulationOptionsFor(inputs);
-    AnalysisOptions analysis;
-    analysis.simulation = simulation;
-    const Report full = diagnose(inputs, analysis);
-    // Before: the model alone, as the fixed model will be diagnosed. (The full report's names stay valid when the
-    // graph moves: they are views into its node storage.)
-    const bool engineGiven = inputs.engine() != nullptr || inputs.timings() != nullptr;
-    Inputs beforeHolder;
-    const Report beforeReport =
-        engineGiven ? diagnoseModelOnly(std::move(*inputs.onnx), result.source, simulation, beforeHolder) : Report{};
-    const Report& before = engineGiven ? beforeReport : full;
-    const OnnxGraph& graph = engineGiven ? *beforeHolder.onnx : *inputs.onnx;
-    result.before = sideOf(before, graph);
-    const std::set<std::string> beforeKeys = warningKeys(before);
+    result.before = sideOf(stage->report(), stage->graph());
+    const std::set<std::string> beforeKeys = warningKeys(stage->report());
+    // What the cost of the fixed findings needs, kept past the stage: (rule, cost) of each finding with edits.
+    const bool hasTimings = stage->full.hasTimings;
+    std::vector<std::pair<std::string, double>> findingCosts;
+    for (const auto& finding : stage->full.findings)
+    {
+        if (!finding.edits.empty() && finding.costMs)
+        {
+            findingCosts.emplace_back(finding.rule, *finding.costMs);
+        }
+    }
 
     // The output is checked before anything is written: it must not exist (without --force) or be the model.
     std::filesystem::path folder = std::filesystem::temp_directory_path();
@@ -188,7 +227,11 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     TemporaryFile candidate;
     for (int round = 0; round < 4; ++round)
     {
-        plan = planFix(full, graph, options, refused);
+        if (!stage)
+        {
+            stage = prepare(false);
+        }
+        plan = planFix(stage->full, stage->graph(), options, refused);
         candidate.remove();
         candidate.path =
             (folder / (".qdq-doctor-fix-" + std::to_string(::getpid()) + "-" + std::to_string(round) + ".onnx"))
@@ -211,6 +254,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
             throw;
         }
         result.notes = written.notes;
+        stage.reset();
         // The ONNX checker and shape inference run on the second core while the candidate is read back and
         // diagnosed; a round that is not the last waits for its check and drops it.
         checkResult = std::async(std::launch::async, [path = candidate.path, &check] { return runCheck(path, check); });
@@ -277,17 +321,17 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     {
         appliedRules.insert(edit.rules.begin(), edit.rules.end());
     }
-    if (full.hasTimings)
+    if (hasTimings)
     {
         double cost = 0.0;
         bool any = false;
-        for (const auto& finding : full.findings)
+        for (const auto& [rule, findingCost] : findingCosts)
         {
-            if (!finding.edits.empty() && finding.costMs && appliedRules.count(finding.rule) != 0 &&
+            if (appliedRules.count(rule) != 0 &&
                 std::none_of(result.skipped.begin(), result.skipped.end(),
-                             [&](const SkippedEdit& skipped) { return skipped.rule == finding.rule; }))
+                             [&](const SkippedEdit& skipped) { return skipped.rule == rule; }))
             {
-                cost += *finding.costMs;
+                cost += findingCost;
                 any = true;
             }
         }
