@@ -1,6 +1,7 @@
 // The findings' graph edits as changes of the model file: duplicates merged, conflicts refused in a fixed order
-// (removals, then float biases, then insertions; within each, the order of the report's findings), new nodes and
-// tensors named after the rule and the tensor they serve. docs/fix.md describes the order and the names.
+// (removals, then plugin unwraps, then float biases, then insertions, then scale unifications; within each, the
+// order of the report's findings), new nodes and tensors named after the rule and the tensor they serve. docs/fix.md
+// describes the order and the names.
 #include "qdq/fix.h"
 #include "qdq/patterns.h"
 
