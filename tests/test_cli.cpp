@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 
 using namespace qdq::test;
 using Json = nlohmann::json;
@@ -47,17 +46,11 @@ std::filesystem::path sampleDir(const std::string& name)
 TEST(RealDataCli, InspectReadsEveryManifestFileWithTheRightKind)
 {
     REQUIRE_SHARED();
-    std::ifstream manifest(realdata("MANIFEST.tsv"));
-    std::string line;
-    std::getline(manifest, line);
     std::size_t files = 0;
-    while (std::getline(manifest, line))
+    for (const ManifestEntry& entry : manifestEntries())
     {
-        std::size_t tab1 = line.find('\t');
-        std::size_t tab2 = line.find('\t', tab1 + 1);
-        std::size_t tab3 = line.find('\t', tab2 + 1);
-        std::string path = realdata(line.substr(0, tab1) + "/" + line.substr(tab1 + 1, tab2 - tab1 - 1)).string();
-        std::string kind = line.substr(tab2 + 1, tab3 - tab2 - 1);
+        std::string path = realdata(entry.path()).string();
+        const std::string& kind = entry.kind;
         auto result = runCli({"inspect", "--format", "json", path});
         ASSERT_EQ(result.exitStatus, 0) << path << ": " << result.err;
         Json summary = Json::parse(result.out);

@@ -10,7 +10,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -322,24 +321,13 @@ namespace
 std::map<std::string, std::map<InputKind, std::vector<std::string>>> engineFilesByFolder()
 {
     std::map<std::string, std::map<InputKind, std::vector<std::string>>> folders;
-    std::ifstream manifest(realdata("MANIFEST.tsv"));
-    std::string line;
-    std::getline(manifest, line);
-    while (std::getline(manifest, line))
+    for (const ManifestEntry& entry : manifestEntries())
     {
-        const std::size_t tab = line.find('\t');
-        const std::size_t tab2 = line.find('\t', tab + 1);
-        if (tab == std::string::npos || tab2 == std::string::npos)
-        {
-            continue;
-        }
-        const std::string folder = line.substr(0, tab);
-        const std::string file = line.substr(tab + 1, tab2 - tab - 1);
-        const std::string path = realdata(folder + "/" + file).string();
+        const std::string path = realdata(entry.path()).string();
         const InputKind kind = detectInputKind(path);
         if (kind == InputKind::kLayerInfo || kind == InputKind::kProfile || kind == InputKind::kBuildLog)
         {
-            folders[folder][kind].push_back(path);
+            folders[entry.folder][kind].push_back(path);
         }
     }
     return folders;

@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -421,26 +420,15 @@ TEST(RealDataRuleNoInt8Implementation, SilentOnAQuantizedBuildThatSucceeded)
 TEST(RealDataLintCoverage, EveryConversionLayerIsExplainedOnce)
 {
     REQUIRE_SHARED();
-    std::ifstream manifest(realdata("MANIFEST.tsv"));
-    std::string line;
-    std::getline(manifest, line);
     std::size_t engines = 0;
     std::size_t conversionLayers = 0;
-    while (std::getline(manifest, line))
+    for (const ManifestEntry& entry : manifestEntries())
     {
-        std::vector<std::string> columns;
-        std::size_t start = 0;
-        for (std::size_t tab = line.find('\t'); tab != std::string::npos; tab = line.find('\t', start))
-        {
-            columns.push_back(line.substr(start, tab - start));
-            start = tab + 1;
-        }
-        columns.push_back(line.substr(start));
-        if (columns.size() < 3 || columns[2] == "timing-json" || columns[2] == "metadata-json" || columns[2] == "onnx")
+        if (entry.kind == "timing-json" || entry.kind == "metadata-json" || entry.kind == "onnx")
         {
             continue;
         }
-        const std::string file = columns[0] + "/" + columns[1];
+        const std::string file = entry.path();
         SCOPED_TRACE(file);
         Inputs inputs = loadFiles({realdata(file)});
         Report report = diagnose(inputs);

@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 
 using namespace qdq;
 using namespace qdq::test;
@@ -33,22 +32,11 @@ const PrecisionSummary::Group* group(const std::vector<PrecisionSummary::Group>&
 std::vector<std::vector<std::filesystem::path>> realEngines()
 {
     std::vector<std::vector<std::filesystem::path>> sets;
-    std::ifstream manifest(realdata("MANIFEST.tsv"));
-    std::string line;
-    std::getline(manifest, line);
-    while (std::getline(manifest, line))
+    for (const ManifestEntry& entry : manifestEntries())
     {
-        std::vector<std::string> columns;
-        std::size_t start = 0;
-        for (std::size_t tab = line.find('\t'); tab != std::string::npos; tab = line.find('\t', start))
+        if (entry.kind != "timing-json" && entry.kind != "metadata-json" && entry.kind != "onnx")
         {
-            columns.push_back(line.substr(start, tab - start));
-            start = tab + 1;
-        }
-        columns.push_back(line.substr(start));
-        if (columns.size() >= 3 && columns[2] != "timing-json" && columns[2] != "metadata-json" && columns[2] != "onnx")
-        {
-            sets.push_back({realdata(columns[0] + "/" + columns[1])});
+            sets.push_back({realdata(entry.path())});
         }
     }
     for (const char* set :

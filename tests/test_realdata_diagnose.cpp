@@ -8,7 +8,6 @@
 
 #include <algorithm>
 
-#include <fstream>
 
 using namespace qdq;
 using namespace qdq::test;
@@ -36,29 +35,12 @@ void expectAccountingAddsUp(const Report& report, const Inputs& inputs, const st
 std::vector<std::string> manifestEngineFiles()
 {
     std::vector<std::string> files;
-    auto shared = sharedDir();
-    if (!shared)
+    for (const ManifestEntry& entry : manifestEntries())
     {
-        return files;
-    }
-    std::ifstream manifest(*shared / "realdata" / "MANIFEST.tsv");
-    std::string line;
-    std::getline(manifest, line); // header
-    while (std::getline(manifest, line))
-    {
-        std::vector<std::string> columns;
-        std::size_t start = 0;
-        for (std::size_t tab = line.find('\t'); tab != std::string::npos; tab = line.find('\t', start))
+        if (entry.kind != "timing-json" && entry.kind != "metadata-json")
         {
-            columns.push_back(line.substr(start, tab - start));
-            start = tab + 1;
+            files.push_back(entry.path());
         }
-        columns.push_back(line.substr(start));
-        if (columns.size() < 3 || columns[2] == "timing-json" || columns[2] == "metadata-json")
-        {
-            continue;
-        }
-        files.push_back(columns[0] + "/" + columns[1]);
     }
     return files;
 }

@@ -39,6 +39,35 @@ fs::path realdata(const std::string& relative)
     return *sharedDir() / "realdata" / relative;
 }
 
+std::vector<ManifestEntry> manifestEntries()
+{
+    std::vector<ManifestEntry> entries;
+    const auto shared = sharedDir();
+    if (!shared)
+    {
+        return entries;
+    }
+    std::ifstream manifest(*shared / "realdata" / "MANIFEST.tsv");
+    std::string line;
+    std::getline(manifest, line); // header
+    while (std::getline(manifest, line))
+    {
+        std::vector<std::string> columns;
+        std::size_t start = 0;
+        for (std::size_t tab = line.find('\t'); tab != std::string::npos; tab = line.find('\t', start))
+        {
+            columns.push_back(line.substr(start, tab - start));
+            start = tab + 1;
+        }
+        columns.push_back(line.substr(start));
+        if (columns.size() >= 3)
+        {
+            entries.push_back({columns[0], columns[1], columns[2]});
+        }
+    }
+    return entries;
+}
+
 fs::path sharedModel(const std::string& relative)
 {
     return *sharedDir() / "models" / relative;

@@ -23,6 +23,18 @@ std::optional<std::filesystem::path> sharedDir();
 std::filesystem::path realdata(const std::string& relative);
 std::filesystem::path sharedModel(const std::string& relative);
 
+//! One row of ../shared/realdata/MANIFEST.tsv: the file is realdata(path()); kind is the manifest's third column
+//! ("layer-info-json", "verbose-log", "onnx", ...).
+struct ManifestEntry
+{
+    std::string folder;
+    std::string file;
+    std::string kind;
+    std::string path() const { return folder + "/" + file; }
+};
+//! Every row of the manifest, in its order; empty without ../shared.
+std::vector<ManifestEntry> manifestEntries();
+
 //! A fresh empty folder under the build tree's temporary area, removed at process exit.
 std::filesystem::path tempDir(const std::string& name);
 
