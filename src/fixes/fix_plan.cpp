@@ -321,7 +321,10 @@ private:
             return;
         }
         const OnnxNode& pluginNode = mGraph.nodes[plugin];
-        std::vector<std::string> scales;
+        // The DQs before the plugin and the Qs after it, each with the scale the plugin takes over.
+        std::vector<std::uint32_t> wrappers;
+        std::vector<PlannedEdit::PluginScale> scales;
+        std::vector<std::string> scaleTexts;
         for (std::size_t i = 1; i < names.size(); ++i)
         {
             const std::uint32_t node = nodeIndex(names[i]);
@@ -330,28 +333,41 @@ private:
                 skip(asked, names[i] + " is not in the model");
                 return;
             }
-            const QdqParameters* parameters = perTensorQdq(node);
-            const bool dequantize = patterns::isDequantize(mGraph.nodes[node]);
-            scales.push_back(std::string(dequantize ? "input " : "output ") +
-                             (parameters != nullptr ? "scale " + formatScale(parameters->scale[0])
-                                                    : std::string("scale (not a constant)")) +
-                             " from " + names[i]);
+            const OnnxNode& qdq = mGraph.nodes[node];
+            if (qdq.inputs.empty() || qdq.outputs.empty())
+            {
+                skip(asked, qdq.name + " has no input or output");
+                return;
+            }
+            const bool input = patterns::isDequantize(qdq);
+            PlannedEdit::PluginScale entry{input ? "input" : "output", input ? qdq.outputs[0] : qdq.inputs[0], qdq.name,
+                                           std::nullopt, std::nullopt};
+            if (const QdqParameters* parameters = perTensorQdq(node))
+            {
+                entry.scale = parameters->scale[0];
+                entry.zeroPoint = parameters->zeroPoint.empty() ? 0.0 : parameters->zeroPoint[0];
+            }
+            scaleTexts.push_back(
+                entry.side + " " +
+                (entry.scale ? "scale " + formatScale(*entry.scale) : std::string("scale (not a constant)")) +
+                " from " + qdq.name);
+            wrappers.push_back(node);
+            scales.push_back(std::move(entry));
         }
         if (std::find(mOptions.rules.begin(), mOptions.rules.end(), asked.rule) == mOptions.rules.end())
         {
             skip(asked, "makes " + pluginNode.name + " read and write INT8, which its code must support with " +
-                            patterns::nameList(scales, 4) + "; once it does, run fix with --rules " + asked.rule);
+                            patterns::nameList(scaleTexts, 4) + "; once it does, run fix with --rules " + asked.rule);
             return;
         }
         PlannedEdit planned = plannedFrom(asked);
         std::vector<std::pair<std::uint32_t, std::uint32_t>> rewires; // (node, slot), with the new input below
         std::vector<std::string> newInputs;
         std::vector<std::uint32_t> removals;
-        for (std::size_t i = 1; i < names.size(); ++i)
+        for (std::uint32_t node : wrappers)
         {
-            const std::uint32_t node = nodeIndex(names[i]);
             const OnnxNode& qdq = mGraph.nodes[node];
-            if (qdq.inputs.empty() || qdq.outputs.empty() || mRemoved.count(node) != 0)
+            if (mRemoved.count(node) != 0)
             {
                 skip(asked, qdq.name + " is already removed by another edit");
                 return;
@@ -359,9 +375,8 @@ private:
             if (patterns::isDequantize(qdq))
             {
                 // The plugin reads what the DQ dequantizes; the DQ goes when the plugin was its only reader.
-                const auto reads = readers(qdq.outputs[0]);
                 bool otherReaders = isGraphOutput(qdq.outputs[0]);
-                for (const auto& [reader, slot] : reads)
+                for (const auto& [reader, slot] : readers(qdq.outputs[0]))
                 {
                     if (reader == plugin)
                     {
@@ -409,19 +424,15 @@ private:
             removals.push_back(node);
         }
         // Two Qs with different scales on one plugin output cannot both become the plugin's output scale.
-        for (std::size_t i = 1; i < names.size(); ++i)
+        for (std::size_t i = 0; i < scales.size(); ++i)
         {
-            for (std::size_t j = i + 1; j < names.size(); ++j)
+            for (std::size_t j = i + 1; j < scales.size(); ++j)
             {
-                const OnnxNode& a = mGraph.nodes[nodeIndex(names[i])];
-                const OnnxNode& b = mGraph.nodes[nodeIndex(names[j])];
-                const QdqParameters* pa = perTensorQdq(static_cast<std::uint32_t>(a.index));
-                const QdqParameters* pb = perTensorQdq(static_cast<std::uint32_t>(b.index));
-                if (patterns::isQuantize(a) && patterns::isQuantize(b) && a.inputs[0] == b.inputs[0] &&
-                    (pa == nullptr || pb == nullptr || pa->scale[0] != pb->scale[0]))
+                if (scales[i].side == "output" && scales[j].side == "output" && scales[i].tensor == scales[j].tensor &&
+                    (!scales[i].scale || !scales[j].scale || *scales[i].scale != *scales[j].scale))
                 {
-                    skip(asked, a.name + " and " + b.name + " quantize one output of " + pluginNode.name +
-                                    " with different scales; give them one scale first");
+                    skip(asked, scales[i].from + " and " + scales[j].from + " quantize one output of " +
+                                    pluginNode.name + " with different scales; give them one scale first");
                     return;
                 }
             }
@@ -448,22 +459,8 @@ private:
             planned.removed.push_back(mGraph.nodes[node].name);
         }
         planned.touched.push_back(pluginNode.name);
-        planned.scale = pluginNode.name + " now reads and writes INT8: " + patterns::nameList(scales, 8);
-        for (std::size_t i = 1; i < names.size(); ++i)
-        {
-            const OnnxNode& qdq = mGraph.nodes[nodeIndex(names[i])];
-            PlannedEdit::PluginScale entry;
-            const bool input = patterns::isDequantize(qdq);
-            entry.side = input ? "input" : "output";
-            entry.tensor = input ? qdq.outputs[0] : qdq.inputs[0];
-            entry.from = qdq.name;
-            if (const QdqParameters* parameters = perTensorQdq(static_cast<std::uint32_t>(qdq.index)))
-            {
-                entry.scale = parameters->scale[0];
-                entry.zeroPoint = parameters->zeroPoint.empty() ? 0.0 : parameters->zeroPoint[0];
-            }
-            planned.pluginScales.push_back(std::move(entry));
-        }
+        planned.scale = pluginNode.name + " now reads and writes INT8: " + patterns::nameList(scaleTexts, 8);
+        planned.pluginScales = std::move(scales);
         mPlan.edits.push_back(std::move(planned));
     }
 

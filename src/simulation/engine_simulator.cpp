@@ -584,8 +584,7 @@ private:
         if (isConv && !weighted.inputs.empty())
         {
             const OnnxNode* pad = producerOf(mGraph, weighted.inputs[0]);
-            if (pad != nullptr && pad->opType == "Pad" && mLayerOf[pad->index] == kNone &&
-                soleConsumer(firstOutput(*pad)) == &weighted)
+            if (pad != nullptr && mLayerOf[pad->index] == kNone && foldsIntoConv(*pad))
             {
                 mPendingPad = pad;
             }
