@@ -27,6 +27,7 @@ namespace
 struct Measurement
 {
     double seconds = 0.0;
+    double secondsToExit = 0.0; //!< from fork to the child's end, seen by the parent: includes the process teardown
     long peakRssKb = 0;
     char detail[256] = {};
     bool ok = false;
@@ -40,6 +41,7 @@ Measurement measureInChild(const std::function<std::string()>& work)
         std::perror("pipe");
         std::exit(1);
     }
+    const auto forked = std::chrono::steady_clock::now();
     pid_t child = ::fork();
     if (child == 0)
     {
@@ -71,6 +73,7 @@ Measurement measureInChild(const std::function<std::string()>& work)
     ::close(pipeFds[0]);
     int status = 0;
     ::waitpid(child, &status, 0);
+    result.secondsToExit = std::chrono::duration<double>(std::chrono::steady_clock::now() - forked).count();
     if (got != sizeof(result))
     {
         std::snprintf(result.detail, sizeof(result.detail), "child died (status %d)", status);
@@ -254,30 +257,29 @@ int main(int argc, char** argv)
                 auto start = Clock::now();
                 const qdq::OnnxGraph& graph = *new qdq::OnnxGraph(qdq::readOnnx(model.string()));
                 auto read = Clock::now();
-                const qdq::Prediction& prediction = *new qdq::Prediction(qdq::predictEngine(graph));
-                auto predicted = Clock::now();
-                // Streamed as `qdq-doctor predict --format json` does.
+                // Predicted and streamed as `qdq-doctor predict --format json` does.
                 std::FILE* sink = std::fopen("/dev/null", "wb");
                 std::size_t jsonBytes = 0;
-                qdq::writePredictionJson(prediction, graph, model.string(),
-                                         [&](std::string_view text)
-                                         {
-                                             jsonBytes += text.size();
-                                             std::fwrite(text.data(), 1, text.size(), sink);
-                                         });
+                const qdq::Prediction& prediction = *new qdq::Prediction(
+                    qdq::predictEngineWritingJson(graph, qdq::SimulationOptions{}, model.string(),
+                                                  [&](std::string_view text)
+                                                  {
+                                                      jsonBytes += text.size();
+                                                      std::fwrite(text.data(), 1, text.size(), sink);
+                                                  }));
                 std::fclose(sink);
                 auto written = Clock::now();
                 char detail[200];
-                std::snprintf(detail, sizeof(detail), "read %.3f s, predict %.3f s, JSON %.3f s (%zu MiB); %zu layers",
+                std::snprintf(detail, sizeof(detail), "read %.3f s, predict and JSON %.3f s (%zu MiB); %zu layers",
                               std::chrono::duration<double>(read - start).count(),
-                              std::chrono::duration<double>(predicted - read).count(),
-                              std::chrono::duration<double>(written - predicted).count(), jsonBytes >> 20,
+                              std::chrono::duration<double>(written - read).count(), jsonBytes >> 20,
                               prediction.layers.size());
                 return std::string(detail);
             });
+        // Timed to the child's end, as a shell times the command: the teardown of 600 MiB of pages is part of it.
         std::printf("%-28s %9.1f MB  %7.3f s (target <= 1 s: %s)  peak RSS %8.1f MiB  %s\n", "predict ONNX (JSON)",
-                    static_cast<double>(fs::file_size(model)) / 1e6, m.seconds, m.seconds <= 1.0 ? "met" : "NOT MET",
-                    static_cast<double>(m.peakRssKb) / 1024.0, m.detail);
+                    static_cast<double>(fs::file_size(model)) / 1e6, m.secondsToExit,
+                    m.secondsToExit <= 1.0 ? "met" : "NOT MET", static_cast<double>(m.peakRssKb) / 1024.0, m.detail);
         return m.ok ? 0 : 1;
     }
     if (command == "diagnose")

@@ -175,13 +175,14 @@ int runPredict(const PredictOptions& predictOptions, const GlobalOptions& option
     {
         qdq::applyTrtVersion(predictOptions.trtVersion, simulation);
     }
-    const qdq::Prediction& prediction = *new qdq::Prediction(qdq::predictEngine(*inputs.onnx, simulation));
     if (predictOptions.format == "json")
     {
-        qdq::writePredictionJson(prediction, *inputs.onnx, predictOptions.file,
-                                 [](std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); });
+        new qdq::Prediction(qdq::predictEngineWritingJson(*inputs.onnx, simulation, predictOptions.file,
+                                                          [](std::string_view text)
+                                                          { std::fwrite(text.data(), 1, text.size(), stdout); }));
         return kExitOk;
     }
+    const qdq::Prediction& prediction = *new qdq::Prediction(qdq::predictEngine(*inputs.onnx, simulation));
     std::string output = qdq::renderPredictionText(prediction, *inputs.onnx, predictOptions.file);
     std::fwrite(output.data(), 1, output.size(), stdout);
     return kExitOk;

@@ -134,3 +134,43 @@ TEST(JsonWriter, EscapesAtEveryPositionOfEveryLength)
     json.value(std::string(20, 'x') + "\xc3\xa9");
     EXPECT_EQ(out, "\"" + std::string(20, 'x') + "\xc3\xa9\"");
 }
+
+// Elements written by a writer of their own, for an array another writer has open, read as that writer would have
+// written them: as the first elements, after others, and as an empty part.
+TEST(JsonWriter, ArrayElementsWrittenApartAreTheSameText)
+{
+    const auto element = [](JsonWriter& json, int i)
+    { json.beginObject().member("i", std::int64_t{i}).key("v").beginArray().value("a").endArray().endObject(); };
+    std::string whole;
+    JsonWriter one(whole);
+    one.beginObject().key("head").value(true).key("items").beginArray();
+    for (int i = 0; i < 5; ++i)
+    {
+        element(one, i);
+    }
+    one.endArray().endObject();
+
+    for (int split : {0, 2, 5})
+    {
+        std::string first;
+        std::string rest;
+        JsonWriter firstWriter(first, JsonWriter::ArrayElementsAt{2, false});
+        JsonWriter restWriter(rest, JsonWriter::ArrayElementsAt{2, split > 0});
+        for (int i = 0; i < 5; ++i)
+        {
+            element(i < split ? firstWriter : restWriter, i);
+        }
+        std::string streamed;
+        std::string buffer;
+        JsonWriter document(buffer, [&](const std::string& text) { streamed += text; });
+        document.beginObject().key("head").value(true).key("items").beginArray();
+        document.appendElements(first).appendElements(rest);
+        document.endArray().endObject();
+        EXPECT_EQ(streamed, whole) << "split at " << split;
+    }
+
+    std::string out;
+    JsonWriter noArray(out);
+    noArray.beginObject();
+    EXPECT_THROW(noArray.appendElements("1"), std::logic_error);
+}

@@ -633,3 +633,56 @@ TEST(Simulator, SiblingConvsWithDifferentKernelsStayApart)
     EXPECT_NE(a, b);
     EXPECT_EQ(a->name.find(" || "), std::string::npos);
 }
+
+// `predict --format json` writes the Q/DQ nodes' part of the JSON on a second thread while the layers are built, from
+// 10,000 Q/DQ nodes on. The text must be the one the single-threaded writer gives, byte for byte.
+TEST(PredictJson, WrittenBesideTheLayerBuilderItIsTheSameText)
+{
+    GraphBuilder builder;
+    std::string x = builder.input("x", {1, 8, 16, 16});
+    constexpr int kBlocks = 2600; // 2 Q/DQ pairs each: above the 10,000 Q/DQ nodes that start the second thread
+    for (int i = 0; i < kBlocks; ++i)
+    {
+        const std::string prefix = "/block" + std::to_string(i);
+        const std::string in = builder.qdq(prefix + "/in", x);
+        const std::string w = builder.quantizedWeight(prefix + "/w", 8, 8, 1);
+        const std::string conv = builder.node("Conv", prefix + "/Conv", {in, w});
+        // Every third block adds its input back (a residual Add in float), the others end in a Relu.
+        x = i % 3 == 0 ? builder.node("Add", prefix + "/Add", {conv, x})
+                       : builder.node("Relu", prefix + "/Relu", {conv});
+    }
+    builder.output(x);
+    const OnnxGraph graph = builder.build("many-qdq.onnx");
+
+    const Prediction single = predictEngine(graph);
+    ASSERT_GE(single.qdq.size(), 10000U);
+    const std::string expected = renderPredictionJson(single, graph, "many-qdq.onnx");
+
+    std::string streamed;
+    std::size_t pieces = 0;
+    const Prediction beside = predictEngineWritingJson(graph, SimulationOptions{}, "many-qdq.onnx",
+                                                       [&](std::string_view text)
+                                                       {
+                                                           streamed += text;
+                                                           ++pieces;
+                                                       });
+    EXPECT_EQ(streamed, expected);
+    EXPECT_GT(pieces, 2U); // handed over in pieces, not as one string
+    EXPECT_EQ(beside.layers.size(), single.layers.size());
+    const auto json = nlohmann::json::parse(streamed);
+    EXPECT_EQ(json["qdq_nodes"].size(), single.qdq.size());
+}
+
+// Below the threshold the same function writes on one thread; the text is the same too.
+TEST(PredictJson, SmallModelWrittenInOnePieceIsTheSameText)
+{
+    GraphBuilder builder;
+    const std::string in = builder.qdq("/in", builder.input("x", {1, 8, 16, 16}));
+    const std::string conv = builder.node("Conv", "/Conv", {in, builder.quantizedWeight("/w", 8, 8, 1)});
+    builder.output(builder.node("Relu", "/Relu", {conv}));
+    const OnnxGraph graph = builder.build("small.onnx");
+    std::string streamed;
+    predictEngineWritingJson(graph, SimulationOptions{}, "small.onnx",
+                             [&](std::string_view text) { streamed += text; });
+    EXPECT_EQ(streamed, renderPredictionJson(predictEngine(graph), graph, "small.onnx"));
+}

@@ -34,6 +34,10 @@ std::string renderPredictionJson(const Prediction& prediction, const OnnxGraph& 
 //! The same JSON handed to write a megabyte at a time (what `predict --format json` prints).
 void writePredictionJson(const Prediction& prediction, const OnnxGraph& graph, const std::string& source,
                          const std::function<void(std::string_view)>& write);
+//! predictEngine and writePredictionJson in one, with the same result and the same text: on a large model, the Q/DQ
+//! nodes' part of the JSON is written on a second thread while the layers are built.
+Prediction predictEngineWritingJson(const OnnxGraph& graph, const SimulationOptions& options, const std::string& source,
+                                    const std::function<void(std::string_view)>& write);
 std::string renderPredictionText(const Prediction& prediction, const OnnxGraph& graph, const std::string& source);
 
 } // namespace qdq

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -17,6 +18,42 @@ namespace qdq
 double roundMs(double value)
 {
     return std::round(value * 1e6) / 1e6;
+}
+
+JsonWriter::JsonWriter(std::string& out, ArrayElementsAt at) : mOut(out)
+{
+    // Only the number of open levels shows in the text (the indent); the array's own level says whether a comma
+    // comes before the first element.
+    mLevels.assign(at.depth > 0 ? at.depth - 1 : 0, Level{true, false});
+    mLevels.push_back({false, !at.followsElements});
+}
+
+JsonWriter& JsonWriter::appendElements(const std::string& text)
+{
+    if (mLevels.empty() || mLevels.back().isObject)
+    {
+        throw std::logic_error("JsonWriter::appendElements: no array is open");
+    }
+    if (text.empty())
+    {
+        return *this;
+    }
+    if (mFlush)
+    {
+        // Handed over as it is: a large part would otherwise be copied once more into mOut.
+        if (!mOut.empty())
+        {
+            mFlush(mOut);
+            mOut.clear();
+        }
+        mFlush(text);
+    }
+    else
+    {
+        mOut += text;
+    }
+    mLevels.back().empty = false;
+    return *this;
 }
 
 void JsonWriter::newline()

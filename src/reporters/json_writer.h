@@ -22,6 +22,20 @@ public:
     //! Hands the text to flush (then clears out) whenever about a megabyte is pending, and at the end of the document.
     JsonWriter(std::string& out, std::function<void(const std::string&)> flush) : mOut(out), mFlush(std::move(flush)) {}
 
+    //! Where the elements a writer of its own writes will go: into the array another writer has open at `depth` (the
+    //! document's outermost value is depth 1), after `followsElements` or as its first elements.
+    struct ArrayElementsAt
+    {
+        std::size_t depth = 1;
+        bool followsElements = false;
+    };
+    //! Writes elements of that array, and nothing else, so that parts of a large array can be written on another
+    //! thread: the text, handed to the other writer's appendElements, is what that writer would have written itself.
+    //! Nothing is flushed: the caller takes out's text as it likes.
+    JsonWriter(std::string& out, ArrayElementsAt at);
+    //! Appends text written by an ArrayElementsAt writer to the array this writer has open.
+    JsonWriter& appendElements(const std::string& text);
+
     JsonWriter& beginObject();
     JsonWriter& endObject();
     JsonWriter& beginArray();

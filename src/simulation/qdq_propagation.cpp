@@ -575,10 +575,16 @@ private:
 
 } // namespace
 
-Prediction predictEngine(const OnnxGraph& graph, const SimulationOptions& options)
+Prediction simulation::predictQdqFates(const OnnxGraph& graph, const SimulationOptions& options)
 {
     Prediction prediction = Predictor(graph).run();
     prediction.options = options;
+    return prediction;
+}
+
+Prediction predictEngine(const OnnxGraph& graph, const SimulationOptions& options)
+{
+    Prediction prediction = simulation::predictQdqFates(graph, options);
     simulation::buildPredictedLayers(graph, options, prediction);
     return prediction;
 }
