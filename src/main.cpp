@@ -87,6 +87,32 @@ qdq::ProgressCallback progressReporter(const GlobalOptions& options, const std::
     };
 }
 
+//! fix's stages after the read: on a terminal one status line that the next stage overwrites and the end clears;
+//! elsewhere (--progress into a file) a line each.
+qdq::FixStageCallback fixStageReporter(const GlobalOptions& options)
+{
+    const bool terminal = ::isatty(STDERR_FILENO) != 0;
+    if (!options.progress && !terminal)
+    {
+        return {};
+    }
+    return [terminal](std::string_view stage)
+    {
+        if (terminal)
+        {
+            // \r and erase-line: the next stage, or the report, starts on a clean line.
+            std::fprintf(stderr, "\r\033[K%s%.*s%s",
+                         stage.empty() ? "" : "qdq-doctor: fix: ", static_cast<int>(stage.size()), stage.data(),
+                         stage.empty() ? "" : " ...");
+        }
+        else if (!stage.empty())
+        {
+            std::fprintf(stderr, "qdq-doctor: fix: %.*s\n", static_cast<int>(stage.size()), stage.data());
+        }
+        std::fflush(stderr);
+    };
+}
+
 void reportError(const std::exception& error)
 {
     std::fprintf(stderr, "qdq-doctor: %s\n", qdq::printable(error.what(), 2000).c_str());
@@ -218,8 +244,8 @@ int runFix(FixCommandOptions& fixOptions, const GlobalOptions& options)
         start = end + 1;
     }
     const std::string first = fixOptions.files.files.empty() ? std::string("model") : fixOptions.files.files.front();
-    qdq::FixReport report =
-        qdq::runFix(fixOptions.files, fixOptions.fix, options.limits(), progressReporter(options, first));
+    qdq::FixReport report = qdq::runFix(fixOptions.files, fixOptions.fix, options.limits(),
+                                        progressReporter(options, first), fixStageReporter(options));
     std::string output = fixOptions.format == "json" ? qdq::renderFixJson(report) : qdq::renderFixText(report);
     std::fwrite(output.data(), 1, output.size(), stdout);
     return kExitOk;

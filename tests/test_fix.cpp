@@ -286,6 +286,44 @@ TEST(FixCli, DryRunWritesNothingAndExistingOutputNeedsForce)
     }
 }
 
+// The stages fix reports after the read (a status line on a terminal, a line each with --progress into a file), in
+// the order they run; the report on stdout is the same with and without them.
+TEST(FixCli, ProgressNamesEachStageAndLeavesTheReportAlone)
+{
+    const auto model = epilogueModel(true);
+    std::vector<std::string> stages;
+    InputFiles files;
+    files.files = {model.string()};
+    FixOptions options;
+    options.output = (model.parent_path() / "staged.onnx").string();
+    runFix(files, options, Limits{}, {}, [&](std::string_view stage) { stages.emplace_back(stage); });
+    const std::vector<std::string> expected = {"diagnosing the model", "planning the edits", "writing the fixed model",
+                                               "diagnosing the fixed model (ONNX checker beside it)"};
+    ASSERT_GE(stages.size(), expected.size() + 1);
+    EXPECT_TRUE(std::equal(expected.begin(), expected.end(), stages.begin()));
+    EXPECT_EQ(stages.back(), ""); // done: a terminal's status line is cleared
+    for (const auto& stage : stages)
+    {
+        EXPECT_LT(stage.size(), 60U) << stage; // one line of an 80-column terminal with the prefix
+    }
+
+    options.dryRun = true;
+    options.output.clear();
+    stages.clear();
+    runFix(files, options, Limits{}, {}, [&](std::string_view stage) { stages.emplace_back(stage); });
+    EXPECT_NE(std::find(stages.begin(), stages.end(), "writing the fixed model to a temporary file (dry run)"),
+              stages.end());
+
+    const CommandResult quiet = runCli({"fix", model.string(), "--dry-run"});
+    const CommandResult told = runCli({"fix", model.string(), "--dry-run", "--progress"});
+    ASSERT_EQ(told.exitStatus, 0) << told.err;
+    EXPECT_EQ(told.out, quiet.out);
+    EXPECT_NE(told.err.find("qdq-doctor: fix: writing the fixed model to a temporary file (dry run)\n"),
+              std::string::npos)
+        << told.err;
+    EXPECT_EQ(quiet.err.find("qdq-doctor: fix:"), std::string::npos) << quiet.err; // stderr is not a terminal here
+}
+
 // Done means (issue 12): the convs-only recipe, fixed, quantizes the same (consumer, input) positions as the recipe
 // whose real A100 engine has 1 standalone Q/DQ layer where the convs-only engine has 10.
 TEST(RealDataFix, ResNetConvsRecipeBecomesTheResidualQgapRecipe)

@@ -7,9 +7,11 @@
 #include "qdq/model_edit.h"
 #include "qdq/predict.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace qdq
@@ -94,12 +96,16 @@ struct FixReport
     std::vector<std::string> notes; //!< writer notes (external data), what was not checked
 };
 
+//! Told what fix is doing as each of its stages starts ("writing the fixed model", ...), and "" when it is done: on a
+//! 500,000-node model the stages after the read take seconds each.
+using FixStageCallback = std::function<void(std::string_view stage)>;
+
 //! Reads the inputs (the model plus any engine artifacts), diagnoses them, plans the findings' edits, writes the fixed
 //! model (unless dryRun), checks it with the ONNX checker and shape inference, and diagnoses and predicts it again.
 //! Throws InputError for bad input (no model, unreadable files, an output that exists without force, is the input,
-//! or cannot be written).
+//! or cannot be written). progress: the reading of the inputs; stage: the stages after it.
 FixReport runFix(const InputFiles& files, const FixOptions& options, const Limits& limits,
-                 const ProgressCallback& progress = {});
+                 const ProgressCallback& progress = {}, const FixStageCallback& stage = {});
 
 //! The plan alone: the edits of report's findings as changes of graph's model file. Exposed for tests.
 struct FixPlan

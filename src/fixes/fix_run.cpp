@@ -5,6 +5,7 @@
 #include "qdq/readers.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -137,8 +138,17 @@ struct BeforeStage
 } // namespace
 
 FixReport runFix(const InputFiles& files, const FixOptions& options, const Limits& limits,
-                 const ProgressCallback& progress)
+                 const ProgressCallback& progress, const FixStageCallback& stageStarts)
 {
+    // Each stage's text stays under 60 characters: a status line that wraps on an 80-column terminal cannot be
+    // overwritten by the next.
+    const auto tell = [&stageStarts](std::string_view what)
+    {
+        if (stageStarts)
+        {
+            stageStarts(what);
+        }
+    };
     FixReport result;
     result.dryRun = options.dryRun;
     // The input model diagnosed, which planning reads. It is dropped while the candidate is read back and diagnosed
@@ -160,6 +170,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         }
         AnalysisOptions analysis;
         analysis.simulation = simulation;
+        tell(first ? "diagnosing the model" : "diagnosing the model again without the refused edits");
         stage->full = diagnose(stage->inputs, analysis);
         // Before: the model alone, as the fixed model will be diagnosed. (The full report's names stay valid when the
         // graph moves: they are views into its node storage.)
@@ -231,11 +242,15 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         {
             stage = prepare(false);
         }
+        tell("planning the edits");
         plan = planFix(stage->full, stage->graph(), options, refused);
         candidate.remove();
         candidate.path =
             (folder / (".qdq-doctor-fix-" + std::to_string(::getpid()) + "-" + std::to_string(round) + ".onnx"))
                 .string();
+        tell(options.dryRun ? "writing the fixed model to a temporary file (dry run)"
+             : round == 0   ? "writing the fixed model"
+                            : "writing the fixed model again without the refused edits");
         FileModelSink sink(candidate.path, true);
         ModelWriteOptions writeOptions;
         writeOptions.limits = limits;
@@ -258,6 +273,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         // The ONNX checker and shape inference run on the second core while the candidate is read back and
         // diagnosed; a round that is not the last waits for its check and drops it.
         checkResult = std::async(std::launch::async, [path = candidate.path, &check] { return runCheck(path, check); });
+        tell("diagnosing the fixed model (ONNX checker beside it)");
         after = diagnoseModelOnly(readOnnx(candidate.path, {}, limits),
                                   options.output.empty() ? result.source : options.output, simulation, afterHolder);
         // The nodes each edit added, and those whose inputs or producers it changed.
@@ -342,6 +358,10 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     }
 
     // The check of the last candidate (started above): the input model is checked too when it failed.
+    if (checkResult.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    {
+        tell("waiting for the ONNX checker and shape inference");
+    }
     const CheckResult candidateCheck = checkResult.get();
     if (!candidateCheck.error.empty())
     {
@@ -353,6 +373,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     }
     else
     {
+        tell("checking the input model too");
         const CheckResult original = runCheck(result.source, check);
         result.checker = candidateCheck.problem + (original.error.empty() && original.problem == candidateCheck.problem
                                                        ? " (the input model fails the same way)"
@@ -371,6 +392,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         candidate.path.clear(); // it is the output now
         result.written = true;
     }
+    tell("");
     return result;
 }
 
