@@ -177,8 +177,9 @@ struct PredictOptions
 //! `predict MODEL.onnx|BUILD.log`: the engine the simulator expects, from the model or the graph a build log holds.
 int runPredict(const PredictOptions& predictOptions, const GlobalOptions& options)
 {
-    // predict runs on one core; the other maps the heap's fresh pages (include/qdq/heap_prefault.h). diagnose and fix
-    // keep both cores busy already: there it measured slower (fix 9.7-10.3 -> 10.6-11.0 s on the bench model).
+    // predict leaves the second core partly idle (it interns names while the model is read and writes the Q/DQ part
+    // of the JSON while the layers are built); there it maps the heap's fresh pages (include/qdq/heap_prefault.h).
+    // diagnose and fix keep both cores busy already: there it measured slower (fix 9.7-10.3 -> 10.6-11.0 s).
     qdq::startHeapPrefault();
     qdq::InputFiles files;
     files.files = {predictOptions.file};
