@@ -56,25 +56,10 @@ public:
     }
 
 private:
+    //! Build-log lines about scales.
     static std::vector<Evidence> logEvidence(const Context& context)
     {
-        std::vector<Evidence> found;
-        if (!context.inputs.buildLog)
-        {
-            return found;
-        }
-        for (const auto& error : context.inputs.buildLog->errors)
-        {
-            if (mentionsScale(error.text))
-            {
-                Evidence evidence;
-                evidence.file = context.inputs.buildLog->sourcePath;
-                evidence.line = error.line;
-                evidence.text = error.text;
-                found.push_back(evidence);
-            }
-        }
-        return found;
+        return buildLogErrorEvidence(context, mentionsScale);
     }
 
     void checkGraph(const Context& context, FindingSink& sink) const

@@ -56,23 +56,7 @@ private:
     //! Build-log lines about zero points (the parser's `Non-zero zero point is not supported` assertion).
     static std::vector<Evidence> logEvidence(const Context& context)
     {
-        std::vector<Evidence> found;
-        if (!context.inputs.buildLog)
-        {
-            return found;
-        }
-        for (const auto& error : context.inputs.buildLog->errors)
-        {
-            if (mentionsZeroPoint(error.text))
-            {
-                Evidence evidence;
-                evidence.file = context.inputs.buildLog->sourcePath;
-                evidence.line = error.line;
-                evidence.text = error.text;
-                found.push_back(evidence);
-            }
-        }
-        return found;
+        return buildLogErrorEvidence(context, mentionsZeroPoint);
     }
 
     void checkGraph(const Context& context, FindingSink& sink) const

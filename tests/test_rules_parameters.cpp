@@ -143,6 +143,29 @@ TEST(RuleNonzeroZeroPoint, AttachesTheParserErrorFromTheBuildLog)
 
 // ---- R02 invalid-scale ----------------------------------------------------------------------------------------------
 
+// The log alone: the parser's scale assertion is the finding; an error line about something else is not.
+TEST(RuleInvalidScale, LogAloneReportsTheParsersScaleErrorAndNotOtherErrors)
+{
+    const auto diagnoseLog = [](const std::string& errorText)
+    {
+        Inputs inputs;
+        BuildLog log;
+        log.sourcePath = "build.log";
+        log.errors.push_back({errorText, 17});
+        inputs.buildLog = log;
+        return findingsOf(diagnose(inputs), "invalid-scale");
+    };
+    const auto findings = diagnoseLog("[E] [TRT] 3: [scaleLayer.cpp::validate::42] Error Code 3: API Usage Error "
+                                      "(Parameter check failed: Scale coefficients must all be positive)");
+    ASSERT_EQ(findings.size(), 1u);
+    ASSERT_FALSE(findings[0].evidence.empty());
+    EXPECT_EQ(findings[0].evidence.front().file, "build.log");
+    EXPECT_EQ(findings[0].evidence.front().line, 17u);
+    EXPECT_TRUE(diagnoseLog("[E] [TRT] 3: [convolutionLayer.cpp::validate::42] Error Code 3: API Usage Error "
+                            "(Parameter check failed: kernel weights has count 0)")
+                    .empty());
+}
+
 TEST(RuleInvalidScale, TriggersOnZeroChannelOfAWeightScale)
 {
     GraphBuilder g;

@@ -101,6 +101,8 @@ std::vector<std::size_t> consumerLayers(const EnginePlan& plan, const std::strin
 Evidence layerEvidence(const Context& context, std::size_t layer, const std::string& field, const std::string& text);
 //! Evidence pointing at an ONNX node.
 Evidence nodeEvidence(const Context& context, const OnnxNode& node, std::string text);
+//! Evidence for each error line of the build log (none without a log) whose text `matches` accepts.
+std::vector<Evidence> buildLogErrorEvidence(const Context& context, bool (*matches)(const std::string& text));
 //! Starts a finding with the rule's slug and default severity.
 Finding makeFinding(const RuleInfo& info, std::string message);
 //! Names of engine layers.

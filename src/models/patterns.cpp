@@ -365,6 +365,27 @@ Evidence nodeEvidence(const Context& context, const OnnxNode& node, std::string 
     return evidence;
 }
 
+std::vector<Evidence> buildLogErrorEvidence(const Context& context, bool (*matches)(const std::string& text))
+{
+    std::vector<Evidence> found;
+    if (!context.inputs.buildLog)
+    {
+        return found;
+    }
+    for (const auto& error : context.inputs.buildLog->errors)
+    {
+        if (matches(error.text))
+        {
+            Evidence evidence;
+            evidence.file = context.inputs.buildLog->sourcePath;
+            evidence.line = error.line;
+            evidence.text = error.text;
+            found.push_back(std::move(evidence));
+        }
+    }
+    return found;
+}
+
 bool reachesQuantizer(const OnnxGraph& graph, const std::string& tensor)
 {
     std::vector<std::pair<const std::string*, int>> frontier{{&tensor, 0}};
