@@ -595,7 +595,7 @@ private:
                 parseMessage(wire, tag, tagOffset, valueInfo, "ValueInfoProto");
                 if (valueInfo.type().has_tensor_type() && valueInfo.type().tensor_type().elem_type() != 0)
                 {
-                    mInterner->drain();
+                    drainInterner();
                     std::uint32_t id = mGraph.tensors.intern(valueInfo.name());
                     growTensorArrays();
                     mGraph.tensors.type[id] = static_cast<OnnxDataType>(valueInfo.type().tensor_type().elem_type());
@@ -620,8 +620,36 @@ private:
             }
             mContext = {};
         }
-        mInterner->drain();
+        drainInterner();
         mInterner.reset();
+    }
+
+    //! Waits for the interner thread; meanwhile this thread indexes the node names read so far (the interner runs
+    //! behind the decoding, and the index is work linkGraph would otherwise wait for).
+    void drainInterner()
+    {
+        mInterner->drain([this] { return indexNodeNames(kIndexSliceNodes); });
+    }
+
+    //! Indexes the next `most` nodes not yet indexed by name, in node order (the first of two nodes with one name
+    //! keeps it); returns whether nodes read so far are left.
+    bool indexNodeNames(std::size_t most)
+    {
+        if (mNodesIndexed == 0)
+        {
+            mGraph.nodeIndexByName.reserve(std::max(mReservedNodes, mGraph.nodes.size()));
+        }
+        const auto nodeName = [this](std::uint32_t id) -> const std::string& { return mGraph.nodes[id].name; };
+        const std::size_t end = mGraph.nodes.size() - mNodesIndexed > most ? mNodesIndexed + most : mGraph.nodes.size();
+        for (; mNodesIndexed < end; ++mNodesIndexed)
+        {
+            const auto index = static_cast<std::uint32_t>(mNodesIndexed);
+            if (mGraph.nodeIndexByName.insert(mGraph.nodes[mNodesIndexed].name, index, nodeName) != index)
+            {
+                mDuplicateNameNodes.push_back(index);
+            }
+        }
+        return mNodesIndexed < mGraph.nodes.size();
     }
 
     void parseNode(Wire& wire, std::uint32_t tag, std::uint64_t tagOffset)
@@ -1105,7 +1133,7 @@ private:
         const std::size_t index = mGraph.constants.size();
         if (mInterner)
         {
-            mInterner->drain(); // the nodes' names before this one's, as the file orders them
+            drainInterner(); // the nodes' names before this one's, as the file orders them
         }
         const std::uint32_t id = mGraph.tensors.intern(record.constant.name);
         growTensorArrays();
@@ -1421,24 +1449,14 @@ private:
         growTensorArrays();
         tensors.producer.assign(tensorCount, OnnxGraph::kNone);
         std::size_t duplicateProducers = 0;
-        // The index of node names is built on the second core while the producers are linked here: each insert
-        // waits on a cache miss (the bench's 500,000-node model: linkGraph was 6% of predict's main thread).
-        std::vector<std::uint32_t> duplicateNameNodes;
+        // The index of node names is built on the second core while the producers and consumers are linked here: each
+        // insert waits on a cache miss (the bench's 500,000-node model: linkGraph was 6% of predict's main thread).
         std::exception_ptr nameIndexFailure;
-        const auto indexNodeNames = [&]
+        const auto indexNodeNamesLeft = [&]
         {
             try
             {
-                mGraph.nodeIndexByName.reserve(nodeCount);
-                const auto nodeName = [this](std::uint32_t id) -> const std::string& { return mGraph.nodes[id].name; };
-                for (const OnnxNode& node : mGraph.nodes)
-                {
-                    const auto index = static_cast<std::uint32_t>(node.index);
-                    if (mGraph.nodeIndexByName.insert(node.name, index, nodeName) != index)
-                    {
-                        duplicateNameNodes.push_back(index);
-                    }
-                }
+                indexNodeNames(nodeCount);
             }
             catch (...)
             {
@@ -1457,13 +1475,13 @@ private:
                 }
             }
         } joinOnExit{nameIndexer};
-        if (nodeCount >= kThreadedInternNodes)
+        if (nodeCount - mNodesIndexed >= kThreadedIndexNodes)
         {
-            nameIndexer = std::thread(indexNodeNames);
+            nameIndexer = std::thread(indexNodeNamesLeft);
         }
         else
         {
-            indexNodeNames();
+            indexNodeNamesLeft();
         }
         for (const OnnxNode& node : mGraph.nodes)
         {
@@ -1491,24 +1509,10 @@ private:
         {
             warn(0, false, std::to_string(duplicateProducers - kWarningCap) + " more tensors with several producers");
         }
-        if (nameIndexer.joinable())
-        {
-            nameIndexer.join();
-        }
-        if (nameIndexFailure)
-        {
-            std::rethrow_exception(nameIndexFailure);
-        }
-        mGraph.duplicateNodeNames = !duplicateNameNodes.empty();
-        for (std::size_t i = 0; i < duplicateNameNodes.size() && i < kWarningCap; ++i)
-        {
-            const OnnxNode& node = mGraph.nodes[duplicateNameNodes[i]];
-            warnNode(node.index, "node name '" + printable(node.name, 256) + "' is used by more than one node");
-        }
-        if (duplicateNameNodes.size() > kWarningCap)
-        {
-            warn(0, false, std::to_string(duplicateNameNodes.size() - kWarningCap) + " more duplicate node names");
-        }
+        // The duplicate-name warnings go here, after the producers' and before the dangling inputs', once the index
+        // is built: the thread is joined at the end, so that it runs while the consumers are listed below (predict on
+        // the bench model waited about 50 ms for it when it was joined here).
+        const std::size_t nameWarningsAt = mGraph.warnings.size();
 
         // Consumers, as compressed rows: count, prefix sums, fill (each node once per tensor, in node order).
         std::vector<std::uint32_t> lastReader(tensorCount, OnnxGraph::kNone);
@@ -1588,6 +1592,30 @@ private:
         {
             warn(0, false, std::to_string(dangling - kWarningCap) + " more dangling node inputs");
         }
+
+        if (nameIndexer.joinable())
+        {
+            nameIndexer.join();
+        }
+        if (nameIndexFailure)
+        {
+            std::rethrow_exception(nameIndexFailure);
+        }
+        mGraph.duplicateNodeNames = !mDuplicateNameNodes.empty();
+        std::vector<ReaderWarning> laterWarnings(mGraph.warnings.begin() + static_cast<std::ptrdiff_t>(nameWarningsAt),
+                                                 mGraph.warnings.end());
+        mGraph.warnings.resize(nameWarningsAt);
+        for (std::size_t i = 0; i < mDuplicateNameNodes.size() && i < kWarningCap; ++i)
+        {
+            const OnnxNode& node = mGraph.nodes[mDuplicateNameNodes[i]];
+            warnNode(node.index, "node name '" + printable(node.name, 256) + "' is used by more than one node");
+        }
+        if (mDuplicateNameNodes.size() > kWarningCap)
+        {
+            warn(0, false, std::to_string(mDuplicateNameNodes.size() - kWarningCap) + " more duplicate node names");
+        }
+        mGraph.warnings.insert(mGraph.warnings.end(), std::make_move_iterator(laterWarnings.begin()),
+                               std::make_move_iterator(laterWarnings.end()));
     }
 
     void checkCycles()
@@ -1769,8 +1797,14 @@ private:
     std::string mNodeBytes;
     onnx_wire::NodeFields mNodeFields;
     std::vector<std::uint64_t> mNodeOffsets;
-    std::size_t mReservedNodes = 0; //!< the node count reserveForGraph found
+    std::size_t mReservedNodes = 0;                 //!< the node count reserveForGraph found
+    std::size_t mNodesIndexed = 0;                  //!< nodes in mGraph.nodeIndexByName so far
+    std::vector<std::uint32_t> mDuplicateNameNodes; //!< nodes whose name an earlier node has
     static constexpr std::size_t kThreadedInternNodes = 20000;
+    //! Node names indexed between two looks at whether the interner thread has caught up (about 0.2 ms of work).
+    static constexpr std::size_t kIndexSliceNodes = 1024;
+    //! Below this many nodes left to index, linkGraph indexes them itself instead of starting a thread.
+    static constexpr std::size_t kThreadedIndexNodes = 20000;
     std::unique_ptr<NodeTensorInterner> mInterner; //!< while a graph's fields are parsed
     std::vector<std::string> mAllGraphInputs;
     std::size_t mInitializerCount = 0;

@@ -83,7 +83,7 @@ void NodeTensorInterner::submit()
     mWork.notify_one();
 }
 
-void NodeTensorInterner::drain()
+void NodeTensorInterner::drain(const std::function<bool()>& meanwhile)
 {
     if (!mThreaded)
     {
@@ -92,6 +92,23 @@ void NodeTensorInterner::drain()
     if (!mFilling->counts.empty())
     {
         submit();
+    }
+    if (meanwhile)
+    {
+        for (;;)
+        {
+            {
+                std::lock_guard<std::mutex> lock(mMutex);
+                if ((mQueue.empty() && !mBusy) || mFailure)
+                {
+                    break;
+                }
+            }
+            if (!meanwhile())
+            {
+                break;
+            }
+        }
     }
     std::unique_lock<std::mutex> lock(mMutex);
     mIdle.wait(lock, [this] { return (mQueue.empty() && !mBusy) || mFailure; });

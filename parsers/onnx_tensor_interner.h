@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -34,8 +35,10 @@ public:
     NodeTensorInterner& operator=(const NodeTensorInterner&) = delete;
 
     void addNode(std::span<const std::string_view> inputs, std::span<const std::string_view> outputs);
-    //! Waits until every node added so far is interned; rethrows what the thread failed with (bad_alloc).
-    void drain();
+    //! Waits until every node added so far is interned; rethrows what the thread failed with (bad_alloc). While the
+    //! thread is still behind, the calling thread runs meanwhile, a slice of other work at a time, until it returns
+    //! false (nothing left to do) or the thread has caught up.
+    void drain(const std::function<bool()>& meanwhile = {});
 
 private:
     //! Names of a run of nodes, copied: the reader's node bytes are reused for the next node.

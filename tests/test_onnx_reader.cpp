@@ -2,6 +2,7 @@
 // ../shared.
 #include "test_support.h"
 
+#include "parsers/onnx_tensor_interner.h"
 #include "qdq/readers.h"
 
 #include <onnx/onnx_pb.h>
@@ -734,6 +735,84 @@ TEST(OnnxReader, LargeGraphReadsLikeASmallOne)
     std::string bytes = serialize(model);
     bytes.resize(bytes.size() / 2);
     EXPECT_THROW(qdq::readOnnxFromBuffer(bytes, "cut.onnx"), InputError);
+}
+
+// The index of node names is built on a second thread for large graphs and joined after the consumers are listed;
+// its warnings still come where a one-thread reading puts them: after the duplicate producers', before the dangling
+// inputs'.
+TEST(OnnxReader, WarningsComeInTheSameOrderWhenTheNameIndexIsBuiltOnASecondThread)
+{
+    const auto warningsOf = [](int paddingNodes)
+    {
+        onnx::ModelProto model = emptyModel();
+        onnx::GraphProto& graph = *model.mutable_graph();
+        addValueInfo(graph.mutable_input(), "x", onnx::TensorProto::FLOAT);
+        addNode(graph, "a", "Relu", {"x"}, {"t"});
+        addNode(graph, "a", "Relu", {"ghost"}, {"t"}); // duplicate name, duplicate producer, dangling input
+        std::string previous = "t";
+        for (int i = 0; i < paddingNodes; ++i)
+        {
+            const std::string out = "p" + std::to_string(i);
+            addNode(graph, "pad" + std::to_string(i), "Relu", {previous}, {out});
+            previous = out;
+        }
+        OnnxGraph read = qdq::readOnnxFromBuffer(serialize(model), "order.onnx");
+        std::vector<std::string> messages;
+        for (const auto& warning : read.warnings)
+        {
+            messages.push_back(warning.message);
+        }
+        return messages;
+    };
+    const std::vector<std::string> small = warningsOf(0);
+    ASSERT_EQ(small.size(), 3U);
+    EXPECT_NE(small[0].find("is produced by more than one node"), std::string::npos) << small[0];
+    EXPECT_NE(small[1].find("node name 'a' is used by more than one node"), std::string::npos) << small[1];
+    EXPECT_NE(small[2].find("input 'ghost' of node 'a'"), std::string::npos) << small[2];
+    EXPECT_EQ(warningsOf(25000), small); // over the 20,000 nodes that move the index to a second thread
+}
+
+// drain() with work to do meanwhile: the calling thread runs it only while the interner thread is behind, stops when
+// it returns false, and drain still returns with every name interned, with the ids a one-thread interner gives.
+TEST(NodeTensorInterner, DrainRunsTheCallersWorkWhileBehindAndStillWaitsForEveryName)
+{
+    const auto internAll = [](bool threaded, const std::function<bool()>& meanwhile)
+    {
+        qdq::OnnxGraph graph;
+        graph.nodeInputStart.push_back(0);
+        graph.nodeOutputStart.push_back(0);
+        qdq::onnx_detail::NodeTensorInterner interner(graph, threaded);
+        for (int i = 0; i < 60000; ++i)
+        {
+            const std::string input = "t" + std::to_string(i / 2); // every name read twice: a hit after a miss
+            const std::string output = "u" + std::to_string(i);
+            const std::string_view in[] = {input, ""};
+            const std::string_view out[] = {output};
+            interner.addNode(in, out);
+        }
+        interner.drain(meanwhile);
+        return std::make_pair(graph.nodeInputIds, graph.nodeOutputIds);
+    };
+    const auto oneThread = internAll(false, {});
+    int slices = 0;
+    EXPECT_EQ(internAll(true,
+                        [&]
+                        {
+                            ++slices;
+                            return slices < 3; // three slices of work, then nothing left
+                        }),
+              oneThread);
+    EXPECT_LE(slices, 3);
+    int calls = 0;
+    EXPECT_EQ(internAll(true,
+                        [&]
+                        {
+                            ++calls;
+                            return false; // nothing to do at all
+                        }),
+              oneThread);
+    EXPECT_LE(calls, 1);
+    ASSERT_EQ(oneThread.second.size(), 60000U);
 }
 
 TEST(OnnxReader, EnforcesTheNodeLimit)
