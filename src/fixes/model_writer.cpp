@@ -1537,10 +1537,12 @@ public:
         std::uint64_t initializerIndex = 0;
         while (mSource.nextField(position, graph.end, field))
         {
+            // Fields that stay as they are go straight from the read window into content, not through a string of
+            // their own (500,000-node bench model, 6 runs: building the copy 0.46-0.56 -> 0.43-0.50 s).
             if (field.number == kGraphNode && field.wireType == kLengthDelimited)
             {
                 mSource.setContext("graph.node", nodeIndex++);
-                content += nodeForCheck(field);
+                appendNodeForCheck(field, content);
             }
             else if (field.number == kGraphInitializer && field.wireType == kLengthDelimited)
             {
@@ -1549,7 +1551,7 @@ public:
             }
             else
             {
-                content += mSource.read(field.tagOffset, field.end - field.tagOffset);
+                content += mSource.view(field.tagOffset, field.end - field.tagOffset);
             }
             mSource.setContext(nullptr);
         }
@@ -1565,14 +1567,15 @@ public:
     const std::string& problem() const { return mProblem; }
 
 private:
-    std::string nodeForCheck(const WireField& field)
+    void appendNodeForCheck(const WireField& field, std::string& content)
     {
-        std::string bytes = mSource.read(field.tagOffset, field.end - field.tagOffset);
         const NodeHeader header = decodeNodeHeader(mSource, field, [](std::uint32_t, std::string_view) {});
         if (!header.isConstant())
         {
-            return bytes;
+            content += mSource.view(field.tagOffset, field.end - field.tagOffset);
+            return;
         }
+        const std::string bytes = mSource.read(field.tagOffset, field.end - field.tagOffset);
         onnx::NodeProto node;
         if (!node.ParseFromString(mSource.read(field.payloadOffset, field.payloadLength)))
         {
@@ -1587,7 +1590,7 @@ private:
                 changed = true;
             }
         }
-        return changed ? lengthDelimitedField(kGraphNode, node.SerializeAsString()) : bytes;
+        content += changed ? lengthDelimitedField(kGraphNode, node.SerializeAsString()) : bytes;
     }
 
     std::string initializerForCheck(const WireField& field)
