@@ -1449,8 +1449,9 @@ private:
         growTensorArrays();
         tensors.producer.assign(tensorCount, OnnxGraph::kNone);
         std::size_t duplicateProducers = 0;
-        // The index of node names is built on the second core while the producers and consumers are linked here: each
-        // insert waits on a cache miss (the bench's 500,000-node model: linkGraph was 6% of predict's main thread).
+        // The node names not indexed yet (drainInterner indexes them while it waits) are indexed on the second core
+        // while the producers and consumers are linked here: each insert waits on a cache miss (the bench's
+        // 500,000-node model: linkGraph was 6% of predict's main thread).
         std::exception_ptr nameIndexFailure;
         const auto indexNodeNamesLeft = [&]
         {
