@@ -768,9 +768,6 @@ private:
         return "q:" + std::to_string(quantize);
     }
 
-    //! Horizontal merge (reference 1.8, `Merging layers: A || B` in 8.x logs): convs that read the same tensor
-    //! through the same (or merged twin) Quantize, with the same kernel, strides, pads, groups and epilogue, become
-    //! one layer named `A || B`. Runs after the Q/DQ nodes found their layers, before the node lists are made.
     //! Whether another conv can share this conv's input: some tensor on the way from its source (the float tensor, or
     //! the Q's input behind its DQ) to the conv has a second reader. Most convs have none; skipping them saves
     //! building a signature and a map entry for each (3-4% of predict on the 100,000-conv bench model).
@@ -801,6 +798,9 @@ private:
         return true;
     }
 
+    //! Horizontal merge (reference 1.8, `Merging layers: A || B` in 8.x logs): convs that read the same tensor
+    //! through the same (or merged twin) Quantize, with the same kernel, strides, pads, groups and epilogue, become
+    //! one layer named `A || B`. Runs after the Q/DQ nodes found their layers, before the node lists are made.
     void mergeSiblingConvs()
     {
         std::unordered_map<std::string, std::uint32_t> firstOfGroup;

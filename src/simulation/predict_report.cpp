@@ -207,7 +207,7 @@ std::vector<std::string> renderQdqElements(const std::vector<PredictedQdq>& qdq)
     return pieces;
 }
 
-//! qdqElements: the qdq_nodes array's elements, already written by renderElements; null to write them here.
+//! qdqElements: the qdq_nodes array's elements, already written by renderQdqElements; null to write them here.
 void writeJson(const Prediction& prediction, const OnnxGraph& graph, const std::string& source,
                const std::function<void(std::string_view)>& write, const std::vector<std::string>* qdqElements)
 {
