@@ -275,38 +275,29 @@ qdq::graph::Options drawingOptions(const std::string& collapse)
     return options;
 }
 
-//! Writes a file next to its final name, then renames it: a crash never leaves half a report, and an existing file
-//! is replaced only when the user said --force.
-void writeReportFile(const std::filesystem::path& path, const std::function<void(std::ostream&)>& produce, bool force)
+//! Writes a file next to its final name (a new temporary name), then renames it: a crash never leaves half a report,
+//! an existing file is replaced only when the user said --force, and a device or pipe never (checkOutputFilePath).
+void writeReportFile(const std::filesystem::path& path,
+                     const std::function<void(const std::function<void(std::string_view)>&)>& produce, bool force)
 {
-    std::error_code ec;
-    if (std::filesystem::exists(path, ec) && !force)
+    qdq::FileModelSink file(path.string(), force);
+    file.begin();
+    try
     {
-        qdq::SourceLocation where;
-        where.path = path.string();
-        throw qdq::InputError(where, "already exists; pass --force to replace it");
+        produce([&file](std::string_view piece) { file.write(piece); });
+        file.commit();
     }
-    std::filesystem::path temporary = path;
-    temporary += ".tmp";
+    catch (...)
     {
-        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        produce(out);
-        out.flush();
-        if (!out)
-        {
-            qdq::SourceLocation where;
-            where.path = temporary.string();
-            throw qdq::InputError(where, "cannot write");
-        }
+        file.abort();
+        throw;
     }
-    std::filesystem::rename(temporary, path);
 }
 
 void writeReportFile(const std::filesystem::path& path, const std::string& content, bool force)
 {
     writeReportFile(
-        path, [&](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); },
-        force);
+        path, [&](const std::function<void(std::string_view)>& write) { write(content); }, force);
 }
 
 //! Writes NAME.svg (and NAME.dot with --dot) in dir and returns the SVG. A picture that cannot be drawn is reported
@@ -414,12 +405,7 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
         std::filesystem::create_directories(dir);
         writeReportFile(
             dir / "report.json",
-            [&](std::ostream& out)
-            {
-                qdq::writeReportJson(report, inputs,
-                                     [&](std::string_view piece)
-                                     { out.write(piece.data(), static_cast<std::streamsize>(piece.size())); });
-            },
+            [&](const std::function<void(std::string_view)>& write) { qdq::writeReportJson(report, inputs, write); },
             diagnoseOptions.force);
         writeReportFile(dir / "report.txt", text, diagnoseOptions.force);
         writeReportFile(dir / "report.sarif", sarifLog, diagnoseOptions.force);

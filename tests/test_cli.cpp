@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-
+#include <sys/stat.h>
 
 using namespace qdq::test;
 using Json = nlohmann::json;
@@ -157,6 +157,28 @@ TEST(Cli, OutputDirectoryNeverOverwritesWithoutForce)
     args.push_back("--force");
     EXPECT_EQ(runCli(args).exitStatus, 0);
     EXPECT_NE(readFile(out / "report.json").find("qdq-doctor.report.v1"), std::string::npos);
+}
+
+// Reports are written next to their name and renamed onto it; with --force that replaced a pipe or device (a
+// report.json linked to /dev/null) by a file. Refused now, force or not; a file named report.json.tmp is not touched.
+TEST(Cli, ReportOntoAPipeIsRefusedEvenWithForce)
+{
+    auto dir = sampleDir("c-resnet-conv-maxpool");
+    auto out = tempDir("cli-pipe") / "report";
+    std::filesystem::create_directories(out);
+    ASSERT_EQ(::mkfifo((out / "report.json").c_str(), 0600), 0);
+    writeFile(out / "report.json.tmp", "user's own file");
+    auto refused = runCli({"diagnose", "-o", out.string(), "--force", (dir / "model.onnx").string()});
+    EXPECT_EQ(refused.exitStatus, 2);
+    EXPECT_NE(refused.err.find("report.json: error: is not a regular file"), std::string::npos) << refused.err;
+    EXPECT_TRUE(std::filesystem::is_fifo(std::filesystem::symlink_status(out / "report.json")));
+    EXPECT_EQ(readFile(out / "report.json.tmp"), "user's own file");
+
+    auto picture = tempDir("cli-pipe-graph") / "graph.svg";
+    ASSERT_EQ(::mkfifo(picture.c_str(), 0600), 0);
+    auto graph = runCli({"graph", (dir / "model.onnx").string(), "-o", picture.string(), "--force"});
+    EXPECT_EQ(graph.exitStatus, 2) << graph.out;
+    EXPECT_TRUE(std::filesystem::is_fifo(std::filesystem::symlink_status(picture)));
 }
 
 TEST(Cli, FailOnSetsExitStatus)

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sys/stat.h>
 
 using namespace qdq;
 using namespace qdq::test;
@@ -284,6 +285,33 @@ TEST(FixCli, DryRunWritesNothingAndExistingOutputNeedsForce)
     {
         EXPECT_EQ(entry.path().filename().string().find(".qdq-doctor-fix"), std::string::npos) << entry.path();
     }
+}
+
+// `fix -o /dev/null --force` used to rename the fixed model onto /dev/null, replacing the device node with a file.
+// A pipe stands for any name that is not a file: refused with or without --force, left as it was.
+TEST(FixCli, OutputThatIsNoFileIsRefusedEvenWithForce)
+{
+    const auto model = residualModel(false);
+    const auto pipe = model.parent_path() / "pipe.onnx";
+    std::filesystem::remove(pipe);
+    ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+    for (const bool force : {false, true})
+    {
+        std::vector<std::string> args = {"fix", model.string(), "-o", pipe.string()};
+        if (force)
+        {
+            args.push_back("--force");
+        }
+        CommandResult refused = runCli(args);
+        EXPECT_EQ(refused.exitStatus, 2) << refused.out;
+        EXPECT_NE(refused.err.find(pipe.string() + ": error: is not a regular file"), std::string::npos) << refused.err;
+        EXPECT_TRUE(std::filesystem::is_fifo(std::filesystem::symlink_status(pipe)));
+    }
+    for (const auto& entry : std::filesystem::directory_iterator(model.parent_path()))
+    {
+        EXPECT_EQ(entry.path().filename().string().find(".qdq-doctor-fix"), std::string::npos) << entry.path();
+    }
+    std::filesystem::remove(pipe);
 }
 
 // The stages fix reports after the read (a status line on a terminal, a line each with --progress into a file), in

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <iostream>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace qdq
@@ -701,6 +702,69 @@ TEST(ModelWriter, ExistingOutputIsRefusedWithoutForce)
     writeEditedModel(source.string(), {}, forcing);
     EXPECT_EQ(readFile(output), readFile(source));
     EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2); // no temporary left
+}
+
+// The model is written next to the output and renamed onto it; with --force a rename onto /dev/null replaced the
+// device node with a regular file. A name that leads to anything but a file is refused, force or not.
+TEST(ModelWriter, OutputThatIsNoFileIsRefusedEvenWithForce)
+{
+    const fs::path dir = tempDir("writer-fifo");
+    const fs::path source = saveModel(dir / "model.onnx", residualModel());
+    const fs::path fifo = dir / "pipe.onnx";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+    fs::create_symlink(fifo, dir / "link-to-pipe.onnx");
+    for (const fs::path& output : {fifo, dir / "link-to-pipe.onnx"})
+    {
+        for (const bool force : {false, true})
+        {
+            FileModelSink sink(output.string(), force);
+            try
+            {
+                writeEditedModel(source.string(), {}, sink);
+                ADD_FAILURE() << "wrote onto " << output << (force ? " with force" : "");
+            }
+            catch (const InputError& error)
+            {
+                EXPECT_EQ(error.where().path, output.string());
+                EXPECT_NE(error.message().find("is not a regular file"), std::string::npos) << error.message();
+            }
+        }
+    }
+    EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir / "link-to-pipe.onnx")));
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 3); // no temporary left
+
+    // A link to a file is replaced by the model with force (the file it pointed to is left alone), as a file is.
+    const fs::path kept = writeFile(dir / "kept.onnx", "keep me");
+    fs::create_symlink(kept, dir / "link-to-file.onnx");
+    FileModelSink forcing((dir / "link-to-file.onnx").string(), true);
+    writeEditedModel(source.string(), {}, forcing);
+    EXPECT_EQ(readFile(dir / "link-to-file.onnx"), readFile(source));
+    EXPECT_FALSE(fs::is_symlink(fs::symlink_status(dir / "link-to-file.onnx")));
+    EXPECT_EQ(readFile(kept), "keep me");
+}
+
+// Without force, a file that appears at the output while the model is written is not replaced.
+TEST(ModelWriter, MoveIntoPlaceDoesNotReplaceAFileThatAppearedMeanwhile)
+{
+    const fs::path dir = tempDir("writer-appeared");
+    const fs::path finished = writeFile(dir / "finished.onnx", "model");
+    const fs::path output = writeFile(dir / "out.onnx", "someone else's");
+    try
+    {
+        moveOutputFileIntoPlace(finished.string(), output.string(), false);
+        ADD_FAILURE() << "replaced a file that appeared meanwhile";
+    }
+    catch (const InputError& error)
+    {
+        EXPECT_EQ(error.where().path, output.string());
+        EXPECT_NE(error.message().find("already exists"), std::string::npos) << error.message();
+    }
+    EXPECT_EQ(readFile(output), "someone else's");
+    EXPECT_EQ(readFile(finished), "model");
+    moveOutputFileIntoPlace(finished.string(), output.string(), true);
+    EXPECT_EQ(readFile(output), "model");
+    EXPECT_FALSE(fs::exists(finished));
 }
 
 TEST(ModelWriter, InputAsOutputIsRefusedUnderAnySpelling)

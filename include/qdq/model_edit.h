@@ -141,10 +141,10 @@ public:
     virtual void abort() noexcept = 0;
 };
 
-//! Writes the model to a file atomically: into "<output>.tmp-XXXXXX" in the output's folder, renamed onto the output
-//! only when everything succeeded, so a failed write never leaves a partial file (the temporary file is removed).
-//! begin() refuses, with an InputError naming the path, an existing output unless `force`, an output that is a
-//! folder, and a folder that is missing or cannot be written. The rename does not replace an output created by
+//! Writes a model (or any output file) atomically: into "<output>.tmp-XXXXXX" in the output's folder, renamed onto the
+//! output only when everything succeeded, so a failed write never leaves a partial file (the temporary file is
+//! removed). begin() refuses, with an InputError naming the path, an existing output unless `force`, an output that is
+//! a folder, and a folder that is missing or cannot be written. The rename does not replace an output created by
 //! someone else in the meantime unless `force`. Nothing is fsync'ed: the rename makes the file appear whole to
 //! other processes, not durable across a power loss.
 class FileModelSink : public ModelSink
@@ -233,6 +233,16 @@ struct ModelWriteResult
 //! source or one of its external data files, and for write failures; the sink is aborted on every failure.
 ModelWriteResult writeEditedModel(const std::string& sourcePath, const ModelEdits& edits, ModelSink& sink,
                                   const ModelWriteOptions& options = {});
+
+//! Refuses, with an InputError naming the path, an output a new file (a model, a report) cannot be put at: a folder, a
+//! device, pipe or socket (directly or through a link; even with force, since the file is renamed onto the name and
+//! would replace the device node itself), and an existing file or link without force. A name not yet taken passes.
+void checkOutputFilePath(const std::string& path, bool force);
+
+//! Renames the finished file `from` onto `to`. Without force it never replaces anything that appeared at `to`
+//! meanwhile (RENAME_NOREPLACE); with force it replaces a file or link, never a device, pipe, socket or folder.
+//! Throws InputError naming `to`; `from` is left in place then.
+void moveOutputFileIntoPlace(const std::string& from, const std::string& to, bool force);
 
 struct ModelCheckOptions
 {

@@ -226,14 +226,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
             throw InputError(SourceLocation{options.output},
                              "is the input model itself; write the fixed model to another file");
         }
-        if (std::filesystem::is_directory(output, error))
-        {
-            throw InputError(SourceLocation{options.output}, "is a folder; name the fixed model's file");
-        }
-        if (std::filesystem::exists(output, error) && !options.force)
-        {
-            throw InputError(SourceLocation{options.output}, "already exists (use --force to replace it)");
-        }
+        checkOutputFilePath(options.output, options.force);
         folder = std::filesystem::absolute(output).parent_path();
     }
 
@@ -360,11 +353,13 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     {
         double cost = 0.0;
         bool any = false;
-        for (const auto& [rule, findingCost] : findingCosts)
+        for (const auto& [findingRule, findingCost] : findingCosts)
         {
+            // Captured by name: clang 14 (the fuzz build's compiler) cannot capture a structured binding.
+            const std::string& rule = findingRule;
             if (appliedRules.count(rule) != 0 &&
                 std::none_of(result.skipped.begin(), result.skipped.end(),
-                             [&](const SkippedEdit& skipped) { return skipped.rule == rule; }))
+                             [&rule](const SkippedEdit& skipped) { return skipped.rule == rule; }))
             {
                 cost += findingCost;
                 any = true;
@@ -402,12 +397,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     result.output = options.output;
     if (!options.dryRun)
     {
-        std::error_code error;
-        std::filesystem::rename(candidate.path, options.output, error);
-        if (error)
-        {
-            throw InputError(SourceLocation{options.output}, "cannot be written: " + error.message());
-        }
+        moveOutputFileIntoPlace(candidate.path, options.output, options.force);
         candidate.path.clear(); // it is the output now
         result.written = true;
     }

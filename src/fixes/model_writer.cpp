@@ -1720,6 +1720,73 @@ private:
 
 } // namespace
 
+// ----- output paths ---------------------------------------------------------------------------------------------
+
+void checkOutputFilePath(const std::string& path, bool force)
+{
+    if (path.empty())
+    {
+        failPath(path, "no output path");
+    }
+    struct stat link
+    {
+    };
+    if (::lstat(path.c_str(), &link) != 0)
+    {
+        return; // nothing there (or a folder we cannot look into: creating the file will say so)
+    }
+    struct stat target
+    {
+    };
+    const bool resolved = ::stat(path.c_str(), &target) == 0;
+    if (resolved && S_ISDIR(target.st_mode))
+    {
+        failPath(path, "is a folder; the output must be a file");
+    }
+    // The model is written next to the output and renamed onto it, which replaces whatever the name stands for:
+    // renaming onto /dev/null would replace the device node itself. A name that leads to anything but a regular
+    // file (a device, pipe or socket, directly or through a link) is refused even with --force.
+    if ((resolved && !S_ISREG(target.st_mode)) || (!S_ISLNK(link.st_mode) && !S_ISREG(link.st_mode)))
+    {
+        failPath(path, "is not a regular file (a device, pipe or socket); the output must be a file");
+    }
+    if (!force)
+    {
+        failPath(path, "already exists (use --force to replace it)");
+    }
+}
+
+void moveOutputFileIntoPlace(const std::string& from, const std::string& to, bool force)
+{
+    int renamed = 0;
+    if (force)
+    {
+        checkOutputFilePath(to, true); // what appeared there meanwhile may be replaced only if it is a file
+        renamed = ::rename(from.c_str(), to.c_str());
+    }
+    else
+    {
+        // Never replaces a file that appeared while the model was being written.
+        renamed = ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE);
+        if (renamed != 0 && (errno == EINVAL || errno == ENOSYS))
+        {
+            // A file system without RENAME_NOREPLACE: check, then rename.
+            struct stat info
+            {
+            };
+            renamed = ::lstat(to.c_str(), &info) == 0 ? (errno = EEXIST, -1) : ::rename(from.c_str(), to.c_str());
+        }
+    }
+    if (renamed != 0)
+    {
+        const int error = errno;
+        failPath(to, error == EEXIST
+                         ? std::string("already exists (created while the model was being written; use "
+                                       "--force to replace it)")
+                         : std::string("cannot rename the finished model onto it: ") + std::strerror(error));
+    }
+}
+
 // ----- sinks ------------------------------------------------------------------------------------------------------
 
 FileModelSink::FileModelSink(std::string outputPath, bool force) : mPath(std::move(outputPath)), mForce(force) {}
@@ -1738,24 +1805,7 @@ std::filesystem::path FileModelSink::folder() const
 void FileModelSink::begin()
 {
     abort();
-    if (mPath.empty())
-    {
-        failPath(mPath, "no output path");
-    }
-    struct stat info
-    {
-    };
-    if (::lstat(mPath.c_str(), &info) == 0)
-    {
-        if (::stat(mPath.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
-        {
-            failPath(mPath, "is a folder; the output must be a file");
-        }
-        if (!mForce)
-        {
-            failPath(mPath, "already exists (use --force to overwrite it)");
-        }
-    }
+    checkOutputFilePath(mPath, mForce);
     std::random_device entropy;
     std::mt19937 generator(entropy());
     static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -1819,33 +1869,14 @@ void FileModelSink::commit()
         abort();
         failPath(mPath, std::string("cannot write: ") + std::strerror(error));
     }
-    int renamed = 0;
-    if (mForce)
+    try
     {
-        renamed = ::rename(mTemporaryPath.c_str(), mPath.c_str());
+        moveOutputFileIntoPlace(mTemporaryPath, mPath, mForce);
     }
-    else
+    catch (const InputError&)
     {
-        // Never replaces a file that appeared while the model was being written.
-        renamed = ::renameat2(AT_FDCWD, mTemporaryPath.c_str(), AT_FDCWD, mPath.c_str(), RENAME_NOREPLACE);
-        if (renamed != 0 && (errno == EINVAL || errno == ENOSYS))
-        {
-            // A file system without RENAME_NOREPLACE: check, then rename.
-            struct stat info
-            {
-            };
-            renamed = ::lstat(mPath.c_str(), &info) == 0 ? (errno = EEXIST, -1)
-                                                         : ::rename(mTemporaryPath.c_str(), mPath.c_str());
-        }
-    }
-    if (renamed != 0)
-    {
-        const int error = errno;
         abort();
-        failPath(mPath, error == EEXIST
-                            ? std::string("already exists (created while the model was being written; use "
-                                          "--force to overwrite it)")
-                            : std::string("cannot rename the temporary file onto it: ") + std::strerror(error));
+        throw;
     }
     mTemporaryPath.clear();
 }
