@@ -294,6 +294,23 @@ void writeReportFile(const std::filesystem::path& path,
     }
 }
 
+//! Creates -o DIR (and its parents) when missing; a DIR that is a file, or cannot be created, is an InputError naming
+//! it.
+void makeOutputFolder(const std::filesystem::path& dir)
+{
+    std::error_code error;
+    if (std::filesystem::exists(dir, error) && !std::filesystem::is_directory(dir, error))
+    {
+        throw qdq::InputError(qdq::SourceLocation{dir.string()},
+                              "is not a folder; -o names the folder the reports go to");
+    }
+    std::filesystem::create_directories(dir, error);
+    if (error)
+    {
+        throw qdq::InputError(qdq::SourceLocation{dir.string()}, "cannot create the folder: " + error.message());
+    }
+}
+
 void writeReportFile(const std::filesystem::path& path, const std::string& content, bool force)
 {
     writeReportFile(
@@ -402,7 +419,7 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
     if (toFiles)
     {
         std::filesystem::path dir = diagnoseOptions.outputDir;
-        std::filesystem::create_directories(dir);
+        makeOutputFolder(dir);
         writeReportFile(
             dir / "report.json",
             [&](const std::function<void(std::string_view)>& write) { qdq::writeReportJson(report, inputs, write); },
@@ -505,7 +522,7 @@ int runDiff(const DiffOptions& diffOptions, const GlobalOptions& options)
     if (!diffOptions.outputDir.empty())
     {
         std::filesystem::path dir = diffOptions.outputDir;
-        std::filesystem::create_directories(dir);
+        makeOutputFolder(dir);
         writeReportFile(dir / "diff.json", json, diffOptions.force);
         writeReportFile(dir / "diff.txt", text, diffOptions.force);
         std::string svg = writeGraphFiles(

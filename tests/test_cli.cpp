@@ -181,6 +181,19 @@ TEST(Cli, ReportOntoAPipeIsRefusedEvenWithForce)
     EXPECT_TRUE(std::filesystem::is_fifo(std::filesystem::symlink_status(picture)));
 }
 
+TEST(Cli, OutputFolderThatIsAFileIsAnErrorNamingIt)
+{
+    auto dir = sampleDir("c-resnet-conv-maxpool");
+    auto file = writeFile(tempDir("cli-out-file") / "notes.txt", "user's own file");
+    auto refused = runCli({"diagnose", "-o", file.string(), (dir / "model.onnx").string()});
+    EXPECT_EQ(refused.exitStatus, 2);
+    EXPECT_NE(refused.err.find(file.string() + ": error: is not a folder"), std::string::npos) << refused.err;
+    EXPECT_EQ(readFile(file), "user's own file");
+    auto below = runCli({"diagnose", "-o", (file / "sub").string(), (dir / "model.onnx").string()});
+    EXPECT_EQ(below.exitStatus, 2);
+    EXPECT_NE(below.err.find("sub: error: cannot create the folder"), std::string::npos) << below.err;
+}
+
 TEST(Cli, FailOnSetsExitStatus)
 {
     auto dir = sampleDir("c-resnet-conv-maxpool");
