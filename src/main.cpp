@@ -6,6 +6,7 @@
 #include "qdq/heap_prefault.h"
 #include "qdq/html_report.h"
 #include "qdq/inspect.h"
+#include "qdq/interrupt_cleanup.h"
 #include "qdq/load_inputs.h"
 #include "qdq/predict.h"
 #include "qdq/sarif.h"
@@ -843,6 +844,8 @@ int run(int argc, char** argv)
 
 int main(int argc, char** argv)
 {
+    // Ctrl-C while fix or a report is being written removes the files not yet in place.
+    qdq::removeTemporaryFilesOnInterrupt();
     int status = run(argc, argv);
     // Everything is written: leave without running destructors (freeing a large model object by object costs
     // longer than reading it). stdio buffers are flushed first.

@@ -4,6 +4,7 @@
 // and small tensors are encoded anew. A model written with no edits is byte-identical to its source.
 #pragma once
 
+#include "qdq/interrupt_cleanup.h"
 #include "qdq/limits.h"
 
 #include <cstdint>
@@ -167,6 +168,7 @@ private:
     bool mForce = false;
     int mFd = -1;
     std::string mTemporaryPath;
+    InterruptCleanup mCleanup; //!< removes the temporary file if the process is interrupted
 };
 
 //! Keeps the model in memory (dry runs, tests). folder is where the model would be written (for external data

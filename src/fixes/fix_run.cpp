@@ -2,6 +2,7 @@
 // checker, then diagnose and predict the fixed model in process to show what the edits buy.
 #include "qdq/diagnostics.h"
 #include "qdq/fix.h"
+#include "qdq/interrupt_cleanup.h"
 #include "qdq/readers.h"
 
 #include <algorithm>
@@ -114,24 +115,39 @@ Report diagnoseModelOnly(OnnxGraph graph, const std::string& path, const Simulat
     return diagnose(holder, options);
 }
 
-//! A temporary file for checking a dry run's model; removed when it goes out of scope.
-//! A file removed when it goes out of scope or is replaced, unless its path was cleared (it became the output).
+//! A file removed when it goes out of scope or is replaced, and when the process is interrupted, unless kept (it
+//! became the output).
 struct TemporaryFile
 {
-    std::string path;
     TemporaryFile() = default;
     TemporaryFile(const TemporaryFile&) = delete;
     TemporaryFile& operator=(const TemporaryFile&) = delete;
     ~TemporaryFile() { remove(); }
+    const std::string& path() const { return mPath; }
+    void assign(std::string path)
+    {
+        remove();
+        mPath = std::move(path);
+        mCleanup.watch(mPath);
+    }
+    void keep()
+    {
+        mPath.clear();
+        mCleanup.release();
+    }
     void remove()
     {
-        if (!path.empty())
+        if (!mPath.empty())
         {
             std::error_code ignored;
-            std::filesystem::remove(path, ignored);
-            path.clear();
+            std::filesystem::remove(mPath, ignored);
         }
+        keep();
     }
+
+private:
+    std::string mPath;
+    InterruptCleanup mCleanup;
 };
 
 //! The input model and its diagnoses (see runFix). Held by pointer and never moved: the reports hold views of the
@@ -250,14 +266,13 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         }
         tell("planning the edits");
         plan = planFix(stage->full, stage->graph(), options, refused);
-        candidate.remove();
-        candidate.path =
+        candidate.assign(
             (folder / (".qdq-doctor-fix-" + std::to_string(::getpid()) + "-" + std::to_string(round) + ".onnx"))
-                .string();
+                .string());
         tell(options.dryRun ? "writing the fixed model to a temporary file (dry run)"
              : round == 0   ? "writing the fixed model"
                             : "writing the fixed model again without the refused edits");
-        FileModelSink sink(candidate.path, true);
+        FileModelSink sink(candidate.path(), true);
         ModelWriteOptions writeOptions;
         writeOptions.limits = limits;
         ModelWriteResult written;
@@ -267,7 +282,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         }
         catch (const InputError& error)
         {
-            candidate.path.clear();
+            candidate.keep(); // the writer removed what it wrote
             if (!options.dryRun && error.where().path != result.source)
             {
                 throw InputError(SourceLocation{options.output}, "cannot be written: " + error.message());
@@ -278,9 +293,10 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         stage.reset();
         // The ONNX checker and shape inference run on the second core while the candidate is read back and
         // diagnosed; a round that is not the last waits for its check and drops it.
-        checkResult = std::async(std::launch::async, [path = candidate.path, &check] { return runCheck(path, check); });
+        checkResult =
+            std::async(std::launch::async, [path = candidate.path(), &check] { return runCheck(path, check); });
         tell("diagnosing the fixed model (ONNX checker beside it)");
-        after = diagnoseModelOnly(readOnnx(candidate.path, {}, limits),
+        after = diagnoseModelOnly(readOnnx(candidate.path(), {}, limits),
                                   options.output.empty() ? result.source : options.output, simulation, afterHolder);
         // The nodes each edit added, and those whose inputs or producers it changed.
         std::multimap<std::string, std::size_t> touchedBy;
@@ -397,8 +413,8 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     result.output = options.output;
     if (!options.dryRun)
     {
-        moveOutputFileIntoPlace(candidate.path, options.output, options.force);
-        candidate.path.clear(); // it is the output now
+        moveOutputFileIntoPlace(candidate.path(), options.output, options.force);
+        candidate.keep(); // it is the output now
         result.written = true;
     }
     tell("");

@@ -1823,6 +1823,7 @@ void FileModelSink::begin()
         {
             mFd = fd;
             mTemporaryPath = std::move(candidate);
+            mCleanup.watch(mTemporaryPath);
             return;
         }
         if (errno != EEXIST)
@@ -1879,6 +1880,7 @@ void FileModelSink::commit()
         throw;
     }
     mTemporaryPath.clear();
+    mCleanup.release();
 }
 
 void FileModelSink::abort() noexcept
@@ -1893,6 +1895,7 @@ void FileModelSink::abort() noexcept
         ::unlink(mTemporaryPath.c_str());
         mTemporaryPath.clear();
     }
+    mCleanup.release();
 }
 
 // ----- entry points -----------------------------------------------------------------------------------------------
