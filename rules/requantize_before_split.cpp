@@ -136,6 +136,28 @@ private:
                 }
             }
         }
+        // A Q that TensorRT merged into a group's Q (same input, same scale: HorizontalMergeQNodes) is that Q in the
+        // engine: it takes the new scale too, else after the edit it is the one that meets the DQ with a different
+        // scale (sample b: the residual Add's Q behind the Split).
+        for (const auto& predicted : context.prediction.qdq)
+        {
+            if (!predicted.isQuantize || predicted.fate != PredictedQdq::Fate::kCancelled)
+            {
+                continue;
+            }
+            for (auto& group : groups)
+            {
+                const bool mergedIntoGroup = std::any_of(
+                    group.qs.begin(), group.qs.end(), [&](const OnnxNode* q) { return q->name == predicted.partner; });
+                const OnnxNode* duplicate = mergedIntoGroup ? graph.findNode(predicted.node) : nullptr;
+                if (duplicate != nullptr && isQuantize(*duplicate) &&
+                    std::find(group.qs.begin(), group.qs.end(), duplicate) == group.qs.end())
+                {
+                    group.qs.push_back(duplicate);
+                    break;
+                }
+            }
+        }
         for (const auto& group : groups)
         {
             const OnnxNode& dq = *group.dq;
