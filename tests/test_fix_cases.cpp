@@ -56,6 +56,16 @@ Fixed fixModel(const std::filesystem::path& model, std::vector<std::string> rule
     return result;
 }
 
+//! fix --dry-run of a model: what fix would do to it.
+FixReport dryRunFix(const std::filesystem::path& model)
+{
+    InputFiles files;
+    files.files = {model.string()};
+    FixOptions options;
+    options.dryRun = true;
+    return runFix(files, options, Limits{});
+}
+
 //! Warnings and errors of a report, counted by rule.
 std::map<std::string, std::size_t> warningsByRule(const Report& report)
 {
@@ -781,6 +791,95 @@ TEST(FixCaseRequantizeBeforeSplit, GivesTheQsAfterTheSplitTheScaleTheirInputAlre
         EXPECT_FALSE(constant.values.size() == 1 && std::abs(constant.values[0] - 0.04) < 1e-6) << constant.name;
     }
     expectCleanFix(fixed, "requantize-before-split");
+}
+
+namespace
+{
+
+//! splitModel with a third conv on branch b whose Q has the scale and input of conv2's: TensorRT merges the two into
+//! one Q (HorizontalMergeQNodes), which then meets the 0.05 DQ.
+std::filesystem::path splitModelWithDuplicateQ()
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", {1, 3, 16, 16}));
+    std::string c0 = g.node("Conv", "/conv0/Conv", {x, g.quantizedWeight("w0", 8, 3)});
+    g.node("Split", "/split/Split", {g.qdq("/conv0/oq", c0, 0.05f)}, {"/split/a", "/split/b"});
+    g.intAttribute("/split/Split", "axis", 1);
+    g.output(g.node("Conv", "/conv1/Conv", {g.qdq("/conv1/iq", "/split/a", 0.04f), g.quantizedWeight("w1", 8, 4)}));
+    g.output(g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/iq", "/split/b", 0.04f), g.quantizedWeight("w2", 8, 4)}));
+    g.output(g.node("Conv", "/conv3/Conv", {g.qdq("/conv3/iq", "/split/b", 0.04f), g.quantizedWeight("w3", 8, 4)}));
+    return saved(g, "split-duplicate-q");
+}
+
+} // namespace
+
+// The Q that TensorRT merges into conv2's Q takes the new scale with it: otherwise, once conv2's Q has the scale of the
+// pair before the Split, the merged Q is the one that meets that DQ with a different scale, and fix applied to its own
+// output would change it again.
+TEST(FixCaseRequantizeBeforeSplit, GivesAQMergedIntoAFixedQTheScaleToo)
+{
+    const Fixed fixed = fixModel(splitModelWithDuplicateQ());
+    ASSERT_EQ(fixed.report.edits.size(), 1u) << renderFixText(fixed.report);
+    const PlannedEdit& edit = fixed.report.edits[0];
+    EXPECT_EQ(askedBy(edit), Names{"requantize-before-split"});
+    EXPECT_NE(std::find(edit.edit.nodes.begin(), edit.edit.nodes.end(), "/conv3/iq/QuantizeLinear"),
+              edit.edit.nodes.end())
+        << renderFixText(fixed.report);
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    const OnnxNode* source = graph.findNode("/conv0/oq/DequantizeLinear");
+    const OnnxNode* merged = graph.findNode("/conv3/iq/QuantizeLinear");
+    ASSERT_NE(source, nullptr);
+    ASSERT_NE(merged, nullptr);
+    EXPECT_EQ(merged->inputs[1], source->inputs[1]);
+    EXPECT_TRUE(std::none_of(fixed.report.notes.begin(), fixed.report.notes.end(),
+                             [](const std::string& note) { return note.find("pass 2") != std::string::npos; }));
+    expectCleanFix(fixed, "requantize-before-split");
+    const FixReport again = dryRunFix(fixed.output);
+    EXPECT_TRUE(again.edits.empty()) << renderFixText(again);
+}
+
+// Sample b (a YOLOv8 C2f block): the Concat's scales are unified first (concat-scale-mismatch gives the pair before
+// the Split the Concat's output scale). The requantize-before-split edit would give the Qs behind the Split the old
+// scale of that pair, which the first edit changes and takes away: it is skipped in the first pass, and the candidate,
+// whose pair now carries the new scale, asks for it again. fix makes it in a second pass, as a second run would.
+TEST(FixPasses, AnEditAnotherEditHeldBackIsMadeInASecondPass)
+{
+    const auto dir = tempDir("fix-passes");
+    const auto model = dir / "model.onnx";
+    std::filesystem::copy_file(std::filesystem::path(QDQ_SOURCE_DIR) / "samples/b-yolov8-split-concat-silu/model.onnx",
+                               model);
+    const Fixed fixed = fixModel(model);
+    ASSERT_EQ(fixed.report.edits.size(), 2u) << renderFixText(fixed.report);
+    EXPECT_EQ(fixed.report.edits[0].rule, "concat-scale-mismatch");
+    EXPECT_EQ(fixed.report.edits[1].rule, "requantize-before-split");
+    EXPECT_TRUE(std::any_of(fixed.report.notes.begin(), fixed.report.notes.end(),
+                            [](const std::string& note)
+                            { return note.rfind("pass 2: the edits before it revealed 1 more edit(s)", 0) == 0; }))
+        << renderFixText(fixed.report);
+    // The held-back edit was made: it is not listed as skipped.
+    for (const SkippedEdit& skipped : fixed.report.skipped)
+    {
+        EXPECT_NE(skipped.rule, "requantize-before-split") << skipped.why;
+    }
+    // Every Q/DQ around the block reads one scale tensor, a tensor of the model (none was taken away under a reader).
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    const OnnxNode* concatQ = graph.findNode("/model.1/cv2/conv/_input_quantizer/QuantizeLinear");
+    ASSERT_NE(concatQ, nullptr);
+    for (const char* name :
+         {"/model.1/cv1/act/output_quantizer/DequantizeLinear", "/model.1/m.0/cv1/conv/_input_quantizer/QuantizeLinear",
+          "/model.1/m.0/add_input0_quantizer/QuantizeLinear"})
+    {
+        const OnnxNode* node = graph.findNode(name);
+        ASSERT_NE(node, nullptr) << name;
+        EXPECT_EQ(node->inputs[1], concatQ->inputs[1]) << name;
+        EXPECT_NE(graph.constant(node->inputs[1]), nullptr) << name;
+    }
+    expectCleanFix(fixed, "requantize-before-split");
+    const auto after = warningsByRule(diagnoseFile(fixed.output));
+    EXPECT_EQ(after.count("concat-scale-mismatch"), 0u);
+    const FixReport again = dryRunFix(fixed.output);
+    EXPECT_TRUE(again.edits.empty()) << renderFixText(again);
+    EXPECT_TRUE(again.unchanged);
 }
 
 TEST(FixCaseRequantizeBeforeSplit, LeavesQsThatAlreadyShareTheScaleAlone)

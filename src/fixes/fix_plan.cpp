@@ -491,6 +491,25 @@ private:
         const OnnxNode& sourceNode = mGraph.nodes[from];
         const std::string scaleTensor = sourceNode.inputs[1];
         const std::string zeroPointTensor = sourceNode.inputs.size() > 2 ? sourceNode.inputs[2] : std::string();
+        // The scale the group takes must be the one the source keeps: not one another edit changes or takes away
+        // (the group would then read a tensor that is gone, or a scale the source no longer has).
+        for (std::uint32_t slot : {1u, 2u})
+        {
+            if (std::string rule = claimant(from, slot); !rule.empty())
+            {
+                skip(asked, "the scale of " + sourceNode.name + " is changed by another edit (" + rule + ")");
+                return;
+            }
+        }
+        for (const std::string* tensor : {&scaleTensor, &zeroPointTensor})
+        {
+            if (auto removed = mRemovedTensors.find(*tensor); removed != mRemovedTensors.end())
+            {
+                skip(asked, *tensor + ", the scale of " + sourceNode.name + ", is removed by another edit (" +
+                                removed->second + ")");
+                return;
+            }
+        }
         // The group: the named nodes and their pair partners, closed.
         std::vector<std::uint32_t> group;
         std::set<std::uint32_t> seen;
@@ -625,7 +644,7 @@ private:
         for (const auto& [tensor, count] : rewiredReads)
         {
             if (readers(tensor).size() != count || isGraphOutput(tensor) || tensor == scaleName ||
-                tensor == zeroPointName)
+                tensor == zeroPointName || mNewlyRead.count(tensor) != 0)
             {
                 continue;
             }
@@ -636,12 +655,19 @@ private:
             {
                 mPlan.modelEdits.removeNodes.push_back(static_cast<std::uint32_t>(producer->index));
                 planned.removed.push_back(producer->name);
+                mRemovedTensors.emplace(tensor, asked.rule);
             }
             else if (producer == nullptr && constant != nullptr && !constant->fromConstantNode)
             {
                 mPlan.modelEdits.removeInitializers.push_back(tensor);
                 planned.changed.push_back("initializer " + tensor + " removed: no node reads it any more");
+                mRemovedTensors.emplace(tensor, asked.rule);
             }
+        }
+        mNewlyRead.insert(scaleName);
+        if (!zeroPointName.empty())
+        {
+            mNewlyRead.insert(zeroPointName);
         }
         for (const auto& [node, slot] : slots)
         {
@@ -949,6 +975,8 @@ private:
     std::set<std::uint32_t> mRemoved;
     std::set<std::string> mUsedNames;
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> mClaimed; //!< (node, slot) -> rule changing it
+    std::map<std::string, std::string> mRemovedTensors; //!< scale and zero-point tensors taken away -> rule
+    std::set<std::string> mNewlyRead;                   //!< existing tensors that an edit makes more nodes read
 };
 
 } // namespace

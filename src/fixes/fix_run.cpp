@@ -12,6 +12,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unistd.h>
 
@@ -212,6 +213,16 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         }
         return stage;
     };
+    // A later pass's source (an earlier candidate) diagnosed again, for a round that plans it anew.
+    const auto prepareCandidate = [&](const std::string& path)
+    {
+        auto stage = std::make_unique<BeforeStage>();
+        tell("diagnosing the model again without the refused edits");
+        stage->full =
+            diagnoseModelOnly(readOnnx(path, {}, limits), options.output.empty() ? result.source : options.output,
+                              simulation, stage->inputs);
+        return stage;
+    };
     std::unique_ptr<BeforeStage> stage = prepare(true);
     result.source = stage->graph().sourcePath;
     if (!options.dryRun && options.output.empty())
@@ -247,38 +258,64 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     }
 
     // Plan, write a candidate, diagnose it; an edit whose new nodes a new warning names is refused and the plan made
-    // again (at most four rounds). The candidate lives in the output's folder and becomes the output by a rename.
+    // again. The candidate lives in the output's folder and becomes the output by a rename.
     // Check: the ONNX checker and shape inference on what is written (external data need not be present).
+    //
+    // Passes: when the candidate still has findings whose edits fix would make (an edit can reveal one: after a Q
+    // behind a Split takes the scale of the pair before it, the next Q behind that Split is the one TensorRT swaps
+    // back), the candidate is fixed in turn, as a second `fix` of the output would do. fix stops when the plan of its
+    // candidate has no edit: then fix applied to its own output changes nothing.
     ModelCheckOptions check;
     check.externalDataMustExist = false;
     check.limits = limits;
     std::future<CheckResult> checkResult;
     std::map<std::string, std::string> refused;
     FixPlan plan;
+    std::optional<FixPlan> nextPassPlan; //!< planned on the last candidate, which the next pass starts from
+    std::vector<PlannedEdit> earlierPasses;
+    std::vector<SkippedEdit> earlierSkipped;
+    std::vector<UnfixedFinding> firstUnfixed;
     Inputs afterHolder;
     Report after;
     TemporaryFile candidate;
-    for (int round = 0; round < 4; ++round)
+    TemporaryFile passSource; //!< the candidate a later pass edits (the model itself in the first pass)
+    int pass = 0;
+    constexpr int kMostWrites = 8;
+    for (int attempt = 0; attempt < kMostWrites; ++attempt)
     {
-        if (!stage)
+        const std::string& source = pass == 0 ? result.source : passSource.path();
+        if (checkResult.valid())
         {
-            stage = prepare(false);
+            checkResult.wait(); // the check of a candidate that is not the last is dropped
         }
-        tell("planning the edits");
-        plan = planFix(stage->full, stage->graph(), options, refused);
+        if (nextPassPlan)
+        {
+            plan = std::move(*nextPassPlan);
+            nextPassPlan.reset();
+        }
+        else
+        {
+            if (!stage)
+            {
+                stage = pass == 0 ? prepare(false) : prepareCandidate(source);
+            }
+            tell("planning the edits");
+            plan = planFix(stage->full, stage->graph(), options, refused);
+        }
         candidate.assign(
-            (folder / (".qdq-doctor-fix-" + std::to_string(::getpid()) + "-" + std::to_string(round) + ".onnx"))
+            (folder / (".qdq-doctor-fix-" + std::to_string(::getpid()) + "-" + std::to_string(attempt) + ".onnx"))
                 .string());
-        tell(options.dryRun ? "writing the fixed model to a temporary file (dry run)"
-             : round == 0   ? "writing the fixed model"
-                            : "writing the fixed model again without the refused edits");
+        tell(pass > 0          ? "writing the fixed model again with the edits it revealed"
+             : options.dryRun  ? "writing the fixed model to a temporary file (dry run)"
+             : refused.empty() ? "writing the fixed model"
+                               : "writing the fixed model again without the refused edits");
         FileModelSink sink(candidate.path(), true);
         ModelWriteOptions writeOptions;
         writeOptions.limits = limits;
         ModelWriteResult written;
         try
         {
-            written = writeEditedModel(result.source, plan.modelEdits, sink, writeOptions);
+            written = writeEditedModel(source, plan.modelEdits, sink, writeOptions);
         }
         catch (const InputError& error)
         {
@@ -289,10 +326,13 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
             }
             throw;
         }
-        result.notes = written.notes;
+        if (pass == 0)
+        {
+            result.notes = written.notes;
+        }
         stage.reset();
         // The ONNX checker and shape inference run on the second core while the candidate is read back and
-        // diagnosed; a round that is not the last waits for its check and drops it.
+        // diagnosed.
         checkResult =
             std::async(std::launch::async, [path = candidate.path(), &check] { return runCheck(path, check); });
         tell("diagnosing the fixed model (ONNX checker beside it)");
@@ -334,16 +374,92 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
                 }
             }
         }
-        if (!refusedMore)
+        if (refusedMore)
         {
+            continue; // plan this pass again from its source
+        }
+        if (pass == 0)
+        {
+            firstUnfixed = plan.unfixed;
+        }
+        // What fix would do to this candidate: nothing ends the passes.
+        FixPlan candidatePlan = planFix(after, *afterHolder.onnx, options, refused);
+        if (candidatePlan.modelEdits.empty() || attempt + 1 == kMostWrites)
+        {
+            if (!candidatePlan.modelEdits.empty())
+            {
+                result.notes.push_back("fix stopped after " + std::to_string(kMostWrites) +
+                                       " writes with edits still to make; run fix again on its output");
+            }
             break;
         }
-        checkResult.wait();
+        // A next pass: this candidate is its source, and its diagnosis the "before" it plans from.
+        for (auto& edit : plan.edits)
+        {
+            earlierPasses.push_back(std::move(edit));
+        }
+        for (auto& skipped : plan.skipped)
+        {
+            earlierSkipped.push_back(std::move(skipped));
+        }
+        passSource.assign(candidate.path());
+        candidate.keep();
+        nextPassPlan = std::move(candidatePlan);
+        ++pass;
+        std::string revealed;
+        for (const auto& edit : nextPassPlan->edits)
+        {
+            if (revealed.find(edit.rule) == std::string::npos)
+            {
+                revealed += (revealed.empty() ? "" : ", ") + edit.rule;
+            }
+        }
+        result.notes.push_back("pass " + std::to_string(pass + 1) + ": the edits before it revealed " +
+                               std::to_string(nextPassPlan->edits.size()) + " more edit(s) (" + revealed +
+                               "); they are applied too, as a second run of fix on the output would apply them");
     }
+    if (pass > 0)
+    {
+        for (auto& edit : plan.edits)
+        {
+            earlierPasses.push_back(std::move(edit));
+        }
+        plan.edits = std::move(earlierPasses);
+        for (auto& skipped : plan.skipped)
+        {
+            earlierSkipped.push_back(std::move(skipped));
+        }
+        // A skip of one pass may be made by a later one (it conflicted with an edit that is now in the model): listed
+        // once, and only when no edit of the same rule and kind changed one of its nodes.
+        plan.skipped.clear();
+        for (auto& skipped : earlierSkipped)
+        {
+            const bool madeLater =
+                std::any_of(plan.edits.begin(), plan.edits.end(),
+                            [&](const PlannedEdit& made)
+                            {
+                                return made.rule == skipped.rule && made.edit.kind == skipped.edit.kind &&
+                                       std::any_of(skipped.edit.nodes.begin(), skipped.edit.nodes.end(),
+                                                   [&](const std::string& node) {
+                                                       return std::find(made.edit.nodes.begin(), made.edit.nodes.end(),
+                                                                        node) != made.edit.nodes.end();
+                                                   });
+                            });
+            const bool listed = std::any_of(plan.skipped.begin(), plan.skipped.end(),
+                                            [&](const SkippedEdit& other)
+                                            { return other.rule == skipped.rule && other.why == skipped.why; });
+            if (!madeLater && !listed)
+            {
+                plan.skipped.push_back(std::move(skipped));
+            }
+        }
+        plan.unfixed = std::move(firstUnfixed);
+    }
+    passSource.remove();
     result.edits = std::move(plan.edits);
     result.skipped = std::move(plan.skipped);
     result.unfixed = std::move(plan.unfixed);
-    result.unchanged = plan.modelEdits.empty();
+    result.unchanged = pass == 0 && plan.modelEdits.empty();
     result.after = sideOf(after, *afterHolder.onnx);
     for (const auto& finding : after.findings)
     {
