@@ -89,6 +89,12 @@ struct TempRoot
     }
     ~TempRoot()
     {
+        // QDQ_TESTS_KEEP_FILES=1 keeps the files the tests wrote (the models of the fix cases are the fuzz_fix seeds).
+        if (std::getenv("QDQ_TESTS_KEEP_FILES") != nullptr)
+        {
+            std::fprintf(stderr, "test files kept in %s\n", root.c_str());
+            return;
+        }
         std::error_code ec;
         fs::remove_all(root, ec);
     }
