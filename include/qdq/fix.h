@@ -93,7 +93,7 @@ struct FixReport
     //! With a profile: the measured cost of the findings whose edits were all applied.
     std::optional<double> fixedCostMs;
     std::string checker;            //!< "passed", or the ONNX checker's / shape inference's message
-    std::vector<std::string> notes; //!< writer notes (external data), what was not checked
+    std::vector<std::string> notes; //!< writer notes (external data), further passes, what was not checked
 };
 
 //! Told what fix is doing as each of its stages starts ("writing the fixed model", ...), and "" when it is done: on a
