@@ -261,15 +261,17 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     // again. The candidate lives in the output's folder and becomes the output by a rename.
     // Check: the ONNX checker and shape inference on what is written (external data need not be present).
     //
-    // Passes: when the candidate still has findings whose edits fix would make (an edit can reveal one: after a Q
-    // behind a Split takes the scale of the pair before it, the next Q behind that Split is the one TensorRT swaps
-    // back), the candidate is fixed in turn, as a second `fix` of the output would do. fix stops when the plan of its
-    // candidate has no edit: then fix applied to its own output changes nothing.
+    // Passes: the candidate is then planned as a new run of fix would plan it. When that plan has edits (one edit
+    // revealed a finding; an edit skipped for a conflict can now be made; an edit refused for a warning another edit
+    // caused), the candidate is fixed in turn exactly as `fix` of the output would fix it: a new warning is measured
+    // on the candidate's own warnings, and no edit is refused yet. fix stops when the plan of its candidate is empty,
+    // or when a pass changed nothing: in both cases fix applied to its output changes nothing.
     ModelCheckOptions check;
     check.externalDataMustExist = false;
     check.limits = limits;
     std::future<CheckResult> checkResult;
-    std::map<std::string, std::string> refused;
+    std::map<std::string, std::string> refused;      //!< this pass's refused edits (PlannedEdit::keys) and why
+    std::set<std::string> passBaseKeys = beforeKeys; //!< the warnings of this pass's source: what "new" is measured on
     FixPlan plan;
     std::optional<FixPlan> nextPassPlan; //!< planned on the last candidate, which the next pass starts from
     std::vector<PlannedEdit> earlierPasses;
@@ -280,7 +282,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     TemporaryFile candidate;
     TemporaryFile passSource; //!< the candidate a later pass edits (the model itself in the first pass)
     int pass = 0;
-    constexpr int kMostWrites = 8;
+    constexpr int kMostWrites = 12;
     for (int attempt = 0; attempt < kMostWrites; ++attempt)
     {
         const std::string& source = pass == 0 ? result.source : passSource.path();
@@ -354,7 +356,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         bool refusedMore = false;
         for (const auto& finding : after.findings)
         {
-            if (!isNewWarning(finding, beforeKeys))
+            if (!isNewWarning(finding, passBaseKeys))
             {
                 continue;
             }
@@ -382,8 +384,27 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         {
             firstUnfixed = plan.unfixed;
         }
-        // What fix would do to this candidate: nothing ends the passes.
-        FixPlan candidatePlan = planFix(after, *afterHolder.onnx, options, refused);
+        if (pass > 0 && !plan.edits.empty())
+        {
+            std::string rules;
+            for (const auto& edit : plan.edits)
+            {
+                if (rules.find(edit.rule) == std::string::npos)
+                {
+                    rules += (rules.empty() ? "" : ", ") + edit.rule;
+                }
+            }
+            result.notes.push_back("pass " + std::to_string(pass + 1) + ": " + std::to_string(plan.edits.size()) +
+                                   " more edit(s) (" + rules +
+                                   ") on the fixed model, made as a second run of fix on the output would make them");
+        }
+        // A pass that changed nothing ends the passes: its source is the output, and this pass was what fix applied to
+        // that output does. Else: what fix would do to this candidate, planned afresh as a new run plans it.
+        if (pass > 0 && plan.modelEdits.empty())
+        {
+            break;
+        }
+        FixPlan candidatePlan = planFix(after, *afterHolder.onnx, options, {});
         if (candidatePlan.modelEdits.empty() || attempt + 1 == kMostWrites)
         {
             if (!candidatePlan.modelEdits.empty())
@@ -393,7 +414,8 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
             }
             break;
         }
-        // A next pass: this candidate is its source, and its diagnosis the "before" it plans from.
+        // A next pass, as fix applied to this candidate would run: the candidate is its source, its warnings are what
+        // a new warning is measured on, and no edit is refused yet.
         for (auto& edit : plan.edits)
         {
             earlierPasses.push_back(std::move(edit));
@@ -402,21 +424,12 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         {
             earlierSkipped.push_back(std::move(skipped));
         }
+        passBaseKeys = warningKeys(after);
+        refused.clear();
         passSource.assign(candidate.path());
         candidate.keep();
         nextPassPlan = std::move(candidatePlan);
         ++pass;
-        std::string revealed;
-        for (const auto& edit : nextPassPlan->edits)
-        {
-            if (revealed.find(edit.rule) == std::string::npos)
-            {
-                revealed += (revealed.empty() ? "" : ", ") + edit.rule;
-            }
-        }
-        result.notes.push_back("pass " + std::to_string(pass + 1) + ": the edits before it revealed " +
-                               std::to_string(nextPassPlan->edits.size()) + " more edit(s) (" + revealed +
-                               "); they are applied too, as a second run of fix on the output would apply them");
     }
     if (pass > 0)
     {
@@ -447,7 +460,13 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
                             });
             const bool listed = std::any_of(plan.skipped.begin(), plan.skipped.end(),
                                             [&](const SkippedEdit& other)
-                                            { return other.rule == skipped.rule && other.why == skipped.why; });
+                                            {
+                                                return other.rule == skipped.rule && other.why == skipped.why &&
+                                                       other.edit.kind == skipped.edit.kind &&
+                                                       other.edit.nodes == skipped.edit.nodes &&
+                                                       other.edit.tensor == skipped.edit.tensor &&
+                                                       other.edit.scaleFrom == skipped.edit.scaleFrom;
+                                            });
             if (!madeLater && !listed)
             {
                 plan.skipped.push_back(std::move(skipped));
