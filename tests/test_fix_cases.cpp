@@ -924,6 +924,33 @@ TEST(FixPasses, AnEditRefusedForAWarningAnotherEditCausedIsMadeInASecondPass)
     EXPECT_TRUE(dryRunFix(seedFixed.output).edits.empty());
 }
 
+// Found by fuzz_fix (a mutation of tests/fuzz/seeds-fix/case-residual-pool-float.onnx): every edit is refused, in the
+// first pass and again in the second. The model did not change, so the output is a byte-identical copy and the report
+// says so (it said the model had changed because a second pass had run).
+TEST(FixPasses, EveryEditRefusedInBothPassesLeavesTheModelUnchanged)
+{
+    const auto model = tempDir("fix-all-refused") / "model.onnx";
+    std::filesystem::copy_file(
+        std::filesystem::path(QDQ_SOURCE_DIR) / "tests/fixtures/fix/fuzz-every-edit-refused.onnx", model);
+    const Fixed fixed = fixModel(model);
+    EXPECT_TRUE(fixed.report.edits.empty()) << renderFixText(fixed.report);
+    EXPECT_TRUE(std::any_of(fixed.report.skipped.begin(), fixed.report.skipped.end(),
+                            [](const SkippedEdit& skipped) { return skipped.why.rfind("refused: ", 0) == 0; }))
+        << renderFixText(fixed.report);
+    EXPECT_TRUE(fixed.report.unchanged);
+    EXPECT_EQ(readFile(fixed.output), readFile(model));
+    EXPECT_NE(renderFixText(fixed.report).find("(no edit: a byte-identical copy)"), std::string::npos);
+
+    // The model it was made from gets its edit.
+    const auto seed = tempDir("fix-all-refused-seed") / "model.onnx";
+    std::filesystem::copy_file(
+        std::filesystem::path(QDQ_SOURCE_DIR) / "tests/fuzz/seeds-fix/case-residual-pool-float.onnx", seed);
+    const Fixed seedFixed = fixModel(seed);
+    EXPECT_FALSE(seedFixed.report.edits.empty()) << renderFixText(seedFixed.report);
+    EXPECT_FALSE(seedFixed.report.unchanged);
+    EXPECT_NE(readFile(seedFixed.output), readFile(seed));
+}
+
 TEST(FixCaseRequantizeBeforeSplit, LeavesQsThatAlreadyShareTheScaleAlone)
 {
     const Fixed fixed = fixModel(splitModel(0.05f));

@@ -282,6 +282,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     TemporaryFile candidate;
     TemporaryFile passSource; //!< the candidate a later pass edits (the model itself in the first pass)
     int pass = 0;
+    bool earlierPassesChanged = false; //!< a pass before this one had edits to write
     constexpr int kMostWrites = 12;
     for (int attempt = 0; attempt < kMostWrites; ++attempt)
     {
@@ -307,7 +308,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         candidate.assign(
             (folder / (".qdq-doctor-fix-" + std::to_string(::getpid()) + "-" + std::to_string(attempt) + ".onnx"))
                 .string());
-        tell(pass > 0          ? "writing the fixed model again with the edits it revealed"
+        tell(pass > 0          ? "writing the fixed model again: pass " + std::to_string(pass + 1)
              : options.dryRun  ? "writing the fixed model to a temporary file (dry run)"
              : refused.empty() ? "writing the fixed model"
                                : "writing the fixed model again without the refused edits");
@@ -429,6 +430,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         passSource.assign(candidate.path());
         candidate.keep();
         nextPassPlan = std::move(candidatePlan);
+        earlierPassesChanged = earlierPassesChanged || !plan.modelEdits.empty();
         ++pass;
     }
     if (pass > 0)
@@ -478,7 +480,8 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     result.edits = std::move(plan.edits);
     result.skipped = std::move(plan.skipped);
     result.unfixed = std::move(plan.unfixed);
-    result.unchanged = pass == 0 && plan.modelEdits.empty();
+    // Unchanged: no pass changed the model (a second pass may run and refuse everything the first refused).
+    result.unchanged = !earlierPassesChanged && plan.modelEdits.empty();
     result.after = sideOf(after, *afterHolder.onnx);
     for (const auto& finding : after.findings)
     {
