@@ -76,6 +76,86 @@ bool isNewWarning(const Finding& finding, const std::set<std::string>& before)
                        [&](const std::string& node) { return before.count(finding.rule + "|" + node) == 0; });
 }
 
+//! Refuses the edits whose added or changed nodes a new warning of the candidate names (new: not among baseKeys, the
+//! warnings of the model the edits were planned on). Returns whether an edit was refused that was not before.
+bool refuseEditsNamedByNewWarnings(const Report& candidate, const FixPlan& plan, const std::set<std::string>& baseKeys,
+                                   std::map<std::string, std::string>& refused)
+{
+    // The nodes each edit added, and those whose inputs or producers it changed.
+    std::multimap<std::string, std::size_t> touchedBy;
+    for (std::size_t i = 0; i < plan.edits.size(); ++i)
+    {
+        for (const auto& name : plan.edits[i].added)
+        {
+            touchedBy.emplace(name, i);
+        }
+        for (const auto& name : plan.edits[i].touched)
+        {
+            touchedBy.emplace(name, i);
+        }
+    }
+    bool refusedMore = false;
+    for (const auto& finding : candidate.findings)
+    {
+        if (!isNewWarning(finding, baseKeys))
+        {
+            continue;
+        }
+        for (const auto& node : finding.onnxNodes)
+        {
+            const auto [first, last] = touchedBy.equal_range(node);
+            for (auto it = first; it != last; ++it)
+            {
+                for (const auto& key : plan.edits[it->second].keys)
+                {
+                    const bool added = refused
+                                           .emplace(key, "refused: with it the fixed model gets a new " + finding.rule +
+                                                             " warning (" + finding.message + ")")
+                                           .second;
+                    refusedMore = refusedMore || added;
+                }
+            }
+        }
+    }
+    return refusedMore;
+}
+
+//! The skips of every pass that still stand at the end: a skip of one pass may be made by a later one (it conflicted
+//! with an edit that is now in the model). Each is listed once, and only when no edit of the same rule and kind
+//! changed one of its nodes.
+std::vector<SkippedEdit> skipsStillStanding(std::vector<SkippedEdit> skips, const std::vector<PlannedEdit>& made)
+{
+    const auto sameEdit = [](const SkippedEdit& a, const SkippedEdit& b)
+    {
+        return a.rule == b.rule && a.why == b.why && a.edit.kind == b.edit.kind && a.edit.nodes == b.edit.nodes &&
+               a.edit.tensor == b.edit.tensor && a.edit.scaleFrom == b.edit.scaleFrom;
+    };
+    const auto madeLater = [&made](const SkippedEdit& skipped)
+    {
+        return std::any_of(made.begin(), made.end(),
+                           [&](const PlannedEdit& edit)
+                           {
+                               return edit.rule == skipped.rule && edit.edit.kind == skipped.edit.kind &&
+                                      std::any_of(skipped.edit.nodes.begin(), skipped.edit.nodes.end(),
+                                                  [&](const std::string& node) {
+                                                      return std::find(edit.edit.nodes.begin(), edit.edit.nodes.end(),
+                                                                       node) != edit.edit.nodes.end();
+                                                  });
+                           });
+    };
+    std::vector<SkippedEdit> standing;
+    for (auto& skipped : skips)
+    {
+        const bool listed = std::any_of(standing.begin(), standing.end(),
+                                        [&](const SkippedEdit& other) { return sameEdit(other, skipped); });
+        if (!listed && !madeLater(skipped))
+        {
+            standing.push_back(std::move(skipped));
+        }
+    }
+    return standing;
+}
+
 struct CheckResult
 {
     std::string problem; //!< the checker's or shape inference's message; empty when the model passed
@@ -341,42 +421,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         tell("diagnosing the fixed model (ONNX checker beside it)");
         after = diagnoseModelOnly(readOnnx(candidate.path(), {}, limits),
                                   options.output.empty() ? result.source : options.output, simulation, afterHolder);
-        // The nodes each edit added, and those whose inputs or producers it changed.
-        std::multimap<std::string, std::size_t> touchedBy;
-        for (std::size_t i = 0; i < plan.edits.size(); ++i)
-        {
-            for (const auto& name : plan.edits[i].added)
-            {
-                touchedBy.emplace(name, i);
-            }
-            for (const auto& name : plan.edits[i].touched)
-            {
-                touchedBy.emplace(name, i);
-            }
-        }
-        bool refusedMore = false;
-        for (const auto& finding : after.findings)
-        {
-            if (!isNewWarning(finding, passBaseKeys))
-            {
-                continue;
-            }
-            for (const auto& node : finding.onnxNodes)
-            {
-                const auto [first, last] = touchedBy.equal_range(node);
-                for (auto it = first; it != last; ++it)
-                {
-                    for (const auto& key : plan.edits[it->second].keys)
-                    {
-                        const bool added = refused
-                                               .emplace(key, "refused: with it the fixed model gets a new " +
-                                                                 finding.rule + " warning (" + finding.message + ")")
-                                               .second;
-                        refusedMore = refusedMore || added;
-                    }
-                }
-            }
-        }
+        const bool refusedMore = refuseEditsNamedByNewWarnings(after, plan, passBaseKeys, refused);
         if (refusedMore)
         {
             continue; // plan this pass again from its source
@@ -444,36 +489,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         {
             earlierSkipped.push_back(std::move(skipped));
         }
-        // A skip of one pass may be made by a later one (it conflicted with an edit that is now in the model): listed
-        // once, and only when no edit of the same rule and kind changed one of its nodes.
-        plan.skipped.clear();
-        for (auto& skipped : earlierSkipped)
-        {
-            const bool madeLater =
-                std::any_of(plan.edits.begin(), plan.edits.end(),
-                            [&](const PlannedEdit& made)
-                            {
-                                return made.rule == skipped.rule && made.edit.kind == skipped.edit.kind &&
-                                       std::any_of(skipped.edit.nodes.begin(), skipped.edit.nodes.end(),
-                                                   [&](const std::string& node) {
-                                                       return std::find(made.edit.nodes.begin(), made.edit.nodes.end(),
-                                                                        node) != made.edit.nodes.end();
-                                                   });
-                            });
-            const bool listed = std::any_of(plan.skipped.begin(), plan.skipped.end(),
-                                            [&](const SkippedEdit& other)
-                                            {
-                                                return other.rule == skipped.rule && other.why == skipped.why &&
-                                                       other.edit.kind == skipped.edit.kind &&
-                                                       other.edit.nodes == skipped.edit.nodes &&
-                                                       other.edit.tensor == skipped.edit.tensor &&
-                                                       other.edit.scaleFrom == skipped.edit.scaleFrom;
-                                            });
-            if (!madeLater && !listed)
-            {
-                plan.skipped.push_back(std::move(skipped));
-            }
-        }
+        plan.skipped = skipsStillStanding(std::move(earlierSkipped), plan.edits);
         plan.unfixed = std::move(firstUnfixed);
     }
     passSource.remove();
