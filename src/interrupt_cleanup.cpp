@@ -20,7 +20,8 @@ enum SlotState : int
 {
     kFree = 0,
     kWriting = 1,
-    kWatched = 2,
+    kWatchedFile = 2,
+    kWatchedFolder = 3,
 };
 
 struct Slot
@@ -35,9 +36,16 @@ extern "C" void removeWatchedFilesAndReraise(int signalNumber)
 {
     for (Slot& slot : gSlots)
     {
-        if (slot.state.load(std::memory_order_acquire) == kWatched)
+        if (slot.state.load(std::memory_order_acquire) == kWatchedFile)
         {
             ::unlink(slot.path);
+        }
+    }
+    for (Slot& slot : gSlots)
+    {
+        if (slot.state.load(std::memory_order_acquire) == kWatchedFolder)
+        {
+            ::rmdir(slot.path); // fails, harmlessly, when something else is still in it
         }
     }
     // End as the signal would have ended the process without this handler.
@@ -69,7 +77,7 @@ void removeTemporaryFilesOnInterrupt()
     }
 }
 
-void InterruptCleanup::watch(const std::string& path)
+void InterruptCleanup::watch(const std::string& path, bool folder)
 {
     release();
     if (path.empty() || path.size() >= kPathBytes || path.find('\0') != std::string::npos)
@@ -82,7 +90,7 @@ void InterruptCleanup::watch(const std::string& path)
         if (gSlots[i].state.compare_exchange_strong(expected, kWriting, std::memory_order_acq_rel))
         {
             std::memcpy(gSlots[i].path, path.c_str(), path.size() + 1);
-            gSlots[i].state.store(kWatched, std::memory_order_release);
+            gSlots[i].state.store(folder ? kWatchedFolder : kWatchedFile, std::memory_order_release);
             mSlot = i;
             return;
         }

@@ -96,3 +96,29 @@ TEST(InterruptCleanup, AnIgnoredSignalStaysIgnored)
     EXPECT_EQ(WEXITSTATUS(status), 0);
     EXPECT_TRUE(fs::exists(watched));
 }
+
+// A watched folder is removed after the watched files in it, and only when they leave it empty.
+TEST(InterruptCleanup, AWatchedFolderGoesWhenItsWatchedFilesLeaveItEmpty)
+{
+    const fs::path dir = tempDir("interrupt-folder");
+    const fs::path emptied = dir / "demo";
+    const fs::path kept = dir / "kept";
+    writeFile(emptied / "model.onnx", "sample");
+    writeFile(kept / "model.onnx", "sample");
+    writeFile(kept / "user.txt", "someone else's");
+    const int status = inChild(
+        [&]
+        {
+            ::signal(SIGTERM, SIG_DFL);
+            removeTemporaryFilesOnInterrupt();
+            InterruptCleanup firstFolder(emptied.string(), /*folder*/ true);
+            InterruptCleanup firstFile((emptied / "model.onnx").string());
+            InterruptCleanup secondFolder(kept.string(), /*folder*/ true);
+            InterruptCleanup secondFile((kept / "model.onnx").string());
+            ::raise(SIGTERM);
+        });
+    ASSERT_TRUE(WIFSIGNALED(status)) << status;
+    EXPECT_FALSE(fs::exists(emptied));
+    EXPECT_FALSE(fs::exists(kept / "model.onnx"));
+    EXPECT_EQ(readFile(kept / "user.txt"), "someone else's");
+}

@@ -20,13 +20,14 @@ class InterruptCleanup
 {
 public:
     InterruptCleanup() = default;
-    explicit InterruptCleanup(const std::string& path) { watch(path); }
+    explicit InterruptCleanup(const std::string& path, bool folder = false) { watch(path, folder); }
     ~InterruptCleanup() { release(); }
     InterruptCleanup(const InterruptCleanup&) = delete;
     InterruptCleanup& operator=(const InterruptCleanup&) = delete;
 
-    //! Starts watching path (releasing the file watched before).
-    void watch(const std::string& path);
+    //! Starts watching path (releasing the file watched before). A folder is removed after the files, and only when
+    //! they have left it empty.
+    void watch(const std::string& path, bool folder = false);
     //! Stops watching; the file is left as it is.
     void release();
 
