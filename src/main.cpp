@@ -22,7 +22,7 @@
 #include <functional>
 #include <iostream>
 #include <limits>
-#include <memory>
+#include <list>
 #include <optional>
 #include <unistd.h>
 #include <vector>
@@ -621,12 +621,12 @@ int runDemo(const std::string& format, const GlobalOptions& options)
     std::filesystem::path dir = pattern;
     // Ctrl-C during the demo leaves no folder behind in the temporary folder.
     qdq::InterruptCleanup folderCleanup(dir.string(), /*folder*/ true);
-    std::vector<std::unique_ptr<qdq::InterruptCleanup>> fileCleanups;
+    std::list<qdq::InterruptCleanup> fileCleanups; // a list: a watch stays where it was made
     DiagnoseOptions diagnoseOptions;
     diagnoseOptions.format = format;
     for (const auto& file : qdq::embeddedSample())
     {
-        fileCleanups.push_back(std::make_unique<qdq::InterruptCleanup>((dir / file.name).string()));
+        fileCleanups.emplace_back((dir / file.name).string());
         std::ofstream out(dir / file.name, std::ios::binary);
         out.write(file.bytes.data(), static_cast<std::streamsize>(file.bytes.size()));
         diagnoseOptions.files.files.push_back(file.name);

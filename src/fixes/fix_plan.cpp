@@ -491,22 +491,14 @@ private:
         const OnnxNode& sourceNode = mGraph.nodes[from];
         const std::string scaleTensor = sourceNode.inputs[1];
         const std::string zeroPointTensor = sourceNode.inputs.size() > 2 ? sourceNode.inputs[2] : std::string();
-        // The scale the group takes must be the one the source keeps: not one another edit changes or takes away
-        // (the group would then read a tensor that is gone, or a scale the source no longer has).
+        // The scale the group takes must be the one the source keeps: not one another edit changes (the group would
+        // read a scale the source no longer has, from a tensor that edit may take away: an old scale tensor goes only
+        // when every reader, the source among them, was rewired).
         for (std::uint32_t slot : {1u, 2u})
         {
             if (std::string rule = claimant(from, slot); !rule.empty())
             {
                 skip(asked, "the scale of " + sourceNode.name + " is changed by another edit (" + rule + ")");
-                return;
-            }
-        }
-        for (const std::string* tensor : {&scaleTensor, &zeroPointTensor})
-        {
-            if (auto removed = mRemovedTensors.find(*tensor); removed != mRemovedTensors.end())
-            {
-                skip(asked, *tensor + ", the scale of " + sourceNode.name + ", is removed by another edit (" +
-                                removed->second + ")");
                 return;
             }
         }
@@ -655,13 +647,11 @@ private:
             {
                 mPlan.modelEdits.removeNodes.push_back(static_cast<std::uint32_t>(producer->index));
                 planned.removed.push_back(producer->name);
-                mRemovedTensors.emplace(tensor, asked.rule);
             }
             else if (producer == nullptr && constant != nullptr && !constant->fromConstantNode)
             {
                 mPlan.modelEdits.removeInitializers.push_back(tensor);
                 planned.changed.push_back("initializer " + tensor + " removed: no node reads it any more");
-                mRemovedTensors.emplace(tensor, asked.rule);
             }
         }
         mNewlyRead.insert(scaleName);
@@ -975,8 +965,7 @@ private:
     std::set<std::uint32_t> mRemoved;
     std::set<std::string> mUsedNames;
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> mClaimed; //!< (node, slot) -> rule changing it
-    std::map<std::string, std::string> mRemovedTensors; //!< scale and zero-point tensors taken away -> rule
-    std::set<std::string> mNewlyRead;                   //!< existing tensors that an edit makes more nodes read
+    std::set<std::string> mNewlyRead; //!< existing tensors that an edit makes more nodes read
 };
 
 } // namespace
