@@ -38,6 +38,152 @@ public:
             return;
         }
         const OnnxGraph& graph = *graphPointer;
+        const std::vector<ConcatScales> concats = quantizedConcats(graph);
+        const std::vector<std::size_t> component = componentsOf(graph, concats);
+        std::map<std::size_t, std::vector<const ConcatScales*>> byComponent; // in node order
+        for (std::size_t index = 0; index < concats.size(); ++index)
+        {
+            byComponent[component[index]].push_back(&concats[index]);
+        }
+        for (std::size_t index = 0; index < concats.size(); ++index)
+        {
+            const ConcatScales& entry = concats[index];
+            const OnnxNode& concat = *entry.concat;
+            std::vector<std::optional<double>> scales;
+            for (const OnnxNode* dq : entry.dqs)
+            {
+                scales.push_back(perTensorScale(graph, *dq));
+            }
+            for (const auto& r : entry.reached)
+            {
+                scales.push_back(perTensorScale(graph, *r.q));
+            }
+            if (allScalesEqual(scales))
+            {
+                continue;
+            }
+            // Name the inputs whose scale differs from the output Q's.
+            const OnnxNode& q = *entry.reached.front().q;
+            auto qScale = perTensorScale(graph, q);
+            std::vector<std::string> mismatched;
+            std::vector<std::string> nodes = {concat.name, q.name};
+            std::vector<std::string> dqNames;
+            for (const OnnxNode* dq : entry.dqs)
+            {
+                dqNames.push_back(dq->name);
+                auto scale = perTensorScale(graph, *dq);
+                if (!qScale || !scale || !scalesEqual(*scale, *qScale))
+                {
+                    mismatched.push_back(withScale(graph, *dq));
+                }
+                nodes.push_back(dq->name);
+            }
+            for (std::size_t i = 1; i < entry.reached.size(); ++i)
+            {
+                nodes.push_back(entry.reached[i].q->name);
+            }
+            if (mismatched.empty())
+            {
+                // The inputs agree with the first Q but the output has several Qs with different scales.
+                for (std::size_t i = 1; i < entry.reached.size(); ++i)
+                {
+                    mismatched.push_back("the second output Q " + withScale(graph, *entry.reached[i].q));
+                }
+            }
+            // The group that must take one scale: this Concat's Q/DQ nodes and those of every Concat sharing one of
+            // them (directly or through a pair partner), transitively. Changing a shared DQ for this Concat alone
+            // would break the match of the others (DenseNet: every Concat of a dense block reads the block's input).
+            const std::vector<const ConcatScales*>& group = byComponent[component[index]];
+            std::vector<const OnnxNode*> members;
+            bool allKnown = true;
+            for (const ConcatScales* member : group)
+            {
+                for (const OnnxNode* dq : member->dqs)
+                {
+                    members.push_back(dq);
+                }
+                for (const auto& r : member->reached)
+                {
+                    members.push_back(r.q);
+                }
+            }
+            std::sort(members.begin(), members.end(),
+                      [](const OnnxNode* a, const OnnxNode* b) { return a->index < b->index; });
+            members.erase(std::unique(members.begin(), members.end()), members.end());
+            // The node holding the largest scale (the first in node order).
+            const OnnxNode* largestNode = nullptr;
+            double largest = 0.0;
+            for (const OnnxNode* member : members)
+            {
+                auto scale = perTensorScale(graph, *member);
+                allKnown = allKnown && scale.has_value();
+                if (scale && (largestNode == nullptr || *scale > largest))
+                {
+                    largest = *scale;
+                    largestNode = member;
+                }
+            }
+            std::vector<std::string> otherConcats;
+            for (const ConcatScales* member : group)
+            {
+                if (member->concat != &concat)
+                {
+                    otherConcats.push_back(member->concat->name);
+                }
+            }
+            Finding finding = makeFinding(
+                info(), "Concat " + concat.name + " is quantized by " + withScale(graph, q) +
+                            " but its inputs are dequantized by " + nameList(mismatched, 4) + ": TensorRT moves " +
+                            q.name +
+                            " onto every input, and a DQ -> Q pair with different scales cannot cancel, so requantize "
+                            "(Scale/Reformat) layers remain and the concat is not eliminated.");
+            finding.onnxNodes = nodes;
+            finding.evidence.push_back(nodeEvidence(
+                context, concat, "input scales " + nameList(mismatched, 4) + " vs output " + withScale(graph, q)));
+            finding.fix =
+                "give " + concat.name + "'s input DQs (" + nameList(dqNames, 4) + ") and " + q.name + " one scale" +
+                (otherConcats.empty()
+                     ? std::string()
+                     : ", together with the Q/DQ nodes of the " + std::to_string(otherConcats.size()) +
+                           " other Concat(s) that share some of them (" + nameList(otherConcats, 3) + ")") +
+                ": calibrate them as one group (the union of their ranges, i.e. the largest scale, " +
+                formatScale(largest) +
+                "), as NVIDIA's yolov7 QAT rules and Model Optimizer do for Concat; the pairs then cancel and the "
+                "concat is eliminated";
+            if (largestNode != nullptr && allKnown)
+            {
+                FixEdit edit;
+                edit.kind = FixEdit::Kind::kSetScale;
+                for (const OnnxNode* member : members)
+                {
+                    edit.nodes.push_back(member->name);
+                }
+                edit.scaleFrom = largestNode->name;
+                edit.scaleReason = otherConcats.empty()
+                                       ? "the largest of the Concat's scales: the union of the inputs' ranges, so no "
+                                         "input clips"
+                                       : "the largest scale of " + std::to_string(group.size()) +
+                                             " Concats that share Q/DQ nodes: the union of their inputs' ranges, so "
+                                             "no input clips";
+                finding.edits.push_back(std::move(edit));
+            }
+            attachEngine(context, nodes, finding);
+            sink.add(std::move(finding));
+        }
+    }
+
+private:
+    //! A quantized Concat: its DQ-fed inputs (not through a MaxPool) and the Qs its output reaches.
+    struct ConcatScales
+    {
+        const OnnxNode* concat = nullptr;
+        std::vector<const OnnxNode*> dqs;
+        std::vector<ReachedQ> reached;
+    };
+
+    static std::vector<ConcatScales> quantizedConcats(const OnnxGraph& graph)
+    {
+        std::vector<ConcatScales> result;
         for (const auto& concat : graph.nodes)
         {
             if (concat.opType != "Concat" || concat.outputs.empty())
@@ -70,109 +216,89 @@ public:
                     dequantized.push_back(source);
                 }
             }
-            std::vector<const OnnxNode*> dqs;
+            ConcatScales entry;
+            entry.concat = &concat;
+            entry.reached = std::move(reached);
             for (const auto& source : dequantized)
             {
                 if (viaMaxPool.count(source.node) == 0)
                 {
-                    dqs.push_back(source.node);
+                    entry.dqs.push_back(source.node);
                 }
             }
-            if (dqs.empty())
+            if (!entry.dqs.empty())
             {
-                continue;
+                result.push_back(std::move(entry));
             }
-            std::vector<std::optional<double>> scales;
-            for (const OnnxNode* dq : dqs)
-            {
-                scales.push_back(perTensorScale(graph, *dq));
-            }
-            for (const auto& r : reached)
-            {
-                scales.push_back(perTensorScale(graph, *r.q));
-            }
-            if (allScalesEqual(scales))
-            {
-                continue;
-            }
-            // Name the inputs whose scale differs from the output Q's.
-            const OnnxNode& q = *reached.front().q;
-            auto qScale = perTensorScale(graph, q);
-            std::vector<std::string> mismatched;
-            std::vector<std::string> nodes = {concat.name, q.name};
-            double largest = 0.0;
-            for (const auto& scale : scales)
-            {
-                largest = scale ? std::max(largest, *scale) : largest;
-            }
-            // The node holding the largest scale (the first in input order, then the output Qs).
-            const OnnxNode* largestNode = nullptr;
-            for (const OnnxNode* candidate : dqs)
-            {
-                auto scale = perTensorScale(graph, *candidate);
-                largestNode = largestNode == nullptr && scale && *scale == largest ? candidate : largestNode;
-            }
-            for (const auto& r : reached)
-            {
-                auto scale = perTensorScale(graph, *r.q);
-                largestNode = largestNode == nullptr && scale && *scale == largest ? r.q : largestNode;
-            }
-            std::vector<std::string> dqNames;
-            for (const OnnxNode* dq : dqs)
-            {
-                dqNames.push_back(dq->name);
-                auto scale = perTensorScale(graph, *dq);
-                if (!qScale || !scale || !scalesEqual(*scale, *qScale))
-                {
-                    mismatched.push_back(withScale(graph, *dq));
-                }
-                nodes.push_back(dq->name);
-            }
-            for (std::size_t i = 1; i < reached.size(); ++i)
-            {
-                nodes.push_back(reached[i].q->name);
-            }
-            if (mismatched.empty())
-            {
-                // The inputs agree with the first Q but the output has several Qs with different scales.
-                for (std::size_t i = 1; i < reached.size(); ++i)
-                {
-                    mismatched.push_back("the second output Q " + withScale(graph, *reached[i].q));
-                }
-            }
-            Finding finding = makeFinding(
-                info(), "Concat " + concat.name + " is quantized by " + withScale(graph, q) +
-                            " but its inputs are dequantized by " + nameList(mismatched, 4) + ": TensorRT moves " +
-                            q.name +
-                            " onto every input, and a DQ -> Q pair with different scales cannot cancel, so requantize "
-                            "(Scale/Reformat) layers remain and the concat is not eliminated.");
-            finding.onnxNodes = nodes;
-            finding.evidence.push_back(nodeEvidence(
-                context, concat, "input scales " + nameList(mismatched, 4) + " vs output " + withScale(graph, q)));
-            finding.fix =
-                "give " + concat.name + "'s input DQs (" + nameList(dqNames, 4) + ") and " + q.name +
-                " one scale: calibrate them as one group (the union of their ranges, i.e. the "
-                "largest scale, " +
-                formatScale(largest) +
-                "), as NVIDIA's yolov7 QAT rules and Model Optimizer do for Concat; the pairs then cancel and the "
-                "concat is eliminated";
-            if (largestNode != nullptr && std::all_of(scales.begin(), scales.end(), [](const auto& s) { return s; }))
-            {
-                FixEdit edit;
-                edit.kind = FixEdit::Kind::kSetScale;
-                edit.nodes = dqNames;
-                for (const auto& r : reached)
-                {
-                    edit.nodes.push_back(r.q->name);
-                }
-                edit.scaleFrom = largestNode->name;
-                edit.scaleReason = "the largest of the Concat's scales: the union of the inputs' ranges, so no input "
-                                   "clips";
-                finding.edits.push_back(std::move(edit));
-            }
-            attachEngine(context, nodes, finding);
-            sink.add(std::move(finding));
         }
+        return result;
+    }
+
+    //! For each Concat, a component id: Concats whose Q/DQ nodes, or those nodes' pair partners (a DQ's Q, a Q's
+    //! DQs), overlap are in one component.
+    static std::vector<std::size_t> componentsOf(const OnnxGraph& graph, const std::vector<ConcatScales>& concats)
+    {
+        std::vector<std::size_t> parent(concats.size());
+        for (std::size_t i = 0; i < parent.size(); ++i)
+        {
+            parent[i] = i;
+        }
+        const auto root = [&parent](std::size_t i)
+        {
+            while (parent[i] != i)
+            {
+                parent[i] = parent[parent[i]];
+                i = parent[i];
+            }
+            return i;
+        };
+        std::map<const OnnxNode*, std::size_t> owner;
+        const auto mark = [&](const OnnxNode* node, std::size_t concat)
+        {
+            auto [it, inserted] = owner.emplace(node, concat);
+            if (!inserted)
+            {
+                parent[root(concat)] = root(it->second);
+            }
+        };
+        for (std::size_t i = 0; i < concats.size(); ++i)
+        {
+            std::vector<const OnnxNode*> quantizers; // the Qs whose DQs this Concat's group holds
+            for (const OnnxNode* dq : concats[i].dqs)
+            {
+                mark(dq, i);
+                const OnnxNode* producer = dq->inputs.empty() ? nullptr : producerOf(graph, dq->inputs[0]);
+                if (producer != nullptr && isQuantize(*producer))
+                {
+                    quantizers.push_back(producer);
+                }
+            }
+            for (const auto& r : concats[i].reached)
+            {
+                quantizers.push_back(r.q);
+            }
+            for (const OnnxNode* q : quantizers)
+            {
+                mark(q, i);
+                if (q->outputs.empty())
+                {
+                    continue;
+                }
+                for (const OnnxNode* reader : NodeRefs(graph.nodes.data(), graph.consumersOf(q->outputs.ids()[0])))
+                {
+                    if (isDequantize(*reader))
+                    {
+                        mark(reader, i);
+                    }
+                }
+            }
+        }
+        std::vector<std::size_t> component(concats.size());
+        for (std::size_t i = 0; i < concats.size(); ++i)
+        {
+            component[i] = root(i);
+        }
+        return component;
     }
 };
 

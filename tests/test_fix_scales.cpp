@@ -5,6 +5,7 @@
 #include "test_support.h"
 
 #include "qdq/fix.h"
+#include "qdq/patterns.h"
 #include "qdq/readers.h"
 
 #include <gtest/gtest.h>
@@ -278,4 +279,130 @@ TEST(FixScales, SiblingConvsWithOneScaleAreLeftAlone)
     EXPECT_EQ(findings(report.before, "horizontal-merge-lost"), 0u);
     EXPECT_TRUE(report.edits.empty()) << describeEdits(report);
     EXPECT_TRUE(report.unchanged);
+}
+
+namespace
+{
+
+//! The Concats of a dense block: the block input x0 (one Q/DQ, scale s0) is read by the first layer's one-input
+//! Concat (its output Q has scale s0 too: no mismatch) and by the second layer's Concat with the first layer's
+//! output (scale 0.3; output Q 0.5). With sharedInput false, the first Concat reads a branch of its own instead.
+std::filesystem::path denseBlockModel(const std::string& name, bool sharedInput)
+{
+    GraphBuilder g;
+    std::string in = g.qdq("/in_q", g.input("images", {1, 3, 16, 16}));
+    std::string x0 =
+        g.qdq("/x0_q",
+              g.node("Relu", "/stem/Relu", {g.node("Conv", "/stem/Conv", {in, g.quantizedWeight("w0", 8, 3)})}), 0.2f);
+    std::string own =
+        sharedInput
+            ? x0
+            : g.qdq("/own_q",
+                    g.node("Relu", "/own/Relu", {g.node("Conv", "/own/Conv", {in, g.quantizedWeight("wo", 8, 3)})}),
+                    0.2f);
+    std::string cat1 = g.node("Concat", "/layer1/Concat", {own});
+    g.intAttribute("/layer1/Concat", "axis", 1);
+    std::string y1 =
+        g.qdq("/y1_q",
+              g.node("Relu", "/layer1/Relu",
+                     {g.node("Conv", "/layer1/Conv", {g.qdq("/cat1_q", cat1, 0.2f), g.quantizedWeight("w1", 8, 8)})}),
+              0.3f);
+    std::string cat2 = g.node("Concat", "/layer2/Concat", {x0, y1});
+    g.intAttribute("/layer2/Concat", "axis", 1);
+    g.output(g.node("Conv", "/layer2/Conv", {g.qdq("/cat2_q", cat2, 0.5f), g.quantizedWeight("w2", 8, 16)}));
+    std::filesystem::path path = tempDir("fix-scales-dense-" + name) / "model.onnx";
+    g.save(path.string());
+    return path;
+}
+
+} // namespace
+
+// DenseNet under ONNX Runtime's quantizer: unifying the mismatched Concat alone changed the block input's DQ, which
+// the first layer's Concat also reads, and gave that Concat a new mismatch; the edit was refused and the block kept
+// its requantize layers. Every Concat sharing a Q/DQ node now joins the group.
+TEST(FixScales, ConcatSharingADequantizerWithTheMismatchedOneJoinsItsGroup)
+{
+    const auto model = denseBlockModel("shared", true);
+    const auto output = model.parent_path() / "fixed.onnx";
+    const FixReport report = fixFile(model, output);
+    EXPECT_EQ(findings(report.before, "concat-scale-mismatch"), 1u);
+    ASSERT_EQ(report.edits.size(), 1u) << describeEdits(report);
+    EXPECT_EQ(report.edits[0].edit.scaleFrom, "/cat2_q/QuantizeLinear");
+    EXPECT_TRUE(report.skipped.empty());
+    const OnnxGraph fixed = readOnnx(output.string());
+    for (const char* node : {"/x0_q/QuantizeLinear", "/x0_q/DequantizeLinear", "/y1_q/QuantizeLinear",
+                             "/cat1_q/QuantizeLinear", "/cat1_q/DequantizeLinear", "/cat2_q/QuantizeLinear"})
+    {
+        EXPECT_EQ(scaleInput(fixed, node), "/cat2_q/scale") << node;
+    }
+    EXPECT_EQ(findings(report.after, "concat-scale-mismatch"), 0u);
+    EXPECT_TRUE(report.newFindings.empty());
+
+    // fix of its own output makes no edit.
+    const FixReport again = fixFile(output, model.parent_path() / "fixed-again.onnx");
+    EXPECT_TRUE(again.edits.empty()) << describeEdits(again);
+    EXPECT_TRUE(again.unchanged);
+}
+
+TEST(FixScales, ConcatSharingNoQdqNodeKeepsItsScale)
+{
+    const auto model = denseBlockModel("separate", false);
+    const auto output = model.parent_path() / "fixed.onnx";
+    const FixReport report = fixFile(model, output);
+    ASSERT_EQ(report.edits.size(), 1u) << describeEdits(report);
+    const OnnxGraph fixed = readOnnx(output.string());
+    EXPECT_EQ(scaleInput(fixed, "/cat1_q/QuantizeLinear"), "/cat1_q/scale");
+    EXPECT_EQ(scaleInput(fixed, "/own_q/QuantizeLinear"), "/own_q/scale");
+    EXPECT_EQ(scaleInput(fixed, "/x0_q/QuantizeLinear"), "/cat2_q/scale");
+    EXPECT_EQ(findings(report.after, "concat-scale-mismatch"), 0u);
+    EXPECT_TRUE(report.newFindings.empty());
+}
+
+namespace
+{
+
+Finding setScaleFinding(const std::string& rule, std::vector<std::string> nodes, const std::string& from)
+{
+    Finding finding;
+    finding.rule = rule;
+    finding.message = rule + " finding from " + from;
+    finding.edits.push_back(patterns::setScaleEdit(std::move(nodes), from, "its reason"));
+    return finding;
+}
+
+} // namespace
+
+// Two findings (of two rules) whose groups share a Q/DQ pair: planned one after the other, the second was skipped as
+// a conflict. They are one edit now, with the larger of their scales and both findings' keys.
+TEST(FixPlanMerge, OverlappingScaleGroupsBecomeOneEditWithTheLargestScale)
+{
+    const auto model = concatModel("merge", 0.1f, 0.2f, 0.3f);
+    const OnnxGraph graph = readOnnx(model.string());
+    Report report;
+    report.findings.push_back(setScaleFinding(
+        "concat-scale-mismatch", {"/left_q/DequantizeLinear", "/in_q/DequantizeLinear"}, "/left_q/DequantizeLinear"));
+    report.findings.push_back(setScaleFinding(
+        "fanout-scale-mismatch", {"/left_q/QuantizeLinear", "/cat_q/QuantizeLinear"}, "/cat_q/QuantizeLinear"));
+    const FixPlan plan = planFix(report, graph, FixOptions{});
+    ASSERT_EQ(plan.edits.size(), 1u);
+    EXPECT_TRUE(plan.skipped.empty());
+    EXPECT_EQ(plan.edits[0].edit.scaleFrom, "/cat_q/QuantizeLinear");
+    EXPECT_EQ(plan.edits[0].keys.size(), 2u);
+    EXPECT_EQ(plan.edits[0].rules, (std::vector<std::string>{"concat-scale-mismatch", "fanout-scale-mismatch"}));
+    EXPECT_NE(plan.edits[0].scale.find("one scale for the 2 findings"), std::string::npos) << plan.edits[0].scale;
+}
+
+TEST(FixPlanMerge, DisjointScaleGroupsStayTwoEdits)
+{
+    const auto model = concatModel("no-merge", 0.1f, 0.2f, 0.3f);
+    const OnnxGraph graph = readOnnx(model.string());
+    Report report;
+    report.findings.push_back(setScaleFinding(
+        "concat-scale-mismatch", {"/left_q/DequantizeLinear", "/in_q/DequantizeLinear"}, "/left_q/DequantizeLinear"));
+    report.findings.push_back(setScaleFinding(
+        "fanout-scale-mismatch", {"/right_q/QuantizeLinear", "/cat_q/QuantizeLinear"}, "/cat_q/QuantizeLinear"));
+    const FixPlan plan = planFix(report, graph, FixOptions{});
+    ASSERT_EQ(plan.edits.size(), 2u);
+    EXPECT_EQ(plan.edits[0].edit.scaleFrom, "/left_q/DequantizeLinear");
+    EXPECT_EQ(plan.edits[1].edit.scaleFrom, "/cat_q/QuantizeLinear");
 }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -79,6 +80,7 @@ public:
             }
         }
         planInsertions();
+        mergeOverlappingScaleGroups();
         for (auto& asked : mAsked)
         {
             if (asked.edit.kind == FixEdit::Kind::kSetScale)
@@ -97,6 +99,7 @@ private:
         std::string finding;
         std::vector<std::string> rules;
         std::string key;
+        std::vector<std::string> extraKeys; //!< the keys of asks merged into this one
     };
 
     bool selected(const std::string& slug) const
@@ -152,7 +155,7 @@ private:
                     }
                     continue;
                 }
-                mAsked.push_back({edit, finding.rule, finding.message, {finding.rule}, key});
+                mAsked.push_back({edit, finding.rule, finding.message, {finding.rule}, key, {}});
             }
         }
         // Edits an earlier plan found to make new warnings are left out.
@@ -476,6 +479,168 @@ private:
         return parameters;
     }
 
+    //! A set-scale edit's group: its named Q/DQ nodes and their pair partners (a DQ's Q and that Q's other DQs, a
+    //! Q's DQs), closed, in the order found. Sets problem (and returns what it has) when the group cannot take one
+    //! scale: a DQ of a constant or of a network input, a Q read by other nodes than DQs, over 256 nodes.
+    std::vector<std::uint32_t> scaleGroupOf(const FixEdit& edit, std::string& problem) const
+    {
+        std::vector<std::uint32_t> group;
+        std::set<std::uint32_t> seen;
+        const auto add = [&](std::uint32_t node)
+        {
+            if (node != OnnxGraph::kNone && seen.insert(node).second)
+            {
+                group.push_back(node);
+            }
+        };
+        for (const auto& name : edit.nodes)
+        {
+            add(nodeIndex(name));
+        }
+        for (std::size_t i = 0; i < group.size() && group.size() <= 256; ++i)
+        {
+            const OnnxNode& node = mGraph.nodes[group[i]];
+            if (patterns::isDequantize(node))
+            {
+                const OnnxNode* producer = node.inputs.empty() ? nullptr : patterns::producerOf(mGraph, node.inputs[0]);
+                if (producer == nullptr || !patterns::isQuantize(*producer))
+                {
+                    problem = node.name + " dequantizes " +
+                              (producer == nullptr ? "a constant or a network input" : producer->name) +
+                              ", not the output of a QuantizeLinear whose scale could change with it";
+                    return group;
+                }
+                add(static_cast<std::uint32_t>(producer->index));
+            }
+            else if (patterns::isQuantize(node) && !node.outputs.empty())
+            {
+                for (const auto& [reader, slot] : readers(node.outputs[0]))
+                {
+                    if (!patterns::isDequantize(mGraph.nodes[reader]))
+                    {
+                        problem = node.name + "'s output is read by " + mGraph.nodes[reader].name +
+                                  ", not only by DequantizeLinear nodes";
+                        return group;
+                    }
+                    add(reader);
+                }
+            }
+            else
+            {
+                problem = node.name + " is not a QuantizeLinear or DequantizeLinear";
+                return group;
+            }
+        }
+        if (group.size() > 256)
+        {
+            problem = "the Q/DQ nodes sharing these scales form a group of over 256 nodes";
+        }
+        return group;
+    }
+
+    //! Set-scale edits whose groups share a Q/DQ node become one edit with one scale, the largest of their
+    //! sources' (no group's range is cut short). Each group's pairs cancel only when all of its scales are equal, so
+    //! overlapping groups need one scale between them. In DenseNet every Concat of a dense block reads the block's
+    //! earlier features through shared DQs: planned one by one, the first group took its scale, the overlapping
+    //! ones were skipped as conflicts, and the Concats of a smaller group got a new mismatch.
+    void mergeOverlappingScaleGroups()
+    {
+        std::vector<std::size_t> members; // indexes into mAsked of the set-scale asks that can be merged
+        std::vector<std::size_t> parent;
+        std::map<std::uint32_t, std::size_t> ownerOfNode; // node -> first member whose group holds it
+        std::vector<double> sourceScale;
+        const std::function<std::size_t(std::size_t)> root = [&](std::size_t i)
+        { return parent[i] == i ? i : parent[i] = root(parent[i]); };
+        for (std::size_t i = 0; i < mAsked.size(); ++i)
+        {
+            const FixEdit& edit = mAsked[i].edit;
+            if (edit.kind != FixEdit::Kind::kSetScale)
+            {
+                continue;
+            }
+            const std::uint32_t from = nodeIndex(edit.scaleFrom);
+            const QdqParameters* source = from == OnnxGraph::kNone ? nullptr : perTensorQdq(from);
+            std::string problem;
+            const std::vector<std::uint32_t> group = scaleGroupOf(edit, problem);
+            if (source == nullptr || !problem.empty())
+            {
+                continue; // skipped on its own when planned
+            }
+            const std::size_t member = members.size();
+            members.push_back(i);
+            parent.push_back(member);
+            sourceScale.push_back(source->scale[0]);
+            for (std::uint32_t node : group)
+            {
+                auto [it, inserted] = ownerOfNode.emplace(node, member);
+                if (!inserted)
+                {
+                    parent[root(member)] = root(it->second);
+                }
+            }
+        }
+        std::map<std::size_t, std::vector<std::size_t>> components; // root -> members, in report order
+        for (std::size_t member = 0; member < members.size(); ++member)
+        {
+            components[root(member)].push_back(member);
+        }
+        std::set<std::size_t> mergedAway; // mAsked indexes folded into an earlier ask
+        for (const auto& [componentRoot, component] : components)
+        {
+            if (component.size() < 2)
+            {
+                continue;
+            }
+            Asked& merged = mAsked[members[component.front()]];
+            std::size_t widest = component.front();
+            std::set<std::string> named(merged.edit.nodes.begin(), merged.edit.nodes.end());
+            for (std::size_t k = 1; k < component.size(); ++k)
+            {
+                const std::size_t member = component[k];
+                Asked& other = mAsked[members[member]];
+                if (sourceScale[member] > sourceScale[widest])
+                {
+                    widest = member;
+                }
+                for (const auto& node : other.edit.nodes)
+                {
+                    if (named.insert(node).second)
+                    {
+                        merged.edit.nodes.push_back(node);
+                    }
+                }
+                for (const auto& rule : other.rules)
+                {
+                    if (std::find(merged.rules.begin(), merged.rules.end(), rule) == merged.rules.end())
+                    {
+                        merged.rules.push_back(rule);
+                    }
+                }
+                merged.extraKeys.push_back(other.key);
+                merged.extraKeys.insert(merged.extraKeys.end(), other.extraKeys.begin(), other.extraKeys.end());
+                mergedAway.insert(members[member]);
+            }
+            const FixEdit& widestEdit = mAsked[members[widest]].edit;
+            merged.edit.scaleReason = "one scale for the " + std::to_string(component.size()) +
+                                      " findings whose groups share Q/DQ nodes, the largest of theirs (" +
+                                      widestEdit.scaleReason + ")";
+            merged.edit.scaleFrom = widestEdit.scaleFrom;
+        }
+        if (mergedAway.empty())
+        {
+            return;
+        }
+        std::vector<Asked> kept;
+        for (std::size_t i = 0; i < mAsked.size(); ++i)
+        {
+            if (mergedAway.count(i) == 0)
+            {
+                kept.push_back(std::move(mAsked[i]));
+            }
+        }
+        mAsked = std::move(kept);
+    }
+
     //! kSetScale: the named Q/DQ nodes, each with its partners (a DQ's Q and that Q's other DQs, a Q's DQs), read
     //! the scale and zero point tensors of edit.scaleFrom. A DQ of a constant (a weight) or a Q/DQ that is per-channel
     //! or has its scale computed stops the edit: changing one side of a pair would change the values it carries.
@@ -503,56 +668,11 @@ private:
             }
         }
         // The group: the named nodes and their pair partners, closed.
-        std::vector<std::uint32_t> group;
-        std::set<std::uint32_t> seen;
-        const auto add = [&](std::uint32_t node)
+        std::string groupProblem;
+        std::vector<std::uint32_t> group = scaleGroupOf(asked.edit, groupProblem);
+        if (!groupProblem.empty())
         {
-            if (node != OnnxGraph::kNone && seen.insert(node).second)
-            {
-                group.push_back(node);
-            }
-        };
-        for (const auto& name : asked.edit.nodes)
-        {
-            add(nodeIndex(name));
-        }
-        for (std::size_t i = 0; i < group.size() && group.size() <= 256; ++i)
-        {
-            const OnnxNode& node = mGraph.nodes[group[i]];
-            if (patterns::isDequantize(node))
-            {
-                const OnnxNode* producer = node.inputs.empty() ? nullptr : patterns::producerOf(mGraph, node.inputs[0]);
-                if (producer == nullptr || !patterns::isQuantize(*producer))
-                {
-                    skip(asked, node.name + " dequantizes " +
-                                    (producer == nullptr ? "a constant or a network input" : producer->name) +
-                                    ", not the output of a QuantizeLinear whose scale could change with it");
-                    return;
-                }
-                add(static_cast<std::uint32_t>(producer->index));
-            }
-            else if (patterns::isQuantize(node) && !node.outputs.empty())
-            {
-                for (const auto& [reader, slot] : readers(node.outputs[0]))
-                {
-                    if (!patterns::isDequantize(mGraph.nodes[reader]))
-                    {
-                        skip(asked, node.name + "'s output is read by " + mGraph.nodes[reader].name +
-                                        ", not only by DequantizeLinear nodes");
-                        return;
-                    }
-                    add(reader);
-                }
-            }
-            else
-            {
-                skip(asked, node.name + " is not a QuantizeLinear or DequantizeLinear");
-                return;
-            }
-        }
-        if (group.size() > 256)
-        {
-            skip(asked, "the Q/DQ nodes sharing these scales form a group of over 256 nodes");
+            skip(asked, groupProblem);
             return;
         }
         std::sort(group.begin(), group.end());
@@ -953,6 +1073,7 @@ private:
         planned.finding = asked.finding;
         planned.rules = asked.rules;
         planned.keys = {asked.key};
+        planned.keys.insert(planned.keys.end(), asked.extraKeys.begin(), asked.extraKeys.end());
         return planned;
     }
 

@@ -121,8 +121,9 @@ bool refuseEditsNamedByNewWarnings(const Report& candidate, const FixPlan& plan,
 }
 
 //! The skips of every pass that still stand at the end: a skip of one pass may be made by a later one (it conflicted
-//! with an edit that is now in the model). Each is listed once, and only when no edit of the same rule and kind
-//! changed one of its nodes.
+//! with an edit that is now in the model). Each is listed once, and only when the edits of the same kind asked for by
+//! its rule did not, between them, change every one of its nodes. (Dropping a skip when such an edit changed any one
+//! of its nodes hid, on DenseNet, Concat groups that no edit had unified.)
 std::vector<SkippedEdit> skipsStillStanding(std::vector<SkippedEdit> skips, const std::vector<PlannedEdit>& made)
 {
     const auto sameEdit = [](const SkippedEdit& a, const SkippedEdit& b)
@@ -132,16 +133,21 @@ std::vector<SkippedEdit> skipsStillStanding(std::vector<SkippedEdit> skips, cons
     };
     const auto madeLater = [&made](const SkippedEdit& skipped)
     {
-        return std::any_of(made.begin(), made.end(),
-                           [&](const PlannedEdit& edit)
-                           {
-                               return edit.rule == skipped.rule && edit.edit.kind == skipped.edit.kind &&
-                                      std::any_of(skipped.edit.nodes.begin(), skipped.edit.nodes.end(),
-                                                  [&](const std::string& node) {
-                                                      return std::find(edit.edit.nodes.begin(), edit.edit.nodes.end(),
-                                                                       node) != edit.edit.nodes.end();
-                                                  });
-                           });
+        if (skipped.edit.nodes.empty())
+        {
+            return false;
+        }
+        std::set<std::string> changed;
+        for (const auto& edit : made)
+        {
+            if (edit.edit.kind == skipped.edit.kind &&
+                std::find(edit.rules.begin(), edit.rules.end(), skipped.rule) != edit.rules.end())
+            {
+                changed.insert(edit.edit.nodes.begin(), edit.edit.nodes.end());
+            }
+        }
+        return std::all_of(skipped.edit.nodes.begin(), skipped.edit.nodes.end(),
+                           [&changed](const std::string& node) { return changed.count(node) != 0; });
     };
     std::vector<SkippedEdit> standing;
     for (auto& skipped : skips)
@@ -364,6 +370,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     int pass = 0;
     bool earlierPassesChanged = false; //!< a pass before this one had edits to write
     constexpr int kMostWrites = 12;
+    bool stillRefusing = false; //!< the last write's diagnosis refused more edits: the writes ran out in a round
     for (int attempt = 0; attempt < kMostWrites; ++attempt)
     {
         const std::string& source = pass == 0 ? result.source : passSource.path();
@@ -421,8 +428,8 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         tell("diagnosing the fixed model (ONNX checker beside it)");
         after = diagnoseModelOnly(readOnnx(candidate.path(), {}, limits),
                                   options.output.empty() ? result.source : options.output, simulation, afterHolder);
-        const bool refusedMore = refuseEditsNamedByNewWarnings(after, plan, passBaseKeys, refused);
-        if (refusedMore)
+        stillRefusing = refuseEditsNamedByNewWarnings(after, plan, passBaseKeys, refused);
+        if (stillRefusing)
         {
             continue; // plan this pass again from its source
         }
@@ -477,6 +484,36 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         nextPassPlan = std::move(candidatePlan);
         earlierPassesChanged = earlierPassesChanged || !plan.modelEdits.empty();
         ++pass;
+    }
+    if (stillRefusing)
+    {
+        // The writes ran out while a round was still refusing edits: the last candidate has new warnings that no
+        // round has resolved. A later pass falls back on its source, the previous pass's candidate, which had none;
+        // the first pass keeps its candidate and says so (its new warnings are listed).
+        if (pass > 0)
+        {
+            for (const auto& edit : plan.edits)
+            {
+                plan.skipped.push_back({edit.edit, edit.rule,
+                                        "not made: fix stopped after " + std::to_string(kMostWrites) +
+                                            " writes while edits of pass " + std::to_string(pass + 1) +
+                                            " were still refused for new warnings"});
+            }
+            plan.edits.clear();
+            plan.modelEdits = ModelEdits{};
+            checkResult.wait();
+            candidate.assign(passSource.path());
+            passSource.keep();
+            checkResult =
+                std::async(std::launch::async, [path = candidate.path(), &check] { return runCheck(path, check); });
+            after = diagnoseModelOnly(readOnnx(candidate.path(), {}, limits),
+                                      options.output.empty() ? result.source : options.output, simulation, afterHolder);
+        }
+        result.notes.push_back("fix stopped after " + std::to_string(kMostWrites) +
+                               " writes while edits were still refused for new warnings" +
+                               (pass > 0 ? "; the output is the model as pass " + std::to_string(pass) + " left it"
+                                         : std::string("; the new warnings below remain")) +
+                               ": choose edits with --rules, or run fix again on the output");
     }
     if (pass > 0)
     {
