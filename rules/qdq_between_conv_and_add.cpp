@@ -46,6 +46,43 @@ public:
         return nullptr;
     }
 
+    //! Whether tensor is read by exactly one node and is no graph output.
+    static bool readOnce(const OnnxGraph& graph, const std::string& tensor)
+    {
+        return consumersOf(graph, tensor).size() == 1 && !isGraphOutput(graph, tensor);
+    }
+
+    //! Whether the Add could take the conv's place: every tensor from the conv's output through its epilogue, Q and DQ
+    //! to the Add is read once. A conv output (or its DQ) that other nodes read too is needed on its own, so the Add
+    //! cannot be fused into that conv whatever the Q/DQ: that input is the residual, and its Q/DQ is the one to keep
+    //! (MobileNetV2 under ONNX Runtime: a block's output feeds the next block's conv and its Add).
+    static bool fusable(const OnnxGraph& graph, const OnnxNode& conv, const OnnxNode& q, const OnnxNode& dq)
+    {
+        if (!readOnce(graph, dq.outputs[0]) || !readOnce(graph, q.outputs[0]))
+        {
+            return false;
+        }
+        std::string tensor = q.inputs[0];
+        for (int depth = 0; depth < 8; ++depth)
+        {
+            if (!readOnce(graph, tensor))
+            {
+                return false;
+            }
+            const OnnxNode* producer = producerOf(graph, tensor);
+            if (producer == nullptr || producer == &conv)
+            {
+                return producer == &conv;
+            }
+            if (producer->inputs.empty())
+            {
+                return false;
+            }
+            tensor = producer->inputs[0];
+        }
+        return false;
+    }
+
     void check(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
@@ -68,7 +105,8 @@ public:
                     continue;
                 }
                 const OnnxNode* conv = convBehind(graph, q->inputs[0]);
-                if (conv == nullptr)
+                if (conv == nullptr || dq[side]->outputs.empty() || q->outputs.empty() ||
+                    !fusable(graph, *conv, *q, *dq[side]))
                 {
                     continue;
                 }

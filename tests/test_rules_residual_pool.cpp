@@ -83,6 +83,52 @@ TEST(RuleQdqBetweenConvAndAdd, SilentWithOnlyResidualQuantized)
     EXPECT_TRUE(findingsOf(report, "qdq-between-conv-and-add").empty());
 }
 
+namespace
+{
+
+//! MobileNetV2 under ONNX Runtime's quantizer: block A's projection conv output (Q/DQ) feeds block B's expand conv and
+//! B's Add; B's projection conv output (Q/DQ) is the Add's other input. With bothSidesShared, B's projection output
+//! is read by a second conv too, so neither conv can take the Add.
+OnnxGraph twoConvAdd(bool bothSidesShared)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images"));
+    std::string a = g.qdq("/a/out_q", g.node("Conv", "/a/project/Conv", {x, g.quantizedWeight("a", 8, 3)}));
+    std::string expand =
+        g.node("Relu", "/b/expand/Relu", {g.node("Conv", "/b/expand/Conv", {a, g.quantizedWeight("bexpand", 8, 8)})});
+    std::string b = g.qdq("/b/out_q", g.node("Conv", "/b/project/Conv",
+                                             {g.qdq("/b/expand_q", expand), g.quantizedWeight("bproject", 8, 8)}));
+    std::string sum = g.node("Add", "/b/Add", {a, b});
+    if (bothSidesShared)
+    {
+        g.output(g.node("Conv", "/side/Conv", {b, g.quantizedWeight("side", 8, 8)}));
+    }
+    g.output(g.qdq("/b/add_q", sum));
+    return g.build();
+}
+
+} // namespace
+
+// The Add's first input comes from block A's conv, but that output also feeds block B's conv: it is the residual. The
+// finding names block B's conv, whose output only the Add reads (removing A's Q/DQ would leave B's expand conv with a
+// float input and not let the Add fuse anyway).
+TEST(RuleQdqBetweenConvAndAdd, NamesTheConvWhoseOutputOnlyTheAddReads)
+{
+    Report report = runDiagnose(twoConvAdd(false), std::nullopt);
+    auto findings = findingsOf(report, "qdq-between-conv-and-add");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_NE(findings[0].message.find("/b/project/Conv"), std::string::npos) << findings[0].message;
+    ASSERT_EQ(findings[0].edits.size(), 1u);
+    EXPECT_EQ(findings[0].edits[0].nodes,
+              (std::vector<std::string>{"/b/out_q/QuantizeLinear", "/b/out_q/DequantizeLinear"}));
+}
+
+TEST(RuleQdqBetweenConvAndAdd, SilentWhenBothConvOutputsHaveOtherReaders)
+{
+    Report report = runDiagnose(twoConvAdd(true), std::nullopt);
+    EXPECT_TRUE(findingsOf(report, "qdq-between-conv-and-add").empty());
+}
+
 TEST(RuleQdqInsideConvEpilogue, TriggersOnQdqBetweenConvAndRelu)
 {
     ResidualBlockOptions options;
