@@ -47,6 +47,61 @@ public:
         return nullptr;
     }
 
+    //! The gate half of a SiLU the exporter split with Q/DQ: gate is a Sigmoid reading the conv's DQ output x, and a
+    //! Mul reads x and the gate's output, through a Q -> DQ pair of the gate's own. Returns that pair (nullptrs when
+    //! the Mul reads the gate directly) and the Mul; mul is nullptr when there is none. (x * HardSigmoid(x), a
+    //! HardSwish, is left out: the fusion catalogue documents SiLU, and the simulator fuses only that.)
+    struct GatePair
+    {
+        const OnnxNode* q = nullptr;
+        const OnnxNode* dq = nullptr;
+        const OnnxNode* mul = nullptr;
+    };
+    static GatePair gatePair(const OnnxGraph& graph, const OnnxNode& gate, const std::string& x)
+    {
+        GatePair result;
+        if (gate.opType != "Sigmoid" || gate.outputs.empty())
+        {
+            return result;
+        }
+        const auto mulReading = [&](const std::string& tensor) -> const OnnxNode*
+        {
+            for (const OnnxNode* mul : consumersOf(graph, tensor))
+            {
+                if (mul->opType == "Mul" && mul->inputs.size() == 2 &&
+                    ((mul->inputs[0] == tensor && mul->inputs[1] == x) ||
+                     (mul->inputs[1] == tensor && mul->inputs[0] == x)))
+                {
+                    return mul;
+                }
+            }
+            return nullptr;
+        };
+        if ((result.mul = mulReading(gate.outputs[0])) != nullptr)
+        {
+            return result;
+        }
+        const auto gateReaders = consumersOf(graph, gate.outputs[0]);
+        if (gateReaders.size() != 1 || !isQuantize(*gateReaders[0]) || gateReaders[0]->outputs.empty())
+        {
+            return result;
+        }
+        const OnnxNode* q = gateReaders[0];
+        const auto qReaders = consumersOf(graph, q->outputs[0]);
+        if (qReaders.size() != 1 || !isDequantize(*qReaders[0]) || qReaders[0]->outputs.empty() ||
+            consumersOf(graph, qReaders[0]->outputs[0]).size() != 1)
+        {
+            return result;
+        }
+        result.mul = mulReading(qReaders[0]->outputs[0]);
+        if (result.mul != nullptr)
+        {
+            result.q = q;
+            result.dq = qReaders[0];
+        }
+        return result;
+    }
+
     //! Conv -> [Q/DQ] -> Add(residual) -> Q -> DQ -> activation: once the Add fuses into the conv (reference 1.8),
     //! the pair on the Add's output sits inside the fused layer's epilogue and keeps the activation apart.
     void checkResidualAdds(const Context& context, FindingSink& sink) const
@@ -145,12 +200,18 @@ public:
                         {
                             continue;
                         }
+                        // Conv -> Q/DQ -> Sigmoid and Mul, Sigmoid -> [Q/DQ] -> Mul: a SiLU that the exporter split.
+                        // Both halves must lose their pairs for TensorRT to fuse it into the conv.
+                        const GatePair gate = gatePair(graph, *next, dq->outputs[0]);
+                        const std::string activation = gate.mul == nullptr
+                                                           ? next->opType + " " + next->name
+                                                           : "SiLU (" + next->name + " and " + gate.mul->name + ")";
                         Finding finding = makeFinding(
-                            info(), "QuantizeLinear " + q->name + " -> DequantizeLinear " + dq->name +
-                                        " sits between " + node.opType + " " + node.name + " and " + next->opType +
-                                        " " + next->name + ": TensorRT cannot fuse " + next->name + " into the " +
-                                        node.opType +
-                                        " epilogue and runs them as separate layers with an INT8 round trip between.");
+                            info(),
+                            "QuantizeLinear " + q->name + " -> DequantizeLinear " + dq->name + " sits between " +
+                                node.opType + " " + node.name + " and " + activation + ": TensorRT cannot fuse " +
+                                (gate.mul == nullptr ? next->name : std::string("it")) + " into the " + node.opType +
+                                " epilogue and runs them as separate layers with an INT8 round trip between.");
                         finding.onnxNodes = {node.name, q->name, dq->name, next->name};
                         finding.evidence.push_back(nodeEvidence(context, *q,
                                                                 "input from " + node.name +
@@ -161,6 +222,23 @@ public:
                                       next->name + " directly) and quantize after the " + next->opType +
                                       ", at the next weighted op's input";
                         finding.edits.push_back(removeQdqPairEdit(*q, *dq));
+                        if (gate.mul != nullptr)
+                        {
+                            finding.onnxNodes.push_back(gate.mul->name);
+                            finding.fix =
+                                "delete " + q->name + " and " + dq->name + " (connect " + tensor + " to " + next->name +
+                                " and " + gate.mul->name + " directly)" +
+                                (gate.q == nullptr ? std::string()
+                                                   : " and the pair " + gate.q->name + " -> " + gate.dq->name +
+                                                         " between " + next->name + " and " + gate.mul->name) +
+                                "; quantize after " + gate.mul->name + ", at the next weighted op's input";
+                            if (gate.q != nullptr)
+                            {
+                                finding.onnxNodes.push_back(gate.q->name);
+                                finding.onnxNodes.push_back(gate.dq->name);
+                                finding.edits.push_back(removeQdqPairEdit(*gate.q, *gate.dq));
+                            }
+                        }
                         if (context.engine() != nullptr)
                         {
                             auto layers = layersOf(context, next->name);
