@@ -160,6 +160,49 @@ OnnxGraph quantizedFanOut(bool fanOut)
 
 } // namespace
 
+namespace
+{
+
+//! A LayerNormalization whose gamma comes through Q -> DQ from an Identity copy. With a constant source the Identity
+//! reads a weight's DQ (a torch export sharing one initializer, then ONNX Runtime's quantizer: ConvNeXt); otherwise it
+//! reads an activation.
+OnnxGraph sharedGamma(bool constantSource)
+{
+    GraphBuilder g;
+    std::string x = g.input("x", {1, 8});
+    std::string source =
+        constantSource
+            ? g.node("DequantizeLinear", "/w/DequantizeLinear",
+                     {g.int8Constant("w_int8", {8}), g.scale("/w/scale", 0.01f), g.zeroPoint("/w/zero_point")})
+            : g.node("Relu", "/act/Relu", {x});
+    std::string gamma = g.qdq("/gamma_q", g.node("Identity", "/gamma/Identity", {source}), 0.01f);
+    g.output(g.node("LayerNormalization", "/ln/LayerNormalization", {x, gamma, g.weight("beta", {8})}));
+    return g.build();
+}
+
+} // namespace
+
+TEST(Simulator, QdqOfAWeightSharedThroughIdentityIsFolded)
+{
+    OnnxGraph graph = sharedGamma(true);
+    Prediction prediction = predictEngine(graph, version(10, 8));
+    for (const char* node : {"/gamma_q/QuantizeLinear", "/gamma_q/DequantizeLinear"})
+    {
+        const PredictedQdq* qdq = prediction.find(node);
+        ASSERT_NE(qdq, nullptr) << node;
+        EXPECT_EQ(qdq->fate, PredictedQdq::Fate::kFolded) << node << ": " << qdq->reason();
+    }
+}
+
+TEST(Simulator, QdqOfAnActivationThroughIdentityIsNotFolded)
+{
+    OnnxGraph graph = sharedGamma(false);
+    Prediction prediction = predictEngine(graph, version(10, 8));
+    const PredictedQdq* dq = prediction.find("/gamma_q/DequantizeLinear");
+    ASSERT_NE(dq, nullptr);
+    EXPECT_NE(dq->fate, PredictedQdq::Fate::kFolded) << dq->reason();
+}
+
 TEST(Simulator, QuantizeStaysStandaloneWhenItsTensorAlsoFeedsFloat)
 {
     OnnxGraph graph = quantizedFanOut(true);

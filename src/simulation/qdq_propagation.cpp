@@ -130,8 +130,11 @@ private:
             return true;
         }
         const OnnxNode* producer = producerOf(mGraph, node.inputs[0]);
+        // A DQ on the way counts too: an exporter that shares one weight between layers (torch's Identity copies)
+        // can leave initializer -> DQ -> Identity -> Q -> DQ, constant from end to end (ConvNeXt's LayerNorm weights
+        // under ONNX Runtime's quantizer), which TensorRT folds like any constant.
         return producer != nullptr &&
-               (producer->opType == "Constant" || (isQuantize(*producer) && onWeightPath(*producer)) ||
+               (producer->opType == "Constant" || (isQdq(*producer) && onWeightPath(*producer)) ||
                 (producer->opType == "Identity" && onWeightPath(*producer)));
     }
 
