@@ -209,22 +209,42 @@ private:
             {
                 const OnnxNode* user = ends.users[i];
                 const std::string& tensor = ends.userTensors[i];
-                const OnnxNode* reference = forward.quantizers.empty() ? downstreamQ : forward.quantizers[0];
-                std::string existing = " with the scale of " + reference->name + scaleSuffix(graph, *reference) +
-                                       (forward.quantizers.empty() ? std::string() : " so the two merge");
+                const OnnxNode* nearest = user->outputs.empty() ? nullptr : quantizeDownstream(graph, user->outputs[0]);
+                const OnnxNode* reference = !forward.quantizers.empty() ? forward.quantizers[0]
+                                            : nearest != nullptr        ? nearest
+                                                                        : downstreamQ;
+                // The scale the edit borrows: the Q already on the output (exact), else the first Q downstream
+                // through ops that keep the tensor's range. Past an op that narrows it (an average, a gate), the
+                // borrowed scale would clip the tensor: the edit then asks for a calibrated scale instead.
+                const OnnxNode* narrowing = keepsRange(*user) ? nullptr : user;
+                const OnnxNode* lender = !forward.quantizers.empty() ? forward.quantizers[0]
+                                         : narrowing == nullptr && !user->outputs.empty()
+                                             ? quantizeDownstreamKeepingRange(graph, user->outputs[0], &narrowing)
+                                             : nullptr;
+                const std::string narrowed =
+                    narrowing == nullptr ? std::string("an op that narrows the range")
+                                         : narrowing->opType + " " + narrowing->name + ", which narrows the range";
                 bool residual = (user->opType == "Add" || user->opType == "Sum") &&
                                 activationInputs(graph, *user).size() >= 2 &&
                                 quantizedWeightedBehind(graph, tensor) == nullptr;
                 reasons.push_back(user->opType + " " + user->name + (residual ? " (as its residual input)" : ""));
+                const std::string scaleText =
+                    lender != nullptr ? " with the scale of " + lender->name + scaleSuffix(graph, *lender) +
+                                            (forward.quantizers.empty() ? std::string() : " so the two merge")
+                                      : " with a calibrated scale (the nearest quantizer downstream, " +
+                                            reference->name + scaleSuffix(graph, *reference) + ", is past " + narrowed +
+                                            ", so its scale would clip " + tensor + ")";
                 fixes.push_back("insert QuantizeLinear -> DequantizeLinear on tensor " + tensor + " before " +
-                                user->name + existing +
+                                user->name + scaleText +
                                 (residual ? residualHint(graph, *user, tensor) : std::string()));
-                edits.push_back(insertQdqEdit(*user, tensor, reference->name,
-                                              forward.quantizers.empty()
-                                                  ? "the scale of the next quantizer downstream (" + reference->name +
-                                                        "), the one TensorRT can fuse into the conv"
-                                                  : "the scale of the Q already on the output, so TensorRT merges "
-                                                    "the two"));
+                edits.push_back(insertQdqEdit(
+                    *user, tensor, lender != nullptr ? lender->name : std::string(),
+                    lender == nullptr ? "no quantizer downstream of " + tensor + " keeps its range (the nearest, " +
+                                            reference->name + ", is past " + narrowed + "): its scale needs calibration"
+                    : forward.quantizers.empty()
+                        ? "the scale of the next quantizer downstream (" + lender->name +
+                              "), the one TensorRT can fuse into the conv"
+                        : "the scale of the Q already on the output, so TensorRT merges the two"));
             }
             for (const auto& output : ends.outputs)
             {

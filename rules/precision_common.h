@@ -284,6 +284,53 @@ inline const OnnxNode* quantizeDownstream(const OnnxGraph& graph, const std::str
     return nullptr;
 }
 
+//! Whether op passes a tensor's range on without narrowing it, so that a Q after it can lend its scale to the tensor
+//! without clipping it: data movement, MaxPool, Resize, Add/Sum/Max (they widen it), Relu and Clip (what they cut off
+//! is cut off anyway). AveragePool, a Mul by a gate, Sigmoid and the like narrow it: a scale borrowed across them
+//! clips the tensor (RegNet's squeeze-excitation: a Relu output quantized with the scale of the pooled average).
+inline bool keepsRange(const OnnxNode& op)
+{
+    static constexpr std::string_view kOps[] = {"Resize", "Upsample", "Add", "Sum", "Max", "Relu", "Clip"};
+    return patterns::isCommuting(op.opType) || std::find(std::begin(kOps), std::end(kOps), op.opType) != std::end(kOps);
+}
+
+//! The first QuantizeLinear reached from tensor through ops that keep its range (keepsRange), or nullptr; narrowing,
+//! when given, gets the first op met that narrows the range.
+inline const OnnxNode* quantizeDownstreamKeepingRange(const OnnxGraph& graph, const std::string& tensor,
+                                                      const OnnxNode** narrowing = nullptr)
+{
+    std::vector<std::string> frontier = {tensor};
+    std::unordered_set<std::string> visited;
+    while (!frontier.empty() && visited.size() < 2048)
+    {
+        std::vector<std::string> next;
+        for (const auto& current : frontier)
+        {
+            if (!visited.insert(current).second)
+            {
+                continue;
+            }
+            for (const OnnxNode* consumer : patterns::consumersOf(graph, current))
+            {
+                if (patterns::isQuantize(*consumer))
+                {
+                    return consumer;
+                }
+                if (keepsRange(*consumer))
+                {
+                    next.insert(next.end(), consumer->outputs.begin(), consumer->outputs.end());
+                }
+                else if (narrowing != nullptr && *narrowing == nullptr)
+                {
+                    *narrowing = consumer;
+                }
+            }
+        }
+        frontier = std::move(next);
+    }
+    return nullptr;
+}
+
 inline void addUnique(std::vector<std::string>& list, const std::string& value)
 {
     if (std::find(list.begin(), list.end(), value) == list.end())

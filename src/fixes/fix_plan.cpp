@@ -890,7 +890,7 @@ private:
             if (parameters == nullptr || parameters->scale.size() != 1)
             {
                 skip(asked, edit.scaleFrom.empty()
-                                ? "no scale to copy"
+                                ? (edit.scaleReason.empty() ? std::string("no scale to copy") : edit.scaleReason)
                                 : "the scale of " + edit.scaleFrom + " is not one per-tensor constant value");
                 continue;
             }
