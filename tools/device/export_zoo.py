@@ -104,6 +104,8 @@ def random_batchnorm(model, seed=1):
 
 def save_graph_only(model_proto, name):
     full = os.path.join(OUT, name + ".onnx")
+    if os.path.exists(full + ".data"):
+        os.remove(full + ".data")  # onnx.save appends to an existing data file, which shifts every offset
     onnx.save(model_proto, full, save_as_external_data=True, all_tensors_to_one_file=True,
               location=name + ".onnx.data", size_threshold=4096)
     if not KEEP_WEIGHTS:
