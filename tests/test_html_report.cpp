@@ -298,6 +298,21 @@ std::string expectDiagnosePageMatchesJson(const fs::path& html, const json& repo
                 << state;
         }
     }
+    else
+    {
+        // No engine: the cards count the predicted layers by role (the engine accounting is empty).
+        std::size_t standalone = 0, requantize = 0, reformat = 0;
+        for (const auto& layer : report["predicted_layers"])
+        {
+            const std::string role = layer["role"].get<std::string>();
+            standalone += role.rfind("standalone-", 0) == 0 ? 1 : 0;
+            requantize += role == "requantize" ? 1 : 0;
+            reformat += role == "reformat" || role == "concat-copy" ? 1 : 0;
+        }
+        EXPECT_EQ(countShown(dom, "pred-standalone"), std::to_string(standalone));
+        EXPECT_EQ(countShown(dom, "pred-requantize"), std::to_string(requantize));
+        EXPECT_EQ(countShown(dom, "pred-reformat"), std::to_string(reformat));
+    }
     EXPECT_EQ(countShown(dom, "count-qdq"), std::to_string(report["accounting"]["qdq_nodes"]["total"].get<int>()));
     EXPECT_EQ(countShown(dom, "count-findings"), std::to_string(report["findings"].size()));
     for (const char* severity : {"error", "warning", "info"})

@@ -159,6 +159,25 @@ void writeSummary(JsonWriter& json, const Report& report, const Inputs& inputs)
     json.member("standalone", Count{qdq.standalone}).member("folded", Count{qdq.folded});
     json.member("eliminated", Count{qdq.eliminated}).member("unknown", Count{qdq.unknown});
     json.endObject();
+    // Without an engine the correlation knows no Q/DQ fate: the page shows the simulator's instead.
+    if (inputs.engine() == nullptr && !report.prediction.qdq.empty())
+    {
+        Count fates[6] = {0, 0, 0, 0, 0, 0};
+        for (const auto& predicted : report.prediction.qdq)
+        {
+            ++fates[static_cast<int>(predicted.fate)];
+        }
+        using Fate = PredictedQdq::Fate;
+        json.key("predicted_qdq").beginObject();
+        json.member("total", Count{report.prediction.qdq.size()});
+        json.member("fused", Count{fates[static_cast<int>(Fate::kFusedIntoProducer)] +
+                                   fates[static_cast<int>(Fate::kFusedIntoConsumer)]});
+        json.member("standalone", fates[static_cast<int>(Fate::kStandalone)]);
+        json.member("requantize", fates[static_cast<int>(Fate::kRequantize)]);
+        json.member("folded", fates[static_cast<int>(Fate::kFolded)]);
+        json.member("cancelled", fates[static_cast<int>(Fate::kCancelled)]);
+        json.endObject();
+    }
     Count bySeverity[3] = {0, 0, 0};
     for (const auto& finding : report.findings)
     {

@@ -341,24 +341,51 @@
         count('acc-dropped', acc.dropped) + ' dropped</span> \u00b7 <span>' +
         count('acc-unattributed', acc.unattributed) + ' unattributed</span></div></div>';
     }
-    summary += '<div class="card' + (acc.inserted_qdq ? ' bad' : '') + '"><div class="label">Standalone Q/DQ layers</div>' +
-      '<div class="value" id="qdq-ms">' + (S.has_timings ? fmtMs(S.standalone_qdq_ms) : acc.inserted_qdq) + '</div>' +
-      '<div class="sub">' + acc.inserted_qdq + ' layer(s)' + (S.has_timings && totalMs ?
-        ', ' + fmtShare(S.standalone_qdq_ms, totalMs) + ' of the time' : '') + '</div></div>';
-    summary += '<div class="card' + (acc.inserted_reformat ? ' warn' : '') + '"><div class="label">Reformats</div>' +
-      '<div class="value" id="reformat-ms">' + (S.has_timings ? fmtMs(S.reformat_ms) : acc.inserted_reformat) + '</div>' +
-      '<div class="sub">' + acc.inserted_reformat + ' layer(s)' + (S.has_timings && totalMs ?
-        ', ' + fmtShare(S.reformat_ms, totalMs) + ' of the time' : '') + '</div></div>';
+    if (predicted) {
+      // No engine: the predicted layers' roles, not the (empty) engine accounting.
+      var roles = { standalone: 0, requantize: 0, reformat: 0 };
+      L.forEach(function (layer) {
+        var role = layer.k || '';
+        if (role.indexOf('standalone-') === 0) { roles.standalone++; }
+        else if (role === 'requantize') { roles.requantize++; }
+        else if (role === 'reformat' || role === 'concat-copy') { roles.reformat++; }
+      });
+      summary += '<div class="card' + (roles.standalone ? ' bad' : '') + '"><div class="label">Standalone Q/DQ layers</div>' +
+        '<div class="value">' + count('pred-standalone', roles.standalone) + '</div><div class="sub">predicted, and ' +
+        count('pred-requantize', roles.requantize) + ' requantize (Scale) layer(s)</div></div>';
+      summary += '<div class="card' + (roles.reformat ? ' warn' : '') + '"><div class="label">Reformats and copies</div>' +
+        '<div class="value">' + count('pred-reformat', roles.reformat) + '</div><div class="sub">predicted layer(s) ' +
+        'that execute no ONNX node</div></div>';
+    } else {
+      summary += '<div class="card' + (acc.inserted_qdq ? ' bad' : '') + '"><div class="label">Standalone Q/DQ layers</div>' +
+        '<div class="value" id="qdq-ms">' + (S.has_timings ? fmtMs(S.standalone_qdq_ms) : acc.inserted_qdq) + '</div>' +
+        '<div class="sub">' + acc.inserted_qdq + ' layer(s)' + (S.has_timings && totalMs ?
+          ', ' + fmtShare(S.standalone_qdq_ms, totalMs) + ' of the time' : '') + '</div></div>';
+      summary += '<div class="card' + (acc.inserted_reformat ? ' warn' : '') + '"><div class="label">Reformats</div>' +
+        '<div class="value" id="reformat-ms">' + (S.has_timings ? fmtMs(S.reformat_ms) : acc.inserted_reformat) + '</div>' +
+        '<div class="sub">' + acc.inserted_reformat + ' layer(s)' + (S.has_timings && totalMs ?
+          ', ' + fmtShare(S.reformat_ms, totalMs) + ' of the time' : '') + '</div></div>';
+    }
     summary += '<div class="card' + (sev.error ? ' bad' : sev.warning ? ' warn' : '') + '"><div class="label">Findings</div>' +
       '<div class="value">' + count('count-findings', F.length) + '</div><div class="sub sevs">' +
       '<span class="sev"><i class="sev-dot error"></i>' + count('count-error', sev.error) + ' error</span>' +
       '<span class="sev"><i class="sev-dot warning"></i>' + count('count-warning', sev.warning) + ' warning</span>' +
       '<span class="sev"><i class="sev-dot info"></i>' + count('count-info', sev.info) + ' info</span></div></div>';
-    summary += '<div class="card"><div class="label">Q/DQ nodes</div><div class="value">' + count('count-qdq', q.total) +
-      '</div><div class="sub"><span>' + count('qdq-fused', q.fused) + ' fused</span> \u00b7 <span>' +
-      count('qdq-standalone', q.standalone) + ' standalone</span> \u00b7 <span>' + count('qdq-folded', q.folded) +
-      ' folded</span> \u00b7 <span>' + count('qdq-eliminated', q.eliminated) + ' eliminated</span> \u00b7 <span>' +
-      count('qdq-unknown', q.unknown) + ' unknown</span></div></div>';
+    var pq = S.predicted_qdq;
+    if (pq) {
+      summary += '<div class="card"><div class="label">Q/DQ nodes</div><div class="value">' + count('count-qdq', q.total) +
+        '</div><div class="sub">predicted: <span>' + count('pqdq-fused', pq.fused) + ' fused</span> \u00b7 <span>' +
+        count('pqdq-standalone', pq.standalone) + ' standalone</span> \u00b7 <span>' +
+        count('pqdq-requantize', pq.requantize) + ' requantize</span> \u00b7 <span>' +
+        count('pqdq-folded', pq.folded) + ' folded</span> \u00b7 <span>' + count('pqdq-cancelled', pq.cancelled) +
+        ' cancelled</span></div></div>';
+    } else {
+      summary += '<div class="card"><div class="label">Q/DQ nodes</div><div class="value">' + count('count-qdq', q.total) +
+        '</div><div class="sub"><span>' + count('qdq-fused', q.fused) + ' fused</span> \u00b7 <span>' +
+        count('qdq-standalone', q.standalone) + ' standalone</span> \u00b7 <span>' + count('qdq-folded', q.folded) +
+        ' folded</span> \u00b7 <span>' + count('qdq-eliminated', q.eliminated) + ' eliminated</span> \u00b7 <span>' +
+        count('qdq-unknown', q.unknown) + ' unknown</span></div></div>';
+    }
     if (S.int8 && S.int8.quantized) {
       summary += '<div class="card' + (S.int8.not_int8 ? ' warn' : '') + '"><div class="label">Quantized ops in INT8</div>' +
         '<div class="value">' + S.int8.int8 + ' / ' + S.int8.quantized + '</div><div class="sub">' + S.int8.not_int8 +
