@@ -312,6 +312,9 @@ std::string expectDiagnosePageMatchesJson(const fs::path& html, const json& repo
         EXPECT_EQ(countShown(dom, "pred-standalone"), std::to_string(standalone));
         EXPECT_EQ(countShown(dom, "pred-requantize"), std::to_string(requantize));
         EXPECT_EQ(countShown(dom, "pred-reformat"), std::to_string(reformat));
+        // The graph marks them as the legend says (standalone Q/DQ outlined, reformats dashed).
+        EXPECT_EQ(countOf(dom, " st-inserted_qdq\""), standalone + requantize);
+        EXPECT_EQ(countOf(dom, " st-inserted_reformat\""), reformat);
     }
     EXPECT_EQ(countShown(dom, "count-qdq"), std::to_string(report["accounting"]["qdq_nodes"]["total"].get<int>()));
     EXPECT_EQ(countShown(dom, "count-findings"), std::to_string(report["findings"].size()));

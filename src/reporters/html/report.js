@@ -604,14 +604,25 @@
       return result;
     }
 
+    // The drawing's state: a predicted layer (state "predicted") is drawn by its role as an engine layer of that
+    // state would be, so the legend's standalone Q/DQ and reformat marks hold on a predicted engine too.
+    function drawnState(layer) {
+      if (layer.s !== 'predicted') { return layer.s; }
+      var role = layer.k || '';
+      if (role.indexOf('standalone-') === 0 || role === 'requantize') { return 'inserted_qdq'; }
+      if (role === 'reformat' || role === 'concat-copy') { return 'inserted_reformat'; }
+      return 'predicted';
+    }
+
     function drawGraph() {
       var nodes = '', edges = '';
       L.forEach(function (layer, i) {
+        var state = drawnState(layer);
         var x = pos.x[i], y = pos.y[i];
         var sub = (layer.k || layer.t || '?') + ' \u00b7 ' + (layer.p || '?') + (layer.ms !== null ? ' \u00b7 ' + fmtMs(layer.ms) : '');
-        nodes += '<g class="n ' + precClass(layer.p) + ' st-' + layer.s + '" data-i="' + i + '" transform="translate(' +
+        nodes += '<g class="n ' + precClass(layer.p) + ' st-' + state + '" data-i="' + i + '" transform="translate(' +
           x.toFixed(1) + ',' + y + ')"><title>' + esc(layer.n) + '</title><rect width="' + NODE_W + '" height="' + NODE_H +
-          '" rx="' + (layer.s === 'inserted_qdq' ? 14 : 4) + '"></rect><text x="8" y="15">' + esc(shortName(layer.n, 30)) +
+          '" rx="' + (state === 'inserted_qdq' ? 14 : 4) + '"></rect><text x="8" y="15">' + esc(shortName(layer.n, 30)) +
           '</text><text class="sub" x="8" y="30">' + esc(clip(sub, 39)) + '</text>' +
           (findingsOf[i].length ? '<circle class="badge" cx="' + (NODE_W - 7) + '" cy="7" r="5"></circle>' : '') + '</g>';
         layer.pr.forEach(function (p) {
