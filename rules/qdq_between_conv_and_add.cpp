@@ -110,19 +110,26 @@ public:
                 {
                     continue;
                 }
-                Finding finding = makeFinding(info(), "Both inputs of Add " + add.name +
-                                                          " are quantized, including the "
-                                                          "one straight from " +
-                                                          conv->opType + " " + conv->name + " (through " + q->name +
-                                                          " -> " + dq[side]->name + "): TensorRT runs " + conv->name +
-                                                          " and the Add as separate layers "
-                                                          "instead of one Conv+Add.");
+                // The other input may be a constant behind its DQ (ONNX Runtime quantizes a MatMul's bias that
+                // way): a bias Add, which TensorRT folds into the weighted op, not a residual.
+                const OnnxNode& otherDq = *dq[1 - side];
+                const bool bias = !otherDq.inputs.empty() && isConstantTensor(graph, otherDq.inputs[0]);
+                Finding finding = makeFinding(
+                    info(),
+                    "Both inputs of Add " + add.name + " are quantized, including the one straight from " +
+                        conv->opType + " " + conv->name + " (through " + q->name + " -> " + dq[side]->name +
+                        "): TensorRT runs " + conv->name + " and the Add as separate layers instead of one " +
+                        (bias ? conv->opType + " with its bias (the other input, " + otherDq.name + ", is a constant)."
+                              : std::string("Conv+Add.")));
                 finding.onnxNodes = {add.name, conv->name, q->name, dq[side]->name};
                 finding.evidence.push_back(nodeEvidence(context, add,
                                                         "input " + std::to_string(side) + " from " + dq[side]->name +
                                                             " <- " + q->name + " <- " + conv->name));
-                finding.fix = "remove " + q->name + " and " + dq[side]->name + " on the conv-side input of " +
-                              add.name + "; keep the Q/DQ on the residual input (" + add.inputs[1 - side] + ")";
+                finding.fix =
+                    "remove " + q->name + " and " + dq[side]->name + " on the " + conv->opType + "-side input of " +
+                    add.name +
+                    (bias ? "; the constant input (" + add.inputs[1 - side] + ") is folded into the layer as its bias"
+                          : "; keep the Q/DQ on the residual input (" + add.inputs[1 - side] + ")");
                 finding.edits.push_back(removeQdqPairEdit(*q, *dq[side]));
                 if (context.engine() != nullptr)
                 {

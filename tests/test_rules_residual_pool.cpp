@@ -73,6 +73,27 @@ TEST(RuleQdqBetweenConvAndAdd, TriggersWhenBothAddInputsQuantized)
     auto findings = findingsOf(report, "qdq-between-conv-and-add");
     ASSERT_EQ(findings.size(), 1u);
     EXPECT_NE(findings[0].fix.find("/add/conv_q/QuantizeLinear"), std::string::npos) << findings[0].fix;
+    EXPECT_NE(findings[0].message.find("instead of one Conv+Add"), std::string::npos) << findings[0].message;
+    EXPECT_NE(findings[0].fix.find("keep the Q/DQ on the residual input"), std::string::npos) << findings[0].fix;
+}
+
+// ONNX Runtime quantizes a Linear's bias as a constant behind a DQ: the Add is the layer's bias, not a residual.
+TEST(RuleQdqBetweenConvAndAdd, CallsAConstantSecondInputTheBias)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("tokens", {1, 4, 8}));
+    std::string matmul = g.node("MatMul", "/fc/MatMul", {x, g.int8Weight("fc", 8, 8, 1)});
+    std::string bias =
+        g.node("DequantizeLinear", "/fc/bias_dq",
+               {g.int8Constant("fc_bias", {8}), g.scale("/fc/bias_scale", 0.01f), g.zeroPoint("/fc/bias_zp")});
+    std::string sum = g.node("Add", "/fc/Add", {bias, g.qdq("/fc/out_q", matmul)});
+    g.output(g.qdq("/next_q", sum));
+    Report report = runDiagnose(g.build(), std::nullopt);
+    auto findings = findingsOf(report, "qdq-between-conv-and-add");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_NE(findings[0].message.find("instead of one MatMul with its bias"), std::string::npos)
+        << findings[0].message;
+    EXPECT_NE(findings[0].fix.find("folded into the layer as its bias"), std::string::npos) << findings[0].fix;
 }
 
 TEST(RuleQdqBetweenConvAndAdd, SilentWithOnlyResidualQuantized)
