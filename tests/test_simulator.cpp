@@ -203,6 +203,52 @@ TEST(Simulator, QdqOfAnActivationThroughIdentityIsNotFolded)
     EXPECT_NE(dq->fate, PredictedQdq::Fate::kFolded) << dq->reason();
 }
 
+namespace
+{
+
+//! in -> Q/DQ -> conv1 (weight Q/DQ) -> Relu -> Q/DQ -> conv2 -> out, every zero point of the given ONNX type.
+OnnxGraph quantizedPair(int zeroPointType)
+{
+    GraphBuilder g;
+    const std::string zero = g.typedZeroPoint("zp", zeroPointType);
+    const auto qdq = [&](const std::string& prefix, const std::string& tensor, float scale)
+    {
+        const std::string s = g.scale(prefix + "/scale", scale);
+        const std::string q = g.node("QuantizeLinear", prefix + "/QuantizeLinear", {tensor, s, zero});
+        return g.node("DequantizeLinear", prefix + "/DequantizeLinear", {q, s, zero});
+    };
+    std::string x = qdq("/in_q", g.input("x", {1, 3, 16, 16}), 0.02f);
+    std::string c1 = g.node("Conv", "/c1/Conv", {x, qdq("/c1/w_q", g.weight("w1", {8, 3, 3, 3}), 0.01f)});
+    std::string r = qdq("/r_q", g.node("Relu", "/c1/Relu", {c1}), 0.05f);
+    g.output(g.node("Conv", "/c2/Conv", {r, qdq("/c2/w_q", g.weight("w2", {8, 8, 3, 3}), 0.01f)}));
+    return g.build();
+}
+
+std::string precisionsOf(const Prediction& prediction, const std::string& node)
+{
+    const PredictedLayer* layer = layerWith(prediction, node);
+    return layer == nullptr ? "(no layer)" : layer->inputPrecision + " -> " + layer->outputPrecision;
+}
+
+} // namespace
+
+// TensorRT's FP8 recipe: Q/DQ whose zero points are FLOAT8E4M3FN. The layers read and write FP8, not INT8.
+TEST(Simulator, Fp8QdqGivesFp8Layers)
+{
+    OnnxGraph graph = quantizedPair(17); // FLOAT8E4M3FN
+    Prediction prediction = predictEngine(graph, version(10, 8));
+    EXPECT_EQ(precisionsOf(prediction, "/c1/Conv"), "FP8 -> FP8");
+    EXPECT_EQ(precisionsOf(prediction, "/in_q/QuantizeLinear"), "FP16 -> FP8");
+}
+
+TEST(Simulator, Int8QdqGivesInt8Layers)
+{
+    OnnxGraph graph = quantizedPair(3); // INT8
+    Prediction prediction = predictEngine(graph, version(10, 8));
+    EXPECT_EQ(precisionsOf(prediction, "/c1/Conv"), "INT8 -> INT8");
+    EXPECT_EQ(precisionsOf(prediction, "/in_q/QuantizeLinear"), "FP16 -> INT8");
+}
+
 TEST(Simulator, QuantizeStaysStandaloneWhenItsTensorAlsoFeedsFloat)
 {
     OnnxGraph graph = quantizedFanOut(true);

@@ -195,6 +195,15 @@ std::string GraphBuilder::zeroPoint(const std::string& name, bool unsignedType, 
     return name;
 }
 
+std::string GraphBuilder::typedZeroPoint(const std::string& name, int dataType)
+{
+    auto* tensor = mImpl->graph->add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(dataType);
+    tensor->set_raw_data(std::string(1, '\0'));
+    return name;
+}
+
 std::string GraphBuilder::node(const std::string& opType, const std::string& name, std::vector<std::string> inputs,
                                std::vector<std::string> outputs, const std::string& domain)
 {

@@ -36,6 +36,8 @@ public:
     std::string scaleVector(const std::string& name, std::vector<float> values);
     //! An INT8 zero point (0) initializer; uint8 when unsignedType.
     std::string zeroPoint(const std::string& name, bool unsignedType = false, int value = 0);
+    //! A zero-valued scalar zero point of any ONNX element type (FLOAT8E4M3FN = 17, INT4 = 22, ...), as raw data.
+    std::string typedZeroPoint(const std::string& name, int dataType);
 
     //! Adds a node; returns its first output name ("<name>_out" when outputs empty).
     std::string node(const std::string& opType, const std::string& name, std::vector<std::string> inputs,

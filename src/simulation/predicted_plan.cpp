@@ -15,7 +15,8 @@ namespace
 
 Precision precisionOf(std::string_view name)
 {
-    return name == "INT8" ? Precision::kINT8 : name == "FP16" ? Precision::kFP16 : Precision::kFP32;
+    const Precision precision = precisionFromFormat(name); // "INT8", "FP8", "INT4", "FP16", "FP32"
+    return precision == Precision::kUnknown ? Precision::kFP32 : precision;
 }
 
 } // namespace
