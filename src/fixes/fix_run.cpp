@@ -77,17 +77,22 @@ bool isNewWarning(const Finding& finding, const std::set<std::string>& before)
 }
 
 //! Refuses the edits whose added or changed nodes a new warning of the candidate names (new: not among baseKeys, the
-//! warnings of the model the edits were planned on). Returns whether an edit was refused that was not before.
+//! warnings of the model the edits were planned on). When the warning names a node an edit added, only the edits that
+//! added named nodes are refused in this round: the new nodes are the likelier cause, and if the warning stays without
+//! them, the next round refuses the edits that changed the other named nodes. (ShuffleNet: a Q/DQ inserted for
+//! int8-conv-float-output joined a fan-out whose Qs a scale unification was changing; refusing both lost the
+//! unification too, every pass.) Returns whether an edit was refused that was not before.
 bool refuseEditsNamedByNewWarnings(const Report& candidate, const FixPlan& plan, const std::set<std::string>& baseKeys,
                                    std::map<std::string, std::string>& refused)
 {
     // The nodes each edit added, and those whose inputs or producers it changed.
+    std::multimap<std::string, std::size_t> addedBy;
     std::multimap<std::string, std::size_t> touchedBy;
     for (std::size_t i = 0; i < plan.edits.size(); ++i)
     {
         for (const auto& name : plan.edits[i].added)
         {
-            touchedBy.emplace(name, i);
+            addedBy.emplace(name, i);
         }
         for (const auto& name : plan.edits[i].touched)
         {
@@ -101,19 +106,28 @@ bool refuseEditsNamedByNewWarnings(const Report& candidate, const FixPlan& plan,
         {
             continue;
         }
+        std::set<std::size_t> adders;
+        std::set<std::size_t> touchers;
         for (const auto& node : finding.onnxNodes)
         {
-            const auto [first, last] = touchedBy.equal_range(node);
-            for (auto it = first; it != last; ++it)
+            for (auto [it, last] = addedBy.equal_range(node); it != last; ++it)
             {
-                for (const auto& key : plan.edits[it->second].keys)
-                {
-                    const bool added = refused
-                                           .emplace(key, "refused: with it the fixed model gets a new " + finding.rule +
-                                                             " warning (" + finding.message + ")")
-                                           .second;
-                    refusedMore = refusedMore || added;
-                }
+                adders.insert(it->second);
+            }
+            for (auto [it, last] = touchedBy.equal_range(node); it != last; ++it)
+            {
+                touchers.insert(it->second);
+            }
+        }
+        for (std::size_t edit : adders.empty() ? touchers : adders)
+        {
+            for (const auto& key : plan.edits[edit].keys)
+            {
+                const bool added = refused
+                                       .emplace(key, "refused: with it the fixed model gets a new " + finding.rule +
+                                                         " warning (" + finding.message + ")")
+                                       .second;
+                refusedMore = refusedMore || added;
             }
         }
     }
