@@ -393,6 +393,21 @@ TEST(RealDataFix, OrtResNetLosesEpilogueConvAddAndBiasQdq)
     EXPECT_EQ(report.after.predicted.convWithResidualAdd, 8u);
 }
 
+// The YOLOv8-style model quantized at its convs' inputs: int8-conv-float-output inserts a pair on tensors whose
+// fan-outs fanout-scale-mismatch unifies. A refusal round that refused both kinds together left every fan-out
+// mismatched; the inserted pairs are refused first now, and each fan-out gets its one scale.
+TEST(RealDataFix, YoloConvsRecipeUnifiesEveryFanout)
+{
+    REQUIRE_SHARED();
+    const auto output = tempDir("fix-yolo") / "yolov8lite-fixed.onnx";
+    FixReport report = fixFile(sharedModel("yolov8lite-qat-convs.onnx"), output);
+    EXPECT_GT(findings(report.before, "fanout-scale-mismatch"), 0u);
+    EXPECT_EQ(findings(report.after, "fanout-scale-mismatch"), 0u);
+    EXPECT_LT(report.after.warnings, report.before.warnings);
+    EXPECT_TRUE(report.newFindings.empty());
+    EXPECT_EQ(report.checker, "passed");
+}
+
 // Every real model and every sample: the fix adds no warning, passes the checker where the input does, and a second
 // fix of its output changes nothing (byte-identical).
 TEST(RealDataFix, EveryModelAndSampleIsAFixedPoint)
