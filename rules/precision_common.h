@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -256,8 +257,11 @@ inline FloatEnds floatEnds(const OnnxGraph& graph, const std::string& tensor, bo
     return ends;
 }
 
-//! The nearest QuantizeLinear downstream of tensor (any op, breadth first, bounded walk), or nullptr.
-inline const OnnxNode* quantizeDownstream(const OnnxGraph& graph, const std::string& tensor)
+//! The nearest QuantizeLinear downstream of tensor, breadth first over a bounded walk, crossing only the ops for which
+//! crosses is true (every op when it is empty); stoppedAt, when given, gets the first op the walk did not cross.
+inline const OnnxNode* quantizeDownstreamThrough(const OnnxGraph& graph, const std::string& tensor,
+                                                 const std::function<bool(const OnnxNode&)>& crosses,
+                                                 const OnnxNode** stoppedAt = nullptr)
 {
     std::vector<std::string> frontier = {tensor};
     std::unordered_set<std::string> visited;
@@ -276,12 +280,25 @@ inline const OnnxNode* quantizeDownstream(const OnnxGraph& graph, const std::str
                 {
                     return consumer;
                 }
-                next.insert(next.end(), consumer->outputs.begin(), consumer->outputs.end());
+                if (!crosses || crosses(*consumer))
+                {
+                    next.insert(next.end(), consumer->outputs.begin(), consumer->outputs.end());
+                }
+                else if (stoppedAt != nullptr && *stoppedAt == nullptr)
+                {
+                    *stoppedAt = consumer;
+                }
             }
         }
         frontier = std::move(next);
     }
     return nullptr;
+}
+
+//! The nearest QuantizeLinear downstream of tensor (any op), or nullptr.
+inline const OnnxNode* quantizeDownstream(const OnnxGraph& graph, const std::string& tensor)
+{
+    return quantizeDownstreamThrough(graph, tensor, {});
 }
 
 //! Whether op passes a tensor's range on without narrowing it, so that a Q after it can lend its scale to the tensor
@@ -299,36 +316,7 @@ inline bool keepsRange(const OnnxNode& op)
 inline const OnnxNode* quantizeDownstreamKeepingRange(const OnnxGraph& graph, const std::string& tensor,
                                                       const OnnxNode** narrowing = nullptr)
 {
-    std::vector<std::string> frontier = {tensor};
-    std::unordered_set<std::string> visited;
-    while (!frontier.empty() && visited.size() < 2048)
-    {
-        std::vector<std::string> next;
-        for (const auto& current : frontier)
-        {
-            if (!visited.insert(current).second)
-            {
-                continue;
-            }
-            for (const OnnxNode* consumer : patterns::consumersOf(graph, current))
-            {
-                if (patterns::isQuantize(*consumer))
-                {
-                    return consumer;
-                }
-                if (keepsRange(*consumer))
-                {
-                    next.insert(next.end(), consumer->outputs.begin(), consumer->outputs.end());
-                }
-                else if (narrowing != nullptr && *narrowing == nullptr)
-                {
-                    *narrowing = consumer;
-                }
-            }
-        }
-        frontier = std::move(next);
-    }
-    return nullptr;
+    return quantizeDownstreamThrough(graph, tensor, keepsRange, narrowing);
 }
 
 inline void addUnique(std::vector<std::string>& list, const std::string& value)
