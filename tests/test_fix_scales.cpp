@@ -406,3 +406,53 @@ TEST(FixPlanMerge, DisjointScaleGroupsStayTwoEdits)
     EXPECT_EQ(plan.edits[0].edit.scaleFrom, "/left_q/DequantizeLinear");
     EXPECT_EQ(plan.edits[1].edit.scaleFrom, "/cat_q/QuantizeLinear");
 }
+
+namespace
+{
+
+Finding insertFinding(const std::string& rule, const std::string& scaleFrom)
+{
+    Finding finding;
+    finding.rule = rule;
+    finding.message = rule + " finding";
+    FixEdit edit;
+    edit.kind = FixEdit::Kind::kInsertQdq;
+    edit.tensor = "/left/Relu_out";
+    edit.consumers = {{"/left_q/QuantizeLinear", 0}};
+    edit.scaleFrom = scaleFrom;
+    edit.scaleReason = scaleFrom.empty() ? "its scale needs calibration" : "the scale of " + scaleFrom;
+    finding.edits.push_back(edit);
+    return finding;
+}
+
+} // namespace
+
+// int8-conv-float-output finds no scale that keeps the range where standalone-qdq copies the Q after an average
+// pooling (its documented recipe): the one insertion they both ask for is made with that scale, whichever finding the
+// report puts first.
+TEST(FixPlanMerge, OneInsertionAskedWithAndWithoutAScaleTakesTheScale)
+{
+    const auto model = concatModel("insert-merge", 0.1f, 0.2f, 0.3f);
+    const OnnxGraph graph = readOnnx(model.string());
+    Report report;
+    report.findings.push_back(insertFinding("int8-conv-float-output", ""));
+    report.findings.push_back(insertFinding("standalone-qdq", "/cat_q/QuantizeLinear"));
+    const FixPlan plan = planFix(report, graph, FixOptions{});
+    ASSERT_EQ(plan.edits.size(), 1u);
+    EXPECT_TRUE(plan.skipped.empty());
+    EXPECT_EQ(plan.edits[0].edit.scaleFrom, "/cat_q/QuantizeLinear");
+    EXPECT_EQ(plan.edits[0].rule, "standalone-qdq");
+    EXPECT_EQ(plan.edits[0].rules, (std::vector<std::string>{"standalone-qdq", "int8-conv-float-output"}));
+}
+
+TEST(FixPlanMerge, OneInsertionAskedWithoutAScaleIsSkippedWithItsReason)
+{
+    const auto model = concatModel("insert-no-scale", 0.1f, 0.2f, 0.3f);
+    const OnnxGraph graph = readOnnx(model.string());
+    Report report;
+    report.findings.push_back(insertFinding("int8-conv-float-output", ""));
+    const FixPlan plan = planFix(report, graph, FixOptions{});
+    EXPECT_TRUE(plan.edits.empty());
+    ASSERT_EQ(plan.skipped.size(), 1u);
+    EXPECT_EQ(plan.skipped[0].why, "its scale needs calibration");
+}

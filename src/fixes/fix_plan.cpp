@@ -148,10 +148,23 @@ private:
                 auto [it, inserted] = byKey.emplace(key, mAsked.size());
                 if (!inserted)
                 {
-                    auto& rules = mAsked[it->second].rules;
-                    if (std::find(rules.begin(), rules.end(), finding.rule) == rules.end())
+                    Asked& same = mAsked[it->second];
+                    if (std::find(same.rules.begin(), same.rules.end(), finding.rule) == same.rules.end())
                     {
-                        rules.push_back(finding.rule);
+                        same.rules.push_back(finding.rule);
+                    }
+                    // One insertion asked by two rules, one with a scale to copy and one without (int8-conv-float-
+                    // output finds none that keeps the range; standalone-qdq copies the Q after an average pooling,
+                    // its documented recipe): the one with a scale is made, whatever the report's order.
+                    if (same.edit.kind == FixEdit::Kind::kInsertQdq && same.edit.scaleFrom.empty() &&
+                        !edit.scaleFrom.empty())
+                    {
+                        same.edit.scaleFrom = edit.scaleFrom;
+                        same.edit.scaleReason = edit.scaleReason;
+                        same.rule = finding.rule;
+                        same.finding = finding.message;
+                        auto asker = std::find(same.rules.begin(), same.rules.end(), finding.rule);
+                        std::rotate(same.rules.begin(), asker, asker + 1); // that rule first
                     }
                     continue;
                 }
