@@ -4,6 +4,8 @@
 #include "rules/rules.h"
 #include "rules/scale_walks.h"
 
+#include "qdq/union_find.h"
+
 namespace qdq::rules
 {
 
@@ -238,27 +240,14 @@ private:
     //! DQs), overlap are in one component.
     static std::vector<std::size_t> componentsOf(const OnnxGraph& graph, const std::vector<ConcatScales>& concats)
     {
-        std::vector<std::size_t> parent(concats.size());
-        for (std::size_t i = 0; i < parent.size(); ++i)
-        {
-            parent[i] = i;
-        }
-        const auto root = [&parent](std::size_t i)
-        {
-            while (parent[i] != i)
-            {
-                parent[i] = parent[parent[i]];
-                i = parent[i];
-            }
-            return i;
-        };
+        UnionFind sets(concats.size());
         std::map<const OnnxNode*, std::size_t> owner;
         const auto mark = [&](const OnnxNode* node, std::size_t concat)
         {
             auto [it, inserted] = owner.emplace(node, concat);
             if (!inserted)
             {
-                parent[root(concat)] = root(it->second);
+                sets.unite(concat, it->second);
             }
         };
         for (std::size_t i = 0; i < concats.size(); ++i)
@@ -296,7 +285,7 @@ private:
         std::vector<std::size_t> component(concats.size());
         for (std::size_t i = 0; i < concats.size(); ++i)
         {
-            component[i] = root(i);
+            component[i] = sets.find(i);
         }
         return component;
     }

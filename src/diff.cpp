@@ -8,6 +8,7 @@
 #include "qdq/layer_names.h"
 #include "qdq/patterns.h"
 #include "qdq/precision_summary.h"
+#include "qdq/union_find.h"
 
 #include <algorithm>
 #include <cctype>
@@ -254,33 +255,6 @@ void buildOccurrences(Side& side)
 }
 
 // ---- alignment --------------------------------------------------------------------------------------------------
-
-class UnionFind
-{
-public:
-    explicit UnionFind(std::size_t size) : mParent(size) { std::iota(mParent.begin(), mParent.end(), 0); }
-    std::size_t find(std::size_t x)
-    {
-        while (mParent[x] != x)
-        {
-            mParent[x] = mParent[mParent[x]];
-            x = mParent[x];
-        }
-        return x;
-    }
-    void unite(std::size_t a, std::size_t b)
-    {
-        a = find(a);
-        b = find(b);
-        if (a != b)
-        {
-            mParent[std::max(a, b)] = std::min(a, b);
-        }
-    }
-
-private:
-    std::vector<std::size_t> mParent;
-};
 
 //! Longest increasing subsequence of pairs by second index (pairs sorted by first): monotone anchors.
 std::vector<std::pair<std::size_t, std::size_t>> monotone(std::vector<std::pair<std::size_t, std::size_t>> pairs)

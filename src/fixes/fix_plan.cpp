@@ -4,12 +4,12 @@
 // describes the order and the names.
 #include "qdq/fix.h"
 #include "qdq/patterns.h"
+#include "qdq/union_find.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -564,11 +564,8 @@ private:
     void mergeOverlappingScaleGroups()
     {
         std::vector<std::size_t> members; // indexes into mAsked of the set-scale asks that can be merged
-        std::vector<std::size_t> parent;
-        std::map<std::uint32_t, std::size_t> ownerOfNode; // node -> first member whose group holds it
+        std::vector<std::vector<std::uint32_t>> groups;
         std::vector<double> sourceScale;
-        const std::function<std::size_t(std::size_t)> root = [&](std::size_t i)
-        { return parent[i] == i ? i : parent[i] = root(parent[i]); };
         for (std::size_t i = 0; i < mAsked.size(); ++i)
         {
             const FixEdit& edit = mAsked[i].edit;
@@ -579,28 +576,32 @@ private:
             const std::uint32_t from = nodeIndex(edit.scaleFrom);
             const QdqParameters* source = from == OnnxGraph::kNone ? nullptr : perTensorQdq(from);
             std::string problem;
-            const std::vector<std::uint32_t> group = scaleGroupOf(edit, problem);
+            std::vector<std::uint32_t> group = scaleGroupOf(edit, problem);
             if (source == nullptr || !problem.empty())
             {
                 continue; // skipped on its own when planned
             }
-            const std::size_t member = members.size();
             members.push_back(i);
-            parent.push_back(member);
+            groups.push_back(std::move(group));
             sourceScale.push_back(source->scale[0]);
-            for (std::uint32_t node : group)
+        }
+        UnionFind sets(members.size());
+        std::map<std::uint32_t, std::size_t> ownerOfNode; // node -> first member whose group holds it
+        for (std::size_t member = 0; member < members.size(); ++member)
+        {
+            for (std::uint32_t node : groups[member])
             {
                 auto [it, inserted] = ownerOfNode.emplace(node, member);
                 if (!inserted)
                 {
-                    parent[root(member)] = root(it->second);
+                    sets.unite(member, it->second);
                 }
             }
         }
         std::map<std::size_t, std::vector<std::size_t>> components; // root -> members, in report order
         for (std::size_t member = 0; member < members.size(); ++member)
         {
-            components[root(member)].push_back(member);
+            components[sets.find(member)].push_back(member);
         }
         std::set<std::size_t> mergedAway; // mAsked indexes folded into an earlier ask
         for (const auto& [componentRoot, component] : components)

@@ -3,6 +3,7 @@
 // CSR adjacency, and collapsing chains is a union-find over edges.
 #include "qdq/graph.h"
 #include "qdq/patterns.h"
+#include "qdq/union_find.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -129,38 +130,6 @@ std::vector<char> neighbourhood(std::size_t count, const EdgeList& edges, const 
     return selected;
 }
 
-struct UnionFind
-{
-    std::vector<std::size_t> parent;
-    std::vector<std::size_t> size;
-    explicit UnionFind(std::size_t count) : parent(count), size(count, 1)
-    {
-        std::iota(parent.begin(), parent.end(), 0);
-    }
-    std::size_t find(std::size_t x)
-    {
-        while (parent[x] != x)
-        {
-            parent[x] = parent[parent[x]];
-            x = parent[x];
-        }
-        return x;
-    }
-    //! Joins the sets of a and b unless the joined set would exceed maxSize.
-    void unite(std::size_t a, std::size_t b, std::size_t maxSize)
-    {
-        a = find(a);
-        b = find(b);
-        if (a != b && size[a] + size[b] <= maxSize)
-        {
-            std::size_t root = std::min(a, b);
-            std::size_t other = std::max(a, b);
-            parent[other] = root;
-            size[root] += size[other];
-        }
-    }
-};
-
 //! Groups of selected items: chains (out-degree 1 -> in-degree 1) of items with equal keys and equal clusters; seeds
 //! stay alone. With ignoreKeys, chains join whatever their keys but in pieces of at most maxSize items, so that a
 //! long chain still shows its structure.
@@ -182,7 +151,7 @@ std::vector<std::size_t> chainGroups(const std::vector<Item>& items, const std::
         if (outDegree[a] == 1 && inDegree[b] == 1 && !from.seed && !to.seed && from.node.cluster == to.node.cluster &&
             (ignoreKeys || from.key == to.key))
         {
-            sets.unite(a, b, maxSize);
+            sets.uniteUpTo(a, b, maxSize);
         }
     }
     std::vector<std::size_t> group(items.size());
