@@ -61,7 +61,7 @@ private:
         for (std::size_t k = 0; k < 2; ++k)
         {
             const OnnxNode* sigmoid = producerOf(graph, mul->inputs[k]);
-            if (sigmoid != nullptr && sigmoid->opType == "Sigmoid" && !sigmoid->inputs.empty() &&
+            if (sigmoid != nullptr && isSelfGate(sigmoid->opType) && !sigmoid->inputs.empty() &&
                 sigmoid->inputs[0] == mul->inputs[1 - k])
             {
                 silu.sigmoid = sigmoid;
@@ -74,6 +74,32 @@ private:
             }
         }
         return std::nullopt;
+    }
+
+    //! True when tensor is a conv's output, through single-reader BN and single-input activations, that only the Add
+    //! reads: TensorRT fuses the Add into that conv (Conv + ElementWise, reference 1.8) and the SiLU's output is its
+    //! residual input, so no PointWise Add is left (MobileNetV3's first block: stem conv + HardSwish, then a residual).
+    static bool convTakesTheAdd(const OnnxGraph& graph, const std::string& tensor)
+    {
+        const std::string* current = &tensor;
+        for (int depth = 0; depth < 8; ++depth)
+        {
+            const OnnxNode* producer = producerOf(graph, *current);
+            if (producer == nullptr || consumersOf(graph, *current).size() != 1)
+            {
+                return false;
+            }
+            if (producer->opType == "Conv" || producer->opType == "ConvTranspose")
+            {
+                return true;
+            }
+            if (!(producer->opType == "BatchNormalization" || isEpilogue(producer->opType)) || producer->inputs.empty())
+            {
+                return false;
+            }
+            current = &producer->inputs[0];
+        }
+        return false;
     }
 
     void checkGraph(const Context& context, FindingSink& sink) const override
@@ -100,6 +126,10 @@ private:
             std::size_t residualSide = 1 - convSide;
             const std::string& convInput = add.inputs[convSide];
             const std::string& residual = add.inputs[residualSide];
+            if (convTakesTheAdd(graph, residual))
+            {
+                continue;
+            }
             bool convQuantized = silu->throughQdq;
             bool residualQuantized = feedingDequantize(graph, residual) != nullptr;
             auto forward = forwardQuantizers(graph, add.outputs[0], true);
@@ -112,7 +142,7 @@ private:
             std::vector<std::string> fixes;
             if (!convQuantized)
             {
-                missing.push_back("its SiLU input " + convInput);
+                missing.push_back("its " + std::string(selfGatedName(silu->sigmoid->opType)) + " input " + convInput);
                 fixes.push_back("QuantizeLinear -> DequantizeLinear on " + convInput + " (the output of " +
                                 silu->mul->name + ")");
             }
@@ -149,14 +179,15 @@ private:
                                     scaleSuffix(graph, *forward.quantizers[0]));
                 }
             }
-            Finding finding = makeFinding(
-                info(),
-                "Add " + add.name + " follows " + silu->conv->opType + " " + silu->conv->name + " + SiLU (" +
-                    silu->sigmoid->name + ", " + silu->mul->name +
-                    "): TensorRT fuses the SiLU into the conv but likely runs the Add as a separate PointWise layer, "
-                    "and " +
-                    nameList(missing, 3) + (missing.size() == 1 ? " is" : " are") +
-                    " not quantized, so that layer reads or writes float.");
+            Finding finding =
+                makeFinding(info(), "Add " + add.name + " follows " + silu->conv->opType + " " + silu->conv->name +
+                                        " + " + std::string(selfGatedName(silu->sigmoid->opType)) + " (" +
+                                        silu->sigmoid->name + ", " + silu->mul->name + "): TensorRT fuses the " +
+                                        std::string(selfGatedName(silu->sigmoid->opType)) +
+                                        " into the conv but likely runs the Add as a separate PointWise layer, "
+                                        "and " +
+                                        nameList(missing, 3) + (missing.size() == 1 ? " is" : " are") +
+                                        " not quantized, so that layer reads or writes float.");
             finding.likely = true;
             finding.onnxNodes = {add.name, silu->conv->name, silu->sigmoid->name, silu->mul->name};
             finding.evidence.push_back(nodeEvidence(context, add, "not quantized: " + nameList(missing, 3)));

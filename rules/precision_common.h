@@ -165,13 +165,13 @@ inline const OnnxNode* quantizedWeightedBehind(const OnnxGraph& graph, const std
         }
         if (producer->opType == "Mul" && producer->inputs.size() == 2 && throughSilu)
         {
-            // SiLU: Mul(x, Sigmoid(x)) -> continue from x.
+            // SiLU or HardSwish: Mul(x, gate(x)) -> continue from x.
             const OnnxNode* sigmoid = nullptr;
             std::size_t other = 0;
             for (std::size_t k = 0; k < 2; ++k)
             {
                 const OnnxNode* candidate = patterns::producerOf(graph, producer->inputs[k]);
-                if (candidate != nullptr && candidate->opType == "Sigmoid" && !candidate->inputs.empty() &&
+                if (candidate != nullptr && patterns::isSelfGate(candidate->opType) && !candidate->inputs.empty() &&
                     candidate->inputs[0] == producer->inputs[1 - k])
                 {
                     sigmoid = candidate;

@@ -47,10 +47,9 @@ public:
         return nullptr;
     }
 
-    //! The gate half of a SiLU the exporter split with Q/DQ: gate is a Sigmoid reading the conv's DQ output x, and a
-    //! Mul reads x and the gate's output, through a Q -> DQ pair of the gate's own. Returns that pair (nullptrs when
-    //! the Mul reads the gate directly) and the Mul; mul is nullptr when there is none. (x * HardSigmoid(x), a
-    //! HardSwish, is left out: the fusion catalogue documents SiLU, and the simulator fuses only that.)
+    //! The gate half of a SiLU or HardSwish the exporter split with Q/DQ: gate is a Sigmoid or HardSigmoid reading the
+    //! conv's DQ output x, and a Mul reads x and the gate's output, through a Q -> DQ pair of the gate's own. Returns
+    //! that pair (nullptrs when the Mul reads the gate directly) and the Mul; mul is nullptr when there is none.
     struct GatePair
     {
         const OnnxNode* q = nullptr;
@@ -60,7 +59,7 @@ public:
     static GatePair gatePair(const OnnxGraph& graph, const OnnxNode& gate, const std::string& x)
     {
         GatePair result;
-        if (gate.opType != "Sigmoid" || gate.outputs.empty())
+        if (!isSelfGate(gate.opType) || gate.outputs.empty())
         {
             return result;
         }
@@ -200,12 +199,13 @@ public:
                         {
                             continue;
                         }
-                        // Conv -> Q/DQ -> Sigmoid and Mul, Sigmoid -> [Q/DQ] -> Mul: a SiLU that the exporter split.
-                        // Both halves must lose their pairs for TensorRT to fuse it into the conv.
+                        // Conv -> Q/DQ -> gate and Mul, gate -> [Q/DQ] -> Mul: a SiLU or HardSwish that the exporter
+                        // split. Both halves must lose their pairs for TensorRT to fuse it into the conv.
                         const GatePair gate = gatePair(graph, *next, dq->outputs[0]);
                         const std::string activation = gate.mul == nullptr
                                                            ? next->opType + " " + next->name
-                                                           : "SiLU (" + next->name + " and " + gate.mul->name + ")";
+                                                           : std::string(selfGatedName(next->opType)) + " (" +
+                                                                 next->name + " and " + gate.mul->name + ")";
                         Finding finding = makeFinding(
                             info(),
                             "QuantizeLinear " + q->name + " -> DequantizeLinear " + dq->name + " sits between " +

@@ -172,7 +172,7 @@ inline std::vector<ReachedQ> reachedQuantizers(const OnnxGraph& graph, const std
     return result;
 }
 
-//! x -> Sigmoid -> Mul(x, sigmoid(x)): returns x, else empty.
+//! x -> Sigmoid or HardSigmoid -> Mul(x, gate(x)) (SiLU, HardSwish): returns x, else empty.
 inline std::string siluInput(const OnnxGraph& graph, const OnnxNode& mul)
 {
     if (mul.opType != "Mul" || mul.inputs.size() != 2)
@@ -182,7 +182,7 @@ inline std::string siluInput(const OnnxGraph& graph, const OnnxNode& mul)
     for (std::size_t k = 0; k < 2; ++k)
     {
         const OnnxNode* sigmoid = producerOf(graph, mul.inputs[k]);
-        if (sigmoid != nullptr && sigmoid->opType == "Sigmoid" && !sigmoid->inputs.empty() &&
+        if (sigmoid != nullptr && isSelfGate(sigmoid->opType) && !sigmoid->inputs.empty() &&
             sigmoid->inputs[0] == mul.inputs[1 - k])
         {
             return sigmoid->inputs[0];

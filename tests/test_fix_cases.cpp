@@ -381,51 +381,60 @@ namespace
 
 //! EfficientNet under ONNX Runtime's quantizer: conv -> Q/DQ -> {Sigmoid, Mul}, Sigmoid -> Q/DQ -> Mul, Mul -> Q/DQ ->
 //! conv. With silu false the Mul multiplies the Sigmoid by another tensor (a gate, not a SiLU of the conv output).
-std::filesystem::path splitSiluModel(bool silu)
+//! gateOp HardSigmoid makes it MobileNetV3's HardSwish (torch below opset 14); the node keeps the name /act/Sigmoid.
+std::filesystem::path splitSiluModel(bool silu, const std::string& gateOp = "Sigmoid")
 {
     GraphBuilder g;
     std::string x = g.qdq("/in_q", g.input("images", {1, 3, 16, 16}));
     std::string c0 = g.qdq("/conv0/out_q", g.node("Conv", "/conv0/Conv", {x, g.quantizedWeight("w0", 8, 3)}), 0.2f);
-    std::string gate = g.qdq("/act/sigmoid_q", g.node("Sigmoid", "/act/Sigmoid", {c0}), 1.0f / 127);
+    std::string gate = g.qdq("/act/sigmoid_q", g.node(gateOp, "/act/Sigmoid", {c0}), 1.0f / 127);
     std::string other =
         silu ? c0 : g.qdq("/side/out_q", g.node("Conv", "/side/Conv", {x, g.quantizedWeight("ws", 8, 3)}), 0.2f);
     std::string mul = g.node("Mul", "/act/Mul", {other, gate});
     g.output(g.node("Conv", "/conv1/Conv", {g.qdq("/conv1/in_q", mul, 0.1f), g.quantizedWeight("w1", 8, 8)}));
-    return saved(g, silu ? "split-silu" : "sigmoid-gate");
+    return saved(g, std::string(silu ? "split-" : "gate-") + gateOp);
 }
 
 } // namespace
 
 TEST(FixCaseSplitSilu, RemovesBothPairsInsideTheSilu)
 {
-    const Fixed fixed = fixModel(splitSiluModel(true));
-    const FixReport& report = fixed.report;
-    ASSERT_EQ(report.edits.size(), 2u) << renderFixText(report);
-    EXPECT_EQ(report.edits[0].removed, (Names{"/conv0/out_q/DequantizeLinear", "/conv0/out_q/QuantizeLinear"}));
-    EXPECT_EQ(report.edits[1].removed, (Names{"/act/sigmoid_q/DequantizeLinear", "/act/sigmoid_q/QuantizeLinear"}));
-    const OnnxGraph graph = readOnnx(fixed.output.string());
-    const OnnxNode* mul = graph.findNode("/act/Mul");
-    ASSERT_NE(mul, nullptr);
-    EXPECT_EQ(mul->inputs[0], "/conv0/Conv_out");
-    EXPECT_EQ(mul->inputs[1], "/act/Sigmoid_out");
-    // The conv, its SiLU and the Mul's Q now fuse: fewer predicted layers, no standalone Q/DQ left inside.
-    EXPECT_LT(report.after.predicted.layers, report.before.predicted.layers);
-    EXPECT_LT(report.after.predicted.standaloneQdq, report.before.predicted.standaloneQdq);
-    expectCleanFix(fixed, "qdq-inside-conv-epilogue");
+    for (const std::string gateOp : {"Sigmoid", "HardSigmoid"})
+    {
+        SCOPED_TRACE(gateOp);
+        const Fixed fixed = fixModel(splitSiluModel(true, gateOp));
+        const FixReport& report = fixed.report;
+        ASSERT_EQ(report.edits.size(), 2u) << renderFixText(report);
+        EXPECT_EQ(report.edits[0].removed, (Names{"/conv0/out_q/DequantizeLinear", "/conv0/out_q/QuantizeLinear"}));
+        EXPECT_EQ(report.edits[1].removed, (Names{"/act/sigmoid_q/DequantizeLinear", "/act/sigmoid_q/QuantizeLinear"}));
+        const OnnxGraph graph = readOnnx(fixed.output.string());
+        const OnnxNode* mul = graph.findNode("/act/Mul");
+        ASSERT_NE(mul, nullptr);
+        EXPECT_EQ(mul->inputs[0], "/conv0/Conv_out");
+        EXPECT_EQ(mul->inputs[1], "/act/Sigmoid_out");
+        // The conv, its SiLU and the Mul's Q now fuse: fewer predicted layers, no standalone Q/DQ left inside.
+        EXPECT_LT(report.after.predicted.layers, report.before.predicted.layers);
+        EXPECT_LT(report.after.predicted.standaloneQdq, report.before.predicted.standaloneQdq);
+        expectCleanFix(fixed, "qdq-inside-conv-epilogue");
+    }
 }
 
 TEST(FixCaseSplitSilu, KeepsTheGatePairWhenTheMulIsNoSilu)
 {
-    const Fixed fixed = fixModel(splitSiluModel(false));
-    for (const auto& edit : fixed.report.edits)
+    for (const std::string gateOp : {"Sigmoid", "HardSigmoid"})
     {
-        for (const auto& removed : edit.removed)
+        SCOPED_TRACE(gateOp);
+        const Fixed fixed = fixModel(splitSiluModel(false, gateOp));
+        for (const auto& edit : fixed.report.edits)
         {
-            EXPECT_EQ(removed.find("/act/sigmoid_q"), std::string::npos) << removed;
+            for (const auto& removed : edit.removed)
+            {
+                EXPECT_EQ(removed.find("/act/sigmoid_q"), std::string::npos) << removed;
+            }
         }
+        const OnnxGraph graph = readOnnx(fixed.output.string());
+        EXPECT_NE(graph.findNode("/act/sigmoid_q/QuantizeLinear"), nullptr);
     }
-    const OnnxGraph graph = readOnnx(fixed.output.string());
-    EXPECT_NE(graph.findNode("/act/sigmoid_q/QuantizeLinear"), nullptr);
 }
 
 // ---- int8-conv-float-output --------------------------------------------------------------------------------------

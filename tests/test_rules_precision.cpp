@@ -324,6 +324,48 @@ TEST(RuleActivationBeforeResidualAdd, SilentWhenBothInputsAndOutputQuantized)
 namespace
 {
 
+//! MobileNetV3's first block: stem conv -> HardSwish (Mul(x, HardSigmoid(x))) -> x; x -> Q/DQ -> conv1 -> [BN] -> y;
+//! Add(x, y). With projectionAlsoRead, y has a second reader, so conv1 cannot take the Add.
+OnnxGraph hardSwishResidualBlock(bool projectionAlsoRead)
+{
+    GraphBuilder g;
+    std::string stem =
+        g.node("Conv", "/stem/Conv", {g.qdq("/in_q", g.input("images")), g.quantizedWeight("stem", 8, 3)});
+    std::string gate = g.node("HardSigmoid", "/stem/act/HardSigmoid", {stem});
+    std::string x = g.node("Mul", "/stem/act/Mul", {stem, gate});
+    std::string c1 = g.node("Conv", "/b1/Conv", {g.qdq("/b1/in_q", x), g.quantizedWeight("b1", 8, 8)});
+    std::string y = batchNorm(g, "/b1/bn/BatchNormalization", c1, 8);
+    std::string sum = g.node("Add", "/b1/Add", {x, y});
+    g.output(g.node("Conv", "/head/Conv", {g.qdq("/head/in_q", sum), g.quantizedWeight("head", 8, 8)}));
+    if (projectionAlsoRead)
+    {
+        g.output(g.node("Relu", "/b1/tap/Relu", {y}));
+    }
+    return g.build();
+}
+
+} // namespace
+
+// The HardSwish side of the Add is the residual of the conv that completes the block: TensorRT fuses the Add into that
+// conv, so there is no PointWise Add to run in float.
+TEST(RuleActivationBeforeResidualAdd, SilentWhenTheOtherInputIsAConvThatTakesTheAdd)
+{
+    EXPECT_TRUE(
+        findingsOf(runDiagnose(hardSwishResidualBlock(false), std::nullopt), "activation-before-residual-add").empty());
+}
+
+TEST(RuleActivationBeforeResidualAdd, TriggersOnHardSwishWhenTheOtherConvOutputIsAlsoRead)
+{
+    auto findings =
+        findingsOf(runDiagnose(hardSwishResidualBlock(true), std::nullopt), "activation-before-residual-add");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_TRUE(contains(findings[0].message, "/stem/Conv + HardSwish (/stem/act/HardSigmoid, /stem/act/Mul)"))
+        << findings[0].message;
+}
+
+namespace
+{
+
 EnginePlan siluAddEngine(bool int8)
 {
     const char* pwnOut = int8 ? kInt8 : kFp32;

@@ -616,14 +616,15 @@ TEST(Simulator, LongChainsArePredictedLayerByLayer)
 namespace
 {
 
-//! in -> Q/DQ -> conv -> {Sigmoid, Mul(conv, Sigmoid)} -> Q/DQ -> conv2. sigmoidAlsoOutput makes the Sigmoid's output
-//! a network output too (then it is not the conv's private activation).
-OnnxGraph silu(bool sigmoidAlsoOutput)
+//! in -> Q/DQ -> conv -> {gate, Mul(conv, gate)} -> Q/DQ -> conv2, the gate a Sigmoid (SiLU) or a HardSigmoid
+//! (HardSwish as torch exports it below opset 14), named /act/Sigmoid either way. sigmoidAlsoOutput makes the gate's
+//! output a network output too (then it is not the conv's private activation).
+OnnxGraph silu(bool sigmoidAlsoOutput, const std::string& gate = "Sigmoid")
 {
     GraphBuilder g;
     std::string x = g.qdq("/in_q", g.input("images"));
     std::string c = g.node("Conv", "/conv/Conv", {x, g.quantizedWeight("conv", 8, 3)});
-    std::string s = g.node("Sigmoid", "/act/Sigmoid", {c});
+    std::string s = g.node(gate, "/act/Sigmoid", {c});
     std::string m = g.node("Mul", "/act/Mul", {c, s});
     std::string c2 = g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/in_q", m), g.quantizedWeight("conv2", 8, 8)});
     g.output(c2);
@@ -649,19 +650,35 @@ TEST(Simulator, SiluIsTheConvsActivation)
     EXPECT_EQ(conv->outputPrecision, "INT8"); // the next conv's input Q fuses into it
 }
 
-TEST(Simulator, SiluWhoseSigmoidIsAlsoANetworkOutputStaysOutOfTheConv)
+// The same for HardSwish exported as Mul(x, HardSigmoid(x)): after PointWise fusion it is one single-input pointwise
+// layer, the conv's generic activation (reference 1.8).
+TEST(Simulator, HardSwishOfAHardSigmoidIsTheConvsActivation)
 {
-    OnnxGraph graph = silu(true);
+    OnnxGraph graph = silu(false, "HardSigmoid");
     Prediction prediction = predictEngine(graph, version(8, 6));
     const PredictedLayer* conv = layerWith(prediction, "/conv/Conv");
-    const PredictedLayer* sigmoid = layerWith(prediction, "/act/Sigmoid");
-    const PredictedLayer* mul = layerWith(prediction, "/act/Mul");
     ASSERT_NE(conv, nullptr);
-    ASSERT_NE(sigmoid, nullptr);
-    ASSERT_NE(mul, nullptr);
-    EXPECT_NE(conv, sigmoid);
-    EXPECT_NE(conv, mul);
-    EXPECT_EQ(conv->name.find("Sigmoid"), std::string::npos) << conv->name;
+    EXPECT_EQ(layerWith(prediction, "/act/Sigmoid"), conv);
+    EXPECT_EQ(layerWith(prediction, "/act/Mul"), conv);
+    EXPECT_EQ(conv->outputPrecision, "INT8");
+}
+
+TEST(Simulator, SiluWhoseSigmoidIsAlsoANetworkOutputStaysOutOfTheConv)
+{
+    for (const std::string gate : {"Sigmoid", "HardSigmoid"})
+    {
+        OnnxGraph graph = silu(true, gate);
+        Prediction prediction = predictEngine(graph, version(8, 6));
+        const PredictedLayer* conv = layerWith(prediction, "/conv/Conv");
+        const PredictedLayer* sigmoid = layerWith(prediction, "/act/Sigmoid");
+        const PredictedLayer* mul = layerWith(prediction, "/act/Mul");
+        ASSERT_NE(conv, nullptr);
+        ASSERT_NE(sigmoid, nullptr);
+        ASSERT_NE(mul, nullptr);
+        EXPECT_NE(conv, sigmoid);
+        EXPECT_NE(conv, mul);
+        EXPECT_EQ(conv->name.find("Sigmoid"), std::string::npos) << conv->name;
+    }
 }
 
 // Without a conv before it, a SiLU is one PointWise layer: the Mul reads the Sigmoid's own input.

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace qdq::patterns
@@ -34,6 +35,18 @@ bool isCommuting(const std::string& opType);
 //! Single-input pointwise ops TensorRT fuses as a conv epilogue ("generic activation") and BatchNormalization.
 bool isEpilogue(const std::string& opType);
 bool isActivation(const std::string& opType);
+//! The gate g of a self-gated activation Mul(x, g(x)): Sigmoid (SiLU) or HardSigmoid (HardSwish, as torch exports it
+//! below opset 14). TensorRT's PointWise fusion makes the pair one single-input pointwise layer, which a conv then
+//! takes as its generic activation (reference 1.8), so both are handled alike.
+inline bool isSelfGate(std::string_view opType)
+{
+    return opType == "Sigmoid" || opType == "HardSigmoid";
+}
+//! What Mul(x, gate(x)) is called: "HardSwish" for a HardSigmoid gate, "SiLU" otherwise.
+inline std::string_view selfGatedName(std::string_view gateOpType)
+{
+    return gateOpType == "HardSigmoid" ? "HardSwish" : "SiLU";
+}
 //! Non-weighted ops that run INT8 when wrapped `DQ > op > Q`: Add, Mul, Sub, AveragePool, GlobalAveragePool, ...
 bool isQuantizableNonWeighted(const std::string& opType);
 bool isCustomOp(const OnnxNode& node);

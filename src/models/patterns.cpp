@@ -213,7 +213,7 @@ EpilogueChain epilogueChain(const OnnxGraph& graph, const OnnxNode& weighted)
             const OnnxNode* mul = nullptr;
             for (const OnnxNode* consumer : consumers)
             {
-                if (consumer->opType == "Sigmoid")
+                if (isSelfGate(consumer->opType))
                 {
                     sigmoid = consumer;
                 }

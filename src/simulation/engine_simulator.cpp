@@ -577,8 +577,8 @@ private:
         return owner;
     }
 
-    //! The Sigmoid and Mul of a SiLU reading node's output (x * sigmoid(x)), when nothing else reads x or the
-    //! sigmoid and neither has a layer yet; {nullptr, nullptr} otherwise.
+    //! The gate and Mul of a SiLU or HardSwish reading node's output (x * gate(x), patterns::isSelfGate), when nothing
+    //! else reads x or the gate and neither has a layer yet; {nullptr, nullptr} otherwise.
     std::pair<const OnnxNode*, const OnnxNode*> siluAfter(const OnnxNode& node) const
     {
         const std::uint32_t x = firstOutput(node);
@@ -593,11 +593,11 @@ private:
         }
         const OnnxNode* sigmoid = &mGraph.nodes[readers[0]];
         const OnnxNode* mul = &mGraph.nodes[readers[1]];
-        if (sigmoid->opType != "Sigmoid")
+        if (!patterns::isSelfGate(sigmoid->opType))
         {
             std::swap(sigmoid, mul);
         }
-        if (sigmoid->opType != "Sigmoid" || mul->opType != "Mul" || mLayerOf[sigmoid->index] != kNone ||
+        if (!patterns::isSelfGate(sigmoid->opType) || mul->opType != "Mul" || mLayerOf[sigmoid->index] != kNone ||
             mLayerOf[mul->index] != kNone || soleConsumer(firstOutput(*sigmoid)) != mul)
         {
             return {nullptr, nullptr};
@@ -665,13 +665,14 @@ private:
 
         bool residualTaken = false;
         bool pooled = false;
-        std::string siluPart; // "Sigmoid, Mul" of a fused SiLU; nameParts holds a view of it
+        std::string siluPart; // "Sigmoid, Mul" of a fused SiLU or HardSwish; nameParts holds a view of it
         const OnnxNode* last = &weighted;
         for (int step = 0; step < 16; ++step)
         {
             if (const auto silu = siluAfter(*last); silu.first != nullptr && isConv && siluPart.empty())
             {
-                // Sigmoid and Mul(x, sigmoid(x)) run as the conv's generic activation: `conv + PWN(Sigmoid, Mul)`.
+                // A gate (Sigmoid or HardSigmoid) and Mul(x, gate(x)) run as the conv's generic activation:
+                // `conv + PWN(Sigmoid, Mul)`.
                 // A residual Add after it stays a PointWise layer of its own (reference R14).
                 assign(index, *silu.first);
                 assign(index, *silu.second);

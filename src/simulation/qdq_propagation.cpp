@@ -235,7 +235,7 @@ private:
 
     bool isSiluMul(const OnnxNode& mul) const { return siluInput(mul) != nullptr; }
 
-    //! x of Mul(x, Sigmoid(x)), or nullptr.
+    //! x of Mul(x, Sigmoid(x)) or Mul(x, HardSigmoid(x)), or nullptr.
     const std::string* siluInput(const OnnxNode& mul) const
     {
         if (mul.inputs.size() != 2)
@@ -245,7 +245,7 @@ private:
         for (int k = 0; k < 2; ++k)
         {
             const OnnxNode* sigmoid = producerOf(mGraph, mul.inputs[static_cast<std::size_t>(k)]);
-            if (sigmoid != nullptr && sigmoid->opType == "Sigmoid" && !sigmoid->inputs.empty() &&
+            if (sigmoid != nullptr && isSelfGate(sigmoid->opType) && !sigmoid->inputs.empty() &&
                 sigmoid->inputs[0] == mul.inputs[static_cast<std::size_t>(1 - k)])
             {
                 return sigmoid->inputs[0].empty() ? nullptr : &sigmoid->inputs[0];
