@@ -316,7 +316,7 @@ std::string renderInspectText(const std::vector<FileSummary>& summaries)
         for (const auto& [key, value] : summary.facts)
         {
             std::string label = key + ":";
-            label.resize(std::max<std::size_t>(label.size(), 20), ' ');
+            label.resize(std::max<std::size_t>(label.size() + 1, 20), ' '); // a long key keeps one space
             out << "  " << label << printable(value) << "\n";
         }
         if (!summary.layersByType.empty())

@@ -381,6 +381,15 @@ TEST(OnnxReader, ReadsQdqConvModel)
     EXPECT_EQ(graph.warnings.size(), 1U) << graph.warnings.front().describe();
 }
 
+// inspect prints each fact as "key: value"; a key longer than the column still gets its space.
+TEST(OnnxReader, InspectSaysTheExternalDataIsMissing)
+{
+    fs::path path = writeModel(qdq::test::tempDir("onnx-inspect-missing"), "model.onnx", buildQdqModel());
+    auto result = qdq::test::runCli({"inspect", path.string()});
+    EXPECT_EQ(result.exitStatus, 0) << result.err;
+    EXPECT_NE(result.out.find("  external_data_missing: yes\n"), std::string::npos) << result.out;
+}
+
 TEST(OnnxReader, BufferAndFileGiveTheSameGraph)
 {
     fs::path dir = qdq::test::tempDir("onnx-buffer");
