@@ -104,6 +104,10 @@ public:
                 {
                     members.push_back(dq);
                 }
+                for (const OnnxNode* dq : member->behindPools)
+                {
+                    members.push_back(dq);
+                }
                 for (const auto& r : member->reached)
                 {
                     members.push_back(r.q);
@@ -126,11 +130,16 @@ public:
                 }
             }
             std::vector<std::string> otherConcats;
+            std::vector<std::string> beforePools;
             for (const ConcatScales* member : group)
             {
                 if (member->concat != &concat)
                 {
                     otherConcats.push_back(member->concat->name);
+                }
+                for (const OnnxNode* dq : member->behindPools)
+                {
+                    beforePools.push_back(dq->name);
                 }
             }
             Finding finding = makeFinding(
@@ -148,6 +157,10 @@ public:
                      ? std::string()
                      : ", together with the Q/DQ nodes of the " + std::to_string(otherConcats.size()) +
                            " other Concat(s) that share some of them (" + nameList(otherConcats, 3) + ")") +
+                (beforePools.empty()
+                     ? std::string()
+                     : ", and the DQ(s) before the MaxPool that feeds an input (" + nameList(beforePools, 3) +
+                           "): TensorRT moves the Q across the MaxPool too") +
                 ": calibrate them as one group (the union of their ranges, i.e. the largest scale, " +
                 formatScale(largest) +
                 "), as NVIDIA's yolov7 QAT rules and Model Optimizer do for Concat; the pairs then cancel and the "
@@ -175,13 +188,42 @@ public:
     }
 
 private:
-    //! A quantized Concat: its DQ-fed inputs (not through a MaxPool) and the Qs its output reaches.
+    //! A quantized Concat: its DQ-fed inputs (not through a MaxPool) and the Qs its output reaches. behindPools: the
+    //! DQs before a MaxPool whose output pair feeds an input (DQ -> MaxPool -> Q -> DQ -> Concat, Inception's
+    //! reduction blocks): TensorRT moves the Concat's Q across that MaxPool as well, so they must share the scale.
     struct ConcatScales
     {
         const OnnxNode* concat = nullptr;
         std::vector<const OnnxNode*> dqs;
         std::vector<ReachedQ> reached;
+        std::vector<const OnnxNode*> behindPools;
     };
+
+    //! The DQ that dq's Q reads through ops a Q moves across (at least one, a MaxPool among them), or nullptr.
+    static const OnnxNode* dequantizeBehindPool(const OnnxGraph& graph, const OnnxNode& dq)
+    {
+        const OnnxNode* q = dq.inputs.empty() ? nullptr : producerOf(graph, dq.inputs[0]);
+        if (q == nullptr || !isQuantize(*q) || q->inputs.empty())
+        {
+            return nullptr;
+        }
+        bool pooled = false;
+        const OnnxNode* producer = producerOf(graph, q->inputs[0]);
+        for (int depth = 0; depth < 8 && producer != nullptr; ++depth)
+        {
+            if (isDequantize(*producer))
+            {
+                return pooled ? producer : nullptr;
+            }
+            if (!movesQ(*producer) || producer->opType == "Concat" || producer->inputs.empty())
+            {
+                return nullptr;
+            }
+            pooled = pooled || producer->opType == "MaxPool";
+            producer = producerOf(graph, producer->inputs[0]);
+        }
+        return nullptr;
+    }
 
     static std::vector<ConcatScales> quantizedConcats(const OnnxGraph& graph)
     {
@@ -226,6 +268,10 @@ private:
                 if (viaMaxPool.count(source.node) == 0)
                 {
                     entry.dqs.push_back(source.node);
+                    if (const OnnxNode* behind = dequantizeBehindPool(graph, *source.node); behind != nullptr)
+                    {
+                        entry.behindPools.push_back(behind);
+                    }
                 }
             }
             if (!entry.dqs.empty())
@@ -253,7 +299,9 @@ private:
         for (std::size_t i = 0; i < concats.size(); ++i)
         {
             std::vector<const OnnxNode*> quantizers; // the Qs whose DQs this Concat's group holds
-            for (const OnnxNode* dq : concats[i].dqs)
+            std::vector<const OnnxNode*> dequantizers = concats[i].dqs;
+            dequantizers.insert(dequantizers.end(), concats[i].behindPools.begin(), concats[i].behindPools.end());
+            for (const OnnxNode* dq : dequantizers)
             {
                 mark(dq, i);
                 const OnnxNode* producer = dq->inputs.empty() ? nullptr : producerOf(graph, dq->inputs[0]);

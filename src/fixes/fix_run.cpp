@@ -151,6 +151,8 @@ std::vector<SkippedEdit> skipsStillStanding(std::vector<SkippedEdit> skips, cons
         {
             return false;
         }
+        // Covered: changed by a later edit of the same kind for the same rule, or removed by any edit (a set-scale
+        // group that held the pair a ConvActPool removal took out, DenseNet's stem).
         std::set<std::string> changed;
         for (const auto& edit : made)
         {
@@ -159,6 +161,7 @@ std::vector<SkippedEdit> skipsStillStanding(std::vector<SkippedEdit> skips, cons
             {
                 changed.insert(edit.edit.nodes.begin(), edit.edit.nodes.end());
             }
+            changed.insert(edit.removed.begin(), edit.removed.end());
         }
         return std::all_of(skipped.edit.nodes.begin(), skipped.edit.nodes.end(),
                            [&changed](const std::string& node) { return changed.count(node) != 0; });
