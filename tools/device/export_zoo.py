@@ -167,6 +167,17 @@ NETWORKS = [
     ("deeplabv3mbv3", lambda: torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
         weights=None, weights_backbone=None, aux_loss=False), (1, 3, 256, 256), 13),
     ("vitb16", lambda: torchvision.models.vit_b_16(weights=None), (1, 3, 224, 224), 17),
+    # A second batch: grouped convs, HardSwish backbones, Inception's factorized convs, Swin's shifted windows.
+    ("mnasnet10", lambda: torchvision.models.mnasnet1_0(weights=None), (1, 3, 224, 224), 13),
+    ("mobilenetv3l", lambda: torchvision.models.mobilenet_v3_large(weights=None), (1, 3, 224, 224), 13),
+    ("efficientnetv2s", lambda: torchvision.models.efficientnet_v2_s(weights=None), (1, 3, 224, 224), 13),
+    ("inceptionv3", lambda: torchvision.models.inception_v3(weights=None, aux_logits=False, init_weights=True),
+     (1, 3, 299, 299), 13),
+    ("resnext50", lambda: torchvision.models.resnext50_32x4d(weights=None), (1, 3, 224, 224), 13),
+    ("regnetx400", lambda: torchvision.models.regnet_x_400mf(weights=None), (1, 3, 224, 224), 13),
+    ("lrasppmbv3", lambda: torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+        weights=None, weights_backbone=None), (1, 3, 256, 256), 13),
+    ("swint", lambda: torchvision.models.swin_t(weights=None), (1, 3, 224, 224), 17),
 ]
 
 only = [a for a in sys.argv[2:] if not a.startswith("--")]
