@@ -245,7 +245,9 @@ inline FloatEnds floatEnds(const OnnxGraph& graph, const std::string& tensor, bo
             {
                 continue;
             }
-            if (patterns::isCommuting(consumer->opType) || (throughEpilogue && patterns::isEpilogue(consumer->opType)))
+            if ((patterns::isCommuting(consumer->opType) ||
+                 (throughEpilogue && patterns::isEpilogue(consumer->opType))) &&
+                patterns::carriesData(*consumer, current))
             {
                 stack.insert(stack.end(), consumer->outputs.begin(), consumer->outputs.end());
                 continue;

@@ -143,6 +143,7 @@ inline std::vector<ReachedQ> reachedQuantizers(const OnnxGraph& graph, const std
                 continue;
             }
             bool crosses = movesQ(*consumer) && !consumer->outputs.empty() &&
+                           carriesData(graph, *consumer, state.tensor) &&
                            (options.crossConcat || consumer->opType != "Concat") &&
                            (options.crossMaxPool || consumer->opType != "MaxPool");
             if (!crosses)

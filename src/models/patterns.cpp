@@ -83,6 +83,21 @@ bool isCommuting(const std::string& opType)
     return isOneOf(opType, kOps);
 }
 
+bool carriesData(const OnnxGraph& graph, const OnnxNode& node, std::uint32_t tensor)
+{
+    if (node.opType == "Concat")
+    {
+        return true;
+    }
+    const auto inputs = graph.inputIds(node.index);
+    return !inputs.empty() && inputs[0] == tensor;
+}
+
+bool carriesData(const OnnxNode& node, const std::string& tensor)
+{
+    return node.opType == "Concat" || (!node.inputs.empty() && node.inputs[0] == tensor);
+}
+
 bool isActivation(const std::string& opType)
 {
     static constexpr std::string_view kOps[] = {
@@ -176,7 +191,7 @@ ForwardQuantizers forwardQuantizers(const OnnxGraph& graph, const std::string& t
                 result.quantizers.push_back(consumer);
             }
             else if ((isCommuting(consumer->opType) || (throughEpilogue && isEpilogue(consumer->opType))) &&
-                     !consumer->outputs.empty())
+                     !consumer->outputs.empty() && carriesData(graph, *consumer, current))
             {
                 for (std::uint32_t output : graph.outputIds(consumer->index))
                 {
