@@ -241,7 +241,7 @@ inline FloatEnds floatEnds(const OnnxGraph& graph, const std::string& tensor, bo
         }
         for (const OnnxNode* consumer : patterns::consumersOf(graph, current))
         {
-            if (patterns::isQuantize(*consumer))
+            if (patterns::isQuantize(*consumer) || patterns::readsShapeOnly(consumer->opType))
             {
                 continue;
             }

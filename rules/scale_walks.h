@@ -127,6 +127,10 @@ inline std::vector<ReachedQ> reachedQuantizers(const OnnxGraph& graph, const std
         for (auto it = consumers.rbegin(); it != consumers.rend(); ++it)
         {
             const OnnxNode* consumer = *it;
+            if (readsShapeOnly(consumer->opType))
+            {
+                continue; // reads the dimensions, not the values
+            }
             if (isQuantize(*consumer))
             {
                 auto found = std::find_if(result.begin(), result.end(),

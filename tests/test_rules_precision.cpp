@@ -118,6 +118,51 @@ TEST(RuleInt8ConvFloatOutput, SilentWhenOnlyCommutingOpsLieBeforeTheQuantize)
     }
 }
 
+namespace
+{
+
+//! in -> Q/DQ -> conv -> relu -> Q/DQ -> conv2 -> Reshape(conv2, Shape(relu)) -> Q/DQ -> conv4. The Shape reads the
+//! relu's output (only its dimensions) or, with floatReader, the relu also feeds a float Resize, quantized after it for
+//! a third conv.
+OnnxGraph convReadByAShape(bool floatReader)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images"));
+    std::string r = g.node("Relu", "/relu/Relu", {g.node("Conv", "/conv/Conv", {x, g.quantizedWeight("conv", 8, 3)})});
+    std::string c2 = g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/in_q", r), g.quantizedWeight("conv2", 8, 8)});
+    std::string reshaped = g.node("Reshape", "/out/Reshape", {c2, g.node("Shape", "/out/Shape", {r})});
+    g.output(g.node("Conv", "/conv4/Conv", {g.qdq("/conv4/in_q", reshaped), g.quantizedWeight("conv4", 8, 8)}));
+    if (floatReader)
+    {
+        std::string up = g.node("Resize", "/side/Resize", {r, "", g.weight("/side/scales", {4}, 2.0f)});
+        g.output(g.node("Conv", "/conv3/Conv", {g.qdq("/conv3/in_q", up), g.quantizedWeight("conv3", 8, 8)}));
+    }
+    return g.build();
+}
+
+bool warnsAbout(const std::vector<Finding>& findings, const std::string& node)
+{
+    return std::any_of(findings.begin(), findings.end(),
+                       [&](const Finding& f)
+                       { return f.severity == Severity::kWarning && hasName(f.onnxNodes, node); });
+}
+
+} // namespace
+
+// A Shape reads the conv output's dimensions, not its values: the conv's output is quantized on every path that reads
+// values.
+TEST(RuleInt8ConvFloatOutput, SilentWhenTheOtherReaderIsAShape)
+{
+    EXPECT_FALSE(warnsAbout(findingsOf(runDiagnose(convReadByAShape(false), std::nullopt), "int8-conv-float-output"),
+                            "/conv/Conv"));
+}
+
+TEST(RuleInt8ConvFloatOutput, TriggersWhenTheOtherReaderUsesTheValues)
+{
+    EXPECT_TRUE(warnsAbout(findingsOf(runDiagnose(convReadByAShape(true), std::nullopt), "int8-conv-float-output"),
+                           "/conv/Conv"));
+}
+
 TEST(RuleInt8ConvFloatOutput, NetworkOutputHeadIsInfo)
 {
     auto findings = findingsOf(runDiagnose(convThen("MaxPool"), std::nullopt), "int8-conv-float-output");

@@ -699,6 +699,58 @@ TEST(Simulator, SiluAfterAnAddIsOnePointWiseLayer)
 namespace
 {
 
+//! in -> Q/DQ -> conv0 -> Relu -> Q/DQ x -> conv1 -> Reshape(conv1, dims) -> out, where dims = Concat(Cast(Shape(x))),
+//! computed from x's DQ output. With floatReader, x's DQ output also feeds a float Sigmoid (a network output) instead
+//! of the Shape, and the Reshape's dims come from the network input's shape.
+OnnxGraph shapeFromQuantizedTensor(bool floatReader)
+{
+    GraphBuilder g;
+    std::string in = g.input("images");
+    std::string c0 = g.node("Conv", "/conv0/Conv", {g.qdq("/in_q", in), g.quantizedWeight("conv0", 8, 3)});
+    std::string x = g.qdq("/x_q", g.node("Relu", "/relu0/Relu", {c0}));
+    std::string c1 = g.node("Conv", "/conv1/Conv", {x, g.quantizedWeight("conv1", 8, 8)});
+    std::string shape = g.node("Shape", "/dims/Shape", {floatReader ? in : x});
+    std::string dims = g.node("Concat", "/dims/Concat", {g.node("Cast", "/dims/Cast", {shape})});
+    g.intAttribute("/dims/Concat", "axis", 0);
+    g.intAttribute("/dims/Cast", "to", 7);
+    g.output(g.node("Reshape", "/out/Reshape", {c1, dims}));
+    if (floatReader)
+    {
+        g.output(g.node("Sigmoid", "/side/Sigmoid", {x}));
+    }
+    return g.build();
+}
+
+} // namespace
+
+// Shape reads dimensions only: what computes on them folds at build time (no layer), and a DQ read by a Shape still
+// fuses into its quantized consumer (ShuffleNet's channel split and Swin's window reshapes compute their shapes so).
+TEST(Simulator, ShapeComputationsFoldAndDoNotReadTheDequantizedValues)
+{
+    OnnxGraph graph = shapeFromQuantizedTensor(false);
+    Prediction prediction = predictEngine(graph, version(10, 8));
+    for (const char* node : {"/dims/Shape", "/dims/Cast", "/dims/Concat"})
+    {
+        EXPECT_EQ(layerWith(prediction, node), nullptr) << node;
+    }
+    const PredictedQdq* dq = prediction.find("/x_q/DequantizeLinear");
+    ASSERT_NE(dq, nullptr);
+    EXPECT_EQ(dq->fate, PredictedQdq::Fate::kFusedIntoConsumer) << dq->reason();
+}
+
+TEST(Simulator, AFloatReaderOfTheDequantizedValuesKeepsTheDequantizeStandalone)
+{
+    OnnxGraph graph = shapeFromQuantizedTensor(true);
+    Prediction prediction = predictEngine(graph, version(10, 8));
+    const PredictedQdq* dq = prediction.find("/x_q/DequantizeLinear");
+    ASSERT_NE(dq, nullptr);
+    EXPECT_NE(dq->fate, PredictedQdq::Fate::kFusedIntoConsumer) << dq->reason();
+    EXPECT_NE(layerWith(prediction, "/side/Sigmoid"), nullptr);
+}
+
+namespace
+{
+
 //! x -> Q/DQ twins (one per consumer, one scale) -> conv_a + relu, conv_b + relu; kernelB is conv_b's kernel size.
 OnnxGraph siblings(long kernelB)
 {

@@ -186,6 +186,10 @@ ForwardQuantizers forwardQuantizers(const OnnxGraph& graph, const std::string& t
         for (std::uint32_t consumerIndex : consumers)
         {
             const OnnxNode* consumer = &graph.nodes[consumerIndex];
+            if (readsShapeOnly(consumer->opType))
+            {
+                continue; // reads the dimensions, not the values
+            }
             if (isQuantize(*consumer))
             {
                 result.quantizers.push_back(consumer);

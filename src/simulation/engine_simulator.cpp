@@ -284,7 +284,8 @@ private:
         }
     }
 
-    //! Constant folding: a node whose inputs are all constant runs at build time, and Identity/Dropout vanish.
+    //! Constant folding: a node whose inputs are all constant, or Shape/Size, runs at build time, and Identity/Dropout
+    //! vanish.
     void foldConstants()
     {
         mConstant.assign(mGraph.tensors.names.size(), false);
@@ -306,7 +307,10 @@ private:
                 anyInput = true;
                 allConstant = allConstant && mConstant[input];
             }
-            const bool constantNode = n.opType == "Constant" || (anyInput && allConstant && !n.isCustomDomain());
+            // Shape and Size give build-time values (patterns::readsShapeOnly): what only computes on them (Gather,
+            // Cast, Unsqueeze, Concat of the dims, Swin's and ShuffleNet's Reshape shapes and Slice starts) folds too.
+            const bool constantNode =
+                n.opType == "Constant" || readsShapeOnly(n.opType) || (anyInput && allConstant && !n.isCustomDomain());
             if (constantNode)
             {
                 for (std::uint32_t output : mGraph.outputIds(node))

@@ -439,6 +439,10 @@ private:
                 }
                 for (const OnnxNode* consumer : consumers)
                 {
+                    if (readsShapeOnly(consumer->opType))
+                    {
+                        continue; // reads the dimensions only: no float consumer of the values
+                    }
                     if (isQuantize(*consumer))
                     {
                         auto a = perTensorScale(mGraph, node);
