@@ -162,7 +162,8 @@ private:
             {
                 for (const OnnxNode* consumer : consumersOf(graph, tensor))
                 {
-                    if (consumer != next && !isQuantize(*consumer) && !movesQ(*consumer))
+                    if (consumer != next && !isQuantize(*consumer) && !movesQ(*consumer) &&
+                        !readsShapeOnly(consumer->opType)) // a Shape reads the dimensions, not the values
                     {
                         floatReaders.push_back(consumer->name + " (" + consumer->opType + ")");
                     }

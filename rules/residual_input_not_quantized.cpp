@@ -151,9 +151,9 @@ private:
             {
                 continue; // no conv to fuse with, or the residual is already quantized
             }
-            if (isConstantTensor(graph, node.inputs[0]) || isConstantTensor(graph, node.inputs[1]))
+            if (isConstantLike(graph, node.inputs[0]) || isConstantLike(graph, node.inputs[1]))
             {
-                continue; // a bias-like Add, not a residual
+                continue; // a bias-like Add, not a residual (also an Identity of an initializer, ConvNeXt's Linear)
             }
             // TensorRT fuses the Add into the conv on one side; the other input is the residual. When both sides
             // come from convs (downsample blocks), the residual is the shortcut: the shorter way back to where the

@@ -64,6 +64,37 @@ TEST(RuleResidualInputNotQuantized, SilentWhenResidualQuantized)
     EXPECT_TRUE(findingsOf(report, "residual-input-not-quantized").empty());
 }
 
+namespace
+{
+
+//! ConvNeXt's Linear as torch exports it: x -> Q/DQ -> MatMul(x, W) -> Add(., b) where b is an Identity of an
+//! initializer (a shared parameter); with biasFromIdentity false, the Add's other input is a second network input.
+OnnxGraph matMulBiasAdd(bool biasFromIdentity)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("tokens", {1, 4, 8}));
+    std::string mm = g.node("MatMul", "/fc/MatMul", {x, g.qdq("/fc/w_q", g.weight("fc.weight", {8, 8}))});
+    std::string other =
+        biasFromIdentity ? g.node("Identity", "/fc/Identity", {g.weight("fc.bias", {8})}) : g.input("skip", {1, 4, 8});
+    g.output(g.node("Add", "/fc/Add", {mm, other}));
+    return g.build();
+}
+
+} // namespace
+
+// The constant second input of the Add is the MatMul's bias, not a residual, also through an Identity.
+TEST(RuleResidualInputNotQuantized, SilentOnABiasBehindAnIdentity)
+{
+    EXPECT_TRUE(findingsOf(runDiagnose(matMulBiasAdd(true), std::nullopt), "residual-input-not-quantized").empty());
+}
+
+TEST(RuleResidualInputNotQuantized, TriggersOnAFloatInputBesideTheMatMul)
+{
+    auto findings = findingsOf(runDiagnose(matMulBiasAdd(false), std::nullopt), "residual-input-not-quantized");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_NE(findings[0].message.find("skip"), std::string::npos) << findings[0].message;
+}
+
 TEST(RuleQdqBetweenConvAndAdd, TriggersWhenBothAddInputsQuantized)
 {
     ResidualBlockOptions options;

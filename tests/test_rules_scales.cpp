@@ -272,6 +272,18 @@ TEST(RuleConcatMixedPrecision, SilentWhenTheOtherReaderIsQuantized)
     EXPECT_TRUE(findingsOf(runDiagnose(reusedInput(false), std::nullopt), "concat-mixed-precision").empty());
 }
 
+// A Shape reads the dimensions of the Concat's input, not its values (ShuffleNet's channel split).
+TEST(RuleConcatMixedPrecision, SilentWhenTheOtherReaderIsAShape)
+{
+    GraphBuilder g;
+    std::string r = convRelu(g, "/a", g.input("x"));
+    std::string b = convRelu(g, "/b", g.input("y"));
+    std::string cat = g.node("Concat", "/cat/Concat", {r, b});
+    g.output(g.node("Conv", "/c/Conv", {g.qdq("/c/in_q", cat), g.quantizedWeight("/c", 8, 16)}));
+    g.output(g.node("Shape", "/other/Shape", {r}));
+    EXPECT_TRUE(findingsOf(runDiagnose(g.build(), std::nullopt), "concat-mixed-precision").empty());
+}
+
 TEST(RuleConcatMixedPrecision, EngineCopyChangingPrecisionTriggers)
 {
     EnginePlan plan;

@@ -69,6 +69,9 @@ const OnnxNode* producerOf(const OnnxGraph& graph, const std::string& tensor);
 //! The nodes reading tensor, in graph order (a view into the graph: no copy).
 NodeRefs consumersOf(const OnnxGraph& graph, const std::string& tensor);
 bool isConstantTensor(const OnnxGraph& graph, const std::string& tensor);
+//! True when tensor is constant, possibly through Q, DQ, Identity, Transpose, Reshape or Cast of constants (torch
+//! exports a shared parameter through an Identity).
+bool isConstantLike(const OnnxGraph& graph, const std::string& tensor, int depth = 0);
 bool isGraphInput(const OnnxGraph& graph, const std::string& tensor);
 bool isGraphOutput(const OnnxGraph& graph, const std::string& tensor);
 

@@ -36,10 +36,7 @@ bool isConstantTensor(const OnnxGraph& graph, const std::string& tensor)
     return graph.isConstant(tensor);
 }
 
-namespace
-{
-//! True when tensor is constant, possibly through Q, DQ, Identity, Transpose or Reshape of constants.
-bool isConstantLike(const OnnxGraph& graph, const std::string& tensor, int depth = 0)
+bool isConstantLike(const OnnxGraph& graph, const std::string& tensor, int depth)
 {
     if (isConstantTensor(graph, tensor))
     {
@@ -58,7 +55,6 @@ bool isConstantLike(const OnnxGraph& graph, const std::string& tensor, int depth
     return (isQdq(*producer) || isOneOf(producer->opType, kPassThrough)) &&
            isConstantLike(graph, producer->inputs[0], depth + 1);
 }
-} // namespace
 
 bool isWeighted(const OnnxGraph& graph, const OnnxNode& node)
 {
