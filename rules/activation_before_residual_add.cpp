@@ -138,11 +138,12 @@ private:
             {
                 continue; // the PointWise Add runs INT8 in and out: the documented workaround is in place
             }
+            const std::string activation(selfGatedName(silu->sigmoid->opType)); // SiLU or HardSwish
             std::vector<std::string> missing;
             std::vector<std::string> fixes;
             if (!convQuantized)
             {
-                missing.push_back("its " + std::string(selfGatedName(silu->sigmoid->opType)) + " input " + convInput);
+                missing.push_back("its " + activation + " input " + convInput);
                 fixes.push_back("QuantizeLinear -> DequantizeLinear on " + convInput + " (the output of " +
                                 silu->mul->name + ")");
             }
@@ -181,11 +182,9 @@ private:
             }
             Finding finding =
                 makeFinding(info(), "Add " + add.name + " follows " + silu->conv->opType + " " + silu->conv->name +
-                                        " + " + std::string(selfGatedName(silu->sigmoid->opType)) + " (" +
-                                        silu->sigmoid->name + ", " + silu->mul->name + "): TensorRT fuses the " +
-                                        std::string(selfGatedName(silu->sigmoid->opType)) +
-                                        " into the conv but likely runs the Add as a separate PointWise layer, "
-                                        "and " +
+                                        " + " + activation + " (" + silu->sigmoid->name + ", " + silu->mul->name +
+                                        "): TensorRT fuses the " + activation +
+                                        " into the conv but likely runs the Add as a separate PointWise layer, and " +
                                         nameList(missing, 3) + (missing.size() == 1 ? " is" : " are") +
                                         " not quantized, so that layer reads or writes float.");
             finding.likely = true;

@@ -32,9 +32,6 @@ bool isWeighted(const OnnxGraph& graph, const OnnxNode& node);
 //! Data-movement ops Q/DQ commute with: MaxPool, Concat, Slice, Split, Reshape, Transpose, Flatten, Squeeze,
 //! Unsqueeze, Identity, GlobalMaxPool, Pad (constant zero padding assumed).
 bool isCommuting(const std::string& opType);
-//! True when tensor (an id, or a name) reaches node as the data a Q/DQ moves with: any input of a Concat, input 0 of
-//! the other ops. A Reshape's shape, a Slice's starts or a Pad's pads carry no quantized values (Swin computes its
-//! Reshape shapes with Shape -> Gather -> Cast -> Unsqueeze -> Concat), so walks through commuting ops stop there.
 //! Shape and Size read a tensor's dimensions, never its values: they neither dequantize nor run on a quantized
 //! tensor's data, and their outputs are build-time values for TensorRT (its ONNX parser computes shape values of
 //! static dimensions at parse time).
@@ -42,6 +39,9 @@ inline bool readsShapeOnly(std::string_view opType)
 {
     return opType == "Shape" || opType == "Size";
 }
+//! True when tensor (an id, or a name) reaches node as the data a Q/DQ moves with: any input of a Concat, input 0 of
+//! the other ops. A Reshape's shape, a Slice's starts or a Pad's pads carry no quantized values (Swin computes its
+//! Reshape shapes with Shape -> Gather -> Cast -> Unsqueeze -> Concat), so walks through commuting ops stop there.
 bool carriesData(const OnnxGraph& graph, const OnnxNode& node, std::uint32_t tensor);
 bool carriesData(const OnnxNode& node, const std::string& tensor);
 //! Single-input pointwise ops TensorRT fuses as a conv epilogue ("generic activation") and BatchNormalization.
