@@ -203,7 +203,7 @@ inline std::vector<std::string> activationInputs(const OnnxGraph& graph, const O
         if (!input.empty() && !patterns::isConstantTensor(graph, input))
         {
             const OnnxNode* producer = patterns::producerOf(graph, input);
-            if (producer != nullptr && producer->opType == "Constant")
+            if ((producer != nullptr && producer->opType == "Constant") || patterns::isShapeValue(graph, input))
             {
                 continue;
             }

@@ -751,6 +751,54 @@ TEST(Simulator, AFloatReaderOfTheDequantizedValuesKeepsTheDequantizeStandalone)
 namespace
 {
 
+//! in -> Q/DQ -> conv0 -> Relu -> Q/DQ -> Resize(x, "", "", sizes) -> Q/DQ -> conv1, where sizes is computed from the
+//! network input's Shape (F.interpolate(size=...), DeepLabV3 and LR-ASPP) or, with sizesFromInput, is a network input.
+OnnxGraph resizeWithComputedSizes(bool sizesFromInput)
+{
+    GraphBuilder g;
+    std::string in = g.input("images");
+    std::string c0 = g.node("Conv", "/conv0/Conv", {g.qdq("/in_q", in), g.quantizedWeight("conv0", 8, 3)});
+    std::string x = g.qdq("/x_q", g.node("Relu", "/relu0/Relu", {c0}));
+    std::string sizes =
+        sizesFromInput ? g.input("sizes") : g.node("Cast", "/sizes/Cast", {g.node("Shape", "/sizes/Shape", {in})});
+    if (!sizesFromInput)
+    {
+        g.intAttribute("/sizes/Cast", "to", 7);
+    }
+    std::string up = g.node("Resize", "/up/Resize", {x, "", "", sizes});
+    g.output(g.node("Conv", "/conv1/Conv", {g.qdq("/conv1/in_q", up), g.quantizedWeight("conv1", 8, 8)}));
+    return g.build();
+}
+
+} // namespace
+
+// Sizes computed from a Shape are a build-time value, not an input that runs in float: DQ -> Resize -> Q is an INT8
+// Resize (reference 1.8, quantizable non-weighted ops).
+TEST(Simulator, ResizeWithSizesFromAShapeRunsInInt8)
+{
+    OnnxGraph graph = resizeWithComputedSizes(false);
+    Prediction prediction = predictEngine(graph, version(10, 8));
+    const PredictedLayer* resize = layerWith(prediction, "/up/Resize");
+    ASSERT_NE(resize, nullptr);
+    EXPECT_EQ(resize->inputPrecision, "INT8");
+    EXPECT_EQ(resize->outputPrecision, "INT8");
+    const PredictedQdq* dq = prediction.find("/x_q/DequantizeLinear");
+    ASSERT_NE(dq, nullptr);
+    EXPECT_NE(dq->fate, PredictedQdq::Fate::kStandalone) << dq->reason();
+}
+
+TEST(Simulator, ResizeWithSizesFromANetworkInputStaysFloat)
+{
+    OnnxGraph graph = resizeWithComputedSizes(true);
+    Prediction prediction = predictEngine(graph, version(10, 8));
+    const PredictedQdq* dq = prediction.find("/x_q/DequantizeLinear");
+    ASSERT_NE(dq, nullptr);
+    EXPECT_EQ(dq->fate, PredictedQdq::Fate::kStandalone) << dq->reason();
+}
+
+namespace
+{
+
 //! x -> Q/DQ twins (one per consumer, one scale) -> conv_a + relu, conv_b + relu; kernelB is conv_b's kernel size.
 OnnxGraph siblings(long kernelB)
 {

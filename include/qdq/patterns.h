@@ -72,6 +72,9 @@ bool isConstantTensor(const OnnxGraph& graph, const std::string& tensor);
 //! True when tensor is constant, possibly through Q, DQ, Identity, Transpose, Reshape or Cast of constants (torch
 //! exports a shared parameter through an Identity).
 bool isConstantLike(const OnnxGraph& graph, const std::string& tensor, int depth = 0);
+//! True when tensor is computed from a Shape or Size (and constants) only: a build-time value such as the sizes of a
+//! Resize that F.interpolate(size=x.shape[-2:]) exports, never an activation.
+bool isShapeValue(const OnnxGraph& graph, const std::string& tensor, int depth = 0);
 bool isGraphInput(const OnnxGraph& graph, const std::string& tensor);
 bool isGraphOutput(const OnnxGraph& graph, const std::string& tensor);
 

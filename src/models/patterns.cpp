@@ -56,6 +56,47 @@ bool isConstantLike(const OnnxGraph& graph, const std::string& tensor, int depth
            isConstantLike(graph, producer->inputs[0], depth + 1);
 }
 
+bool isShapeValue(const OnnxGraph& graph, const std::string& tensor, int depth)
+{
+    const OnnxNode* producer = producerOf(graph, tensor);
+    if (producer == nullptr || depth > 8)
+    {
+        return false;
+    }
+    if (readsShapeOnly(producer->opType))
+    {
+        return true;
+    }
+    // The integer arithmetic exporters write around a Shape; any other producer (a conv, an activation) ends the walk
+    // at once, so data tensors cost one lookup.
+    static constexpr std::string_view kShapeArithmetic[] = {
+        "Gather", "Cast", "Unsqueeze", "Squeeze", "Concat", "Slice", "Mul", "Div", "Add",  "Sub",
+        "Floor",  "Ceil", "Identity",  "Reshape", "Range",  "Max",   "Min", "Neg", "Equal"};
+    if (!isOneOf(producer->opType, kShapeArithmetic))
+    {
+        return false;
+    }
+    bool anyShape = false;
+    for (const auto& input : producer->inputs)
+    {
+        if (input.empty() || isConstantTensor(graph, input))
+        {
+            continue;
+        }
+        const OnnxNode* inputProducer = producerOf(graph, input);
+        if (inputProducer != nullptr && inputProducer->opType == "Constant")
+        {
+            continue;
+        }
+        if (!isShapeValue(graph, input, depth + 1))
+        {
+            return false;
+        }
+        anyShape = true;
+    }
+    return anyShape;
+}
+
 bool isWeighted(const OnnxGraph& graph, const OnnxNode& node)
 {
     const std::string_view opType = node.opType;

@@ -164,7 +164,7 @@ private:
                 bool allQuantized = true;
                 for (const auto& input : producer->inputs)
                 {
-                    if (!input.empty() && !isConstantTensor(mGraph, input) &&
+                    if (!input.empty() && !isConstantTensor(mGraph, input) && !isShapeValue(mGraph, input) &&
                         feedingDequantize(mGraph, input) == nullptr && !residualOfQuantizedConv(*producer, input))
                     {
                         allQuantized = false;
@@ -521,8 +521,8 @@ private:
         }
         for (const auto& input : node.inputs)
         {
-            if (!input.empty() && !isConstantTensor(mGraph, input) && feedingDequantize(mGraph, input) == nullptr &&
-                !residualOfQuantizedConv(node, input))
+            if (!input.empty() && !isConstantTensor(mGraph, input) && !isShapeValue(mGraph, input) &&
+                feedingDequantize(mGraph, input) == nullptr && !residualOfQuantizedConv(node, input))
             {
                 return false;
             }
