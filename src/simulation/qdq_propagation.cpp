@@ -164,8 +164,9 @@ private:
                 bool allQuantized = true;
                 for (const auto& input : producer->inputs)
                 {
-                    if (!input.empty() && !isConstantTensor(mGraph, input) && !isShapeValue(mGraph, input) &&
-                        feedingDequantize(mGraph, input) == nullptr && !residualOfQuantizedConv(*producer, input))
+                    if (!input.empty() && !isConstantTensor(mGraph, input) &&
+                        feedingDequantize(mGraph, input) == nullptr && !residualOfQuantizedConv(*producer, input) &&
+                        !isShapeValue(mGraph, input))
                     {
                         allQuantized = false;
                     }
@@ -521,8 +522,8 @@ private:
         }
         for (const auto& input : node.inputs)
         {
-            if (!input.empty() && !isConstantTensor(mGraph, input) && !isShapeValue(mGraph, input) &&
-                feedingDequantize(mGraph, input) == nullptr && !residualOfQuantizedConv(node, input))
+            if (!input.empty() && !isConstantTensor(mGraph, input) && feedingDequantize(mGraph, input) == nullptr &&
+                !residualOfQuantizedConv(node, input) && !isShapeValue(mGraph, input))
             {
                 return false;
             }
