@@ -67,8 +67,9 @@ bool isShapeValue(const OnnxGraph& graph, const std::string& tensor, int depth)
     {
         return true;
     }
-    // The integer arithmetic exporters write around a Shape; any other producer (a conv, an activation) ends the walk
-    // at once, so data tensors cost one lookup.
+    // The integer arithmetic exporters write around a Shape. Any other producer (a conv, an activation, a Q/DQ) ends
+    // the walk at once; the walk follows one input at a time and stops at the first that is no shape value, so it
+    // goes at most 9 levels deep (a chain of residual Adds).
     static constexpr std::string_view kShapeArithmetic[] = {
         "Gather", "Cast", "Unsqueeze", "Squeeze", "Concat", "Slice", "Mul", "Div", "Add",  "Sub",
         "Floor",  "Ceil", "Identity",  "Reshape", "Range",  "Max",   "Min", "Neg", "Equal"};
