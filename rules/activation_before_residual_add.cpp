@@ -54,26 +54,15 @@ private:
             silu.throughQdq = true;
             mul = producerOf(graph, q->inputs[0]);
         }
-        if (mul == nullptr || mul->opType != "Mul" || mul->inputs.size() != 2)
+        const OnnxNode* gate = mul == nullptr ? nullptr : selfGateOf(graph, *mul);
+        if (gate == nullptr)
         {
             return std::nullopt;
         }
-        for (std::size_t k = 0; k < 2; ++k)
-        {
-            const OnnxNode* sigmoid = producerOf(graph, mul->inputs[k]);
-            if (sigmoid != nullptr && isSelfGate(sigmoid->opType) && !sigmoid->inputs.empty() &&
-                sigmoid->inputs[0] == mul->inputs[1 - k])
-            {
-                silu.sigmoid = sigmoid;
-                silu.mul = mul;
-                silu.conv = quantizedWeightedBehind(graph, mul->inputs[1 - k]);
-                if (silu.conv != nullptr)
-                {
-                    return silu;
-                }
-            }
-        }
-        return std::nullopt;
+        silu.sigmoid = gate;
+        silu.mul = mul;
+        silu.conv = quantizedWeightedBehind(graph, gate->inputs[0]);
+        return silu.conv != nullptr ? std::optional<Silu>(silu) : std::nullopt;
     }
 
     //! True when tensor is a conv's output, through single-reader BN and single-input activations, that only the Add

@@ -166,23 +166,12 @@ inline const OnnxNode* quantizedWeightedBehind(const OnnxGraph& graph, const std
         if (producer->opType == "Mul" && producer->inputs.size() == 2 && throughSilu)
         {
             // SiLU or HardSwish: Mul(x, gate(x)) -> continue from x.
-            const OnnxNode* sigmoid = nullptr;
-            std::size_t other = 0;
-            for (std::size_t k = 0; k < 2; ++k)
-            {
-                const OnnxNode* candidate = patterns::producerOf(graph, producer->inputs[k]);
-                if (candidate != nullptr && patterns::isSelfGate(candidate->opType) && !candidate->inputs.empty() &&
-                    candidate->inputs[0] == producer->inputs[1 - k])
-                {
-                    sigmoid = candidate;
-                    other = 1 - k;
-                }
-            }
-            if (sigmoid == nullptr)
+            const OnnxNode* gate = patterns::selfGateOf(graph, *producer);
+            if (gate == nullptr)
             {
                 return nullptr;
             }
-            producer = patterns::producerOf(graph, producer->inputs[other]);
+            producer = patterns::producerOf(graph, gate->inputs[0]);
             continue;
         }
         if (!patterns::isEpilogue(producer->opType))

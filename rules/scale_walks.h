@@ -180,18 +180,10 @@ inline std::vector<ReachedQ> reachedQuantizers(const OnnxGraph& graph, const std
 //! x -> Sigmoid or HardSigmoid -> Mul(x, gate(x)) (SiLU, HardSwish): returns x, else empty.
 inline std::string siluInput(const OnnxGraph& graph, const OnnxNode& mul)
 {
-    if (mul.opType != "Mul" || mul.inputs.size() != 2)
+    const OnnxNode* gate = selfGateOf(graph, mul);
+    if (gate != nullptr)
     {
-        return {};
-    }
-    for (std::size_t k = 0; k < 2; ++k)
-    {
-        const OnnxNode* sigmoid = producerOf(graph, mul.inputs[k]);
-        if (sigmoid != nullptr && isSelfGate(sigmoid->opType) && !sigmoid->inputs.empty() &&
-            sigmoid->inputs[0] == mul.inputs[1 - k])
-        {
-            return sigmoid->inputs[0];
-        }
+        return gate->inputs[0];
     }
     return {};
 }

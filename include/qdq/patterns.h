@@ -54,6 +54,8 @@ inline bool isSelfGate(std::string_view opType)
 {
     return opType == "Sigmoid" || opType == "HardSigmoid";
 }
+//! The gate of mul when mul is Mul(x, gate(x)) with isSelfGate(gate) (x is the gate's input 0), else nullptr.
+const OnnxNode* selfGateOf(const OnnxGraph& graph, const OnnxNode& mul);
 //! What Mul(x, gate(x)) is called: "HardSwish" for a HardSigmoid gate, "SiLU" otherwise.
 inline std::string_view selfGatedName(std::string_view gateOpType)
 {

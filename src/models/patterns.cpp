@@ -56,6 +56,24 @@ bool isConstantLike(const OnnxGraph& graph, const std::string& tensor, int depth
            isConstantLike(graph, producer->inputs[0], depth + 1);
 }
 
+const OnnxNode* selfGateOf(const OnnxGraph& graph, const OnnxNode& mul)
+{
+    if (mul.opType != "Mul" || mul.inputs.size() != 2)
+    {
+        return nullptr;
+    }
+    for (std::size_t k = 0; k < 2; ++k)
+    {
+        const OnnxNode* gate = producerOf(graph, mul.inputs[k]);
+        if (gate != nullptr && isSelfGate(gate->opType) && !gate->inputs.empty() && !gate->inputs[0].empty() &&
+            gate->inputs[0] == mul.inputs[1 - k])
+        {
+            return gate;
+        }
+    }
+    return nullptr;
+}
+
 bool isShapeValue(const OnnxGraph& graph, const std::string& tensor, int depth)
 {
     const OnnxNode* producer = producerOf(graph, tensor);

@@ -239,20 +239,8 @@ private:
     //! x of Mul(x, Sigmoid(x)) or Mul(x, HardSigmoid(x)), or nullptr.
     const std::string* siluInput(const OnnxNode& mul) const
     {
-        if (mul.inputs.size() != 2)
-        {
-            return nullptr;
-        }
-        for (int k = 0; k < 2; ++k)
-        {
-            const OnnxNode* sigmoid = producerOf(mGraph, mul.inputs[static_cast<std::size_t>(k)]);
-            if (sigmoid != nullptr && isSelfGate(sigmoid->opType) && !sigmoid->inputs.empty() &&
-                sigmoid->inputs[0] == mul.inputs[static_cast<std::size_t>(1 - k)])
-            {
-                return sigmoid->inputs[0].empty() ? nullptr : &sigmoid->inputs[0];
-            }
-        }
-        return nullptr;
+        const OnnxNode* gate = selfGateOf(mGraph, mul);
+        return gate == nullptr ? nullptr : &gate->inputs[0];
     }
 
     PredictedQdq predictQuantize(const OnnxNode& node) const
