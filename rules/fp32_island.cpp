@@ -259,8 +259,10 @@ private:
             for (auto name : layer.onnxNodes)
             {
                 const OnnxNode* node = graph.findNode(name);
+                // Integer ops (QLinearConv, ...) are not float: quantized-op-not-importable explains them.
                 if (node != nullptr && !isQdq(*node) && !isCommuting(node->opType) && node->opType != "Shape" &&
-                    node->opType != "Constant" && node->opType != "Gather" && node->opType != "Cast")
+                    node->opType != "Constant" && node->opType != "Gather" && node->opType != "Cast" &&
+                    !isOperatorFormatQuantized(*node))
                 {
                     floatOps.push_back(node->name);
                 }

@@ -22,6 +22,7 @@ std::unique_ptr<Rule> makeConvActPoolBlocked();
 std::unique_ptr<Rule> makeQdqInsideConvEpilogue();
 std::unique_ptr<Rule> makeQdqBetweenConvAndAdd();
 std::unique_ptr<Rule> makeQuantizedBias();
+std::unique_ptr<Rule> makeQuantizedOpNotImportable();
 std::unique_ptr<Rule> makeInt8ConvFloatOutput();
 std::unique_ptr<Rule> makeResidualPrecisionMismatch();
 std::unique_ptr<Rule> makeActivationBeforeResidualAdd();

@@ -219,6 +219,28 @@ private:
                                                   "input's range); re-calibrate for accuracy"));
     }
 
+    //! A DQ of an integer op's output, or a Q read by integer ops (ONNX Runtime's QOperator format): its fate after
+    //! the re-quantization that format needs is not this graph's.
+    static bool nextToIntegerOp(const OnnxGraph& graph, const OnnxNode& node)
+    {
+        if (isDequantize(node))
+        {
+            const OnnxNode* producer = node.inputs.empty() ? nullptr : producerOf(graph, node.inputs[0]);
+            return producer != nullptr && isOperatorFormatQuantized(*producer);
+        }
+        for (const auto& output : node.outputs)
+        {
+            for (const OnnxNode* consumer : consumersOf(graph, output))
+            {
+                if (isOperatorFormatQuantized(*consumer))
+                {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     void checkPrediction(const Context& context, FindingSink& sink) const
     {
         const OnnxGraph& graph = *context.graph();
@@ -240,6 +262,10 @@ private:
                 continue;
             }
             bool networkInput = predicted.isQuantize && !node->inputs.empty() && isGraphInput(graph, node->inputs[0]);
+            if (!networkInput && nextToIntegerOp(graph, *node))
+            {
+                continue; // the model does not import at all: quantized-op-not-importable
+            }
             Finding& target = networkInput ? inputs : lone;
             target.onnxNodes.push_back(node->name);
             target.evidence.push_back(nodeEvidence(context, *node, predicted.reason()));

@@ -64,6 +64,11 @@ inline std::string_view selfGatedName(std::string_view gateOpType)
 //! Non-weighted ops that run INT8 when wrapped `DQ > op > Q`: Add, Mul, Sub, AveragePool, GlobalAveragePool, ...
 bool isQuantizableNonWeighted(const std::string& opType);
 bool isCustomOp(const OnnxNode& node);
+//! ONNX's operator-format quantized ops (QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger,
+//! DynamicQuantizeLinear) and ONNX Runtime's quantized com.microsoft ops (QLinearAdd, QGemm, QAttention,
+//! DynamicQuantizeMatMul, MatMulNBits, ...): integer arithmetic inside one node. TensorRT's ONNX parser imports none
+//! of them (it looks each up as a plugin and fails); it takes quantization only as QuantizeLinear/DequantizeLinear.
+bool isOperatorFormatQuantized(const OnnxNode& node);
 
 // ---- graph navigation ---------------------------------------------------------------------------------------------
 

@@ -31,6 +31,32 @@ bool isOneOf(std::string_view opType, const std::string_view (&set)[N])
 }
 } // namespace
 
+bool isOperatorFormatQuantized(const OnnxNode& node)
+{
+    static constexpr std::string_view kOnnxOps[] = {"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger",
+                                                    "DynamicQuantizeLinear"};
+    static constexpr std::string_view kOnnxRuntimeOps[] = {"QGemm",
+                                                           "QAttention",
+                                                           "QEmbedLayerNormalization",
+                                                           "DynamicQuantizeMatMul",
+                                                           "DynamicQuantizeLSTM",
+                                                           "MatMulIntegerToFloat",
+                                                           "MatMulNBits",
+                                                           "MatMulBnb4",
+                                                           "GatherBlockQuantized"};
+    if (node.domain.empty() || node.domain == "ai.onnx")
+    {
+        return isOneOf(node.opType, kOnnxOps);
+    }
+    if (node.domain != "com.microsoft")
+    {
+        return false;
+    }
+    std::string_view op = node.opType;
+    return op.starts_with("QLinear") || op.starts_with("QOrdered") || isOneOf(op, kOnnxOps) ||
+           isOneOf(op, kOnnxRuntimeOps);
+}
+
 bool isConstantTensor(const OnnxGraph& graph, const std::string& tensor)
 {
     return graph.isConstant(tensor);

@@ -1372,6 +1372,12 @@ private:
             layer.guess = "a BatchNormalization whose parameters are computed (not initializers) is not folded into "
                           "the conv: a Scale layer, with a PointWise layer for its variance";
         }
+        else if (patterns::isOperatorFormatQuantized(node))
+        {
+            layer.kind = op;
+            layer.guess = "TensorRT's ONNX parser has no importer for " + op +
+                          " and the build fails here (quantized-op-not-importable); one layer is shown in its place";
+        }
         else if (node.isCustomDomain())
         {
             layer.kind = "PluginV2";

@@ -1,0 +1,131 @@
+// quantized-op-not-importable: the model is quantized with integer ops (ONNX Runtime's QOperator format, its dynamic
+// quantization, or its 4-bit MatMulNBits) instead of QuantizeLinear/DequantizeLinear. TensorRT's ONNX parser has no
+// importer for them: it logs "No importer registered for op: QLinearConv. Attempting to import as plugin." and fails
+// ("Plugin not found").
+#include "qdq/patterns.h"
+#include "rules/rules.h"
+
+#include <map>
+
+namespace qdq::rules
+{
+
+namespace
+{
+
+using namespace patterns;
+
+enum class Scheme
+{
+    kStatic,     //!< QOperator format: QLinearConv, QLinearAdd, QGemm, ...
+    kDynamic,    //!< scales computed at run time: DynamicQuantizeLinear, ConvInteger, MatMulInteger, ...
+    kWeightOnly, //!< ONNX Runtime's block-quantized weights: MatMulNBits, MatMulBnb4, GatherBlockQuantized
+};
+
+Scheme schemeOf(const OnnxNode& node)
+{
+    const std::string& op = node.opType;
+    if (op == "MatMulNBits" || op == "MatMulBnb4" || op == "GatherBlockQuantized")
+    {
+        return Scheme::kWeightOnly;
+    }
+    if (op == "DynamicQuantizeLinear" || op == "ConvInteger" || op == "MatMulInteger" ||
+        op == "DynamicQuantizeMatMul" || op == "DynamicQuantizeLSTM" || op == "MatMulIntegerToFloat")
+    {
+        return Scheme::kDynamic;
+    }
+    return Scheme::kStatic;
+}
+
+class QuantizedOpNotImportable final : public Rule
+{
+public:
+    const RuleInfo& info() const override
+    {
+        static const RuleInfo kInfo{
+            "quantized-op-not-importable",
+            "",
+            "The model is quantized with integer ops (QLinearConv, ConvInteger, QGemm, ...) that TensorRT's ONNX "
+            "parser cannot import; it takes quantization only as QuantizeLinear/DequantizeLinear",
+            Severity::kError,
+            "8.0-10.x",
+            kNeedsOnnx,
+            "a re-quantization of the float model in QDQ format; fix does not rewrite integer ops"};
+        return kInfo;
+    }
+
+    void check(const Context& context, FindingSink& sink) const override
+    {
+        const OnnxGraph& graph = *context.graph();
+        // One finding for the model: the quantizer wrote every op the same way, so the fix is one setting.
+        Finding finding = makeFinding(info(), "");
+        std::map<std::string, int> countByOp; // "QLinearAdd (com.microsoft)" -> count, sorted for a stable message
+        bool schemes[3] = {false, false, false};
+        const OnnxNode* first = nullptr;
+        for (const auto& node : graph.nodes)
+        {
+            if (!isOperatorFormatQuantized(node))
+            {
+                continue;
+            }
+            if (first == nullptr)
+            {
+                first = &node;
+            }
+            std::string op =
+                node.domain.empty() || node.domain == "ai.onnx" ? node.opType : node.opType + " (" + node.domain + ")";
+            ++countByOp[op];
+            schemes[static_cast<int>(schemeOf(node))] = true;
+            finding.onnxNodes.push_back(node.name);
+            finding.evidence.push_back(nodeEvidence(context, node, "op " + op + ": TensorRT has no importer for it"));
+        }
+        if (first == nullptr)
+        {
+            return;
+        }
+        std::string ops;
+        for (const auto& [op, count] : countByOp)
+        {
+            ops += (ops.empty() ? "" : ", ") + std::to_string(count) + " " + op;
+        }
+        std::string format = schemes[static_cast<int>(Scheme::kStatic)]    ? "ONNX Runtime's QOperator format"
+                             : schemes[static_cast<int>(Scheme::kDynamic)] ? "ONNX Runtime's dynamic quantization"
+                                                                           : "ONNX Runtime's 4-bit weight format";
+        finding.message =
+            "The model is quantized in " + format + " (" + ops +
+            "): TensorRT's ONNX parser has no importer for these ops. It stops at the first, " + first->name + " (" +
+            first->opType + "): \"No importer registered for op: " + first->opType +
+            ". Attempting to import as plugin.\", then \"Plugin not found\". TensorRT takes quantization only as "
+            "QuantizeLinear/DequantizeLinear around float ops.";
+        std::string fix;
+        if (schemes[static_cast<int>(Scheme::kStatic)] || schemes[static_cast<int>(Scheme::kDynamic)])
+        {
+            fix = "re-quantize the float model in QDQ format: ONNX Runtime quantize_static(..., "
+                  "quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, "
+                  "extra_options={\"ActivationSymmetric\": True, \"QuantizeBias\": False}), or NVIDIA ModelOpt "
+                  "(python -m modelopt.onnx.quantization), which writes TensorRT's Q/DQ placement";
+        }
+        if (schemes[static_cast<int>(Scheme::kDynamic)])
+        {
+            fix += "; TensorRT has no dynamic INT8 (scales computed at run time): calibrate static scales as above, "
+                   "or build the float model with FP16";
+        }
+        if (schemes[static_cast<int>(Scheme::kWeightOnly)])
+        {
+            fix += std::string(fix.empty() ? "" : "; ") +
+                   "for 4-bit weights, export them as an INT4 initializer behind a blocked DequantizeLinear (opset "
+                   "21, block_size; NVIDIA ModelOpt int4_awq), which TensorRT 10 imports";
+        }
+        finding.fix = fix;
+        sink.add(std::move(finding));
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Rule> makeQuantizedOpNotImportable()
+{
+    return std::make_unique<QuantizedOpNotImportable>();
+}
+
+} // namespace qdq::rules

@@ -1,0 +1,116 @@
+// quantized-op-not-importable on ONNX Runtime's own exports (tests/fixtures/export_ort_formats.py, ONNX Runtime 1.30):
+// one small float network quantized in QOperator format, by dynamic quantization, and in QDQ format (the
+// near-identical case TensorRT imports); and on built graphs for the ops' domains.
+#include "graph_builder.h"
+#include "qdq/load_inputs.h"
+#include "qdq/readers.h"
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace qdq;
+using namespace qdq::test;
+
+namespace
+{
+
+Report diagnoseFixture(const std::string& name)
+{
+    InputFiles files;
+    files.files = {fixture(name).string()};
+    return diagnose(loadInputs(files, Limits{}));
+}
+
+bool names(const std::vector<Finding>& findings, const std::string& node)
+{
+    return std::any_of(
+        findings.begin(), findings.end(),
+        [&](const Finding& finding)
+        { return std::find(finding.onnxNodes.begin(), finding.onnxNodes.end(), node) != finding.onnxNodes.end(); });
+}
+
+} // namespace
+
+TEST(RuleQuantizedOpNotImportable, OnnxRuntimeQOperatorExport)
+{
+    Report report = diagnoseFixture("ort-qoperator-small.onnx");
+    auto found = findingsOf(report, "quantized-op-not-importable");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].severity, Severity::kError);
+    EXPECT_EQ(found[0].onnxNodes,
+              (std::vector<std::string>{"/Add_quant", "/GlobalAveragePool_quant", "/body/body.0/Conv_quant",
+                                        "/head/Gemm_quant", "/stem/stem.0/Conv_quant"}));
+    EXPECT_NE(found[0].message.find("QOperator format (1 QGemm (com.microsoft), 1 QLinearAdd (com.microsoft), 2 "
+                                    "QLinearConv, 1 QLinearGlobalAveragePool (com.microsoft))"),
+              std::string::npos)
+        << found[0].message;
+    EXPECT_NE(found[0].message.find("stops at the first, /stem/stem.0/Conv_quant (QLinearConv)"), std::string::npos);
+    EXPECT_NE(found[0].fix.find("quant_format=QuantFormat.QDQ"), std::string::npos);
+    // The integer ops are not an FP32 island, and the DQ of QGemm's output is not a lone Dequantize of this graph;
+    // the Quantize of the network input stays (the QDQ re-export has it too).
+    EXPECT_TRUE(findingsOf(report, "fp32-island").empty());
+    auto standalone = findingsOf(report, "standalone-qdq");
+    EXPECT_FALSE(names(standalone, "logits_DequantizeLinear"));
+    EXPECT_TRUE(names(standalone, "input_QuantizeLinear"));
+    // The uint8 zero points are a second, separate error.
+    EXPECT_EQ(findingsOf(report, "nonzero-zero-point").size(), 1u);
+    // predict shows each integer op as one layer and says the build fails there.
+    const OnnxGraph graph = readOnnx(fixture("ort-qoperator-small.onnx").string());
+    const Prediction prediction = predictEngine(graph);
+    int failing = 0;
+    for (const auto& layer : prediction.layers)
+    {
+        failing += layer.guess.find("no importer for " + layer.kind + " and the build fails here") != std::string::npos;
+    }
+    EXPECT_EQ(failing, 5);
+}
+
+TEST(RuleQuantizedOpNotImportable, OnnxRuntimeDynamicQuantization)
+{
+    Report report = diagnoseFixture("ort-dynamic-small.onnx");
+    auto found = findingsOf(report, "quantized-op-not-importable");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_NE(found[0].message.find("dynamic quantization (2 ConvInteger, 3 DynamicQuantizeLinear, 1 MatMulInteger)"),
+              std::string::npos)
+        << found[0].message;
+    EXPECT_NE(found[0].fix.find("no dynamic INT8"), std::string::npos);
+    // A model without any Q/DQ gave "No findings" before this rule.
+    EXPECT_EQ(report.findings.size(), 1u);
+}
+
+TEST(RuleQuantizedOpNotImportable, SilentOnTheSameNetworkInQdqFormat)
+{
+    Report report = diagnoseFixture("ort-qdq-small.onnx");
+    EXPECT_TRUE(findingsOf(report, "quantized-op-not-importable").empty());
+    EXPECT_FALSE(findingsOf(report, "fp32-island").empty()); // its float ops still are one
+}
+
+TEST(RuleQuantizedOpNotImportable, ContribOpsOnlyInOnnxRuntimesDomain)
+{
+    // QLinearAdd in com.microsoft is ONNX Runtime's; a plugin of the same name in the user's own domain is a plugin,
+    // and QuantizeLinear in com.microsoft imports as a QuantizeLinear (the parser looks ops up by type only).
+    for (const std::string domain : {"com.microsoft", "my.plugins"})
+    {
+        GraphBuilder g;
+        g.opset(domain, 1);
+        std::string x = g.node("QuantizeLinear", "/in/QuantizeLinear",
+                               {g.input("x", {1, 8, 4, 4}), g.scale("/in/scale", 0.05f), g.zeroPoint("/in/zp")}, {},
+                               "com.microsoft");
+        std::string add =
+            g.node("QLinearAdd", "/add/QLinearAdd",
+                   {x, "/in/scale", "/in/zp", x, "/in/scale", "/in/zp", "/in/scale", "/in/zp"}, {}, domain);
+        g.output(g.node("DequantizeLinear", "/out/DequantizeLinear", {add, "/in/scale", "/in/zp"}), {1, 8, 4, 4});
+        auto found = findingsOf(runDiagnose(g.build(), std::nullopt), "quantized-op-not-importable");
+        if (domain == "com.microsoft")
+        {
+            ASSERT_EQ(found.size(), 1u);
+            EXPECT_EQ(found[0].onnxNodes, (std::vector<std::string>{"/add/QLinearAdd"}));
+        }
+        else
+        {
+            EXPECT_TRUE(found.empty()) << found[0].message;
+        }
+    }
+}
