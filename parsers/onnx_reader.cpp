@@ -1724,12 +1724,15 @@ private:
             parameters.node = node.index;
             parameters.isQuantize = isQuantize;
             auto inputIds = mGraph.inputIds(node.index);
-            // A quantized bias (an INT32 constant behind a DequantizeLinear, ONNX Runtime's QDQ format) is small and
-            // read too: `fix` turns it back into a float bias.
+            // A quantized bias (an INT32 constant behind a DequantizeLinear, ONNX Runtime's QDQ format, or a UINT8
+            // one when it quantizes an Add's constant operand like an activation) is small and read too: `fix` turns
+            // it back into float values.
             if (!isQuantize && !inputIds.empty() && inputIds[0] != OnnxGraph::kNone)
             {
                 if (auto bias = resolveConstant(inputIds[0]);
-                    bias && mGraph.constants[*bias].dataType == OnnxDataType::kInt32 &&
+                    bias &&
+                    (mGraph.constants[*bias].dataType == OnnxDataType::kInt32 ||
+                     mGraph.constants[*bias].dataType == OnnxDataType::kUint8) &&
                     mGraph.constants[*bias].elementCount <= 16384)
                 {
                     ensureLoaded(*bias);

@@ -28,6 +28,18 @@ std::string residualHint(const OnnxGraph& graph, const OnnxNode& add, const std:
     return " (see residual-input-not-quantized)";
 }
 
+//! add reads tensor and a constant (directly, or through a DequantizeLinear, Identity, Reshape, ...) and nothing
+//! else: a bias.
+bool isBiasAdd(const OnnxGraph& graph, const OnnxNode& add, const std::string& tensor)
+{
+    if (add.opType != "Add" || add.inputs.size() != 2 || add.outputs.empty())
+    {
+        return false;
+    }
+    const std::size_t other = add.inputs[0] == tensor ? 1 : 0;
+    return add.inputs[1 - other] == tensor && isConstantLike(graph, add.inputs[other]);
+}
+
 class Int8ConvFloatOutput final : public ModelOrEngineRule
 {
 public:
@@ -144,6 +156,15 @@ private:
             }
             EpilogueChain chain = epilogueChain(graph, node);
             auto consumers = consumersOf(graph, chain.tensor());
+            // A bias added to a MatMul (torch's Linear on a 3-D input exports MatMul -> Add(bias)) is part of the
+            // op for TensorRT, whether the bias is a float constant or a DequantizeLinear of one (constant-folded).
+            for (int depth = 0; depth < 2 && consumers.size() == 1 && isBiasAdd(graph, *consumers[0], chain.tensor());
+                 ++depth)
+            {
+                chain.nodes.push_back(consumers[0]);
+                chain.output = &consumers[0]->outputs[0];
+                consumers = consumersOf(graph, chain.tensor());
+            }
             if (consumers.size() == 1 && (consumers[0]->opType == "Add" || consumers[0]->opType == "Sum") &&
                 activationInputs(graph, *consumers[0]).size() >= 2)
             {

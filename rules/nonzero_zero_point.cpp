@@ -5,6 +5,8 @@
 #include "rules/weight_paths.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 
 namespace qdq::rules
@@ -36,7 +38,7 @@ public:
             Severity::kError,
             "8.0-10.x",
             kNeedsOnnxOrEngine | kReadsModelValues,
-            "new symmetric scales (zero point 0) come from calibration data: re-quantize the model"};
+            "the zero point of a constant (a weight) needs its stored values quantized again: re-quantize the model"};
         return kInfo;
     }
 
@@ -59,16 +61,19 @@ private:
         return buildLogErrorEvidence(context, mentionsZeroPoint);
     }
 
+    //! One asymmetric site: a Q with the DQs it feeds, or a lone Q or DQ.
+    struct Site
+    {
+        std::vector<const OnnxNode*> nodes;
+        std::string text; //!< "Q -> DQ (uint8 zero point [128])"
+    };
+
     void checkGraph(const Context& context, FindingSink& sink) const
     {
         const OnnxGraph& graph = *context.graph();
         // Sites: a Q -> DQ pair is one site (they share the zero point in every exporter); a lone Q or DQ is its own.
         std::set<std::size_t> done;
-        std::vector<std::string> nodes;
-        std::vector<std::string> zeroPoints;
-        std::vector<std::string> sites;
-        std::vector<Evidence> evidence;
-        bool anyUnsigned = false;
+        std::vector<Site> sites;
         for (const auto& parameters : graph.qdq)
         {
             if (done.count(parameters.node) > 0 || !parameters.hasZeroPoint)
@@ -82,8 +87,7 @@ private:
                 continue;
             }
             done.insert(parameters.node);
-            anyUnsigned = anyUnsigned || parameters.zeroPointType == OnnxDataType::kUint8;
-            std::vector<const OnnxNode*> site = {&node};
+            Site site{{&node}, {}};
             // Pair the Q with the DQ it feeds (or the DQ with its Q) when that one has the same problem.
             std::vector<const OnnxNode*> partners;
             if (isQuantize(node) && !node.outputs.empty())
@@ -104,49 +108,238 @@ private:
                     other->hasZeroPoint && !describe(*other).empty())
                 {
                     done.insert(partner->index);
-                    site.push_back(partner);
+                    site.nodes.push_back(partner);
                 }
             }
-            std::string siteText;
-            for (const OnnxNode* member : site)
+            for (const OnnxNode* member : site.nodes)
             {
-                nodes.push_back(member->name);
-                siteText += (siteText.empty() ? "" : " -> ") + member->name;
-                const QdqParameters* memberParameters = graph.qdqOf(member->index);
-                evidence.push_back(nodeEvidence(
-                    context, *member, "zero point " + member->inputs[2] + ": " + describe(*memberParameters)));
-                if (std::find(zeroPoints.begin(), zeroPoints.end(), member->inputs[2]) == zeroPoints.end())
-                {
-                    zeroPoints.push_back(member->inputs[2]);
-                }
+                site.text += (site.text.empty() ? "" : " -> ") + member->name;
             }
-            sites.push_back(siteText + " (" + problem + ")");
+            site.text += " (" + problem + ")";
+            sites.push_back(std::move(site));
         }
         if (sites.empty())
         {
             return;
         }
-        Finding finding = makeFinding(
-            info(), std::to_string(sites.size()) + (sites.size() == 1 ? " Q/DQ site has" : " Q/DQ sites have") +
-                        " an asymmetric zero point: " + nameList(sites, 4) +
-                        ". TensorRT supports symmetric INT8 quantization only (zero point 0, int8); the ONNX parser "
-                        "rejects these nodes (`Non-zero zero point is not supported`).");
-        finding.onnxNodes = std::move(nodes);
-        finding.evidence = std::move(evidence);
+        // The activation quantizers fix can make symmetric (each group of Q/DQ reading one scale and zero point
+        // together), and the rest.
+        std::vector<FixEdit> edits = symmetricEdits(graph, sites);
+        std::set<std::string> converted;
+        for (const auto& edit : edits)
+        {
+            converted.insert(edit.nodes.begin(), edit.nodes.end());
+        }
+        std::vector<const Site*> fixable;
+        std::vector<const Site*> left;
+        for (const auto& site : sites)
+        {
+            const bool all = std::all_of(site.nodes.begin(), site.nodes.end(),
+                                         [&](const OnnxNode* node) { return converted.count(node->name) != 0; });
+            (all ? fixable : left).push_back(&site);
+        }
+        if (!fixable.empty())
+        {
+            Finding finding = siteFinding(context, fixable);
+            finding.edits = std::move(edits);
+            finding.fix = "make the activation quantizers reading zero points " + zeroPointNames(fixable) +
+                          " symmetric INT8 over the range each has: zero point int8 0 and scale x max(|qmin - zero "
+                          "point|, |qmax - zero point|) / 127 (fix does this; it is the scale ONNX Runtime's symmetric "
+                          "MinMax calibration gives for the same statistics, and a range on one side of zero, after a "
+                          "Relu, gets half the resolution), or re-export with symmetric signed INT8 quantization" +
+                          exporterAdvice(fixable) +
+                          ". A quantized constant that is no weight (an Add's bias) becomes the float values its "
+                          "DequantizeLinear computes";
+            sink.add(std::move(finding));
+        }
+        if (!left.empty())
+        {
+            Finding finding = siteFinding(context, left);
+            finding.fix = "re-export with symmetric signed INT8 quantization: zero points " + zeroPointNames(left) +
+                          " must be int8 zeros" + exporterAdvice(left) +
+                          ". Recalibrate: a symmetric range is not the asymmetric one shifted";
+            sink.add(std::move(finding));
+        }
+    }
+
+    static std::string zeroPointNames(const std::vector<const Site*>& sites)
+    {
+        std::vector<std::string> zeroPoints;
+        for (const Site* site : sites)
+        {
+            for (const OnnxNode* member : site->nodes)
+            {
+                if (std::find(zeroPoints.begin(), zeroPoints.end(), member->inputs[2]) == zeroPoints.end())
+                {
+                    zeroPoints.push_back(member->inputs[2]);
+                }
+            }
+        }
+        return nameList(zeroPoints, 4);
+    }
+
+    Finding siteFinding(const Context& context, const std::vector<const Site*>& sites) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        std::vector<std::string> texts;
+        Finding finding = makeFinding(info(), "");
+        for (const Site* site : sites)
+        {
+            texts.push_back(site->text);
+            for (const OnnxNode* member : site->nodes)
+            {
+                finding.onnxNodes.push_back(member->name);
+                finding.evidence.push_back(
+                    nodeEvidence(context, *member,
+                                 "zero point " + member->inputs[2] + ": " + describe(*graph.qdqOf(member->index))));
+            }
+        }
+        finding.message = std::to_string(sites.size()) + (sites.size() == 1 ? " Q/DQ site has" : " Q/DQ sites have") +
+                          " an asymmetric zero point: " + nameList(texts, 4) +
+                          ". TensorRT supports symmetric INT8 quantization only (zero point 0, int8); the ONNX parser "
+                          "rejects these nodes (`Non-zero zero point is not supported`).";
         for (auto& line : logEvidence(context))
         {
             finding.evidence.push_back(line);
         }
-        finding.fix =
-            "re-export with symmetric signed INT8 quantization: zero points " + nameList(zeroPoints, 4) +
-            " must be int8 zeros" +
-            (anyUnsigned ? " (PyTorch: qint8 with torch.per_tensor_symmetric / per_channel_symmetric instead of the "
-                           "default quint8 affine observer; ONNX Runtime: activation_type=QInt8, "
-                           "extra_options={\"ActivationSymmetric\": True})"
-                         : "") +
-            "; NVIDIA ModelOpt and pytorch-quantization export symmetric Q/DQ by default. Recalibrate: a symmetric "
-            "range is not the asymmetric one shifted";
-        sink.add(std::move(finding));
+        return finding;
+    }
+
+    static std::string exporterAdvice(const std::vector<const Site*>& sites)
+    {
+        const bool anyUnsigned =
+            std::any_of(sites.begin(), sites.end(),
+                        [](const Site* site) { return site->text.find("(uint8 zero point") != std::string::npos; });
+        return std::string(anyUnsigned ? " (PyTorch: qint8 with torch.per_tensor_symmetric / per_channel_symmetric "
+                                         "instead of the default quint8 affine observer; ONNX Runtime: "
+                                         "activation_type=QInt8, extra_options={\"ActivationSymmetric\": True})"
+                                       : "") +
+               "; NVIDIA ModelOpt and pytorch-quantization export symmetric Q/DQ by default";
+    }
+
+    //! A DQ of a constant that no reader takes as a weight (the bias of an Add or Mul, as ONNX Runtime quantizes a
+    //! MatMul's bias in transformers) becomes a float initializer holding what the DQ computes, (q - zero point) x
+    //! scale: exact, and nothing in TensorRT fuses a quantized bias. A weight (input 1 of a Conv, ConvTranspose, Gemm
+    //! or MatMul) keeps its DQ: it must stay INT8 for its op to run INT8, so its values need quantizing again.
+    static std::optional<FixEdit> floatConstantEdit(const OnnxGraph& graph, const OnnxNode& node)
+    {
+        if (!isDequantize(node) || node.inputs.empty() || node.outputs.empty() ||
+            graph.constant(node.inputs[0]) == nullptr || isGraphOutput(graph, node.outputs[0]))
+        {
+            return std::nullopt;
+        }
+        const auto readers = consumersOf(graph, node.outputs[0]);
+        for (const OnnxNode* reader : readers)
+        {
+            const bool weighted = reader->opType == "Conv" || reader->opType == "ConvTranspose" ||
+                                  reader->opType == "Gemm" || reader->opType == "MatMul";
+            if (weighted && reader->inputs.size() > 1 && reader->inputs[1] == node.outputs[0])
+            {
+                return std::nullopt;
+            }
+        }
+        if (readers.empty())
+        {
+            return std::nullopt;
+        }
+        FixEdit edit;
+        edit.kind = FixEdit::Kind::kFloatBias;
+        edit.nodes = {node.name};
+        edit.tensor = node.outputs[0];
+        return edit;
+    }
+
+    //! One symmetric-int8 edit per group of asymmetric Q/DQ reading the same scale and zero-point tensors, when the
+    //! group carries an activation: each Q of it is read by DQs of the group only (not a graph output), each DQ reads
+    //! a Q of the group, and the scale and zero point are per-tensor constants. A DQ of a constant (stored weights)
+    //! would need its data quantized again and is left to the user.
+    static std::vector<FixEdit> symmetricEdits(const OnnxGraph& graph, const std::vector<Site>& sites)
+    {
+        std::map<std::pair<std::string, std::string>, std::vector<std::uint32_t>> groups;
+        std::vector<std::pair<std::string, std::string>> order;
+        for (const auto& site : sites)
+        {
+            for (const OnnxNode* node : site.nodes)
+            {
+                auto key = std::make_pair(std::string(node->inputs[1]), std::string(node->inputs[2]));
+                auto [it, inserted] = groups.try_emplace(key);
+                if (inserted)
+                {
+                    order.push_back(key);
+                }
+            }
+        }
+        // Every Q/DQ reading a group's tensors belongs to it, asymmetric site or not (they share the values).
+        for (const auto& parameters : graph.qdq)
+        {
+            const OnnxNode& node = graph.nodes[parameters.node];
+            if (node.inputs.size() < 3)
+            {
+                continue;
+            }
+            auto it = groups.find({std::string(node.inputs[1]), std::string(node.inputs[2])});
+            if (it != groups.end())
+            {
+                it->second.push_back(static_cast<std::uint32_t>(parameters.node));
+            }
+        }
+        std::vector<FixEdit> edits;
+        for (const auto& key : order)
+        {
+            const std::vector<std::uint32_t>& members = groups[key];
+            auto inGroup = [&](const OnnxNode* node)
+            { return node != nullptr && std::find(members.begin(), members.end(), node->index) != members.end(); };
+            bool convertible = true;
+            for (std::uint32_t index : members)
+            {
+                const OnnxNode& node = graph.nodes[index];
+                const QdqParameters* parameters = graph.qdqOf(index);
+                convertible = convertible && parameters != nullptr && parameters->scaleIsConstant &&
+                              parameters->scale.size() == 1 && parameters->zeroPointIsConstant &&
+                              parameters->zeroPoint.size() == 1 && !parameters->outputDtype &&
+                              (parameters->zeroPointType == OnnxDataType::kUint8 ||
+                               parameters->zeroPointType == OnnxDataType::kInt8);
+                if (!convertible)
+                {
+                    break;
+                }
+                if (isQuantize(node))
+                {
+                    const auto readers = consumersOf(graph, node.outputs[0]);
+                    convertible = !isGraphOutput(graph, node.outputs[0]) && !readers.empty() &&
+                                  std::all_of(readers.begin(), readers.end(), inGroup);
+                }
+                else
+                {
+                    convertible = inGroup(producerOf(graph, node.inputs[0]));
+                }
+                if (!convertible)
+                {
+                    break;
+                }
+            }
+            if (!convertible)
+            {
+                for (std::uint32_t index : members)
+                {
+                    if (std::optional<FixEdit> edit = floatConstantEdit(graph, graph.nodes[index]))
+                    {
+                        edits.push_back(std::move(*edit));
+                    }
+                }
+                continue;
+            }
+            FixEdit edit;
+            edit.kind = FixEdit::Kind::kSymmetricInt8;
+            edit.tensor = key.second;
+            for (std::uint32_t index : members)
+            {
+                edit.nodes.push_back(graph.nodes[index].name);
+            }
+            edit.scaleReason = "the range of the asymmetric quantizer, as a symmetric one";
+            edits.push_back(std::move(edit));
+        }
+        return edits;
     }
 
     //! What is wrong with a zero point, or "" when it is a symmetric int8 zero.

@@ -1124,3 +1124,166 @@ TEST(FixCaseCli, JsonReportOfThePluginUnwrapWithAndWithoutRules)
     EXPECT_NEAR(scales[1]["scale"].get<double>(), 0.004, 1e-7);
     EXPECT_EQ(applied["checker"], "passed");
 }
+
+// ---- nonzero-zero-point: ONNX Runtime's default uint8 activations ------------------------------------------------
+
+namespace
+{
+
+//! ONNX Runtime's default QDQ export: images -> Q/DQ (uint8, zero point 128) -> conv0 -> Relu -> Q/DQ (uint8, zero
+//! point 0) -> conv1, INT8 weight initializers. With asymmetric false, the same model with int8 zero points 0;
+//! with uint8Weight conv1's weight is a UINT8 initializer behind a DQ with zero point 100.
+std::filesystem::path asymmetricModel(bool asymmetric, bool uint8Weight = false)
+{
+    GraphBuilder g;
+    auto pair = [&](const std::string& prefix, const std::string& tensor, float scale, int zeroPoint)
+    {
+        std::string s = g.scale(prefix + "/scale", scale);
+        std::string z = g.zeroPoint(prefix + "/zero_point", asymmetric, asymmetric ? zeroPoint : 0);
+        std::string q = g.node("QuantizeLinear", prefix + "/QuantizeLinear", {tensor, s, z});
+        return g.node("DequantizeLinear", prefix + "/DequantizeLinear", {q, s, z});
+    };
+    std::string x = pair("/in_q", g.input("images", {1, 3, 8, 8}), 0.02f, 128);
+    std::string r = g.node("Relu", "/relu0/Relu", {g.node("Conv", "/conv0/Conv", {x, g.int8Weight("w0", 8, 3)})});
+    std::string w1 = g.int8Weight("w1", 8, 8);
+    if (uint8Weight)
+    {
+        w1 = g.node("DequantizeLinear", "/w1/DequantizeLinear",
+                    {g.uint8Constant("w1.uint8", {8, 8, 3, 3}), g.scale("/w1/scale", 0.01f),
+                     g.zeroPoint("/w1/zero_point", true, 100)});
+    }
+    g.output(g.node("Conv", "/conv1/Conv", {pair("/relu0/out_q", r, 0.01f, 0), w1}));
+    return saved(g, std::string(asymmetric ? "asymmetric" : "symmetric") + (uint8Weight ? "-uint8-weight" : ""));
+}
+
+//! MatMul (INT8 in) -> Add(bias) -> Q/DQ -> MatMul, the bias a UINT8 constant [0, 1, 2, 3] behind a DQ with scale 0.5
+//! and zero point 2 (ONNX Runtime quantizes a Linear's bias so in transformers); with floatBias a float initializer
+//! instead.
+std::filesystem::path biasModel(bool floatBias)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("tokens", {1, 4, 4}));
+    std::string w = g.node("DequantizeLinear", "/fc/w/DequantizeLinear",
+                           {g.int8Constant("fc.weight", {4, 4}), g.scale("/fc/w/scale", 0.01f)});
+    std::string m = g.node("MatMul", "/fc/MatMul", {x, w});
+    std::string bias = floatBias ? g.weight("fc.bias", {4}, 0.5f)
+                                 : g.node("DequantizeLinear", "/fc/bias/DequantizeLinear",
+                                          {g.uint8Constant("fc.bias_quantized", {4}), g.scale("/fc/bias/scale", 0.5f),
+                                           g.zeroPoint("/fc/bias/zero_point", true, 2)});
+    std::string a = g.node("Add", "/fc/Add", {m, bias});
+    std::string w2 = g.node("DequantizeLinear", "/fc2/w/DequantizeLinear",
+                            {g.int8Constant("fc2.weight", {4, 4}), g.scale("/fc2/w/scale", 0.01f)});
+    g.output(g.node("MatMul", "/fc2/MatMul", {g.qdq("/fc2/in_q", a), w2}), {1, 4, 4});
+    return saved(g, floatBias ? "float-bias" : "uint8-bias");
+}
+
+bool namesNode(const std::vector<Finding>& findings, const std::string& node)
+{
+    return std::any_of(
+        findings.begin(), findings.end(),
+        [&](const Finding& finding)
+        { return std::find(finding.onnxNodes.begin(), finding.onnxNodes.end(), node) != finding.onnxNodes.end(); });
+}
+
+} // namespace
+
+TEST(FixCaseNonzeroZeroPoint, MakesEachActivationQuantizerSymmetricOverItsRange)
+{
+    const Fixed fixed = fixModel(asymmetricModel(true));
+    const FixReport& report = fixed.report;
+    ASSERT_EQ(report.edits.size(), 2u) << renderFixText(report);
+    for (const auto& edit : report.edits)
+    {
+        EXPECT_EQ(edit.edit.kind, FixEdit::Kind::kSymmetricInt8);
+        EXPECT_EQ(askedBy(edit), Names{"nonzero-zero-point"});
+    }
+    EXPECT_EQ(report.edits[0].edit.nodes, (Names{"/in_q/QuantizeLinear", "/in_q/DequantizeLinear"}));
+    EXPECT_EQ(report.edits[0].added, (Names{"qdq_doctor/nonzero-zero-point/in_q/zero_point/scale",
+                                            "qdq_doctor/nonzero-zero-point/in_q/zero_point/zero_point"}));
+    EXPECT_NE(
+        report.edits[0].scale.find(
+            "0.02015748 with zero point 0, from scale 0.02 and uint8 zero point 128: covers the range [-2.56, 2.54] "
+            "symmetrically"),
+        std::string::npos)
+        << report.edits[0].scale;
+
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    // uint8 zero point 128, scale 0.02: the range [-2.56, 2.54] becomes 2.56 / 127 around 0; zero point 0, scale
+    // 0.01 (a Relu output): [0, 2.55] becomes 2.55 / 127, half the resolution.
+    const std::vector<std::pair<std::string, double>> expected = {{"/in_q/QuantizeLinear", 2.56 / 127},
+                                                                  {"/in_q/DequantizeLinear", 2.56 / 127},
+                                                                  {"/relu0/out_q/QuantizeLinear", 2.55 / 127},
+                                                                  {"/relu0/out_q/DequantizeLinear", 2.55 / 127}};
+    for (const auto& [name, scale] : expected)
+    {
+        const OnnxNode* node = graph.findNode(name);
+        ASSERT_NE(node, nullptr) << name;
+        const QdqParameters* parameters = graph.qdqOf(node->index);
+        ASSERT_NE(parameters, nullptr);
+        ASSERT_EQ(parameters->scale.size(), 1u);
+        EXPECT_NEAR(parameters->scale[0], scale, 1e-8) << name;
+        EXPECT_EQ(parameters->zeroPointType, OnnxDataType::kInt8) << name;
+        EXPECT_EQ(parameters->zeroPoint, std::vector<double>{0.0}) << name;
+    }
+    // The old uint8 tensors had no other reader: they are gone.
+    EXPECT_EQ(graph.constant(TensorKey("/in_q/zero_point")), nullptr);
+    EXPECT_EQ(graph.constant(TensorKey("/relu0/out_q/scale")), nullptr);
+    expectCleanFix(fixed, "nonzero-zero-point");
+    // fix applied to its own output changes nothing.
+    EXPECT_TRUE(dryRunFix(fixed.output).edits.empty());
+}
+
+TEST(FixCaseNonzeroZeroPoint, LeavesSymmetricInt8QuantizersAlone)
+{
+    const Fixed fixed = fixModel(asymmetricModel(false));
+    EXPECT_EQ(warningsByRule(diagnoseFile(fixed.model)).count("nonzero-zero-point"), 0u);
+    expectLeftAlone(fixed);
+}
+
+TEST(FixCaseNonzeroZeroPoint, LeavesAUint8WeightToTheUser)
+{
+    // Its stored values would need quantizing again: the activation pairs are converted, the weight is listed.
+    const Fixed fixed = fixModel(asymmetricModel(true, true));
+    ASSERT_EQ(fixed.report.edits.size(), 2u) << renderFixText(fixed.report);
+    EXPECT_TRUE(isUnfixed(fixed.report, "nonzero-zero-point"));
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    const QdqParameters* weight = graph.qdqOf(graph.findNode("/w1/DequantizeLinear")->index);
+    ASSERT_NE(weight, nullptr);
+    EXPECT_EQ(weight->zeroPointType, OnnxDataType::kUint8);
+    const auto after = findingsOf(diagnoseFile(fixed.output), "nonzero-zero-point");
+    ASSERT_EQ(after.size(), 1u);
+    EXPECT_EQ(after[0].onnxNodes, Names{"/w1/DequantizeLinear"});
+    EXPECT_TRUE(after[0].edits.empty());
+}
+
+TEST(FixCaseNonzeroZeroPoint, TurnsAUint8BiasIntoTheFloatValuesItsDequantizeComputes)
+{
+    const Fixed fixed = fixModel(biasModel(false));
+    const FixReport& report = fixed.report;
+    ASSERT_EQ(report.edits.size(), 1u) << renderFixText(report);
+    EXPECT_EQ(report.edits[0].edit.kind, FixEdit::Kind::kFloatBias);
+    EXPECT_EQ(report.edits[0].removed, Names{"/fc/bias/DequantizeLinear"});
+    const OnnxGraph graph = readOnnx(fixed.output.string(), OnnxReadOptions{true});
+    expectNoNode(graph, "/fc/bias/DequantizeLinear");
+    const OnnxNode* add = graph.findNode("/fc/Add");
+    ASSERT_NE(add, nullptr);
+    EXPECT_EQ(add->inputs[1], "qdq_doctor/nonzero-zero-point/fc.bias_quantized/float");
+    const OnnxConstant* bias = graph.constant(TensorKey(add->inputs[1]));
+    ASSERT_NE(bias, nullptr);
+    ASSERT_TRUE(bias->dataLoaded);
+    EXPECT_EQ(bias->dataType, OnnxDataType::kFloat);
+    // (q - 2) x 0.5 for q = 0, 1, 2, 3.
+    EXPECT_EQ(bias->values, (std::vector<double>{-1.0, -0.5, 0.0, 0.5}));
+    // MatMul -> Add(bias) -> Q stays one INT8 op with its bias: no int8-conv-float-output for it on either side (the
+    // last MatMul is the network's output head).
+    expectCleanFix(fixed, "nonzero-zero-point");
+    EXPECT_FALSE(namesNode(findingsOf(diagnoseFile(fixed.model), "int8-conv-float-output"), "/fc/MatMul"));
+    EXPECT_FALSE(namesNode(findingsOf(diagnoseFile(fixed.output), "int8-conv-float-output"), "/fc/MatMul"));
+}
+
+TEST(FixCaseNonzeroZeroPoint, LeavesAFloatBiasAlone)
+{
+    const Fixed fixed = fixModel(biasModel(true));
+    EXPECT_FALSE(namesNode(findingsOf(diagnoseFile(fixed.model), "int8-conv-float-output"), "/fc/MatMul"));
+    expectLeftAlone(fixed);
+}

@@ -121,6 +121,54 @@ TEST(RuleInt8ConvFloatOutput, SilentWhenOnlyCommutingOpsLieBeforeTheQuantize)
 namespace
 {
 
+//! tokens -> Q/DQ -> MatMul(DQ int8 weight) -> Add(float bias) [-> Softmax] -> Q/DQ -> MatMul: torch's Linear on a
+//! 3-D input.
+OnnxGraph linearWithBias(bool softmaxAfterBias)
+{
+    GraphBuilder g;
+    auto weight = [&](const std::string& name)
+    {
+        return g.node("DequantizeLinear", "/" + name + "/w/DequantizeLinear",
+                      {g.int8Constant(name + ".weight", {4, 4}), g.scale("/" + name + "/w/scale", 0.01f)});
+    };
+    std::string x = g.qdq("/in_q", g.input("tokens", {1, 4, 4}));
+    std::string m = g.node("MatMul", "/fc/MatMul", {x, weight("fc")});
+    std::string a = g.node("Add", "/fc/Add", {m, g.weight("fc.bias", {4}, 0.5f)});
+    if (softmaxAfterBias)
+    {
+        a = g.node("Softmax", "/act/Softmax", {a});
+    }
+    g.output(g.node("MatMul", "/fc2/MatMul", {g.qdq("/fc2/in_q", a), weight("fc2")}), {1, 4, 4});
+    return g.build();
+}
+
+} // namespace
+
+TEST(RuleInt8ConvFloatOutput, SilentWhenABiasAddLiesBeforeTheQuantize)
+{
+    // TensorRT takes the bias into the MatMul; the Q after it is the MatMul's INT8 output.
+    for (const auto& finding : findingsOf(runDiagnose(linearWithBias(false), std::nullopt), "int8-conv-float-output"))
+    {
+        EXPECT_FALSE(hasName(finding.onnxNodes, "/fc/MatMul")) << finding.message;
+    }
+}
+
+TEST(RuleInt8ConvFloatOutput, TriggersWhenAnOpAfterTheBiasSeparatesTheQuantize)
+{
+    auto findings = findingsOf(runDiagnose(linearWithBias(true), std::nullopt), "int8-conv-float-output");
+    ASSERT_EQ(std::count_if(findings.begin(), findings.end(),
+                            [](const Finding& f) { return f.severity == Severity::kWarning; }),
+              1);
+    const Finding& warning = *std::find_if(findings.begin(), findings.end(),
+                                           [](const Finding& f) { return f.severity == Severity::kWarning; });
+    EXPECT_TRUE(hasName(warning.onnxNodes, "/fc/MatMul"));
+    EXPECT_TRUE(hasName(warning.onnxNodes, "/fc/Add")); // the bias is part of the op's epilogue
+    EXPECT_TRUE(contains(warning.message, "/act/Softmax")) << warning.message;
+}
+
+namespace
+{
+
 //! in -> Q/DQ -> conv -> relu -> Q/DQ -> conv2 -> Reshape(conv2, Shape(relu)) -> Q/DQ -> conv4. The Shape reads the
 //! relu's output (only its dimensions) or, with floatReader, the relu also feeds a float Resize, quantized after it for
 //! a third conv.

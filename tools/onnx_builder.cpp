@@ -186,6 +186,24 @@ std::string GraphBuilder::scaleVector(const std::string& name, std::vector<float
     return name;
 }
 
+std::string GraphBuilder::uint8Constant(const std::string& name, std::vector<long> dims)
+{
+    auto* tensor = mImpl->graph->add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(onnx::TensorProto::UINT8);
+    long count = 1;
+    for (long d : dims)
+    {
+        tensor->add_dims(d);
+        count *= d;
+    }
+    for (long i = 0; i < count; ++i)
+    {
+        tensor->add_int32_data(static_cast<int>(i % 200));
+    }
+    return name;
+}
+
 std::string GraphBuilder::zeroPoint(const std::string& name, bool unsignedType, int value)
 {
     auto* tensor = mImpl->graph->add_initializer();

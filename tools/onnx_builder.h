@@ -31,6 +31,8 @@ public:
     //! An INT32 / INT8 initializer.
     std::string int32Constant(const std::string& name, std::vector<long> dims);
     std::string int8Constant(const std::string& name, std::vector<long> dims);
+    //! A UINT8 initializer holding 0, 1, 2, ... (modulo 200).
+    std::string uint8Constant(const std::string& name, std::vector<long> dims);
     //! A per-tensor float scale initializer.
     std::string scale(const std::string& name, float value);
     std::string scaleVector(const std::string& name, std::vector<float> values);

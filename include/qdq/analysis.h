@@ -208,10 +208,16 @@ struct FixEdit
         kInsertQdq,     //!< a QuantizeLinear -> DequantizeLinear pair on `tensor`, read by `consumers`
         kRemoveQdqPair, //!< `nodes` = {Q, DQ}: the DQ's readers read the Q's input instead; both nodes go
         kSetScale,      //!< `nodes` (Q/DQ) take the scale and zero point of `scaleFrom`
-        kFloatBias,     //!< `nodes` = {DQ}: the DQ of an INT32 bias becomes a float initializer (values x scale)
+        //! `nodes` = {DQ}: the DQ of a constant that is no weight (an INT32 bias, a uint8 operand of an Add) becomes a
+        //! float initializer holding what it computes, (q - zero point) x scale
+        kFloatBias,
         //! `nodes` = {plugin, DQs before it, Qs after it}: the plugin reads what the DQs dequantize and its outputs
         //! go where the Qs' outputs went (Q -> plugin -> DQ); the plugin must then take INT8 with those scales.
         kUnwrapPlugin,
+        //! `nodes` (a Q and its DQs reading one scale and zero point, uint8 or int8 with a non-zero value) take an
+        //! int8 zero point 0 and the scale that covers their range symmetrically: scale x max(|qmin - zero point|,
+        //! |qmax - zero point|) / 127. `tensor`: the zero-point tensor they read.
+        kSymmetricInt8,
     };
     Kind kind = Kind::kInsertQdq;
     std::string tensor;

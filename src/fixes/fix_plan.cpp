@@ -88,6 +88,13 @@ public:
                 planSetScale(asked);
             }
         }
+        for (auto& asked : mAsked)
+        {
+            if (asked.edit.kind == FixEdit::Kind::kSymmetricInt8)
+            {
+                planSymmetricInt8(asked);
+            }
+        }
         return std::move(mPlan);
     }
 
@@ -765,8 +772,17 @@ private:
         }
         planned.scale = formatScale(source->scale[0]) + " from " + sourceNode.name +
                         (asked.edit.scaleReason.empty() ? std::string() : ": " + asked.edit.scaleReason);
-        // The old scale and zero-point tensors go when this edit takes away their last reader: an initializer is
-        // left out, a Constant node removed.
+        rewireScaleInputs(slots, scaleName, zeroPointName, asked.rule, planned);
+        mPlan.edits.push_back(std::move(planned));
+    }
+
+    //! Rewires input 1 (scale) and 2 (zero point) of the given Q/DQ slots to new tensors. The old scale and
+    //! zero-point tensors go when this takes away their last reader: an initializer is left out, a Constant node
+    //! removed.
+    void rewireScaleInputs(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& slots,
+                           const std::string& scaleName, const std::string& zeroPointName, const std::string& rule,
+                           PlannedEdit& planned)
+    {
         std::map<std::string, std::size_t> rewiredReads;
         for (const auto& [node, slot] : slots)
         {
@@ -802,7 +818,7 @@ private:
         {
             const OnnxNode& target = mGraph.nodes[node];
             const std::string& tensor = slot == 1 ? scaleName : zeroPointName;
-            claim(node, slot, asked.rule);
+            claim(node, slot, rule);
             mPlan.modelEdits.rewireInputs.push_back({node, slot, tensor});
             planned.changed.push_back(target.name + " input " + std::to_string(slot) + ": " + target.inputs[slot] +
                                       " -> " + tensor);
@@ -811,6 +827,108 @@ private:
                 planned.touched.push_back(target.name);
             }
         }
+    }
+
+    //! kSymmetricInt8: the group's Q/DQ (one scale and zero point between them) read a new FLOAT scale covering the
+    //! same range symmetrically and an INT8 zero point 0. Planned after every other edit: nodes another edit removes
+    //! leave the group; a scale another edit rewires is left to fix's next pass, which converts the scale it took.
+    void planSymmetricInt8(const Asked& asked)
+    {
+        std::vector<std::uint32_t> group;
+        for (const auto& name : asked.edit.nodes)
+        {
+            const std::uint32_t node = nodeIndex(name);
+            if (node == OnnxGraph::kNone)
+            {
+                skip(asked, name + " is not a node of the model");
+                return;
+            }
+            if (mRemoved.count(node) == 0)
+            {
+                group.push_back(node);
+            }
+        }
+        if (group.empty())
+        {
+            return; // other edits removed every node of the group: nothing is left to convert
+        }
+        std::sort(group.begin(), group.end());
+        const QdqParameters* first = perTensorQdq(group.front());
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> slots;
+        for (std::uint32_t node : group)
+        {
+            const QdqParameters* parameters = perTensorQdq(node);
+            if (parameters == nullptr || first == nullptr || !parameters->hasZeroPoint ||
+                parameters->zeroPoint.size() != 1 || mGraph.nodes[node].inputs.size() < 3 ||
+                mGraph.nodes[node].inputs[1] != mGraph.nodes[group.front()].inputs[1] ||
+                mGraph.nodes[node].inputs[2] != mGraph.nodes[group.front()].inputs[2])
+            {
+                skip(asked, mGraph.nodes[node].name + " does not read one per-tensor constant scale and zero point "
+                                                      "with the rest of the group");
+                return;
+            }
+            slots.emplace_back(node, 1);
+            slots.emplace_back(node, 2);
+        }
+        if (std::string problem = claimedBy(slots); !problem.empty())
+        {
+            skip(asked, problem + "; fix's next pass converts the scale it takes");
+            return;
+        }
+        double qmin = 0;
+        double qmax = 0;
+        if (first->zeroPointType == OnnxDataType::kUint8)
+        {
+            qmax = 255;
+        }
+        else if (first->zeroPointType == OnnxDataType::kInt8)
+        {
+            qmin = -128;
+            qmax = 127;
+        }
+        else
+        {
+            skip(asked,
+                 "the zero point is " + std::string(onnxDataTypeName(first->zeroPointType)) + ", not an 8-bit integer");
+            return;
+        }
+        const double zeroPoint = first->zeroPoint[0];
+        const double scale = first->scale[0];
+        const double symmetric = scale * std::max(std::fabs(qmin - zeroPoint), std::fabs(qmax - zeroPoint)) / 127.0;
+        if (!(symmetric > 0) || !std::isfinite(symmetric))
+        {
+            skip(asked, "the scale " + formatScale(scale) + " gives no positive symmetric scale");
+            return;
+        }
+        PlannedEdit planned = plannedFrom(asked);
+        planned.edit.nodes.clear(); // the nodes it changes, in node order
+        for (std::uint32_t node : group)
+        {
+            planned.edit.nodes.push_back(mGraph.nodes[node].name);
+        }
+        const std::string base =
+            "qdq_doctor/" + asked.rule + "/" +
+            (asked.edit.tensor.rfind('/', 0) == 0 ? asked.edit.tensor.substr(1) : asked.edit.tensor);
+        NewInitializer newScale;
+        newScale.name = freshName(base + "/scale");
+        newScale.dataType = 1; // FLOAT
+        newScale.rawData = rawFloat(static_cast<float>(symmetric));
+        NewInitializer newZeroPoint;
+        newZeroPoint.name = freshName(base + "/zero_point");
+        newZeroPoint.dataType = 3; // INT8
+        newZeroPoint.rawData.assign(1, '\0');
+        const std::string scaleName = newScale.name;
+        const std::string zeroPointName = newZeroPoint.name;
+        planned.added = {scaleName, zeroPointName};
+        mPlan.modelEdits.addInitializers.push_back(std::move(newScale));
+        mPlan.modelEdits.addInitializers.push_back(std::move(newZeroPoint));
+        char range[96];
+        std::snprintf(range, sizeof(range), "[%.6g, %.6g]", scale * (qmin - zeroPoint), scale * (qmax - zeroPoint));
+        planned.scale = formatScale(symmetric) + " with zero point 0, from scale " + formatScale(scale) + " and " +
+                        std::string(onnxDataTypeName(first->zeroPointType)) + " zero point " +
+                        std::to_string(std::lround(zeroPoint)) + ": covers the range " + std::string(range) +
+                        " symmetrically";
+        rewireScaleInputs(slots, scaleName, zeroPointName, asked.rule, planned);
         mPlan.edits.push_back(std::move(planned));
     }
 
@@ -819,7 +937,7 @@ private:
         const std::uint32_t dq = asked.edit.nodes.empty() ? OnnxGraph::kNone : nodeIndex(asked.edit.nodes[0]);
         if (dq == OnnxGraph::kNone || mRemoved.count(dq) != 0)
         {
-            skip(asked, "the bias DequantizeLinear is not in the model or is removed by another edit");
+            skip(asked, "the DequantizeLinear is not in the model or is removed by another edit");
             return;
         }
         const OnnxNode& dequantize = mGraph.nodes[dq];
@@ -827,7 +945,7 @@ private:
         const QdqParameters* parameters = mGraph.qdqOf(dq);
         if (bias == nullptr || parameters == nullptr || dequantize.outputs.empty())
         {
-            skip(asked, "the INT32 bias or its scale is not a constant of the model");
+            skip(asked, "the quantized constant or its scale is not a constant of the model");
             return;
         }
         if (!bias->dataLoaded || parameters->scale.empty())
@@ -842,7 +960,7 @@ private:
             (!parameters->zeroPoint.empty() && parameters->zeroPoint.size() != 1 &&
              parameters->zeroPoint.size() != count))
         {
-            skip(asked, "the scale of " + dequantize.name + " does not match the bias's " + std::to_string(count) +
+            skip(asked, "the scale of " + dequantize.name + " does not match the constant's " + std::to_string(count) +
                             " elements");
             return;
         }

@@ -22,11 +22,14 @@ std::string editTitle(const FixEdit& edit)
     case FixEdit::Kind::kSetScale:
         return "set the scale of " + std::to_string(edit.nodes.size()) + " Q/DQ node(s) from " + edit.scaleFrom;
     case FixEdit::Kind::kFloatBias:
-        return "replace the INT32 bias behind " + (edit.nodes.empty() ? std::string("its DQ") : edit.nodes[0]) +
+        return "replace the quantized constant behind " + (edit.nodes.empty() ? std::string("its DQ") : edit.nodes[0]) +
                " with a float initializer";
     case FixEdit::Kind::kUnwrapPlugin:
         return "take " + (edit.nodes.empty() ? std::string("the plugin") : edit.nodes[0]) +
                " out of its DQ/Q wrapping (Q -> plugin -> DQ)";
+    case FixEdit::Kind::kSymmetricInt8:
+        return "make " + std::to_string(edit.nodes.size()) + " Q/DQ node(s) reading zero point " + edit.tensor +
+               " symmetric INT8";
     }
     return "edit";
 }
@@ -45,6 +48,8 @@ std::string_view editKindName(FixEdit::Kind kind)
         return "float-bias";
     case FixEdit::Kind::kUnwrapPlugin:
         return "unwrap-plugin";
+    case FixEdit::Kind::kSymmetricInt8:
+        return "symmetric-int8";
     }
     return "edit";
 }
