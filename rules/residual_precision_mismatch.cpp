@@ -159,8 +159,7 @@ private:
             // it; pooling keeps the range within its input's). Without one there is no scale to take.
             // Only a pooling keeps its output within its input's range, so only there does the later scale fit
             // the pooling's input (a Softmax, say, maps any range to [0, 1]).
-            const bool pooling = ends.users[i]->opType == "GlobalAveragePool" ||
-                                 ends.users[i]->opType == "AveragePool" || ends.users[i]->opType == "MaxPool" ||
+            const bool pooling = isAveragePooling(graph, *ends.users[i]) || ends.users[i]->opType == "MaxPool" ||
                                  ends.users[i]->opType == "GlobalMaxPool";
             const OnnxNode* reference = !pooling || ends.users[i]->outputs.empty()
                                             ? nullptr

@@ -207,9 +207,8 @@ private:
         {
             producer = producer->inputs.empty() ? nullptr : producerOf(graph, producer->inputs[0]);
         }
-        if (producer == nullptr || (producer->opType != "GlobalAveragePool" && producer->opType != "AveragePool") ||
-            producer->inputs.empty() || feedingDequantize(graph, producer->inputs[0]) != nullptr ||
-            isGraphInput(graph, producer->inputs[0]))
+        if (producer == nullptr || !isAveragePooling(graph, *producer) || producer->inputs.empty() ||
+            feedingDequantize(graph, producer->inputs[0]) != nullptr || isGraphInput(graph, producer->inputs[0]))
         {
             return;
         }

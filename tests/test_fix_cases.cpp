@@ -576,6 +576,8 @@ enum class Tail
     kFloatPool,     //!< Relu -> GlobalAveragePool -> Flatten -> Q/DQ: the Q runs alone
     kQuantizedPool, //!< Relu -> Q/DQ -> GlobalAveragePool -> Flatten -> Q/DQ: the pooling runs INT8
     kFloatSoftmax,  //!< Relu -> Softmax -> Flatten -> Q/DQ: a lone Q, but after no pooling
+    kSpatialMean,   //!< Relu -> ReduceMean(axes 2, 3) -> Flatten -> Q/DQ: torch's newer exporter's average pooling
+    kChannelMean,   //!< Relu -> ReduceMean(axis 1) -> Flatten -> Q/DQ: a mean over channels, no pooling
 };
 
 //! The last ResNet block: in -> Q/DQ -> conv0 -> Relu r0; Add(conv1(Q/DQ r0), Q/DQ r0) -> Relu -> tail -> Flatten ->
@@ -588,15 +590,28 @@ std::filesystem::path poolHeadModel(Tail tail)
     std::string c1 = g.node("Conv", "/conv1/Conv", {g.qdq("/conv1/in_q", r0, 0.1f), g.quantizedWeight("w1", 8, 8)});
     std::string sum = g.node("Add", "/add/Add", {c1, g.qdq("/add/residual_q", r0, 0.1f)});
     std::string r1 = g.node("Relu", "/relu1/Relu", {sum});
-    std::string pooled = tail == Tail::kFloatSoftmax
-                             ? g.node("Softmax", "/head/Softmax", {r1})
-                             : g.node("GlobalAveragePool", "/pool/GlobalAveragePool",
-                                      {tail == Tail::kQuantizedPool ? g.qdq("/pool/in_q", r1, 0.0625f) : r1});
+    std::string pooled;
+    if (tail == Tail::kFloatSoftmax)
+    {
+        pooled = g.node("Softmax", "/head/Softmax", {r1});
+    }
+    else if (tail == Tail::kSpatialMean || tail == Tail::kChannelMean)
+    {
+        pooled = g.node("ReduceMean", "/pool/ReduceMean", {r1});
+        g.intsAttribute("/pool/ReduceMean", "axes",
+                        tail == Tail::kSpatialMean ? std::vector<long>{2, 3} : std::vector<long>{1});
+    }
+    else
+    {
+        pooled = g.node("GlobalAveragePool", "/pool/GlobalAveragePool",
+                        {tail == Tail::kQuantizedPool ? g.qdq("/pool/in_q", r1, 0.0625f) : r1});
+    }
     std::string flat = g.node("Flatten", "/flatten/Flatten", {pooled});
     std::string weight = g.qdq("/fc/w_q", g.weight("fc.weight", {10, 8}), 0.01f);
     g.output(g.node("Gemm", "/fc/Gemm", {g.qdq("/fc/in_q", flat, 0.0625f), weight}));
     g.intAttribute("/fc/Gemm", "transB", 1);
-    const char* names[] = {"tail-float-pool", "tail-quantized-pool", "tail-float-softmax"};
+    const char* names[] = {"tail-float-pool", "tail-quantized-pool", "tail-float-softmax", "tail-spatial-mean",
+                           "tail-channel-mean"};
     return saved(g, names[static_cast<int>(tail)]);
 }
 
@@ -654,6 +669,42 @@ TEST(FixCaseStandalonePooling, LeavesAQuantizedPoolingInputAlone)
 }
 
 // The same lone Q after a float Softmax: no pooling to run in INT8, so standalone-qdq stays a finding for the user.
+TEST(FixCaseStandalonePooling, QuantizesTheInputOfASpatialMeanAsOfAnAveragePooling)
+{
+    // torch's newer exporter writes adaptive_avg_pool2d as ReduceMean over axes 2 and 3: the same recipe applies.
+    const Fixed fixed = fixModel(poolHeadModel(Tail::kSpatialMean));
+    EXPECT_TRUE(standaloneNames(diagnoseFile(fixed.model), "/fc/in_q/QuantizeLinear"));
+    ASSERT_EQ(fixed.report.edits.size(), 1u) << renderFixText(fixed.report);
+    const PlannedEdit& edit = fixed.report.edits[0];
+    EXPECT_EQ(edit.edit.consumers, (std::vector<std::pair<std::string, std::uint32_t>>{{"/pool/ReduceMean", 0}}));
+    EXPECT_EQ(edit.edit.scaleFrom, "/fc/in_q/QuantizeLinear");
+    EXPECT_FALSE(standaloneNames(diagnoseFile(fixed.output), "/fc/in_q/QuantizeLinear"));
+    expectCleanFix(fixed, "standalone-qdq");
+    // TensorRT turns an average-pool-like Reduce into a Pooling layer.
+    const OnnxGraph graph = readOnnx(fixed.model.string());
+    const Prediction prediction = predictEngine(graph);
+    const auto pooling = std::find_if(prediction.layers.begin(), prediction.layers.end(),
+                                      [](const PredictedLayer& layer) { return layer.name == "/pool/ReduceMean"; });
+    ASSERT_NE(pooling, prediction.layers.end());
+    EXPECT_EQ(pooling->kind, "Pooling");
+}
+
+TEST(FixCaseStandalonePooling, LeavesAMeanOverChannelsAlone)
+{
+    const Fixed fixed = fixModel(poolHeadModel(Tail::kChannelMean));
+    EXPECT_TRUE(standaloneNames(diagnoseFile(fixed.model), "/fc/in_q/QuantizeLinear"));
+    for (const auto& edit : fixed.report.edits)
+    {
+        EXPECT_NE(edit.edit.tensor, "/relu1/Relu_out") << edit.rule;
+    }
+    const OnnxGraph graph = readOnnx(fixed.model.string());
+    const Prediction prediction = predictEngine(graph);
+    const auto reduce = std::find_if(prediction.layers.begin(), prediction.layers.end(),
+                                     [](const PredictedLayer& layer) { return layer.name == "/pool/ReduceMean"; });
+    ASSERT_NE(reduce, prediction.layers.end());
+    EXPECT_NE(reduce->kind, "Pooling");
+}
+
 TEST(FixCaseStandalonePooling, LeavesALoneQAfterAFloatOpThatIsNoPoolingAlone)
 {
     const Fixed fixed = fixModel(poolHeadModel(Tail::kFloatSoftmax));

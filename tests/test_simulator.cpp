@@ -365,6 +365,41 @@ TEST(Simulator, UnquantizedGemmIsMyelinOnTensorRT10AndAConvolutionOn8)
     EXPECT_EQ(layerWith(eight, "/fc/Relu"), layerWith(eight, "/fc/Gemm"));
 }
 
+TEST(Simulator, ASpatialMeanIsAPoolingLayerAndALayerNormMeanSeedsMyelin)
+{
+    // torch's newer exporter writes adaptive_avg_pool2d as ReduceMean over the spatial axes: TensorRT makes the
+    // average-pool-like Reduce a Pooling layer (reference 1.8), and the conv keeps its activation.
+    GraphBuilder cnn;
+    std::string x = cnn.qdq("/in_q", cnn.input("images", {1, 3, 8, 8}));
+    std::string c = cnn.node("Conv", "/conv/Conv", {x, cnn.quantizedWeight("conv", 8, 3)});
+    std::string mean = cnn.node("ReduceMean", "/pool/ReduceMean", {cnn.node("Relu", "/relu/Relu", {c})});
+    cnn.intsAttribute("/pool/ReduceMean", "axes", {2, 3});
+    cnn.output(mean);
+    const OnnxGraph pooled = cnn.build();
+    const Prediction pooling = predictEngine(pooled, version(10, 8));
+    ASSERT_NE(layerWith(pooling, "/pool/ReduceMean"), nullptr);
+    EXPECT_EQ(layerWith(pooling, "/pool/ReduceMean")->kind, "Pooling");
+    EXPECT_EQ(layerWith(pooling, "/relu/Relu"), layerWith(pooling, "/conv/Conv"));
+
+    // LayerNorm written out: the mean is subtracted from the ReduceMean's input; the region goes to Myelin.
+    GraphBuilder ln;
+    std::string t = ln.input("tokens", {1, 4, 16});
+    std::string mu = ln.node("ReduceMean", "/ln/ReduceMean", {t});
+    ln.intsAttribute("/ln/ReduceMean", "axes", {-1});
+    std::string centred = ln.node("Sub", "/ln/Sub", {t, mu});
+    std::string variance = ln.node("ReduceMean", "/ln/ReduceMean_1",
+                                   {ln.node("Pow", "/ln/Pow", {centred, ln.weight("/ln/two", {}, 2.0f)})});
+    ln.intsAttribute("/ln/ReduceMean_1", "axes", {-1});
+    std::string deviation =
+        ln.node("Sqrt", "/ln/Sqrt", {ln.node("Add", "/ln/Add", {variance, ln.weight("/ln/eps", {}, 1e-5f)})});
+    ln.output(ln.node("Div", "/ln/Div", {centred, deviation}));
+    const OnnxGraph normalized = ln.build();
+    const Prediction norm = predictEngine(normalized, version(10, 8));
+    ASSERT_NE(layerWith(norm, "/ln/ReduceMean"), nullptr);
+    EXPECT_EQ(layerWith(norm, "/ln/ReduceMean")->kind, "Myelin");
+    EXPECT_EQ(layerWith(norm, "/ln/Div"), layerWith(norm, "/ln/ReduceMean"));
+}
+
 TEST(Simulator, ConcatIsEliminatedAndSharedInputsAreCopied)
 {
     GraphBuilder g;

@@ -61,6 +61,15 @@ inline std::string_view selfGatedName(std::string_view gateOpType)
 {
     return gateOpType == "HardSigmoid" ? "HardSwish" : "SiLU";
 }
+//! A ReduceMean that computes a normalization statistic: its output is subtracted from its input (x - mean(x)), or
+//! it averages a square (the variance of LayerNorm and GroupNorm written out as ReduceMean -> Sub -> Pow -> ...).
+bool isNormalizationMean(const OnnxGraph& graph, const OnnxNode& node);
+//! A ReduceMean over axes 2 and 3 (or -2 and -1) keeping its dimensions and no normalization statistic: a global
+//! average pooling, as torch's newer exporter writes adaptive_avg_pool2d. TensorRT turns such a Reduce into a
+//! Pooling layer (reference 1.8, "Reduce").
+bool isSpatialMean(const OnnxGraph& graph, const OnnxNode& node);
+//! AveragePool, GlobalAveragePool, or a spatial mean (isSpatialMean).
+bool isAveragePooling(const OnnxGraph& graph, const OnnxNode& node);
 //! Non-weighted ops that run INT8 when wrapped `DQ > op > Q`: Add, Mul, Sub, AveragePool, GlobalAveragePool, ...
 bool isQuantizableNonWeighted(const std::string& opType);
 bool isCustomOp(const OnnxNode& node);

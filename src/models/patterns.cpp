@@ -57,6 +57,62 @@ bool isOperatorFormatQuantized(const OnnxNode& node)
            isOneOf(op, kOnnxRuntimeOps);
 }
 
+bool isNormalizationMean(const OnnxGraph& graph, const OnnxNode& node)
+{
+    if (node.opType != "ReduceMean" || node.inputs.empty() || node.outputs.empty())
+    {
+        return false;
+    }
+    for (const OnnxNode* reader : consumersOf(graph, node.outputs[0]))
+    {
+        if (reader->opType == "Sub" &&
+            std::find(reader->inputs.begin(), reader->inputs.end(), node.inputs[0]) != reader->inputs.end())
+        {
+            return true;
+        }
+    }
+    const OnnxNode* producer = producerOf(graph, node.inputs[0]);
+    return producer != nullptr &&
+           (producer->opType == "Pow" ||
+            (producer->opType == "Mul" && producer->inputs.size() == 2 && producer->inputs[0] == producer->inputs[1]));
+}
+
+bool isSpatialMean(const OnnxGraph& graph, const OnnxNode& node)
+{
+    if (node.opType != "ReduceMean" || node.inputs.empty() || isNormalizationMean(graph, node))
+    {
+        return false;
+    }
+    if (const OnnxAttribute* keep = node.attribute("keepdims"); keep != nullptr && keep->i == 0)
+    {
+        return false;
+    }
+    std::vector<std::int64_t> axes;
+    if (const OnnxAttribute* attribute = node.attribute("axes"))
+    {
+        axes = attribute->ints; // opset 17 and earlier
+    }
+    else if (node.inputs.size() > 1 && !node.inputs[1].empty())
+    {
+        const OnnxConstant* constant = graph.constant(node.inputs[1]); // opset 18: an input
+        if (constant == nullptr || !constant->dataLoaded)
+        {
+            return false;
+        }
+        for (double value : constant->values)
+        {
+            axes.push_back(static_cast<std::int64_t>(value));
+        }
+    }
+    std::sort(axes.begin(), axes.end());
+    return axes == std::vector<std::int64_t>{2, 3} || axes == std::vector<std::int64_t>{-2, -1};
+}
+
+bool isAveragePooling(const OnnxGraph& graph, const OnnxNode& node)
+{
+    return node.opType == "GlobalAveragePool" || node.opType == "AveragePool" || isSpatialMean(graph, node);
+}
+
 bool isConstantTensor(const OnnxGraph& graph, const std::string& tensor)
 {
     return graph.isConstant(tensor);
@@ -500,9 +556,8 @@ bool reachesQuantizer(const OnnxGraph& graph, const std::string& tensor)
                 return true;
             }
             const std::string& op = consumer->opType;
-            const bool passes = isActivation(op) || op == "MaxPool" || op == "AveragePool" ||
-                                op == "GlobalAveragePool" || op == "Flatten" || op == "Reshape" || op == "Squeeze" ||
-                                op == "Unsqueeze";
+            const bool passes = isActivation(op) || op == "MaxPool" || isAveragePooling(graph, *consumer) ||
+                                op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze";
             if (passes && depth < 6 && !consumer->outputs.empty())
             {
                 frontier.emplace_back(&consumer->outputs[0], depth + 1);

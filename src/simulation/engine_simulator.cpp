@@ -171,7 +171,7 @@ public:
             for (std::uint32_t node : mOrder)
             {
                 const OnnxNode& n = mGraph.nodes[node];
-                if (((isMyelinSeed(n.opType) && n.opType != "Softmax") || myelinTakesGemm(n)) && myelinEligible(n))
+                if (((seedsMyelin(n) && n.opType != "Softmax") || myelinTakesGemm(n)) && myelinEligible(n))
                 {
                     buildMyelin(n);
                 }
@@ -422,6 +422,14 @@ private:
         return mOptions.trtMajor == 0 || mOptions.trtMajor >= 10 || (mOptions.trtMajor == 8 && mOptions.trtMinor >= 5);
     }
 
+    //! A Myelin seed (isMyelinSeed), except a ReduceMean that computes no normalization statistic: LayerNorm and
+    //! GroupNorm written out seed Myelin, a mean over a CNN's spatial axes (torch's newer exporter writes
+    //! adaptive_avg_pool2d and x.mean((2, 3)) as ReduceMean) is one layer, like a GlobalAveragePool.
+    bool seedsMyelin(const OnnxNode& n) const
+    {
+        return isMyelinSeed(n.opType) && (n.opType != "ReduceMean" || isNormalizationMean(mGraph, n));
+    }
+
     //! A node a Myelin region may take: float, not yet in a layer, not weighted, not at the quantized part's edge.
     bool myelinEligible(const OnnxNode& n) const
     {
@@ -527,7 +535,7 @@ private:
         {
             buildConcat(node);
         }
-        else if (makesMyelinRegions() && isMyelinSeed(node.opType) && node.opType != "Softmax" && myelinEligible(node))
+        else if (makesMyelinRegions() && seedsMyelin(node) && node.opType != "Softmax" && myelinEligible(node))
         {
             buildMyelin(node);
         }
@@ -1318,7 +1326,7 @@ private:
         layer.role = "float-" + node.opType;
         layer.name = node.name;
         const std::string& op = node.opType;
-        if (isPoolingOp(op))
+        if (isPoolingOp(op) || isSpatialMean(mGraph, node))
         {
             layer.kind = "Pooling";
         }

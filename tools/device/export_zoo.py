@@ -1,7 +1,7 @@
 """Exports Q/DQ ONNX models of architectures the shared models do not cover, for checking qdq-doctor by hand.
 
 Run where torch, torchvision and onnxruntime exist (the device machine), never in CI:
-    python3 tools/device/export_zoo.py OUT_DIR [--with-weights]
+    python3 tools/device/export_zoo.py OUT_DIR [--with-weights] [--dynamo] [NAME...]
 
 Two placements per network:
   - "qat": fake quantizers in the style of pytorch-quantization (a per-tensor quantizer on every Conv/Linear input,
@@ -10,6 +10,8 @@ Two placements per network:
     int8 per channel), calibrated on two random batches.
 Weights are random (no download). Each model is written graph-only: initializers over 4 KiB go to an external data
 file, which is deleted unless --with-weights is given (the graph keeps naming it, as the shared models do).
+--dynamo exports with torch's newer exporter (torch.onnx.export(dynamo=True), opset 18 at least) instead, and names
+the models NAME-dynamo-*.
 """
 import os
 import sys
@@ -24,6 +26,7 @@ import torchvision
 
 OUT = sys.argv[1]
 KEEP_WEIGHTS = "--with-weights" in sys.argv
+DYNAMO = "--dynamo" in sys.argv
 os.makedirs(OUT, exist_ok=True)
 
 
@@ -39,7 +42,8 @@ class ActQuant(nn.Module):
         if self.calibrating:
             self.amax = torch.maximum(self.amax, x.detach().abs().max())
             return x
-        return torch.fake_quantize_per_tensor_affine(x, float(self.amax.clamp(min=1e-6) / 127.0), 0, -128, 127)
+        # a Python float fixed after calibration: the dynamo exporter cannot trace float() of a tensor
+        return torch.fake_quantize_per_tensor_affine(x, self.fixed_scale, 0, -128, 127)
 
 
 def channel_scales(weight):
@@ -115,7 +119,8 @@ def save_graph_only(model_proto, name):
 
 def export_torch(model, x, name, opset=13):
     path = os.path.join(OUT, "tmp-" + name + ".onnx")
-    torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"], dynamo=False,
+    torch.onnx.export(model, x, path, opset_version=max(opset, 18) if DYNAMO else opset, input_names=["input"],
+                      dynamo=DYNAMO,
                       do_constant_folding=True)
     proto = onnx.load(path)
     os.remove(path)
@@ -201,7 +206,7 @@ for name, make, shape, opset in NETWORKS:
 
         fp32 = export_torch(Wrapped(net), x, name, opset)
         try:
-            save_graph_only(quantize_with_ort(fp32, name, shape), name + "-ort-qdq")
+            save_graph_only(quantize_with_ort(fp32, name, shape), name + ("-dynamo" if DYNAMO else "") + "-ort-qdq")
         except Exception:
             traceback.print_exc()
         qat = Wrapped(net)
@@ -211,6 +216,8 @@ for name, make, shape, opset in NETWORKS:
         for m in qat.modules():
             if isinstance(m, ActQuant):
                 m.calibrating = False
-        save_graph_only(export_torch(qat, x, name + "-qat", max(opset, 13)), name + "-qat-convs")
+                m.fixed_scale = float(m.amax.clamp(min=1e-6) / 127.0)
+        save_graph_only(export_torch(qat, x, name + "-qat", max(opset, 13)),
+                        name + ("-dynamo" if DYNAMO else "") + "-qat-convs")
     except Exception:
         traceback.print_exc()
