@@ -1,5 +1,6 @@
 #include "graph_builder.h"
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
 
@@ -49,6 +50,14 @@ Report runDiagnose(const std::optional<OnnxGraph>& graph, const std::optional<En
     inputs->profile = profile;
     inputs->deriveMissingPlan();
     return diagnose(*inputs);
+}
+
+bool anyNames(const std::vector<Finding>& findings, const std::string& node)
+{
+    return std::any_of(
+        findings.begin(), findings.end(),
+        [&](const Finding& finding)
+        { return std::find(finding.onnxNodes.begin(), finding.onnxNodes.end(), node) != finding.onnxNodes.end(); });
 }
 
 std::vector<Finding> findingsOf(const Report& report, const std::string& rule)

@@ -25,4 +25,7 @@ Report runDiagnose(const std::optional<OnnxGraph>& graph, const std::optional<En
 //! Findings of one rule.
 std::vector<Finding> findingsOf(const Report& report, const std::string& rule);
 
+//! Whether one of the findings names the ONNX node.
+bool anyNames(const std::vector<Finding>& findings, const std::string& node);
+
 } // namespace qdq::test

@@ -18,6 +18,25 @@ struct GraphBuilder::Impl
     onnx::ModelProto model;
     onnx::GraphProto* graph = nullptr;
 
+    //! An integer initializer of dims holding 0, 1, 2, ... modulo `modulo`.
+    std::string integerConstant(const std::string& name, int dataType, const std::vector<long>& dims, long modulo)
+    {
+        auto* tensor = graph->add_initializer();
+        tensor->set_name(name);
+        tensor->set_data_type(dataType);
+        long count = 1;
+        for (long d : dims)
+        {
+            tensor->add_dims(d);
+            count *= d;
+        }
+        for (long i = 0; i < count; ++i)
+        {
+            tensor->add_int32_data(static_cast<int>(i % modulo));
+        }
+        return name;
+    }
+
     //! The model as written: each graph output without a shape takes the shape ONNX shape inference gives it (the
     //! ONNX checker requires a shape on every graph input and output). Only where an input has a shape (without one,
     //! the model is written as built); an output inference cannot reach (behind a custom op) keeps no shape.
@@ -148,20 +167,7 @@ std::string GraphBuilder::int32Constant(const std::string& name, std::vector<lon
 
 std::string GraphBuilder::int8Constant(const std::string& name, std::vector<long> dims)
 {
-    auto* tensor = mImpl->graph->add_initializer();
-    tensor->set_name(name);
-    tensor->set_data_type(onnx::TensorProto::INT8);
-    long count = 1;
-    for (long d : dims)
-    {
-        tensor->add_dims(d);
-        count *= d;
-    }
-    for (long i = 0; i < count; ++i)
-    {
-        tensor->add_int32_data(static_cast<int>(i % 100));
-    }
-    return name;
+    return mImpl->integerConstant(name, onnx::TensorProto::INT8, dims, 100);
 }
 
 std::string GraphBuilder::scale(const std::string& name, float value)
@@ -188,20 +194,7 @@ std::string GraphBuilder::scaleVector(const std::string& name, std::vector<float
 
 std::string GraphBuilder::uint8Constant(const std::string& name, std::vector<long> dims)
 {
-    auto* tensor = mImpl->graph->add_initializer();
-    tensor->set_name(name);
-    tensor->set_data_type(onnx::TensorProto::UINT8);
-    long count = 1;
-    for (long d : dims)
-    {
-        tensor->add_dims(d);
-        count *= d;
-    }
-    for (long i = 0; i < count; ++i)
-    {
-        tensor->add_int32_data(static_cast<int>(i % 200));
-    }
-    return name;
+    return mImpl->integerConstant(name, onnx::TensorProto::UINT8, dims, 200);
 }
 
 std::string GraphBuilder::zeroPoint(const std::string& name, bool unsignedType, int value)
