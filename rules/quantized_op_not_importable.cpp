@@ -49,12 +49,86 @@ public:
             "parser cannot import; it takes quantization only as QuantizeLinear/DequantizeLinear",
             Severity::kError,
             "8.0-10.x",
-            kNeedsOnnx,
+            kNeedsOnnxOrEngine,
             "a re-quantization of the float model in QDQ format; fix does not rewrite integer ops"};
         return kInfo;
     }
 
     void check(const Context& context, FindingSink& sink) const override
+    {
+        if (context.graph() != nullptr)
+        {
+            checkGraph(context, sink);
+        }
+        else
+        {
+            checkLog(context, sink);
+        }
+    }
+
+private:
+    //! The op type of the parser's failure line "While parsing node number 3 [QLinearConv -> "y"]:", or "".
+    static std::string_view failedOpType(std::string_view text)
+    {
+        const std::size_t at = text.find("While parsing node number");
+        const std::size_t open = at == std::string_view::npos ? at : text.find('[', at);
+        const std::size_t arrow = open == std::string_view::npos ? open : text.find(" -> ", open);
+        return arrow == std::string_view::npos ? std::string_view() : text.substr(open + 1, arrow - open - 1);
+    }
+
+    static bool failsOnIntegerOp(const std::string& text)
+    {
+        const std::string_view op = failedOpType(text);
+        return !op.empty() && isIntegerOpName(op);
+    }
+
+    static std::string fixFor(bool staticOps, bool dynamicOps, bool weightOnly)
+    {
+        std::string fix;
+        if (staticOps || dynamicOps)
+        {
+            fix = "re-quantize the float model in QDQ format: ONNX Runtime quantize_static(..., "
+                  "quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, "
+                  "extra_options={\"ActivationSymmetric\": True, \"QuantizeBias\": False}), or NVIDIA ModelOpt "
+                  "(python -m modelopt.onnx.quantization), which writes TensorRT's Q/DQ placement";
+        }
+        if (dynamicOps)
+        {
+            fix += "; TensorRT has no dynamic INT8 (scales computed at run time): calibrate static scales as above, "
+                   "or build the float model with FP16";
+        }
+        if (weightOnly)
+        {
+            fix += std::string(fix.empty() ? "" : "; ") +
+                   "for 4-bit weights, export them as an INT4 initializer behind a blocked DequantizeLinear (opset "
+                   "21, block_size; NVIDIA ModelOpt int4_awq), which TensorRT 10 imports";
+        }
+        return fix;
+    }
+
+    //! A build log without the model: the parser's error names the op it stopped at.
+    void checkLog(const Context& context, FindingSink& sink) const
+    {
+        std::vector<Evidence> lines = buildLogErrorEvidence(context, failsOnIntegerOp);
+        if (lines.empty())
+        {
+            return;
+        }
+        OnnxNode failed;
+        failed.opType = std::string(failedOpType(lines.front().text));
+        const Scheme scheme = schemeOf(failed);
+        Finding finding = makeFinding(
+            info(), "The TensorRT build log shows the ONNX parser failing at a " + failed.opType + " node (\"" +
+                        lines.front().text +
+                        "\"): TensorRT has no importer for this integer op of ONNX Runtime's quantized formats, so no "
+                        "engine is built. TensorRT takes quantization only as QuantizeLinear/DequantizeLinear around "
+                        "float ops; give the ONNX model to list every such node.");
+        finding.evidence = std::move(lines);
+        finding.fix = fixFor(scheme == Scheme::kStatic, scheme == Scheme::kDynamic, scheme == Scheme::kWeightOnly);
+        sink.add(std::move(finding));
+    }
+
+    void checkGraph(const Context& context, FindingSink& sink) const
     {
         const OnnxGraph& graph = *context.graph();
         // One finding for the model: the quantizer wrote every op the same way, so the fix is one setting.
@@ -97,26 +171,12 @@ public:
             first->opType + "): \"No importer registered for op: " + first->opType +
             ". Attempting to import as plugin.\", then \"Plugin not found\". TensorRT takes quantization only as "
             "QuantizeLinear/DequantizeLinear around float ops.";
-        std::string fix;
-        if (schemes[static_cast<int>(Scheme::kStatic)] || schemes[static_cast<int>(Scheme::kDynamic)])
+        finding.fix = fixFor(schemes[static_cast<int>(Scheme::kStatic)], schemes[static_cast<int>(Scheme::kDynamic)],
+                             schemes[static_cast<int>(Scheme::kWeightOnly)]);
+        for (auto& line : buildLogErrorEvidence(context, failsOnIntegerOp))
         {
-            fix = "re-quantize the float model in QDQ format: ONNX Runtime quantize_static(..., "
-                  "quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, "
-                  "extra_options={\"ActivationSymmetric\": True, \"QuantizeBias\": False}), or NVIDIA ModelOpt "
-                  "(python -m modelopt.onnx.quantization), which writes TensorRT's Q/DQ placement";
+            finding.evidence.push_back(std::move(line));
         }
-        if (schemes[static_cast<int>(Scheme::kDynamic)])
-        {
-            fix += "; TensorRT has no dynamic INT8 (scales computed at run time): calibrate static scales as above, "
-                   "or build the float model with FP16";
-        }
-        if (schemes[static_cast<int>(Scheme::kWeightOnly)])
-        {
-            fix += std::string(fix.empty() ? "" : "; ") +
-                   "for 4-bit weights, export them as an INT4 initializer behind a blocked DequantizeLinear (opset "
-                   "21, block_size; NVIDIA ModelOpt int4_awq), which TensorRT 10 imports";
-        }
-        finding.fix = fix;
         sink.add(std::move(finding));
     }
 };

@@ -106,3 +106,31 @@ TEST(RuleQuantizedOpNotImportable, ContribOpsOnlyInOnnxRuntimesDomain)
         }
     }
 }
+
+// A trtexec log of TensorRT 10.16 failing on a dynamically quantized model, written by hand in the format of
+// onnx-tensorrt's ModelImporter.cpp (tests/fixtures/build-log/integer-op-parse-failure.log): without the model, the
+// parser's error line names the op. The same log failing at a plugin of the user's is the near-identical case.
+TEST(RuleQuantizedOpNotImportable, BuildLogOfTheFailedParse)
+{
+    const std::string text = readFile(fixture("build-log/integer-op-parse-failure.log"));
+    Inputs inputs;
+    inputs.buildLog = readBuildLogFromBuffer(text, "build.log");
+    Report report = diagnose(inputs);
+    auto found = findingsOf(report, "quantized-op-not-importable");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].severity, Severity::kError);
+    EXPECT_NE(found[0].message.find("failing at a DynamicQuantizeLinear node"), std::string::npos) << found[0].message;
+    ASSERT_FALSE(found[0].evidence.empty());
+    EXPECT_EQ(found[0].evidence[0].line, 18u);
+    EXPECT_NE(found[0].fix.find("no dynamic INT8"), std::string::npos);
+
+    std::string plugin = text;
+    for (std::size_t at = plugin.find("DynamicQuantizeLinear"); at != std::string::npos;
+         at = plugin.find("DynamicQuantizeLinear", at))
+    {
+        plugin.replace(at, std::string("DynamicQuantizeLinear").size(), "MyQuantizePlugin");
+    }
+    Inputs pluginInputs;
+    pluginInputs.buildLog = readBuildLogFromBuffer(plugin, "build.log");
+    EXPECT_TRUE(findingsOf(diagnose(pluginInputs), "quantized-op-not-importable").empty());
+}

@@ -78,6 +78,8 @@ bool isCustomOp(const OnnxNode& node);
 //! DynamicQuantizeMatMul, MatMulNBits, ...): integer arithmetic inside one node. TensorRT's ONNX parser imports none
 //! of them (it looks each up as a plugin and fails); it takes quantization only as QuantizeLinear/DequantizeLinear.
 bool isOperatorFormatQuantized(const OnnxNode& node);
+//! The op types isOperatorFormatQuantized takes, whatever their domain (a build log's parser lines name none).
+bool isIntegerOpName(std::string_view opType);
 
 // ---- graph navigation ---------------------------------------------------------------------------------------------
 

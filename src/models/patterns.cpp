@@ -31,30 +31,34 @@ bool isOneOf(std::string_view opType, const std::string_view (&set)[N])
 }
 } // namespace
 
+namespace
+{
+constexpr std::string_view kOnnxIntegerOps[] = {"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger",
+                                                "DynamicQuantizeLinear"};
+constexpr std::string_view kOnnxRuntimeIntegerOps[] = {"QGemm",
+                                                       "QAttention",
+                                                       "QEmbedLayerNormalization",
+                                                       "DynamicQuantizeMatMul",
+                                                       "DynamicQuantizeLSTM",
+                                                       "MatMulNBits",
+                                                       "MatMulIntegerToFloat",
+                                                       "MatMulBnb4",
+                                                       "GatherBlockQuantized"};
+} // namespace
+
+bool isIntegerOpName(std::string_view opType)
+{
+    return isOneOf(opType, kOnnxIntegerOps) || opType.starts_with("QLinear") || opType.starts_with("QOrdered") ||
+           isOneOf(opType, kOnnxRuntimeIntegerOps);
+}
+
 bool isOperatorFormatQuantized(const OnnxNode& node)
 {
-    static constexpr std::string_view kOnnxOps[] = {"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger",
-                                                    "DynamicQuantizeLinear"};
-    static constexpr std::string_view kOnnxRuntimeOps[] = {"QGemm",
-                                                           "QAttention",
-                                                           "QEmbedLayerNormalization",
-                                                           "DynamicQuantizeMatMul",
-                                                           "DynamicQuantizeLSTM",
-                                                           "MatMulIntegerToFloat",
-                                                           "MatMulNBits",
-                                                           "MatMulBnb4",
-                                                           "GatherBlockQuantized"};
     if (node.domain.empty() || node.domain == "ai.onnx")
     {
-        return isOneOf(node.opType, kOnnxOps);
+        return isOneOf(node.opType, kOnnxIntegerOps);
     }
-    if (node.domain != "com.microsoft")
-    {
-        return false;
-    }
-    std::string_view op = node.opType;
-    return op.starts_with("QLinear") || op.starts_with("QOrdered") || isOneOf(op, kOnnxOps) ||
-           isOneOf(op, kOnnxRuntimeOps);
+    return node.domain == "com.microsoft" && isIntegerOpName(node.opType);
 }
 
 bool isNormalizationMean(const OnnxGraph& graph, const OnnxNode& node)
