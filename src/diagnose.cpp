@@ -539,6 +539,33 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
                          return nodeA < nodeB;
                      });
 
+    // A build that failed with an error no finding explains: say so first, or "No findings" reads as a clean build.
+    if (inputs.buildLog && !inputs.buildLog->hasEngineBlock && !inputs.buildLog->errors.empty())
+    {
+        const BuildLog& log = *inputs.buildLog;
+        const bool explained =
+            std::any_of(report.findings.begin(), report.findings.end(),
+                        [&](const Finding& finding)
+                        {
+                            return std::any_of(finding.evidence.begin(), finding.evidence.end(),
+                                               [&](const Evidence& evidence)
+                                               {
+                                                   return evidence.file == log.sourcePath &&
+                                                          std::any_of(log.errors.begin(), log.errors.end(),
+                                                                      [&](const LogMessage& error)
+                                                                      { return error.line == evidence.line; });
+                                               });
+                        });
+        if (!explained)
+        {
+            const LogMessage& first = log.errors.front();
+            std::string text = first.text.size() > 300 ? first.text.substr(0, 300) + "..." : first.text;
+            report.notes.insert(report.notes.begin(), log.sourcePath + ":" + std::to_string(first.line) +
+                                                          ": the build failed (" + std::to_string(log.errors.size()) +
+                                                          " error line(s), no engine); the first: \"" + text +
+                                                          "\". No rule of qdq-doctor explains it.");
+        }
+    }
     for (const auto& note : inputs.inputNotes)
     {
         report.notes.push_back(note);

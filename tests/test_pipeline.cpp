@@ -207,3 +207,26 @@ TEST(RealDataPipeline, EngineArtifactsWithAModelGiveTheSequentialReport)
         expectSameAsSequential(files);
     }
 }
+
+// A failed build that no rule explains is said first in the notes, so that "No findings" does not read as a clean
+// build; a failure a finding quotes (the integer op of a dynamically quantized model) needs no such note.
+TEST(Pipeline, AFailedBuildNoRuleExplainsIsTheFirstNote)
+{
+    InputFiles files;
+    files.files = {fixture("build-log/failed-build.log").string()};
+    const Report failed = diagnose(loadInputs(files, Limits{}));
+    EXPECT_TRUE(failed.findings.empty());
+    ASSERT_FALSE(failed.notes.empty());
+    EXPECT_NE(failed.notes.front().find("failed-build.log:10: the build failed (6 error line(s), no engine); the "
+                                        "first: \"Error[2]: [myelinBuilderUtils.cpp"),
+              std::string::npos)
+        << failed.notes.front();
+
+    files.files = {fixture("build-log/integer-op-parse-failure.log").string()};
+    const Report explained = diagnose(loadInputs(files, Limits{}));
+    EXPECT_FALSE(explained.findings.empty());
+    for (const auto& note : explained.notes)
+    {
+        EXPECT_EQ(note.find("the build failed"), std::string::npos) << note;
+    }
+}
