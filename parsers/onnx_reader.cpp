@@ -448,6 +448,22 @@ private:
                 parseMessage(wire, tag, tagOffset, opset, "opset_import");
                 mGraph.opsets.emplace_back(opset.domain(), opset.version());
                 break;
+            case 25:
+            {
+                // A model-local function (torch's export_modules_as_functions, onnxscript): TensorRT's parser expands
+                // each call; this reader does not, so it remembers what is inside to say what goes unread.
+                onnx::FunctionProto function;
+                const std::uint64_t offset = tagOffset;
+                parseMessage(wire, tag, tagOffset, function, "function");
+                LocalFunction local{function.domain(), function.name(), offset,
+                                    static_cast<std::size_t>(function.node_size()), 0};
+                for (const auto& node : function.node())
+                {
+                    local.qdqNodes += node.op_type() == "QuantizeLinear" || node.op_type() == "DequantizeLinear";
+                }
+                mLocalFunctions.push_back(std::move(local));
+                break;
+            }
             default:
                 skipField(wire, tag, tagOffset);
                 break;
@@ -1391,12 +1407,43 @@ private:
         }
     }
 
+    //! Warns about each model-local function the graph calls: its nodes are not analyzed.
+    void warnLocalFunctionCalls()
+    {
+        for (const LocalFunction& function : mLocalFunctions)
+        {
+            std::size_t calls = 0;
+            const OnnxNode* first = nullptr;
+            for (const OnnxNode& node : mGraph.nodes)
+            {
+                if (node.opType == function.name && node.domain == function.domain)
+                {
+                    first = first == nullptr ? &node : first;
+                    ++calls;
+                }
+            }
+            if (calls == 0)
+            {
+                continue;
+            }
+            warn(function.offset, true,
+                 "the model's local function '" + printable(function.domain, 256) + "." +
+                     printable(function.name, 256) + "' (" + std::to_string(function.nodes) + " nodes, " +
+                     std::to_string(function.qdqNodes) + " of them QuantizeLinear/DequantizeLinear) is called by " +
+                     std::to_string(calls) + " node(s) such as '" + printable(first->name, 256) +
+                     "': TensorRT's ONNX parser expands local functions, qdq-doctor does not look inside them, so "
+                     "their Q/DQ and ops are not analyzed and each call is treated as a custom op (inline the "
+                     "functions, e.g. onnx.inliner.inline_local_functions, for a full diagnosis)");
+        }
+    }
+
     void finish()
     {
         mGraph.linkNodeTensors();
         linkGraph();
         checkCycles();
         collectQdq();
+        warnLocalFunctionCalls();
         if (mOptions.loadWeights)
         {
             for (std::size_t i = 0; i < mGraph.constants.size(); ++i)
@@ -1818,6 +1865,15 @@ private:
     std::string mFirstTensorWithoutData;
     std::unordered_map<std::size_t, PendingData> mPending;
     std::map<std::string, ExternalFile> mExternalFiles;
+    struct LocalFunction
+    {
+        std::string domain;
+        std::string name;
+        std::uint64_t offset = 0; //!< of its field in the model
+        std::size_t nodes = 0;
+        std::size_t qdqNodes = 0;
+    };
+    std::vector<LocalFunction> mLocalFunctions;
     std::vector<std::string> mExternalOrder;
     OnnxConstant mReloaded;
 };

@@ -1267,3 +1267,88 @@ TEST(RealDataOnnx, CntkMnist)
 }
 
 } // namespace
+
+namespace
+{
+
+//! x -> a node of op "QuantBlock" in domain "local" -> y; with defineFunction, the model also defines QuantBlock as a
+//! local function (x -> Q -> DQ -> Relu), as torch's export_modules_as_functions writes one; without, the node is a
+//! custom op (a plugin).
+std::string modelCallingQuantBlock(bool defineFunction)
+{
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    auto* opset = model.add_opset_import();
+    opset->set_version(17);
+    auto* local = model.add_opset_import();
+    local->set_domain("local");
+    local->set_version(1);
+    auto* graph = model.mutable_graph();
+    graph->set_name("g");
+    graph->add_input()->set_name("x");
+    graph->add_output()->set_name("y");
+    auto* call = graph->add_node();
+    call->set_name("/block/QuantBlock");
+    call->set_op_type("QuantBlock");
+    call->set_domain("local");
+    call->add_input("x");
+    call->add_output("y");
+    if (defineFunction)
+    {
+        auto* function = model.add_functions();
+        function->set_name("QuantBlock");
+        function->set_domain("local");
+        function->add_input("in");
+        function->add_output("out");
+        function->add_opset_import()->set_version(17);
+        auto add = [&](const char* op, std::vector<std::string> inputs, const char* output)
+        {
+            auto* node = function->add_node();
+            node->set_op_type(op);
+            for (const auto& input : inputs)
+            {
+                node->add_input(input);
+            }
+            node->add_output(output);
+        };
+        auto* scale = function->add_node();
+        scale->set_op_type("Constant");
+        scale->add_output("s");
+        auto* value = scale->add_attribute();
+        value->set_name("value_float");
+        value->set_type(onnx::AttributeProto::FLOAT);
+        value->set_f(0.05f);
+        add("QuantizeLinear", {"in", "s"}, "q");
+        add("DequantizeLinear", {"q", "s"}, "dq");
+        add("Relu", {"dq"}, "out");
+    }
+    return model.SerializeAsString();
+}
+
+bool warnsAboutLocalFunction(const OnnxGraph& graph)
+{
+    return std::any_of(graph.warnings.begin(), graph.warnings.end(),
+                       [](const qdq::ReaderWarning& warning)
+                       { return warning.message.find("local function") != std::string::npos; });
+}
+
+} // namespace
+
+TEST(OnnxReader, SaysThatTheNodesOfACalledLocalFunctionAreNotAnalyzed)
+{
+    const OnnxGraph graph = qdq::readOnnxFromBuffer(modelCallingQuantBlock(true), "functions.onnx");
+    ASSERT_TRUE(warnsAboutLocalFunction(graph));
+    const auto warning =
+        std::find_if(graph.warnings.begin(), graph.warnings.end(),
+                     [](const qdq::ReaderWarning& w) { return w.message.find("local function") != std::string::npos; });
+    EXPECT_NE(warning->message.find("'local.QuantBlock' (4 nodes, 2 of them QuantizeLinear/DequantizeLinear) is "
+                                    "called by 1 node(s) such as '/block/QuantBlock'"),
+              std::string::npos)
+        << warning->message;
+    EXPECT_TRUE(warning->where.hasByteOffset);
+}
+
+TEST(OnnxReader, ACustomOpWithoutALocalFunctionIsNoFunctionCall)
+{
+    EXPECT_FALSE(warnsAboutLocalFunction(qdq::readOnnxFromBuffer(modelCallingQuantBlock(false), "plugin.onnx")));
+}
