@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -67,6 +68,41 @@ const char* wireTypeName(int wireType)
 bool isStandardDomain(const std::string& domain)
 {
     return domain.empty() || domain == "ai.onnx";
+}
+
+//! QuantizeLinear/DequantizeLinear, and the TensorRT-domain ops TensorRT's parser imports as them: NVIDIA ModelOpt
+//! exports FP8 and INT4 as trt::TRT_FP8QuantizeLinear, TRT_FP8DequantizeLinear, TRT_INT4QuantizeLinear and
+//! TRT_INT4DequantizeLinear (onnx-tensorrt's importers for them call its Q/DQ helper with the type set), in the "trt"
+//! domain (or none: a graph rebuilt from a build log names no domain).
+OnnxNode::QdqKind qdqKindOf(std::string_view opType, std::string_view domain)
+{
+    if (opType.starts_with("TRT_") && !domain.empty() && domain != "trt")
+    {
+        return OnnxNode::QdqKind::kNone; // the user's plugin of that name
+    }
+    if (opType == "QuantizeLinear" || opType == "TRT_FP8QuantizeLinear" || opType == "TRT_INT4QuantizeLinear")
+    {
+        return OnnxNode::QdqKind::kQuantize;
+    }
+    if (opType == "DequantizeLinear" || opType == "TRT_FP8DequantizeLinear" || opType == "TRT_INT4DequantizeLinear")
+    {
+        return OnnxNode::QdqKind::kDequantize;
+    }
+    return OnnxNode::QdqKind::kNone;
+}
+
+//! The type a TensorRT-domain Q/DQ op quantizes to, or nothing for the ONNX ops.
+std::optional<OnnxDataType> tensorRtQdqType(std::string_view opType)
+{
+    if (opType.starts_with("TRT_FP8"))
+    {
+        return OnnxDataType::kFloat8E4M3FN;
+    }
+    if (opType.starts_with("TRT_INT4"))
+    {
+        return OnnxDataType::kInt4;
+    }
+    return std::nullopt;
 }
 
 //! Where the model's bytes come from, for the few tensors that are read after the streaming pass.
@@ -694,10 +730,8 @@ private:
         node.index = index;
         node.name.assign(mNodeFields.name);
         node.opType.assign(mNodeFields.opType);
-        node.qdqKind = mNodeFields.opType == "QuantizeLinear"     ? OnnxNode::QdqKind::kQuantize
-                       : mNodeFields.opType == "DequantizeLinear" ? OnnxNode::QdqKind::kDequantize
-                                                                  : OnnxNode::QdqKind::kNone;
         node.domain.assign(mNodeFields.domain);
+        node.qdqKind = qdqKindOf(mNodeFields.opType, mNodeFields.domain);
         mInterner->addNode(mNodeFields.inputs, mNodeFields.outputs);
         node.attributes.resize(mNodeFields.attributes.size());
         for (std::size_t i = 0; i < mNodeFields.attributes.size(); ++i)
@@ -1755,15 +1789,14 @@ private:
     void collectQdq()
     {
         mGraph.qdqOfNode.assign(mGraph.nodes.size(), OnnxGraph::kNone);
-        mGraph.qdq.reserve(static_cast<std::size_t>(std::count_if(mGraph.nodes.begin(), mGraph.nodes.end(),
-                                                                  [](const OnnxNode& node) {
-                                                                      return node.opType == "QuantizeLinear" ||
-                                                                             node.opType == "DequantizeLinear";
-                                                                  })));
+        mGraph.qdq.reserve(static_cast<std::size_t>(
+            std::count_if(mGraph.nodes.begin(), mGraph.nodes.end(),
+                          [](const OnnxNode& node) { return node.qdqKind != OnnxNode::QdqKind::kNone; })));
         for (const OnnxNode& node : mGraph.nodes)
         {
-            const bool isQuantize = node.opType == "QuantizeLinear";
-            if ((!isQuantize && node.opType != "DequantizeLinear") || !isStandardDomain(node.domain))
+            const bool isQuantize = node.qdqKind == OnnxNode::QdqKind::kQuantize;
+            const std::optional<OnnxDataType> tensorRtType = tensorRtQdqType(node.opType);
+            if (node.qdqKind == OnnxNode::QdqKind::kNone || !(isStandardDomain(node.domain) || tensorRtType))
             {
                 continue;
             }
@@ -1823,6 +1856,10 @@ private:
             if (isQuantize)
             {
                 parameters.outputDtype = node.intAttribute("output_dtype");
+            }
+            if (tensorRtType && !parameters.outputDtype)
+            {
+                parameters.outputDtype = static_cast<std::int64_t>(*tensorRtType);
             }
             mGraph.qdqOfNode[node.index] = static_cast<std::uint32_t>(mGraph.qdq.size());
             mGraph.qdq.push_back(std::move(parameters));

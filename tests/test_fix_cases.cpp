@@ -1335,3 +1335,66 @@ TEST(FixCaseNonzeroZeroPoint, LeavesAFloatBiasAlone)
     EXPECT_FALSE(anyNames(findingsOf(diagnoseFile(fixed.model), "int8-conv-float-output"), "/fc/MatMul"));
     expectLeftAlone(fixed);
 }
+
+// ---- NVIDIA ModelOpt's FP8 export: trt::TRT_FP8QuantizeLinear / TRT_FP8DequantizeLinear -------------------------
+
+namespace
+{
+
+//! A ResNet block in ModelOpt's FP8 ops: conv0 -> Relu r0; Add(conv1(Q/DQ r0), r0 [or Q/DQ r0]) -> Relu -> Q/DQ ->
+//! conv2, weights behind FP8 Q/DQ. Without residualQuantized the Add's residual input is float.
+std::filesystem::path tensorRtFp8ResidualModel(bool residualQuantized)
+{
+    GraphBuilder g;
+    g.opset("trt", 1);
+    const auto qdq = [&](const std::string& prefix, const std::string& tensor, float scale)
+    {
+        const std::string s = g.scale(prefix + "/scale", scale);
+        const std::string q = g.node("TRT_FP8QuantizeLinear", prefix + "/QuantizeLinear", {tensor, s}, {}, "trt");
+        return g.node("TRT_FP8DequantizeLinear", prefix + "/DequantizeLinear", {q, s}, {}, "trt");
+    };
+    const auto weight = [&](const std::string& name, long out, long in) {
+        return qdq("/" + name + "/w_q", g.weight(name, {out, in, 3, 3}), 0.01f);
+    };
+    std::string x = qdq("/in_q", g.input("images", {1, 3, -1, -1}), 0.02f);
+    std::string r0 = g.node("Relu", "/relu0/Relu", {g.node("Conv", "/conv0/Conv", {x, weight("w0", 8, 3)})});
+    std::string c1 = g.node("Conv", "/conv1/Conv", {qdq("/conv1/in_q", r0, 0.1f), weight("w1", 8, 8)});
+    std::string residual = residualQuantized ? qdq("/add/residual_q", r0, 0.1f) : r0;
+    std::string r1 = g.node("Relu", "/relu1/Relu", {g.node("Add", "/add/Add", {c1, residual})});
+    // ONNX shape inference cannot pass the trt ops (no schema): the output's shape is given.
+    g.output(g.node("Conv", "/conv2/Conv", {qdq("/conv2/in_q", r1, 0.2f), weight("w2", 8, 8)}), {1, 8, -1, -1});
+    return saved(g, residualQuantized ? "trt-fp8-residual-quantized" : "trt-fp8-residual-float");
+}
+
+} // namespace
+
+TEST(FixCaseTensorRtFp8, InsertsTheResidualPairInModelOptsFp8Ops)
+{
+    const Fixed fixed = fixModel(tensorRtFp8ResidualModel(false));
+    const FixReport& report = fixed.report;
+    ASSERT_EQ(report.edits.size(), 1u) << renderFixText(report);
+    EXPECT_EQ(report.edits[0].edit.kind, FixEdit::Kind::kInsertQdq);
+    EXPECT_EQ(report.edits[0].edit.scaleFrom, "/conv1/in_q/QuantizeLinear");
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    const OnnxNode* add = graph.findNode("/add/Add");
+    ASSERT_NE(add, nullptr);
+    const OnnxNode* dq = graph.producer(add->inputs[1]);
+    ASSERT_NE(dq, nullptr);
+    // The new pair is FP8 like the one it copies: a QuantizeLinear without a zero point would be uint8.
+    EXPECT_EQ(dq->opType, "TRT_FP8DequantizeLinear");
+    EXPECT_EQ(dq->domain, "trt");
+    const OnnxNode* q = graph.producer(dq->inputs[0]);
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->opType, "TRT_FP8QuantizeLinear");
+    EXPECT_EQ(q->inputs[0], "/relu0/Relu_out");
+    expectCleanFix(fixed, "residual-input-not-quantized");
+    EXPECT_EQ(report.after.predicted.convWithResidualAdd, 1u);
+}
+
+TEST(FixCaseTensorRtFp8, LeavesAQuantizedResidualAlone)
+{
+    const Fixed fixed = fixModel(tensorRtFp8ResidualModel(true));
+    EXPECT_EQ(warningsByRule(diagnoseFile(fixed.model)).count("residual-input-not-quantized"), 0u);
+    EXPECT_EQ(fixed.report.before.predicted.convWithResidualAdd, 1u);
+    expectLeftAlone(fixed);
+}

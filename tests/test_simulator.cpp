@@ -224,6 +224,25 @@ OnnxGraph quantizedPair(int zeroPointType)
     return g.build();
 }
 
+//! The same network as NVIDIA ModelOpt exports FP8: trt::TRT_FP8QuantizeLinear / TRT_FP8DequantizeLinear with a
+//! scale and no zero point, in the given domain ("trt"; another domain makes them the user's plugins).
+OnnxGraph tensorRtFp8Pair(const std::string& domain)
+{
+    GraphBuilder g;
+    g.opset(domain, 1);
+    const auto qdq = [&](const std::string& prefix, const std::string& tensor, float scale)
+    {
+        const std::string s = g.scale(prefix + "/scale", scale);
+        const std::string q = g.node("TRT_FP8QuantizeLinear", prefix + "/QuantizeLinear", {tensor, s}, {}, domain);
+        return g.node("TRT_FP8DequantizeLinear", prefix + "/DequantizeLinear", {q, s}, {}, domain);
+    };
+    std::string x = qdq("/in_q", g.input("x", {1, 3, 16, 16}), 0.02f);
+    std::string c1 = g.node("Conv", "/c1/Conv", {x, qdq("/c1/w_q", g.weight("w1", {8, 3, 3, 3}), 0.01f)});
+    std::string r = qdq("/r_q", g.node("Relu", "/c1/Relu", {c1}), 0.05f);
+    g.output(g.node("Conv", "/c2/Conv", {r, qdq("/c2/w_q", g.weight("w2", {8, 8, 3, 3}), 0.01f)}));
+    return g.build();
+}
+
 std::string precisionsOf(const Prediction& prediction, const std::string& node)
 {
     const PredictedLayer* layer = layerWith(prediction, node);
@@ -239,6 +258,30 @@ TEST(Simulator, Fp8QdqGivesFp8Layers)
     Prediction prediction = predictEngine(graph, version(10, 8));
     EXPECT_EQ(precisionsOf(prediction, "/c1/Conv"), "FP8 -> FP8");
     EXPECT_EQ(precisionsOf(prediction, "/in_q/QuantizeLinear"), "FP16 -> FP8");
+}
+
+// NVIDIA ModelOpt's FP8 export: TensorRT's parser imports the trt-domain ops as Q/DQ of FP8, so the engine is the
+// one of the ONNX FP8 Q/DQ above. In another domain the same ops are plugins.
+TEST(Simulator, TensorRtDomainFp8QdqIsQdq)
+{
+    const OnnxGraph standard = quantizedPair(17);
+    const OnnxGraph modelOpt = tensorRtFp8Pair("trt");
+    const Prediction expected = predictEngine(standard, version(10, 8));
+    const Prediction prediction = predictEngine(modelOpt, version(10, 8));
+    EXPECT_EQ(modelOpt.qdq.size(), 8u);
+    EXPECT_EQ(precisionsOf(prediction, "/c1/Conv"), "FP8 -> FP8");
+    EXPECT_EQ(precisionsOf(prediction, "/in_q/QuantizeLinear"), "FP16 -> FP8");
+    ASSERT_EQ(prediction.layers.size(), expected.layers.size());
+    for (std::size_t i = 0; i < expected.layers.size(); ++i)
+    {
+        EXPECT_EQ(prediction.layers[i].kind, expected.layers[i].kind) << i;
+    }
+    EXPECT_EQ(countRole(prediction, "plugin"), 0u);
+
+    const OnnxGraph plugins = tensorRtFp8Pair("my.plugins");
+    EXPECT_TRUE(plugins.qdq.empty());
+    const Prediction pluginPrediction = predictEngine(plugins, version(10, 8));
+    EXPECT_EQ(layerWith(pluginPrediction, "/in_q/QuantizeLinear")->kind, "PluginV2");
 }
 
 TEST(Simulator, Int8QdqGivesInt8Layers)

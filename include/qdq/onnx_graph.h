@@ -262,7 +262,9 @@ struct QdqParameters
     std::vector<double> zeroPoint;
     std::optional<std::int64_t> axis;
     std::optional<std::int64_t> blockSize;
-    std::optional<std::int64_t> outputDtype; //!< Q output_dtype attribute (opset 21)
+    //! Q output_dtype attribute (opset 21), or the type a TensorRT-domain Q/DQ op implies (trt::TRT_FP8QuantizeLinear:
+    //! FLOAT8E4M3FN, trt::TRT_INT4DequantizeLinear: INT4)
+    std::optional<std::int64_t> outputDtype;
 };
 
 //! Every tensor name of a graph under a dense id (node inputs and outputs, initializers, graph inputs, outputs and

@@ -1139,11 +1139,20 @@ private:
         const auto [scaleName, zeroPointName] = addScaleInitializers(parameters, base);
         NewNode q;
         q.name = freshName(base + "/QuantizeLinear");
-        q.opType = "QuantizeLinear";
+        // The pair is written in the op set of the Q/DQ it copies: ModelOpt's trt::TRT_FP8QuantizeLinear carries its
+        // FP8 type in its op, which a QuantizeLinear without a zero point would turn into uint8.
+        const OnnxNode& scaleSource = mGraph.nodes[scaleNode];
+        const std::size_t typeEnd = scaleSource.opType.rfind(
+            scaleSource.opType.ends_with("DequantizeLinear") ? "DequantizeLinear" : "QuantizeLinear");
+        const std::string opPrefix =
+            typeEnd == std::string::npos ? std::string() : scaleSource.opType.substr(0, typeEnd);
+        q.opType = opPrefix + "QuantizeLinear";
+        q.domain = opPrefix.empty() ? std::string() : scaleSource.domain;
         q.inputs = {edit.tensor, scaleName};
         NewNode dq;
         dq.name = freshName(base + "/DequantizeLinear");
-        dq.opType = "DequantizeLinear";
+        dq.opType = opPrefix + "DequantizeLinear";
+        dq.domain = q.domain;
         const std::string quantized = freshName(base + "/quantized");
         const std::string dequantized = freshName(base + "/dequantized");
         q.outputs = {quantized};

@@ -83,7 +83,8 @@ std::optional<std::int64_t> OnnxNode::intAttribute(std::string_view attributeNam
 
 bool OnnxNode::isCustomDomain() const
 {
-    return !domain.empty() && domain != "ai.onnx";
+    // TensorRT's own Q/DQ ops (trt::TRT_FP8QuantizeLinear, ...) are Q/DQ to its parser, not plugins.
+    return !domain.empty() && domain != "ai.onnx" && qdqKind == QdqKind::kNone;
 }
 
 std::uint32_t OnnxTensorTable::intern(std::string_view name)

@@ -11,7 +11,7 @@ namespace qdq::patterns
 
 bool isCustomOp(const OnnxNode& node)
 {
-    return !node.domain.empty() && node.domain != "ai.onnx" && node.domain != "ai.onnx.ml";
+    return !node.domain.empty() && node.domain != "ai.onnx" && node.domain != "ai.onnx.ml" && !isQdq(node);
 }
 
 namespace

@@ -120,10 +120,13 @@ std::string_view quantizedTypeOf(const OnnxGraph& graph, std::uint32_t node, int
     {
         return quantizedTypeName(parameters->zeroPointType);
     }
+    if (parameters->outputDtype)
+    {
+        return quantizedTypeName(static_cast<OnnxDataType>(*parameters->outputDtype));
+    }
     if (parameters->isQuantize)
     {
-        return parameters->outputDtype ? quantizedTypeName(static_cast<OnnxDataType>(*parameters->outputDtype))
-                                       : std::string_view();
+        return {};
     }
     const OnnxNode& dq = graph.nodes[node];
     if (dq.inputs.empty())
