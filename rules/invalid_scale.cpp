@@ -26,7 +26,7 @@ bool mentionsScale(const std::string& text)
             (lower.find("quantize") != std::string::npos || lower.find("q/dq") != std::string::npos));
 }
 
-class InvalidScale final : public Rule
+class InvalidScale final : public ModelOrBuildLogRule
 {
 public:
     const RuleInfo& info() const override
@@ -43,18 +43,6 @@ public:
         return kInfo;
     }
 
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else
-        {
-            checkLog(context, sink);
-        }
-    }
-
 private:
     //! Build-log lines about scales.
     static std::vector<Evidence> logEvidence(const Context& context)
@@ -62,7 +50,7 @@ private:
         return buildLogErrorEvidence(context, mentionsScale);
     }
 
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         auto log = logEvidence(context);
@@ -235,7 +223,7 @@ private:
         sink.add(std::move(finding));
     }
 
-    void checkLog(const Context& context, FindingSink& sink) const
+    void checkLog(const Context& context, FindingSink& sink) const override
     {
         auto lines = logEvidence(context);
         if (lines.empty())

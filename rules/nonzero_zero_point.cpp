@@ -25,7 +25,7 @@ bool mentionsZeroPoint(const std::string& text)
            lower.find("zero_point") != std::string::npos || lower.find("shiftisallzeros") != std::string::npos;
 }
 
-class NonzeroZeroPoint final : public Rule
+class NonzeroZeroPoint final : public ModelOrBuildLogRule
 {
 public:
     const RuleInfo& info() const override
@@ -42,18 +42,6 @@ public:
         return kInfo;
     }
 
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else
-        {
-            checkLog(context, sink);
-        }
-    }
-
 private:
     //! Build-log lines about zero points (the parser's `Non-zero zero point is not supported` assertion).
     static std::vector<Evidence> logEvidence(const Context& context)
@@ -66,9 +54,10 @@ private:
     {
         std::vector<const OnnxNode*> nodes;
         std::string text; //!< "Q -> DQ (uint8 zero point [128])"
+        bool unsignedZeroPoint = false;
     };
 
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         // Sites: a Q -> DQ pair is one site (they share the zero point in every exporter); a lone Q or DQ is its own.
@@ -87,7 +76,7 @@ private:
                 continue;
             }
             done.insert(parameters.node);
-            Site site{{&node}, {}};
+            Site site{{&node}, {}, parameters.zeroPointType == OnnxDataType::kUint8};
             // Pair the Q with the DQ it feeds (or the DQ with its Q) when that one has the same problem.
             std::vector<const OnnxNode*> partners;
             if (isQuantize(node) && !node.outputs.empty())
@@ -208,8 +197,7 @@ private:
     static std::string exporterAdvice(const std::vector<const Site*>& sites)
     {
         const bool anyUnsigned =
-            std::any_of(sites.begin(), sites.end(),
-                        [](const Site* site) { return site->text.find("(uint8 zero point") != std::string::npos; });
+            std::any_of(sites.begin(), sites.end(), [](const Site* site) { return site->unsignedZeroPoint; });
         return std::string(anyUnsigned ? " (PyTorch: qint8 with torch.per_tensor_symmetric / per_channel_symmetric "
                                          "instead of the default quint8 affine observer; ONNX Runtime: "
                                          "activation_type=QInt8, extra_options={\"ActivationSymmetric\": True})"
@@ -231,9 +219,7 @@ private:
         const auto readers = consumersOf(graph, node.outputs[0]);
         for (const OnnxNode* reader : readers)
         {
-            const bool weighted = reader->opType == "Conv" || reader->opType == "ConvTranspose" ||
-                                  reader->opType == "Gemm" || reader->opType == "MatMul";
-            if (weighted && reader->inputs.size() > 1 && reader->inputs[1] == node.outputs[0])
+            if (isWeighted(graph, *reader) && reader->inputs.size() > 1 && reader->inputs[1] == node.outputs[0])
             {
                 return std::nullopt;
             }
@@ -364,7 +350,7 @@ private:
         return {};
     }
 
-    void checkLog(const Context& context, FindingSink& sink) const
+    void checkLog(const Context& context, FindingSink& sink) const override
     {
         auto lines = logEvidence(context);
         if (lines.empty())

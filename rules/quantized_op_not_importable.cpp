@@ -22,9 +22,8 @@ enum class Scheme
     kWeightOnly, //!< ONNX Runtime's block-quantized weights: MatMulNBits, MatMulBnb4, GatherBlockQuantized
 };
 
-Scheme schemeOf(const OnnxNode& node)
+Scheme schemeOf(std::string_view op)
 {
-    const std::string& op = node.opType;
     if (op == "MatMulNBits" || op == "MatMulBnb4" || op == "GatherBlockQuantized")
     {
         return Scheme::kWeightOnly;
@@ -37,7 +36,7 @@ Scheme schemeOf(const OnnxNode& node)
     return Scheme::kStatic;
 }
 
-class QuantizedOpNotImportable final : public Rule
+class QuantizedOpNotImportable final : public ModelOrBuildLogRule
 {
 public:
     const RuleInfo& info() const override
@@ -52,18 +51,6 @@ public:
             kNeedsOnnxOrEngine,
             "a re-quantization of the float model in QDQ format; fix does not rewrite integer ops"};
         return kInfo;
-    }
-
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else
-        {
-            checkLog(context, sink);
-        }
     }
 
 private:
@@ -107,18 +94,17 @@ private:
     }
 
     //! A build log without the model: the parser's error names the op it stopped at.
-    void checkLog(const Context& context, FindingSink& sink) const
+    void checkLog(const Context& context, FindingSink& sink) const override
     {
         std::vector<Evidence> lines = buildLogErrorEvidence(context, failsOnIntegerOp);
         if (lines.empty())
         {
             return;
         }
-        OnnxNode failed;
-        failed.opType = std::string(failedOpType(lines.front().text));
-        const Scheme scheme = schemeOf(failed);
+        const std::string failedOp(failedOpType(lines.front().text));
+        const Scheme scheme = schemeOf(failedOp);
         Finding finding = makeFinding(
-            info(), "The TensorRT build log shows the ONNX parser failing at a " + failed.opType + " node (\"" +
+            info(), "The TensorRT build log shows the ONNX parser failing at a " + failedOp + " node (\"" +
                         lines.front().text +
                         "\"): TensorRT has no importer for this integer op of ONNX Runtime's quantized formats, so no "
                         "engine is built. TensorRT takes quantization only as QuantizeLinear/DequantizeLinear around "
@@ -128,7 +114,7 @@ private:
         sink.add(std::move(finding));
     }
 
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         // One finding for the model: the quantizer wrote every op the same way, so the fix is one setting.
@@ -149,7 +135,7 @@ private:
             std::string op =
                 node.domain.empty() || node.domain == "ai.onnx" ? node.opType : node.opType + " (" + node.domain + ")";
             ++countByOp[op];
-            schemes[static_cast<int>(schemeOf(node))] = true;
+            schemes[static_cast<int>(schemeOf(node.opType))] = true;
             finding.onnxNodes.push_back(node.name);
             finding.evidence.push_back(nodeEvidence(context, node, "op " + op + ": TensorRT has no importer for it"));
         }

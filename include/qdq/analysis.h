@@ -414,6 +414,28 @@ protected:
     virtual void checkEngine(const Context& context, FindingSink& sink) const = 0;
 };
 
+//! A rule that reads the model when there is one (given, or rebuilt from a build log), and otherwise the build log's
+//! error lines (a parse that failed leaves no graph to rebuild).
+class ModelOrBuildLogRule : public Rule
+{
+public:
+    void check(const Context& context, FindingSink& sink) const final
+    {
+        if (context.graph() != nullptr)
+        {
+            checkGraph(context, sink);
+        }
+        else
+        {
+            checkLog(context, sink);
+        }
+    }
+
+protected:
+    virtual void checkGraph(const Context& context, FindingSink& sink) const = 0;
+    virtual void checkLog(const Context& context, FindingSink& sink) const = 0;
+};
+
 //! The explicit rule list (rules/registry.cpp), in catalogue order.
 const std::vector<std::unique_ptr<Rule>>& allRules();
 
