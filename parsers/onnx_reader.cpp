@@ -1441,6 +1441,39 @@ private:
         }
     }
 
+    //! The scales, zero points and INT32 biases of ONNX Runtime's QOperator ops (QLinearConv, com.microsoft QLinearAdd,
+    //! QGemm, ...): `fix` rewrites such an op as DequantizeLinear -> float op -> QuantizeLinear and computes the float
+    //! bias from them. Weights are left unread: an INT8/UINT8 constant is read only when it is small enough to be a
+    //! zero point (one per channel).
+    void loadQuantizedOpParameters()
+    {
+        for (const OnnxNode& node : mGraph.nodes)
+        {
+            const bool standard = isStandardDomain(node.domain);
+            const bool quantizedOp =
+                (standard && (node.opType == "QLinearConv" || node.opType == "QLinearMatMul")) ||
+                (node.domain == "com.microsoft" && (node.opType.starts_with("QLinear") || node.opType == "QGemm"));
+            if (!quantizedOp)
+            {
+                continue;
+            }
+            for (std::uint32_t input : mGraph.inputIds(node.index))
+            {
+                const auto constant = input == OnnxGraph::kNone ? std::nullopt : resolveConstant(input);
+                if (!constant)
+                {
+                    continue;
+                }
+                const OnnxConstant& tensor = mGraph.constants[*constant];
+                const bool integer8 = tensor.dataType == OnnxDataType::kInt8 || tensor.dataType == OnnxDataType::kUint8;
+                if (tensor.elementCount <= (integer8 ? 4096 : 16384))
+                {
+                    ensureLoaded(*constant);
+                }
+            }
+        }
+    }
+
     //! Warns about each model-local function the graph calls: its nodes are not analyzed.
     void warnLocalFunctionCalls()
     {
@@ -1477,6 +1510,7 @@ private:
         linkGraph();
         checkCycles();
         collectQdq();
+        loadQuantizedOpParameters();
         warnLocalFunctionCalls();
         if (mOptions.loadWeights)
         {

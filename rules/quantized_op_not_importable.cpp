@@ -49,7 +49,8 @@ public:
             Severity::kError,
             "8.0-10.x",
             kNeedsOnnxOrEngine,
-            "a re-quantization of the float model in QDQ format; fix does not rewrite integer ops"};
+            "dynamic quantization and 4-bit weights need a re-quantization of the float model in QDQ format; fix "
+            "rewrites only the QOperator ops (QLinearConv, QLinearMatMul, QLinearAdd, QGemm, ...)"};
         return kInfo;
     }
 
@@ -74,10 +75,14 @@ private:
         std::string fix;
         if (staticOps || dynamicOps)
         {
-            fix = "re-quantize the float model in QDQ format: ONNX Runtime quantize_static(..., "
-                  "quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, "
-                  "extra_options={\"ActivationSymmetric\": True, \"QuantizeBias\": False}), or NVIDIA ModelOpt "
-                  "(python -m modelopt.onnx.quantization), which writes TensorRT's Q/DQ placement";
+            fix =
+                std::string(staticOps ? "qdq-doctor fix rewrites each QOperator op as DequantizeLinear -> float op -> "
+                                        "QuantizeLinear with the same scales; or "
+                                      : "") +
+                "re-quantize the float model in QDQ format: ONNX Runtime quantize_static(..., "
+                "quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, "
+                "extra_options={\"ActivationSymmetric\": True, \"QuantizeBias\": False}), or NVIDIA ModelOpt "
+                "(python -m modelopt.onnx.quantization), which writes TensorRT's Q/DQ placement";
         }
         if (dynamicOps)
         {
@@ -122,8 +127,20 @@ private:
         std::map<std::string, int> countByOp; // "QLinearAdd (com.microsoft)" -> count, sorted for a stable message
         bool schemes[3] = {false, false, false};
         const OnnxNode* first = nullptr;
+        std::vector<FixEdit> movements;     // data-movement ops running on the integer tensors between them
+        std::map<std::string, int> movedBy; // op type -> count
         for (const auto& node : graph.nodes)
         {
+            if (isCommuting(node.opType) && node.opType != "Concat" && !node.isCustomDomain() && !node.inputs.empty() &&
+                quantizingSource(graph, node.inputs[0]) != nullptr)
+            {
+                FixEdit edit;
+                edit.kind = FixEdit::Kind::kRewriteQuantizedOp;
+                edit.nodes = {node.name};
+                movements.push_back(std::move(edit));
+                ++movedBy[node.opType];
+                continue;
+            }
             if (!isOperatorFormatQuantized(node))
             {
                 continue;
@@ -136,6 +153,14 @@ private:
                 node.domain.empty() || node.domain == "ai.onnx" ? node.opType : node.opType + " (" + node.domain + ")";
             ++countByOp[op];
             schemes[static_cast<int>(schemeOf(node.opType))] = true;
+            if (schemeOf(node.opType) == Scheme::kStatic)
+            {
+                // fix rewrites it as DequantizeLinear -> float op -> QuantizeLinear (or says why it cannot).
+                FixEdit edit;
+                edit.kind = FixEdit::Kind::kRewriteQuantizedOp;
+                edit.nodes = {node.name};
+                finding.edits.push_back(std::move(edit));
+            }
             finding.onnxNodes.push_back(node.name);
             finding.evidence.push_back(nodeEvidence(context, node, "op " + op + ": TensorRT has no importer for it"));
         }
@@ -148,6 +173,17 @@ private:
         {
             ops += (ops.empty() ? "" : ", ") + std::to_string(count) + " " + op;
         }
+        std::string moved;
+        if (schemes[static_cast<int>(Scheme::kStatic)] && !movements.empty())
+        {
+            // QOperator models run MaxPool, Flatten, ... on the uint8 tensors: fix rewrites them in QDQ form too.
+            for (const auto& [op, count] : movedBy)
+            {
+                moved += (moved.empty() ? "" : ", ") + std::to_string(count) + " " + op;
+            }
+            moved = " Between them, " + moved + " run on the quantized integer tensors.";
+            finding.edits.insert(finding.edits.end(), movements.begin(), movements.end());
+        }
         std::string format = schemes[static_cast<int>(Scheme::kStatic)]    ? "ONNX Runtime's QOperator format"
                              : schemes[static_cast<int>(Scheme::kDynamic)] ? "ONNX Runtime's dynamic quantization"
                                                                            : "ONNX Runtime's 4-bit weight format";
@@ -156,7 +192,8 @@ private:
             "): TensorRT's ONNX parser has no importer for these ops. It stops at the first, " + first->name + " (" +
             first->opType + "): \"No importer registered for op: " + first->opType +
             ". Attempting to import as plugin.\", then \"Plugin not found\". TensorRT takes quantization only as "
-            "QuantizeLinear/DequantizeLinear around float ops.";
+            "QuantizeLinear/DequantizeLinear around float ops." +
+            moved;
         finding.fix = fixFor(schemes[static_cast<int>(Scheme::kStatic)], schemes[static_cast<int>(Scheme::kDynamic)],
                              schemes[static_cast<int>(Scheme::kWeightOnly)]);
         for (auto& line : buildLogErrorEvidence(context, failsOnIntegerOp))

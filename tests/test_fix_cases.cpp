@@ -9,6 +9,7 @@
 
 #include "qdq/fix.h"
 #include "qdq/model_edit.h"
+#include "qdq/patterns.h"
 #include "qdq/predict.h"
 #include "qdq/readers.h"
 
@@ -1189,7 +1190,9 @@ namespace
 //! ONNX Runtime's default QDQ export: images -> Q/DQ (uint8, zero point 128) -> conv0 -> Relu -> Q/DQ (uint8, zero
 //! point 0) -> conv1, INT8 weight initializers. With asymmetric false, the same model with int8 zero points 0;
 //! with uint8Weight conv1's weight is a UINT8 initializer behind a DQ with zero point 100.
-std::filesystem::path asymmetricModel(bool asymmetric, bool uint8Weight = false)
+//! Without relu, conv0 feeds the Q directly, as ONNX Runtime writes it after removing the Relu whose clamp the uint8
+//! range (zero point 0) then applies.
+std::filesystem::path asymmetricModel(bool asymmetric, bool uint8Weight = false, bool relu = true)
 {
     GraphBuilder g;
     auto pair = [&](const std::string& prefix, const std::string& tensor, float scale, int zeroPoint)
@@ -1200,7 +1203,11 @@ std::filesystem::path asymmetricModel(bool asymmetric, bool uint8Weight = false)
         return g.node("DequantizeLinear", prefix + "/DequantizeLinear", {q, s, z});
     };
     std::string x = pair("/in_q", g.input("images", {1, 3, 8, 8}), 0.02f, 128);
-    std::string r = g.node("Relu", "/relu0/Relu", {g.node("Conv", "/conv0/Conv", {x, g.int8Weight("w0", 8, 3)})});
+    std::string r = g.node("Conv", "/conv0/Conv", {x, g.int8Weight("w0", 8, 3)});
+    if (relu)
+    {
+        r = g.node("Relu", "/relu0/Relu", {r});
+    }
     std::string w1 = g.int8Weight("w1", 8, 8);
     if (uint8Weight)
     {
@@ -1209,7 +1216,8 @@ std::filesystem::path asymmetricModel(bool asymmetric, bool uint8Weight = false)
                      g.zeroPoint("/w1/zero_point", true, 100)});
     }
     g.output(g.node("Conv", "/conv1/Conv", {pair("/relu0/out_q", r, 0.01f, 0), w1}));
-    return saved(g, std::string(asymmetric ? "asymmetric" : "symmetric") + (uint8Weight ? "-uint8-weight" : ""));
+    return saved(g, std::string(asymmetric ? "asymmetric" : "symmetric") + (uint8Weight ? "-uint8-weight" : "") +
+                        (relu ? "" : "-relu-removed"));
 }
 
 //! MatMul (INT8 in) -> Add(bias) -> Q/DQ -> MatMul, the bias a UINT8 constant [0, 1, 2, 3] behind a DQ with scale 0.5
@@ -1279,6 +1287,88 @@ TEST(FixCaseNonzeroZeroPoint, MakesEachActivationQuantizerSymmetricOverItsRange)
     expectCleanFix(fixed, "nonzero-zero-point");
     // fix applied to its own output changes nothing.
     EXPECT_TRUE(dryRunFix(fixed.output).edits.empty());
+}
+
+TEST(FixCaseNonzeroZeroPoint, KeepsTheClampOfARangeStartingAtZeroAsARelu)
+{
+    // ONNX Runtime removed the Relu: the uint8 range [0, 2.55] clamps conv0's negative outputs. The symmetric range
+    // does not, so a Relu goes before the Q. (The model above, with its Relu node, gets none.)
+    const Fixed fixed = fixModel(asymmetricModel(true, false, false));
+    ASSERT_EQ(fixed.report.edits.size(), 2u) << renderFixText(fixed.report);
+    EXPECT_EQ(fixed.report.edits[0].added.size(), 2u); // the input's range starts below 0: no Relu
+    EXPECT_EQ(fixed.report.edits[1].added, (Names{"qdq_doctor/nonzero-zero-point/relu0/out_q/zero_point/scale",
+                                                  "qdq_doctor/nonzero-zero-point/relu0/out_q/zero_point/zero_point",
+                                                  "qdq_doctor/nonzero-zero-point/relu0/out_q/zero_point/Relu"}));
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    const OnnxNode* quantize = graph.findNode("/relu0/out_q/QuantizeLinear");
+    ASSERT_NE(quantize, nullptr);
+    const OnnxNode* relu = patterns::producerOf(graph, quantize->inputs[0]);
+    ASSERT_NE(relu, nullptr);
+    EXPECT_EQ(relu->opType, "Relu");
+    EXPECT_EQ(patterns::producerOf(graph, relu->inputs[0])->name, "/conv0/Conv");
+    EXPECT_EQ(fixed.report.checker, "passed");
+    EXPECT_TRUE(dryRunFix(fixed.output).edits.empty());
+}
+
+namespace
+{
+
+//! ONNX Runtime's uint8 export of a residual block: conv1's output is quantized (uint8, zero point conv1ZeroPoint)
+//! between conv1 and the Add. With zero point 0 the range clamps like the Relu ONNX Runtime removed there.
+std::filesystem::path residualUint8Model(int conv1ZeroPoint)
+{
+    GraphBuilder g;
+    auto pair = [&](const std::string& prefix, const std::string& tensor, float scale, int zeroPoint)
+    {
+        std::string s = g.scale(prefix + "/scale", scale);
+        std::string z = g.zeroPoint(prefix + "/zero_point", true, zeroPoint);
+        std::string q = g.node("QuantizeLinear", prefix + "/QuantizeLinear", {tensor, s, z});
+        return g.node("DequantizeLinear", prefix + "/DequantizeLinear", {q, s, z});
+    };
+    std::string x = pair("/in_q", g.input("images", {1, 8, 8, 8}), 0.02f, 128);
+    std::string r0 = g.node("Relu", "/relu0/Relu", {g.node("Conv", "/conv0/Conv", {x, g.int8Weight("w0", 8, 8, 1)})});
+    std::string a = pair("/r0_q", r0, 0.01f, 0);
+    std::string c1 =
+        pair("/c1_q", g.node("Conv", "/conv1/Conv", {a, g.int8Weight("w1", 8, 8, 1)}), 0.01f, conv1ZeroPoint);
+    std::string sum = g.node("Relu", "/relu1/Relu", {g.node("Add", "/add/Add", {c1, a})});
+    g.output(g.node("Conv", "/conv2/Conv", {pair("/out_q", sum, 0.01f, 0), g.int8Weight("w2", 8, 8, 1)}), {1, 8, 8, 8});
+    return saved(g, "residual-uint8-" + std::to_string(conv1ZeroPoint));
+}
+
+} // namespace
+
+TEST(FixCaseRemoval, KeepsTheClampOfARemovedUint8PairAsARelu)
+{
+    const Fixed fixed = fixModel(residualUint8Model(0), {"qdq-between-conv-and-add"});
+    ASSERT_EQ(fixed.report.edits.size(), 1u) << renderFixText(fixed.report);
+    EXPECT_EQ(fixed.report.edits[0].added, Names{"qdq_doctor/qdq-between-conv-and-add/conv1/Conv_out/Relu"});
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    const OnnxNode& add = *graph.findNode("/add/Add");
+    const OnnxNode* relu = patterns::producerOf(graph, add.inputs[0]);
+    ASSERT_NE(relu, nullptr);
+    EXPECT_EQ(relu->opType, "Relu");
+    EXPECT_EQ(patterns::producerOf(graph, relu->inputs[0])->name, "/conv1/Conv");
+    EXPECT_EQ(fixed.report.checker, "passed");
+}
+
+TEST(FixCaseRemoval, RemovesAPairWhoseRangeGoesBelowZeroWithoutARelu)
+{
+    const Fixed fixed = fixModel(residualUint8Model(128), {"qdq-between-conv-and-add"});
+    ASSERT_EQ(fixed.report.edits.size(), 1u) << renderFixText(fixed.report);
+    EXPECT_TRUE(fixed.report.edits[0].added.empty());
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    EXPECT_EQ(patterns::producerOf(graph, graph.findNode("/add/Add")->inputs[0])->name, "/conv1/Conv");
+    EXPECT_EQ(fixed.report.checker, "passed");
+}
+
+TEST(FixCaseNonzeroZeroPoint, AddsNoReluAfterARelu)
+{
+    const Fixed fixed = fixModel(asymmetricModel(true));
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    for (const auto& node : graph.nodes)
+    {
+        EXPECT_TRUE(node.opType != "Relu" || node.name == "/relu0/Relu") << node.name;
+    }
 }
 
 TEST(FixCaseNonzeroZeroPoint, LeavesSymmetricInt8QuantizersAlone)

@@ -218,6 +218,9 @@ struct FixEdit
         //! int8 zero point 0 and the scale that covers their range symmetrically: scale x max(|qmin - zero point|,
         //! |qmax - zero point|) / 127. `tensor`: the zero-point tensor they read.
         kSymmetricInt8,
+        //! `nodes` = {an ONNX Runtime QOperator op: QLinearConv, com.microsoft QLinearAdd, QGemm, ...}: rewritten as
+        //! DequantizeLinear on each quantized input -> the float op (same name) -> QuantizeLinear on its output.
+        kRewriteQuantizedOp,
     };
     Kind kind = Kind::kInsertQdq;
     std::string tensor;

@@ -80,6 +80,11 @@ bool isCustomOp(const OnnxNode& node);
 bool isOperatorFormatQuantized(const OnnxNode& node);
 //! The op types isOperatorFormatQuantized takes, whatever their domain (a build log's parser lines name none).
 bool isIntegerOpName(std::string_view opType);
+//! The node whose integer output tensor is, walking back through commuting ops other than Concat (their input 0): a
+//! QuantizeLinear, or a QOperator op with a quantized output (QLinearConv, com.microsoft QLinearAdd, ...). nullptr
+//! when tensor holds float data. ONNX Runtime's QOperator format runs MaxPool, Flatten, Reshape, ... directly on
+//! such uint8/int8 tensors.
+const OnnxNode* quantizingSource(const OnnxGraph& graph, const std::string& tensor);
 
 // ---- graph navigation ---------------------------------------------------------------------------------------------
 

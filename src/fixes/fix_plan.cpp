@@ -1,10 +1,11 @@
 // The findings' graph edits as changes of the model file: duplicates merged, conflicts refused in a fixed order
-// (removals, then plugin unwraps, then float biases, then insertions, then scale unifications; within each, the
-// order of the report's findings), new nodes and tensors named after the rule and the tensor they serve. docs/fix.md
-// describes the order and the names.
+// (rewrites of QOperator ops, then removals, then plugin unwraps, then float biases, then insertions, then scale
+// unifications; within each, the order of the report's findings), new nodes and tensors named after the rule and the
+// tensor they serve. docs/fix.md describes the order and the names.
 #include "qdq/fix.h"
 #include "qdq/patterns.h"
 #include "qdq/union_find.h"
+#include "src/fixes/quantized_op_rewrite.h"
 
 #include <algorithm>
 #include <cmath>
@@ -58,6 +59,14 @@ public:
     FixPlan run()
     {
         collect();
+        // First: a QOperator op rewritten in QDQ form is what every other edit of such a model builds on.
+        for (auto& asked : mAsked)
+        {
+            if (asked.edit.kind == FixEdit::Kind::kRewriteQuantizedOp)
+            {
+                planRewriteQuantizedOp(asked);
+            }
+        }
         for (auto& asked : mAsked)
         {
             if (asked.edit.kind == FixEdit::Kind::kRemoveQdqPair)
@@ -304,10 +313,27 @@ private:
             return;
         }
         PlannedEdit planned = plannedFrom(asked);
-        const std::string input = quantize.inputs[0];
+        std::string input = quantize.inputs[0];
         if (const OnnxNode* producer = patterns::producerOf(mGraph, input))
         {
             planned.touched.push_back(producer->name);
+        }
+        // A range that starts at 0 clamps like a Relu, and ONNX Runtime's quantizer removes the Relu it stands for
+        // (SqueezeNet: Conv -> Q -> DQ -> MaxPool with no Relu node). The pair goes, the clamp stays, as a Relu.
+        if (rangeStartsAtZero(q) && needsClampKept(input))
+        {
+            NewNode relu;
+            const std::string base =
+                "qdq_doctor/" + asked.rule + "/" + (input.rfind('/', 0) == 0 ? input.substr(1) : input);
+            relu.name = freshName(base + "/Relu");
+            relu.opType = "Relu";
+            relu.inputs = {input};
+            relu.outputs = {freshName(base + "/clamped")};
+            relu.docString = "added by qdq-doctor fix (" + asked.rule + "): keeps the clamp at 0 of " + quantize.name +
+                             "'s range, which the removed Q/DQ pair applied";
+            planned.added.push_back(relu.name);
+            input = relu.outputs[0];
+            mPlan.modelEdits.insertNodes.push_back({dq, std::move(relu)});
         }
         for (const auto& [node, slot] : reads)
         {
@@ -328,6 +354,69 @@ private:
             mPlan.modelEdits.removeNodes.push_back(q);
             mRemoved.insert(q);
             planned.removed.push_back(quantize.name);
+        }
+        mPlan.edits.push_back(std::move(planned));
+    }
+
+    //! kRewriteQuantizedOp: an ONNX Runtime QOperator op becomes DequantizeLinear -> float op -> QuantizeLinear,
+    //! inserted where it was (src/fixes/quantized_op_rewrite.cpp). Its readers keep reading its output tensor, which
+    //! the new QuantizeLinear writes.
+    void planRewriteQuantizedOp(const Asked& asked)
+    {
+        const std::uint32_t node = asked.edit.nodes.empty() ? OnnxGraph::kNone : nodeIndex(asked.edit.nodes[0]);
+        if (node == OnnxGraph::kNone || mRemoved.count(node) != 0)
+        {
+            skip(asked, "the op is not in the model or is removed by another edit");
+            return;
+        }
+        const OnnxNode& op = mGraph.nodes[node];
+        for (std::uint32_t slot = 0; slot < op.inputs.size(); ++slot)
+        {
+            if (std::string rule = claimant(node, slot); !rule.empty())
+            {
+                skip(asked,
+                     "input " + std::to_string(slot) + " of " + op.name + " is changed by another edit (" + rule + ")");
+                return;
+            }
+        }
+        std::string why;
+        const std::string prefix =
+            "qdq_doctor/" + asked.rule + "/" + (op.name.rfind('/', 0) == 0 ? op.name.substr(1) : op.name);
+        std::optional<QuantizedOpRewrite> rewrite = rewriteQuantizedOp(
+            mGraph, node, prefix, [this](const std::string& base) { return freshName(base); }, why);
+        if (!rewrite)
+        {
+            skip(asked, why + "; re-quantize the float model in QDQ format instead");
+            return;
+        }
+        PlannedEdit planned = plannedFrom(asked);
+        std::size_t dequantizes = 0;
+        bool quantizes = false;
+        for (auto& newNode : rewrite->nodes)
+        {
+            dequantizes += newNode.opType == "DequantizeLinear" ? 1 : 0;
+            quantizes = quantizes || newNode.opType == "QuantizeLinear";
+            planned.added.push_back(newNode.name);
+            mPlan.modelEdits.insertNodes.push_back({node, std::move(newNode)});
+        }
+        for (auto& initializer : rewrite->initializers)
+        {
+            planned.added.push_back(initializer.name);
+            mPlan.modelEdits.addInitializers.push_back(std::move(initializer));
+        }
+        mPlan.modelEdits.removeNodes.push_back(node);
+        mRemoved.insert(node);
+        planned.removed.push_back(op.name);
+        planned.changed.push_back(op.name + ": " + op.opType + " -> " + std::to_string(dequantizes) +
+                                  " DequantizeLinear, " + rewrite->floatOp + (quantizes ? ", QuantizeLinear" : "") +
+                                  " (the " + rewrite->floatOp + " keeps the name)");
+        planned.touched.push_back(op.name);
+        for (const auto& output : op.outputs)
+        {
+            for (const OnnxNode* reader : patterns::consumersOf(mGraph, output))
+            {
+                planned.touched.push_back(reader->name);
+            }
         }
         mPlan.edits.push_back(std::move(planned));
     }
@@ -870,11 +959,6 @@ private:
             slots.emplace_back(node, 1);
             slots.emplace_back(node, 2);
         }
-        if (std::string problem = claimedBy(slots); !problem.empty())
-        {
-            skip(asked, problem + "; fix's next pass converts the scale it takes");
-            return;
-        }
         double qmin = 0;
         double qmax = 0;
         if (first->zeroPointType == OnnxDataType::kUint8)
@@ -894,6 +978,27 @@ private:
         }
         const double zeroPoint = first->zeroPoint[0];
         const double scale = first->scale[0];
+        // A range that starts at 0 (uint8 zero point 0) clamps negative inputs to 0: ONNX Runtime's quantizer removes
+        // a Relu before such a Q (QOperator and QDQ formats alike) and lets the clamp do its work. The symmetric range
+        // does not clamp, so a Relu inserted before each such Q takes the clamp over; without it a ResNet-18 lost all
+        // its activations (outputs 9.4 apart on a magnitude of 5.4 under ONNX Runtime).
+        std::vector<std::uint32_t> needRelu;
+        if (zeroPoint == qmin)
+        {
+            for (std::uint32_t node : group)
+            {
+                if (patterns::isQuantize(mGraph.nodes[node]) && needsClampKept(mGraph.nodes[node].inputs[0]))
+                {
+                    needRelu.push_back(node);
+                    slots.emplace_back(node, 0);
+                }
+            }
+        }
+        if (std::string problem = claimedBy(slots); !problem.empty())
+        {
+            skip(asked, problem + "; fix's next pass converts the scale it takes");
+            return;
+        }
         const double symmetric = scale * std::max(std::fabs(qmin - zeroPoint), std::fabs(qmax - zeroPoint)) / 127.0;
         if (!(symmetric > 0) || !std::isfinite(symmetric))
         {
@@ -928,8 +1033,122 @@ private:
                         std::string(onnxDataTypeName(first->zeroPointType)) + " zero point " +
                         std::to_string(std::lround(zeroPoint)) + ": covers the range " + std::string(range) +
                         " symmetrically";
-        rewireScaleInputs(slots, scaleName, zeroPointName, asked.rule, planned);
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> scaleSlots;
+        for (const auto& slot : slots)
+        {
+            if (slot.second != 0)
+            {
+                scaleSlots.push_back(slot);
+            }
+        }
+        rewireScaleInputs(scaleSlots, scaleName, zeroPointName, asked.rule, planned);
+        for (std::uint32_t node : needRelu)
+        {
+            const OnnxNode& quantize = mGraph.nodes[node];
+            NewNode relu;
+            relu.name = freshName(base + "/Relu");
+            relu.opType = "Relu";
+            relu.inputs = {quantize.inputs[0]};
+            relu.outputs = {freshName(base + "/clamped")};
+            relu.docString = "added by qdq-doctor fix (" + asked.rule + "): keeps the clamp at 0 of " + quantize.name +
+                             "'s unsigned range, which the symmetric INT8 range does not have";
+            claim(node, 0, asked.rule);
+            mPlan.modelEdits.rewireInputs.push_back({node, 0, relu.outputs[0]});
+            planned.added.push_back(relu.name);
+            planned.changed.push_back(quantize.name + " input 0: " + quantize.inputs[0] + " -> " + relu.outputs[0] +
+                                      " (a Relu keeps the clamp at 0)");
+            mPlan.modelEdits.insertNodes.push_back({node, std::move(relu)});
+        }
+        if (!needRelu.empty())
+        {
+            planned.scale += "; a Relu before " + std::to_string(needRelu.size()) +
+                             " QuantizeLinear keeps the clamp at 0 of the unsigned range";
+        }
         mPlan.edits.push_back(std::move(planned));
+    }
+
+    //! Whether a Q whose range starts at 0 needs a Relu to keep its clamp once the range no longer does: yes unless its
+    //! input cannot be negative, or is the output of a smooth activation (SiLU or HardSwish as Mul(x, gate(x)),
+    //! HardSwish, Gelu) whose small negative tail the calibration did not see. ONNX Runtime removes only Relu and Clip
+    //! before such a Q; a Relu after SiLU or HardSwish would clamp a tail of at most 0.28 or 0.375 and cost TensorRT a
+    //! layer (MobileNetV3: 38 symmetric conversions refused for lone Q/DQ beside such a Relu).
+    bool needsClampKept(const std::string& tensor) const
+    {
+        if (isNonNegative(tensor))
+        {
+            return false;
+        }
+        const OnnxNode* producer = patterns::producerOf(mGraph, tensor);
+        return producer == nullptr ||
+               !(producer->opType == "HardSwish" || producer->opType == "Gelu" ||
+                 (producer->opType == "Mul" && patterns::selfGateOf(mGraph, *producer) != nullptr));
+    }
+
+    //! True when a per-tensor 8-bit Q or DQ has its zero point at the type's minimum (uint8 0, int8 -128): its range
+    //! starts at 0, so a Q clamps negative values to 0 and a DQ gives none.
+    bool rangeStartsAtZero(std::uint32_t node) const
+    {
+        const QdqParameters* parameters = perTensorQdq(node);
+        if (parameters == nullptr || parameters->zeroPoint.size() != 1)
+        {
+            return false;
+        }
+        return (parameters->zeroPointType == OnnxDataType::kUint8 && parameters->zeroPoint[0] == 0) ||
+               (parameters->zeroPointType == OnnxDataType::kInt8 && parameters->zeroPoint[0] == -128);
+    }
+
+    //! True when tensor cannot hold a negative value: the output of a Relu, of a Clip whose minimum is a constant >= 0,
+    //! of a Sigmoid, of a DequantizeLinear whose range starts at 0, or of pooling, data movement, Add, Mul or Concat of
+    //! such tensors. (ResNet-18 in QOperator form: the global average pooling of a clamped Add needs no Relu; one
+    //! there would run as its own layer beside a lone Q/DQ pair.)
+    bool isNonNegative(const std::string& tensor, int depth = 0) const
+    {
+        const OnnxNode* producer = patterns::producerOf(mGraph, tensor);
+        if (producer == nullptr || depth > 32)
+        {
+            return false;
+        }
+        const std::string& op = producer->opType;
+        if (op == "Relu" || op == "Sigmoid" || op == "HardSigmoid" || op == "Softmax" || op == "Exp" || op == "Abs")
+        {
+            return true;
+        }
+        if (op == "Clip")
+        {
+            if (const OnnxAttribute* minimum = producer->attribute("min")) // op set 6-10
+            {
+                return minimum->f >= 0;
+            }
+            const OnnxConstant* minimum = producer->inputs.size() > 1 && !producer->inputs[1].empty()
+                                              ? mGraph.constant(producer->inputs[1])
+                                              : nullptr;
+            return minimum != nullptr && minimum->dataLoaded && minimum->values.size() == 1 && minimum->values[0] >= 0;
+        }
+        if (patterns::isDequantize(*producer))
+        {
+            if (rangeStartsAtZero(static_cast<std::uint32_t>(producer->index)))
+            {
+                return true;
+            }
+            // A symmetric DQ dequantizes what its Q quantized: non-negative when the Q's input is (an earlier pass
+            // made that Q symmetric and kept its clamp).
+            const OnnxNode* source =
+                producer->inputs.empty() ? nullptr : patterns::quantizingSource(mGraph, producer->inputs[0]);
+            return source != nullptr && patterns::isQuantize(*source) && !source->inputs.empty() &&
+                   isNonNegative(source->inputs[0], depth + 1);
+        }
+        if (op == "Concat" || op == "Add" || op == "Mul")
+        {
+            return !producer->inputs.empty() &&
+                   std::all_of(producer->inputs.begin(), producer->inputs.end(),
+                               [&](const std::string& input) { return isNonNegative(input, depth + 1); });
+        }
+        if ((patterns::isCommuting(op) && op != "Pad") || op == "AveragePool" || op == "GlobalAveragePool" ||
+            op == "Resize")
+        {
+            return !producer->inputs.empty() && isNonNegative(producer->inputs[0], depth + 1);
+        }
+        return false;
     }
 
     void planFloatBias(const Asked& asked)

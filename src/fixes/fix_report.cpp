@@ -30,6 +30,9 @@ std::string editTitle(const FixEdit& edit)
     case FixEdit::Kind::kSymmetricInt8:
         return "make " + std::to_string(edit.nodes.size()) + " Q/DQ node(s) reading zero point " + edit.tensor +
                " symmetric INT8";
+    case FixEdit::Kind::kRewriteQuantizedOp:
+        return "rewrite " + (edit.nodes.empty() ? std::string("the quantized op") : edit.nodes[0]) +
+               " as DequantizeLinear -> float op -> QuantizeLinear";
     }
     return "edit";
 }
@@ -50,6 +53,8 @@ std::string_view editKindName(FixEdit::Kind kind)
         return "unwrap-plugin";
     case FixEdit::Kind::kSymmetricInt8:
         return "symmetric-int8";
+    case FixEdit::Kind::kRewriteQuantizedOp:
+        return "rewrite-quantized-op";
     }
     return "edit";
 }

@@ -108,16 +108,32 @@ bool refuseEditsNamedByNewWarnings(const Report& candidate, const FixPlan& plan,
         }
         std::set<std::size_t> adders;
         std::set<std::size_t> touchers;
+        bool namesRewrite = false;
         for (const auto& node : finding.onnxNodes)
         {
             for (auto [it, last] = addedBy.equal_range(node); it != last; ++it)
             {
+                // A rewrite of a QOperator op is never refused: without it TensorRT cannot import the model at all,
+                // and the warnings of its Q/DQ (a uint8 zero point, ...) are those of the op's own quantization, which
+                // the next pass fixes where it can.
+                if (plan.edits[it->second].edit.kind == FixEdit::Kind::kRewriteQuantizedOp)
+                {
+                    namesRewrite = true;
+                    continue;
+                }
                 adders.insert(it->second);
             }
             for (auto [it, last] = touchedBy.equal_range(node); it != last; ++it)
             {
-                touchers.insert(it->second);
+                if (plan.edits[it->second].edit.kind != FixEdit::Kind::kRewriteQuantizedOp)
+                {
+                    touchers.insert(it->second);
+                }
             }
+        }
+        if (adders.empty() && namesRewrite)
+        {
+            continue;
         }
         for (std::size_t edit : adders.empty() ? touchers : adders)
         {

@@ -305,6 +305,39 @@ const OnnxNode* feedingDequantize(const OnnxGraph& graph, const std::string& ten
     return nullptr;
 }
 
+const OnnxNode* quantizingSource(const OnnxGraph& graph, const std::string& tensor)
+{
+    const std::string* current = &tensor;
+    for (int depth = 0; depth < 64; ++depth)
+    {
+        const OnnxNode* producer = graph.producer(*current);
+        if (producer == nullptr)
+        {
+            return nullptr;
+        }
+        if (isQuantize(*producer))
+        {
+            return producer;
+        }
+        if (isOperatorFormatQuantized(*producer))
+        {
+            // Its output is float only for QGemm without y_scale and for the dynamic ops (MatMulInteger's INT32).
+            const bool floatOutput =
+                producer->opType == "QGemm" && (producer->inputs.size() < 8 || producer->inputs[7].empty());
+            return floatOutput || producer->opType == "ConvInteger" || producer->opType == "MatMulInteger" ||
+                           producer->opType == "DynamicQuantizeLinear"
+                       ? nullptr
+                       : producer;
+        }
+        if (!isCommuting(producer->opType) || producer->inputs.empty() || producer->opType == "Concat")
+        {
+            return nullptr;
+        }
+        current = &producer->inputs[0];
+    }
+    return nullptr;
+}
+
 ForwardQuantizers forwardQuantizers(const OnnxGraph& graph, const std::string& tensor, bool throughEpilogue)
 {
     ForwardQuantizers result;

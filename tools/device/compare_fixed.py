@@ -5,8 +5,9 @@
 ORIG_DIR holds graph-only models made by export_zoo.py (here, on this machine) and FIXED_DIR what `qdq-doctor fix`
 wrote from them; both name NAME.onnx.data, which neither folder has. WEIGHTS_DIR holds a second export with
 `--with-weights` made on the device: the same seeds give the same graph, which is checked byte for byte, and its data
-file is copied beside both models. Then each model, the fixed one, and the original with every activation Q -> DQ pair
-taken out (its own quantization error, the yardstick) run on 8 random inputs with graph optimizations off. The last
+file is copied beside both models. Then each model, the fixed one, and a yardstick run on 8 random inputs with graph
+optimizations off. The yardstick is the float network the model was quantized from (NAME-fp32.onnx in WEIGHTS_DIR,
+which export_zoo.py --with-weights writes), or else the original with every activation Q -> DQ pair taken out. The last
 column is the fixed model's difference from that same float yardstick: its own quantization error.
 """
 import os
@@ -71,8 +72,16 @@ for name in sorted(os.listdir(fixed_dir)):
     for folder in (orig_dir, fixed_dir):
         shutil.copy(os.path.join(weights_dir, stem + ".onnx.data"), os.path.join(folder, stem + ".onnx.data"))
     fixed = os.path.join(fixed_dir, name)
-    plain = os.path.join(weights_dir, stem + ".no-activation-qdq.onnx")
-    has_yardstick = without_activation_qdq(original, plain)
+    # The yardstick: the float network the model was quantized from (export_zoo.py --with-weights writes it), else the
+    # model with its activation Q -> DQ pairs taken out. The second is no float model for ONNX Runtime's uint8
+    # exports: its quantizer removes a Relu before a Q whose range starts at 0 and lets the clamp do the Relu's work.
+    network = stem.rsplit("-ort-qdq", 1)[0].rsplit("-qat-", 1)[0]
+    plain = os.path.join(weights_dir, network + "-fp32.onnx")
+    if os.path.exists(plain):
+        has_yardstick = True
+    else:
+        plain = os.path.join(weights_dir, stem + ".no-activation-qdq.onnx")
+        has_yardstick = without_activation_qdq(original, plain)
     session = ort.InferenceSession(original, providers=["CPUExecutionProvider"])
     inputs = session.get_inputs()
     rng = np.random.default_rng(1)

@@ -10,6 +10,7 @@ Two placements per network:
     int8 per channel), calibrated on two random batches.
 Weights are random (no download). Each model is written graph-only: initializers over 4 KiB go to an external data
 file, which is deleted unless --with-weights is given (the graph keeps naming it, as the shared models do).
+--with-weights also writes NAME-fp32, the float network both placements were quantized from.
 --dynamo exports with torch's newer exporter (torch.onnx.export(dynamo=True), opset 18 at least) instead, and names
 the models NAME-dynamo-*.
 """
@@ -205,6 +206,9 @@ for name, make, shape, opset in NETWORKS:
                 return y["out"] if isinstance(y, dict) else y
 
         fp32 = export_torch(Wrapped(net), x, name, opset)
+        if KEEP_WEIGHTS:
+            # the float network both placements were made from: compare_fixed.py's yardstick
+            save_graph_only(fp32, name + ("-dynamo" if DYNAMO else "") + "-fp32")
         try:
             save_graph_only(quantize_with_ort(fp32, name, shape), name + ("-dynamo" if DYNAMO else "") + "-ort-qdq")
         except Exception:
