@@ -127,20 +127,8 @@ private:
         std::map<std::string, int> countByOp; // "QLinearAdd (com.microsoft)" -> count, sorted for a stable message
         bool schemes[3] = {false, false, false};
         const OnnxNode* first = nullptr;
-        std::vector<FixEdit> movements;     // data-movement ops running on the integer tensors between them
-        std::map<std::string, int> movedBy; // op type -> count
         for (const auto& node : graph.nodes)
         {
-            if (isCommuting(node.opType) && node.opType != "Concat" && !node.isCustomDomain() && !node.inputs.empty() &&
-                quantizingSource(graph, node.inputs[0]) != nullptr)
-            {
-                FixEdit edit;
-                edit.kind = FixEdit::Kind::kRewriteQuantizedOp;
-                edit.nodes = {node.name};
-                movements.push_back(std::move(edit));
-                ++movedBy[node.opType];
-                continue;
-            }
             if (!isOperatorFormatQuantized(node))
             {
                 continue;
@@ -174,15 +162,28 @@ private:
             ops += (ops.empty() ? "" : ", ") + std::to_string(count) + " " + op;
         }
         std::string moved;
-        if (schemes[static_cast<int>(Scheme::kStatic)] && !movements.empty())
+        if (schemes[static_cast<int>(Scheme::kStatic)])
         {
-            // QOperator models run MaxPool, Flatten, ... on the uint8 tensors: fix rewrites them in QDQ form too.
+            // QOperator models run MaxPool, Flatten, ... on the uint8 tensors between the ops: fix rewrites them in
+            // QDQ form too. (Looked for only here: the walk back is not paid on models without such ops.)
+            std::map<std::string, int> movedBy; // op type -> count
+            for (const auto& node : graph.nodes)
+            {
+                if (isCommuting(node.opType) && node.opType != "Concat" && !node.isCustomDomain() &&
+                    !node.inputs.empty() && quantizingSource(graph, node.inputs[0]) != nullptr)
+                {
+                    FixEdit edit;
+                    edit.kind = FixEdit::Kind::kRewriteQuantizedOp;
+                    edit.nodes = {node.name};
+                    finding.edits.push_back(std::move(edit));
+                    ++movedBy[node.opType];
+                }
+            }
             for (const auto& [op, count] : movedBy)
             {
-                moved += (moved.empty() ? "" : ", ") + std::to_string(count) + " " + op;
+                moved += (moved.empty() ? " Between them, " : ", ") + std::to_string(count) + " " + op;
             }
-            moved = " Between them, " + moved + " run on the quantized integer tensors.";
-            finding.edits.insert(finding.edits.end(), movements.begin(), movements.end());
+            moved += moved.empty() ? "" : " run on the quantized integer tensors.";
         }
         std::string format = schemes[static_cast<int>(Scheme::kStatic)]    ? "ONNX Runtime's QOperator format"
                              : schemes[static_cast<int>(Scheme::kDynamic)] ? "ONNX Runtime's dynamic quantization"

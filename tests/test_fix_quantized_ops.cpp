@@ -181,9 +181,13 @@ TEST(FixQuantizedOps, LeavesTheQdqExportAlone)
     EXPECT_EQ(rewrites(fixed.report), 0u);
 }
 
-TEST(FixQuantizedOps, SaysWhyAnOpHasNoRewrite)
+namespace
 {
-    // com.microsoft QLinearSoftmax has no rewrite; QLinearSigmoid beside it does.
+
+//! Q -> com.microsoft QLinearSigmoid -> QLinearSoftmax (of op set softmaxOpset) -> QLinearReduceMean -> DQ, in a model
+//! of op set 17, fixed with --rules quantized-op-not-importable as a dry run.
+FixReport fixSoftmaxChain(long softmaxOpset)
+{
     GraphBuilder g;
     g.opset("com.microsoft", 1);
     const std::string s = g.scale("s", 0.02f);
@@ -192,19 +196,105 @@ TEST(FixQuantizedOps, SaysWhyAnOpHasNoRewrite)
     const std::string sigmoid = g.node("QLinearSigmoid", "sigmoid_quant", {q, s, z, s, z}, {}, "com.microsoft");
     const std::string softmax = g.node("QLinearSoftmax", "softmax_quant", {sigmoid, s, z, s, z}, {}, "com.microsoft");
     g.intAttribute("softmax_quant", "axis", -1);
-    g.intAttribute("softmax_quant", "opset", 13);
-    g.output(g.node("DequantizeLinear", "dq", {softmax, s, z}), {1, 8});
-    const std::filesystem::path path = tempDir("fix-quantized-ops-softmax") / "model.onnx";
+    g.intAttribute("softmax_quant", "opset", softmaxOpset);
+    const std::string mean = g.node("QLinearReduceMean", "mean_quant", {softmax, s, z, s, z}, {}, "com.microsoft");
+    g.output(g.node("DequantizeLinear", "dq", {mean, s, z}), {1, 8});
+    const std::filesystem::path path =
+        tempDir("fix-quantized-ops-softmax-" + std::to_string(softmaxOpset)) / "model.onnx";
     g.save(path.string());
     InputFiles files;
     files.files = {path.string()};
     FixOptions options;
     options.dryRun = true;
     options.rules = {"quantized-op-not-importable"};
-    const FixReport report = runFix(files, options, Limits{});
+    return runFix(files, options, Limits{});
+}
+
+} // namespace
+
+TEST(FixQuantizedOps, SaysWhyAnOpHasNoRewrite)
+{
+    // QLinearSoftmax of op set 11 flattens to 2-D, which the model's op set 17 Softmax does not; QLinearReduceMean
+    // has no rewrite at all; QLinearSigmoid beside them has one.
+    const FixReport report = fixSoftmaxChain(11);
     ASSERT_EQ(rewrites(report), 1u) << renderFixText(report);
     EXPECT_EQ(report.edits[0].edit.nodes, std::vector<std::string>{"sigmoid_quant"});
-    ASSERT_EQ(report.skipped.size(), 1u);
+    ASSERT_EQ(report.skipped.size(), 2u);
     EXPECT_EQ(report.skipped[0].edit.nodes, std::vector<std::string>{"softmax_quant"});
-    EXPECT_NE(report.skipped[0].why.find("QLinearSoftmax has no float op"), std::string::npos) << report.skipped[0].why;
+    EXPECT_NE(report.skipped[0].why.find("Softmax of op set 11"), std::string::npos) << report.skipped[0].why;
+    EXPECT_EQ(report.skipped[1].edit.nodes, std::vector<std::string>{"mean_quant"});
+    EXPECT_NE(report.skipped[1].why.find("QLinearReduceMean has no float op"), std::string::npos)
+        << report.skipped[1].why;
+}
+
+TEST(FixQuantizedOps, RewritesASoftmaxOfTheModelsOpSet)
+{
+    const FixReport report = fixSoftmaxChain(13);
+    ASSERT_EQ(rewrites(report), 2u) << renderFixText(report);
+    EXPECT_EQ(report.edits[1].edit.nodes, std::vector<std::string>{"softmax_quant"});
+    EXPECT_EQ(report.checker, "passed");
+}
+
+namespace
+{
+
+//! Q -> QLinearConv -> y; SiLU in QOperator form: QLinearSigmoid(y) and QLinearMul(y, sigmoid) -> DQ. With
+//! sameScale false, QLinearMul reads y with another scale than QLinearSigmoid does.
+FixReport fixQuantizedSilu(bool sameScale)
+{
+    GraphBuilder g;
+    g.opset("com.microsoft", 1);
+    const std::string s = g.scale("s", 0.02f);
+    const std::string z = g.zeroPoint("z", true, 128);
+    const std::string ys = g.scale("y_scale", 0.05f);
+    const std::string yz = g.zeroPoint("y_zero_point", true, 100);
+    const std::string other = sameScale ? ys : g.scale("y_scale_2", 0.06f);
+    const std::string q = g.node("QuantizeLinear", "q", {g.input("x", {1, 3, 8, 8}), s, z});
+    const std::string y = g.node(
+        "QLinearConv", "conv_quant",
+        {q, s, z, g.int8Constant("w", {4, 3, 1, 1}), g.scale("w_scale", 0.01f), g.zeroPoint("w_zero_point"), ys, yz});
+    const std::string gate = g.node("QLinearSigmoid", "sigmoid_quant", {y, ys, yz, s, z}, {}, "com.microsoft");
+    const std::string silu = g.node("QLinearMul", "mul_quant", {y, other, yz, gate, s, z, s, z}, {}, "com.microsoft");
+    g.output(g.node("DequantizeLinear", "dq", {silu, s, z}), {1, 4, 8, 8});
+    const std::filesystem::path path =
+        tempDir(std::string("fix-quantized-ops-silu-") + (sameScale ? "shared" : "apart")) / "model.onnx";
+    g.save(path.string());
+    InputFiles files;
+    files.files = {path.string()};
+    FixOptions options;
+    options.output = (path.parent_path() / "fixed.onnx").string();
+    options.force = true;
+    options.rules = {"quantized-op-not-importable"};
+    return runFix(files, options, Limits{});
+}
+
+//! The DequantizeLinear nodes reading tensor in the written model.
+std::size_t dequantizersOf(const FixReport& report, const std::string& tensor)
+{
+    const OnnxGraph graph = readOnnx(report.output);
+    std::size_t count = 0;
+    for (const OnnxNode* reader : patterns::consumersOf(graph, tensor))
+    {
+        count += patterns::isDequantize(*reader) ? 1 : 0;
+    }
+    return count;
+}
+
+} // namespace
+
+TEST(FixQuantizedOps, SharesOneDequantizeBetweenTheReadersOfATensor)
+{
+    // The Sigmoid and the Mul of the SiLU read the conv's output through one DQ, as a QDQ export writes it, so that
+    // the conv can take the SiLU as its epilogue.
+    const FixReport report = fixQuantizedSilu(true);
+    ASSERT_EQ(rewrites(report), 3u) << renderFixText(report);
+    EXPECT_EQ(report.checker, "passed");
+    EXPECT_EQ(dequantizersOf(report, "conv_quant_out"), 1u);
+}
+
+TEST(FixQuantizedOps, KeepsTwoDequantizesForTwoScales)
+{
+    const FixReport report = fixQuantizedSilu(false);
+    ASSERT_EQ(rewrites(report), 3u) << renderFixText(report);
+    EXPECT_EQ(dequantizersOf(report, "conv_quant_out"), 2u);
 }

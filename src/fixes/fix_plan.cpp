@@ -392,9 +392,40 @@ private:
         PlannedEdit planned = plannedFrom(asked);
         std::size_t dequantizes = 0;
         bool quantizes = false;
+        // One DequantizeLinear per quantized tensor, shared by the ops that read it, as a QDQ export writes it: a
+        // SiLU's Sigmoid and Mul both read the conv's output through one DQ, which the conv epilogue fusion needs
+        // (EfficientNet-B0 in QOperator form: 98 lone Q/DQ with a DQ for each reader). Shared only with a DQ inserted
+        // at or before this op, so that every tensor is still written before it is read.
+        seedSharedDequantize();
+        std::map<std::string, std::string> renamed; // dropped DQ's output -> the shared DQ's output
         for (auto& newNode : rewrite->nodes)
         {
-            dequantizes += newNode.opType == "DequantizeLinear" ? 1 : 0;
+            for (auto& input : newNode.inputs)
+            {
+                if (auto it = renamed.find(input); it != renamed.end())
+                {
+                    input = it->second;
+                }
+            }
+            if (newNode.opType == "DequantizeLinear")
+            {
+                std::string key;
+                for (const auto& input : newNode.inputs)
+                {
+                    key += input + "|";
+                }
+                for (const auto& attribute : newNode.attributes)
+                {
+                    key += attribute.name + "=" + std::to_string(attribute.i.value_or(0)) + "|";
+                }
+                auto [shared, inserted] = mSharedDequantize.emplace(key, std::make_pair(newNode.outputs[0], node));
+                if (!inserted && shared->second.second <= node)
+                {
+                    renamed.emplace(newNode.outputs[0], shared->second.first);
+                    continue;
+                }
+                ++dequantizes;
+            }
             quantizes = quantizes || newNode.opType == "QuantizeLinear";
             planned.added.push_back(newNode.name);
             mPlan.modelEdits.insertNodes.push_back({node, std::move(newNode)});
@@ -419,6 +450,41 @@ private:
             }
         }
         mPlan.edits.push_back(std::move(planned));
+    }
+
+    //! The model's own DequantizeLinear nodes as DQs a rewrite can share (ONNX Runtime writes one before each float op
+    //! between QOperator ops: MobileNetV3's HardSigmoid reads the conv's output through it, and the HardSwish's Mul
+    //! must read the same DQ for the conv to take both as its epilogue).
+    void seedSharedDequantize()
+    {
+        if (mSharedDequantizeSeeded)
+        {
+            return;
+        }
+        mSharedDequantizeSeeded = true;
+        for (const auto& node : mGraph.nodes)
+        {
+            if (!patterns::isDequantize(node) || node.outputs.empty() || !node.domain.empty())
+            {
+                continue;
+            }
+            std::string key;
+            for (const auto& input : node.inputs)
+            {
+                key += std::string(input) + "|";
+            }
+            bool plain = true;
+            for (const auto& attribute : node.attributes)
+            {
+                plain = plain && attribute.kind == OnnxAttribute::Kind::kInt;
+                key += attribute.name + "=" + std::to_string(attribute.i) + "|";
+            }
+            if (plain)
+            {
+                mSharedDequantize.emplace(
+                    key, std::make_pair(std::string(node.outputs[0]), static_cast<std::uint32_t>(node.index + 1)));
+            }
+        }
     }
 
     //! kUnwrapPlugin: DQ -> plugin -> Q becomes Q -> plugin -> DQ. Only when asked by name (--rules): the plugin
@@ -1452,6 +1518,9 @@ private:
     std::set<std::string> mUsedNames;
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> mClaimed; //!< (node, slot) -> rule changing it
     std::set<std::string> mNewlyRead; //!< existing tensors that an edit makes more nodes read
+    //! DequantizeLinear nodes added by QOperator rewrites, by inputs and axis: (output, node inserted before)
+    std::map<std::string, std::pair<std::string, std::uint32_t>> mSharedDequantize;
+    bool mSharedDequantizeSeeded = false;
 };
 
 } // namespace

@@ -49,6 +49,7 @@ const std::vector<OpSpec>& opSpecs()
         {"QLinearAveragePool", true, "AveragePool", {{0, 1, 2}}, -1, 3, 4},
         {"QGemm", true, "Gemm", {{0, 1, 2}, {3, 4, 5}}, 6, 7, 8},
         {"QLinearConcat", true, "Concat", {}, -1, 0, 1},
+        {"QLinearSoftmax", true, "Softmax", {{0, 1, 2}}, -1, 3, 4},
     };
     return kSpecs;
 }
@@ -262,6 +263,19 @@ private:
     {
         for (const OnnxAttribute& attribute : mNode.attributes)
         {
+            if (attribute.name == "opset" && mSpec.opType == "QLinearSoftmax")
+            {
+                // The Softmax semantics the op follows: before op set 13 it flattens to 2-D around axis, from 13 it
+                // normalizes along axis alone. The float Softmax follows the model's op set.
+                const std::int64_t modelOpset = standardOpset(mGraph);
+                if (attribute.kind != OnnxAttribute::Kind::kInt || (attribute.i < 13) != (modelOpset < 13))
+                {
+                    why = "it computes the Softmax of op set " + std::to_string(attribute.i) +
+                          ", which a Softmax in the model's op set " + std::to_string(modelOpset) + " does not";
+                    return false;
+                }
+                continue;
+            }
             if (attribute.name == "channels_last")
             {
                 if (attribute.kind != OnnxAttribute::Kind::kInt || attribute.i != 0)

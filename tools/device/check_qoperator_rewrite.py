@@ -1,10 +1,10 @@
 """Checks `qdq-doctor fix` on ONNX Runtime QOperator models numerically, on the device machine (not CI).
 
-    python3 tools/device/check_qoperator_rewrite.py export OUT_DIR
+    python3 tools/device/check_qoperator_rewrite.py export OUT_DIR [NAME...]
         quantizes torchvision networks (random weights, seeded) with ONNX Runtime's quantize_static in QOperator format
         (uint8 activations, int8 per-channel weights, ONNX Runtime's defaults) and writes NAME.onnx with its weights
         inline into OUT_DIR.
-    python3 tools/device/check_qoperator_rewrite.py compare OUT_DIR
+    python3 tools/device/check_qoperator_rewrite.py compare OUT_DIR [NAME...]
         for each NAME.onnx in OUT_DIR with NAME.rewrite.onnx (`qdq-doctor fix --rules quantized-op-not-importable`: the
         QOperator ops rewritten as DequantizeLinear -> float op -> QuantizeLinear, nothing else) and NAME.fixed.onnx
         (`qdq-doctor fix`: the rewrite, then every other edit, such as symmetric INT8), runs all three and the float
@@ -23,11 +23,30 @@ import torchvision
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
 SHAPE = (1, 3, 224, 224)
+class TinyVit(torch.nn.Module):
+    """A two-layer transformer on 16x16 patches: MatMul (QLinearMatMul), Softmax, LayerNorm and GELU in QOperator form."""
+
+    def __init__(self):
+        super().__init__()
+        self.patches = torch.nn.Conv2d(3, 64, 16, stride=16)
+        layer = torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, activation="gelu", batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = self.patches(x).flatten(2).transpose(1, 2)
+        return self.head(self.encoder(x).mean(1))
+
+
 NETWORKS = {
     "resnet18": lambda: torchvision.models.resnet18(weights=None),
     "mobilenetv2": lambda: torchvision.models.mobilenet_v2(weights=None),
     # MaxPool on uint8 and QLinearConcat
     "googlenet": lambda: torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=True),
+    # SiLU and squeeze-excitation (QLinearSigmoid, QLinearMul), HardSwish, and a transformer (QLinearMatMul)
+    "efficientnetb0": lambda: torchvision.models.efficientnet_b0(weights=None),
+    "mobilenetv3s": lambda: torchvision.models.mobilenet_v3_small(weights=None),
+    "tinyvit": TinyVit,
 }
 
 
@@ -54,7 +73,8 @@ def export_float(name, path):
                 m.bias.copy_(0.1 * torch.randn(c, generator=generator))
                 m.running_mean.copy_(0.1 * torch.randn(c, generator=generator))
                 m.running_var.copy_(1 + 0.1 * torch.rand(c, generator=generator))
-    torch.onnx.export(model.eval(), torch.randn(*SHAPE), path, opset_version=13, input_names=["input"],
+    torch.onnx.export(model.eval(), torch.randn(*SHAPE), path, opset_version=17 if name == "tinyvit" else 13,
+                      input_names=["input"],
                       dynamo=False, do_constant_folding=True)
     # Folded conv biases come as Constant nodes; the QOperator quantizer wants initializers.
     proto = onnx.load(path)
@@ -67,8 +87,20 @@ def export_float(name, path):
             proto.graph.initializer.append(tensor)
         else:
             keep.append(node)
+    # Identity nodes over initializers (torch shares equal parameters so) become copies: the quantizer wants each
+    # bias as an initializer.
+    inits = {i.name: i for i in proto.graph.initializer}
+    kept = []
+    for node in keep:
+        if node.op_type == "Identity" and node.input[0] in inits:
+            tensor = onnx.TensorProto()
+            tensor.CopyFrom(inits[node.input[0]])
+            tensor.name = node.output[0]
+            proto.graph.initializer.append(tensor)
+        else:
+            kept.append(node)
     del proto.graph.node[:]
-    proto.graph.node.extend(keep)
+    proto.graph.node.extend(kept)
     onnx.save(proto, path)
 
 
@@ -95,24 +127,28 @@ def largest(a, b):
 
 def main():
     mode, out = sys.argv[1], sys.argv[2]
+    names = sys.argv[3:] or list(NETWORKS)
     os.makedirs(out, exist_ok=True)
     if mode == "export":
-        for name in NETWORKS:
+        for name in names:
             if os.path.exists(os.path.join(out, name + ".onnx")):
                 continue
-            fp32 = os.path.join(out, name + ".fp32.tmp.onnx")
+            fp32 = os.path.join("/tmp", name + ".fp32.tmp.onnx")
             export_float(name, fp32)
             target = os.path.join(out, name + ".onnx")
-            quantize_static(fp32, target, Batches(), quant_format=QuantFormat.QOperator, per_channel=True,
-                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-            os.remove(fp32)
+            try:
+                quantize_static(fp32, target, Batches(), quant_format=QuantFormat.QOperator, per_channel=True,
+                                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+            except Exception as error:  # noqa: BLE001 - one network's failure is reported, the others go on
+                print("failed", name, repr(error)[:300], flush=True)
+                continue
             ops = sorted({n.op_type for n in onnx.load(target).graph.node})
             print("wrote", target, os.path.getsize(target), "bytes", ops, flush=True)
         return
     print("| model | output magnitude | output step | QOperator vs float | rewrite vs QOperator | fixed vs QOperator "
           "| fixed vs float |")
     print("|---|---|---|---|---|---|---|")
-    for name in NETWORKS:
+    for name in names:
         original = os.path.join(out, name + ".onnx")
         rewrite = os.path.join(out, name + ".rewrite.onnx")
         fixed = os.path.join(out, name + ".fixed.onnx")
