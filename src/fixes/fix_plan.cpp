@@ -301,6 +301,12 @@ private:
             skip(asked, dequantize.name + " is already removed by another edit");
             return;
         }
+        if (mReadByRewrite.count(dq) != 0)
+        {
+            skip(asked,
+                 dequantize.name + " is read by a rewritten QOperator op; fix's next pass removes it if it must");
+            return;
+        }
         if (isGraphOutput(dequantize.outputs[0]))
         {
             skip(asked, dequantize.outputs[0] + " is a network output; removing its DequantizeLinear would rename it");
@@ -421,6 +427,10 @@ private:
                 auto [shared, inserted] = mSharedDequantize.emplace(key, std::make_pair(newNode.outputs[0], node));
                 if (!inserted && shared->second.second <= node)
                 {
+                    if (const OnnxNode* own = patterns::producerOf(mGraph, shared->second.first))
+                    {
+                        mReadByRewrite.insert(static_cast<std::uint32_t>(own->index)); // a DQ of the model
+                    }
                     renamed.emplace(newNode.outputs[0], shared->second.first);
                     continue;
                 }
@@ -553,7 +563,7 @@ private:
             if (patterns::isDequantize(qdq))
             {
                 // The plugin reads what the DQ dequantizes; the DQ goes when the plugin was its only reader.
-                bool otherReaders = isGraphOutput(qdq.outputs[0]);
+                bool otherReaders = isGraphOutput(qdq.outputs[0]) || mReadByRewrite.count(node) != 0;
                 for (const auto& [reader, slot] : readers(qdq.outputs[0]))
                 {
                     if (reader == plugin)
@@ -1220,9 +1230,10 @@ private:
     void planFloatBias(const Asked& asked)
     {
         const std::uint32_t dq = asked.edit.nodes.empty() ? OnnxGraph::kNone : nodeIndex(asked.edit.nodes[0]);
-        if (dq == OnnxGraph::kNone || mRemoved.count(dq) != 0)
+        if (dq == OnnxGraph::kNone || mRemoved.count(dq) != 0 || mReadByRewrite.count(dq) != 0)
         {
-            skip(asked, "the DequantizeLinear is not in the model or is removed by another edit");
+            skip(asked, "the DequantizeLinear is not in the model, is removed by another edit or is read by a "
+                        "rewritten QOperator op");
             return;
         }
         const OnnxNode& dequantize = mGraph.nodes[dq];
@@ -1521,6 +1532,7 @@ private:
     //! DequantizeLinear nodes added by QOperator rewrites, by inputs and axis: (output, node inserted before)
     std::map<std::string, std::pair<std::string, std::uint32_t>> mSharedDequantize;
     bool mSharedDequantizeSeeded = false;
+    std::set<std::uint32_t> mReadByRewrite; //!< DQs of the model that a rewrite's float op reads: removals keep them
 };
 
 } // namespace
