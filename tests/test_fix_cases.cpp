@@ -1361,6 +1361,56 @@ TEST(FixCaseRemoval, RemovesAPairWhoseRangeGoesBelowZeroWithoutARelu)
     EXPECT_EQ(fixed.report.checker, "passed");
 }
 
+namespace
+{
+
+//! Two conv branches into a Concat, ONNX Runtime's uint8 Q/DQ on each input and on the output; branch a's quantizer
+//! has zero point aZeroPoint (0: its range starts at 0, the clamp of the Relu ONNX Runtime removed). The Concat's Q
+//! has the largest scale and zero point 128, which concat-scale-mismatch gives the group.
+std::filesystem::path concatUint8Model(int aZeroPoint)
+{
+    GraphBuilder g;
+    auto pair = [&](const std::string& prefix, const std::string& tensor, float scale, int zeroPoint)
+    {
+        std::string s = g.scale(prefix + "/scale", scale);
+        std::string z = g.zeroPoint(prefix + "/zero_point", true, zeroPoint);
+        std::string q = g.node("QuantizeLinear", prefix + "/QuantizeLinear", {tensor, s, z});
+        return g.node("DequantizeLinear", prefix + "/DequantizeLinear", {q, s, z});
+    };
+    std::string x = pair("/in_q", g.input("images", {1, 8, 8, 8}), 0.02f, 128);
+    std::string a = pair("/a_q", g.node("Conv", "/a/Conv", {x, g.int8Weight("wa", 8, 8, 1)}), 0.01f, aZeroPoint);
+    std::string b = pair("/b_q", g.node("Conv", "/b/Conv", {x, g.int8Weight("wb", 8, 8, 1)}), 0.02f, 128);
+    std::string cat = g.node("Concat", "/cat/Concat", {a, b});
+    g.intAttribute("/cat/Concat", "axis", 1);
+    g.output(g.node("Conv", "/c/Conv", {pair("/cat_q", cat, 0.03f, 128), g.int8Weight("wc", 8, 16, 1)}), {1, 8, 8, 8});
+    return saved(g, "concat-uint8-" + std::to_string(aZeroPoint));
+}
+
+} // namespace
+
+TEST(FixCaseSetScale, KeepsTheClampOfARangeStartingAtZeroAsARelu)
+{
+    const Fixed fixed = fixModel(concatUint8Model(0), {"concat-scale-mismatch"});
+    ASSERT_EQ(fixed.report.edits.size(), 1u) << renderFixText(fixed.report);
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    const OnnxNode* relu = patterns::producerOf(graph, graph.findNode("/a_q/QuantizeLinear")->inputs[0]);
+    ASSERT_NE(relu, nullptr);
+    EXPECT_EQ(relu->opType, "Relu");
+    EXPECT_EQ(patterns::producerOf(graph, relu->inputs[0])->name, "/a/Conv");
+    EXPECT_EQ(graph.findNode("/a_q/QuantizeLinear")->inputs[1], "/cat_q/scale");
+    EXPECT_EQ(fixed.report.checker, "passed");
+}
+
+TEST(FixCaseSetScale, AddsNoReluWhereTheRangeWentBelowZero)
+{
+    const Fixed fixed = fixModel(concatUint8Model(128), {"concat-scale-mismatch"});
+    ASSERT_EQ(fixed.report.edits.size(), 1u) << renderFixText(fixed.report);
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    EXPECT_EQ(patterns::producerOf(graph, graph.findNode("/a_q/QuantizeLinear")->inputs[0])->name, "/a/Conv");
+    EXPECT_EQ(graph.findNode("/a_q/QuantizeLinear")->inputs[1], "/cat_q/scale");
+    EXPECT_EQ(fixed.report.checker, "passed");
+}
+
 TEST(FixCaseNonzeroZeroPoint, AddsNoReluAfterARelu)
 {
     const Fixed fixed = fixModel(asymmetricModel(true));

@@ -328,18 +328,9 @@ private:
         // (SqueezeNet: Conv -> Q -> DQ -> MaxPool with no Relu node). The pair goes, the clamp stays, as a Relu.
         if (rangeStartsAtZero(q) && needsClampKept(input))
         {
-            NewNode relu;
-            const std::string base =
-                "qdq_doctor/" + asked.rule + "/" + (input.rfind('/', 0) == 0 ? input.substr(1) : input);
-            relu.name = freshName(base + "/Relu");
-            relu.opType = "Relu";
-            relu.inputs = {input};
-            relu.outputs = {freshName(base + "/clamped")};
-            relu.docString = "added by qdq-doctor fix (" + asked.rule + "): keeps the clamp at 0 of " + quantize.name +
-                             "'s range, which the removed Q/DQ pair applied";
-            planned.added.push_back(relu.name);
-            input = relu.outputs[0];
-            mPlan.modelEdits.insertNodes.push_back({dq, std::move(relu)});
+            input = addClampRelu(
+                input, dq, "qdq_doctor/" + asked.rule + "/" + (input.rfind('/', 0) == 0 ? input.substr(1) : input),
+                asked.rule, quantize.name, "range, which the removed Q/DQ pair applied", planned);
         }
         for (const auto& [node, slot] : reads)
         {
@@ -909,7 +900,26 @@ private:
             skip(asked, "the group already shares " + sourceNode.name + "'s scale tensor");
             return;
         }
-        if (std::string problem = claimedBy(slots); !problem.empty())
+        // A Q whose range started at 0 and takes a range that does not keeps its clamp as a Relu (see
+        // planSymmetricInt8).
+        std::vector<std::uint32_t> needRelu;
+        if (!rangeStartsAtZero(from))
+        {
+            for (std::uint32_t node : group)
+            {
+                if (patterns::isQuantize(mGraph.nodes[node]) && rangeStartsAtZero(node) &&
+                    needsClampKept(mGraph.nodes[node].inputs[0]))
+                {
+                    needRelu.push_back(node);
+                }
+            }
+        }
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> claims = slots;
+        for (std::uint32_t node : needRelu)
+        {
+            claims.emplace_back(node, 0);
+        }
+        if (std::string problem = claimedBy(claims); !problem.empty())
         {
             skip(asked, problem);
             return;
@@ -938,6 +948,17 @@ private:
         planned.scale = formatScale(source->scale[0]) + " from " + sourceNode.name +
                         (asked.edit.scaleReason.empty() ? std::string() : ": " + asked.edit.scaleReason);
         rewireScaleInputs(slots, scaleName, zeroPointName, asked.rule, planned);
+        const std::string base = "qdq_doctor/" + asked.rule + "/" +
+                                 (sourceNode.name.rfind('/', 0) == 0 ? sourceNode.name.substr(1) : sourceNode.name);
+        for (std::uint32_t node : needRelu)
+        {
+            clampQuantizeInput(node, base, asked.rule, "range, which the range it takes does not have", planned);
+        }
+        if (!needRelu.empty())
+        {
+            planned.scale += "; a Relu before " + std::to_string(needRelu.size()) +
+                             " QuantizeLinear keeps the clamp at 0 of its old range";
+        }
         mPlan.edits.push_back(std::move(planned));
     }
 
@@ -1120,20 +1141,8 @@ private:
         rewireScaleInputs(scaleSlots, scaleName, zeroPointName, asked.rule, planned);
         for (std::uint32_t node : needRelu)
         {
-            const OnnxNode& quantize = mGraph.nodes[node];
-            NewNode relu;
-            relu.name = freshName(base + "/Relu");
-            relu.opType = "Relu";
-            relu.inputs = {quantize.inputs[0]};
-            relu.outputs = {freshName(base + "/clamped")};
-            relu.docString = "added by qdq-doctor fix (" + asked.rule + "): keeps the clamp at 0 of " + quantize.name +
-                             "'s unsigned range, which the symmetric INT8 range does not have";
-            claim(node, 0, asked.rule);
-            mPlan.modelEdits.rewireInputs.push_back({node, 0, relu.outputs[0]});
-            planned.added.push_back(relu.name);
-            planned.changed.push_back(quantize.name + " input 0: " + quantize.inputs[0] + " -> " + relu.outputs[0] +
-                                      " (a Relu keeps the clamp at 0)");
-            mPlan.modelEdits.insertNodes.push_back({node, std::move(relu)});
+            clampQuantizeInput(node, base, asked.rule, "unsigned range, which the symmetric INT8 range does not have",
+                               planned);
         }
         if (!needRelu.empty())
         {
@@ -1141,6 +1150,36 @@ private:
                              " QuantizeLinear keeps the clamp at 0 of the unsigned range";
         }
         mPlan.edits.push_back(std::move(planned));
+    }
+
+    //! Adds a Relu reading input, inserted before node `before`, named base/Relu; returns its output. It keeps the
+    //! clamp at 0 of quantizer's range, which the edit takes away (why).
+    std::string addClampRelu(const std::string& input, std::uint32_t before, const std::string& base,
+                             const std::string& rule, const std::string& quantizer, const std::string& why,
+                             PlannedEdit& planned)
+    {
+        NewNode relu;
+        relu.name = freshName(base + "/Relu");
+        relu.opType = "Relu";
+        relu.inputs = {input};
+        relu.outputs = {freshName(base + "/clamped")};
+        relu.docString = "added by qdq-doctor fix (" + rule + "): keeps the clamp at 0 of " + quantizer + "'s " + why;
+        planned.added.push_back(relu.name);
+        std::string output = relu.outputs[0];
+        mPlan.modelEdits.insertNodes.push_back({before, std::move(relu)});
+        return output;
+    }
+
+    //! Rewires input 0 of Q node q to a Relu of what it reads (addClampRelu).
+    void clampQuantizeInput(std::uint32_t q, const std::string& base, const std::string& rule, const std::string& why,
+                            PlannedEdit& planned)
+    {
+        const OnnxNode& quantize = mGraph.nodes[q];
+        const std::string clamped = addClampRelu(quantize.inputs[0], q, base, rule, quantize.name, why, planned);
+        claim(q, 0, rule);
+        mPlan.modelEdits.rewireInputs.push_back({q, 0, clamped});
+        planned.changed.push_back(quantize.name + " input 0: " + std::string(quantize.inputs[0]) + " -> " + clamped +
+                                  " (a Relu keeps the clamp at 0)");
     }
 
     //! Whether a Q whose range starts at 0 needs a Relu to keep its clamp once the range no longer does: yes unless its
