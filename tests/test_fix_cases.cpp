@@ -1313,18 +1313,24 @@ TEST(FixCaseNonzeroZeroPoint, KeepsTheClampOfARangeStartingAtZeroAsARelu)
 namespace
 {
 
+//! A uint8 Q -> DQ pair on tensor (ONNX Runtime's default activation quantizer), nodes named prefix/QuantizeLinear
+//! and prefix/DequantizeLinear; returns the dequantized tensor.
+std::string uint8QdqPair(GraphBuilder& g, const std::string& prefix, const std::string& tensor, float scale,
+                         int zeroPoint)
+{
+    std::string s = g.scale(prefix + "/scale", scale);
+    std::string z = g.zeroPoint(prefix + "/zero_point", true, zeroPoint);
+    std::string q = g.node("QuantizeLinear", prefix + "/QuantizeLinear", {tensor, s, z});
+    return g.node("DequantizeLinear", prefix + "/DequantizeLinear", {q, s, z});
+}
+
 //! ONNX Runtime's uint8 export of a residual block: conv1's output is quantized (uint8, zero point conv1ZeroPoint)
 //! between conv1 and the Add. With zero point 0 the range clamps like the Relu ONNX Runtime removed there.
 std::filesystem::path residualUint8Model(int conv1ZeroPoint)
 {
     GraphBuilder g;
-    auto pair = [&](const std::string& prefix, const std::string& tensor, float scale, int zeroPoint)
-    {
-        std::string s = g.scale(prefix + "/scale", scale);
-        std::string z = g.zeroPoint(prefix + "/zero_point", true, zeroPoint);
-        std::string q = g.node("QuantizeLinear", prefix + "/QuantizeLinear", {tensor, s, z});
-        return g.node("DequantizeLinear", prefix + "/DequantizeLinear", {q, s, z});
-    };
+    auto pair = [&g](const std::string& prefix, const std::string& tensor, float scale, int zeroPoint)
+    { return uint8QdqPair(g, prefix, tensor, scale, zeroPoint); };
     std::string x = pair("/in_q", g.input("images", {1, 8, 8, 8}), 0.02f, 128);
     std::string r0 = g.node("Relu", "/relu0/Relu", {g.node("Conv", "/conv0/Conv", {x, g.int8Weight("w0", 8, 8, 1)})});
     std::string a = pair("/r0_q", r0, 0.01f, 0);
@@ -1370,13 +1376,8 @@ namespace
 std::filesystem::path concatUint8Model(int aZeroPoint)
 {
     GraphBuilder g;
-    auto pair = [&](const std::string& prefix, const std::string& tensor, float scale, int zeroPoint)
-    {
-        std::string s = g.scale(prefix + "/scale", scale);
-        std::string z = g.zeroPoint(prefix + "/zero_point", true, zeroPoint);
-        std::string q = g.node("QuantizeLinear", prefix + "/QuantizeLinear", {tensor, s, z});
-        return g.node("DequantizeLinear", prefix + "/DequantizeLinear", {q, s, z});
-    };
+    auto pair = [&g](const std::string& prefix, const std::string& tensor, float scale, int zeroPoint)
+    { return uint8QdqPair(g, prefix, tensor, scale, zeroPoint); };
     std::string x = pair("/in_q", g.input("images", {1, 8, 8, 8}), 0.02f, 128);
     std::string a = pair("/a_q", g.node("Conv", "/a/Conv", {x, g.int8Weight("wa", 8, 8, 1)}), 0.01f, aZeroPoint);
     std::string b = pair("/b_q", g.node("Conv", "/b/Conv", {x, g.int8Weight("wb", 8, 8, 1)}), 0.02f, 128);

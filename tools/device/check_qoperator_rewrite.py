@@ -22,6 +22,8 @@ import torch
 import torchvision
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
+from export_ort_formats import export  # the float export: random batch norms, biases as initializers
+
 SHAPE = (1, 3, 224, 224)
 class TinyVit(torch.nn.Module):
     """A two-layer transformer on 16x16 patches: MatMul (QLinearMatMul), Softmax, LayerNorm and GELU in QOperator form."""
@@ -61,47 +63,7 @@ class Batches(CalibrationDataReader):
 
 def export_float(name, path):
     torch.manual_seed(0)
-    model = NETWORKS[name]()
-    generator = torch.Generator().manual_seed(1)
-    with torch.no_grad():
-        # Random batch-norm statistics: untrained ones fold into equal zero biases, which torch's export shares
-        # between convs and ONNX Runtime's QOperator quantizer then fails on.
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                c = m.running_mean.shape
-                m.weight.copy_(1 + 0.1 * torch.randn(c, generator=generator))
-                m.bias.copy_(0.1 * torch.randn(c, generator=generator))
-                m.running_mean.copy_(0.1 * torch.randn(c, generator=generator))
-                m.running_var.copy_(1 + 0.1 * torch.rand(c, generator=generator))
-    torch.onnx.export(model.eval(), torch.randn(*SHAPE), path, opset_version=17 if name == "tinyvit" else 13,
-                      input_names=["input"],
-                      dynamo=False, do_constant_folding=True)
-    # Folded conv biases come as Constant nodes; the QOperator quantizer wants initializers.
-    proto = onnx.load(path)
-    keep = []
-    for node in proto.graph.node:
-        if node.op_type == "Constant" and len(node.attribute) == 1 and node.attribute[0].name == "value":
-            tensor = onnx.TensorProto()
-            tensor.CopyFrom(node.attribute[0].t)
-            tensor.name = node.output[0]
-            proto.graph.initializer.append(tensor)
-        else:
-            keep.append(node)
-    # Identity nodes over initializers (torch shares equal parameters so) become copies: the quantizer wants each
-    # bias as an initializer.
-    inits = {i.name: i for i in proto.graph.initializer}
-    kept = []
-    for node in keep:
-        if node.op_type == "Identity" and node.input[0] in inits:
-            tensor = onnx.TensorProto()
-            tensor.CopyFrom(inits[node.input[0]])
-            tensor.name = node.output[0]
-            proto.graph.initializer.append(tensor)
-        else:
-            kept.append(node)
-    del proto.graph.node[:]
-    proto.graph.node.extend(kept)
-    onnx.save(proto, path)
+    export(NETWORKS[name](), SHAPE, path, 17 if name == "tinyvit" else 13)
 
 
 def run(path, feeds):

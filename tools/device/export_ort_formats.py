@@ -3,6 +3,8 @@ what qdq-doctor says about them (not CI).
 
     python3 tools/device/export_ort_formats.py OUT_DIR
 
+check_qoperator_rewrite.py imports its float export.
+
 Needs torch, torchvision, onnx and onnxruntime (the device machine has them). Models, graph only (weights dropped):
   - resnet18-ort-qoperator: quantize_static in QOperator format (QLinearConv, QLinearAdd, QLinearGlobalAveragePool,
     QuantizeLinear/DequantizeLinear only at the ends);
@@ -19,10 +21,6 @@ import onnx
 import torch
 import torchvision
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
-
-OUT = sys.argv[1]
-os.makedirs(OUT, exist_ok=True)
-
 
 class Batches(CalibrationDataReader):
     def __init__(self, shape):
@@ -58,12 +56,24 @@ def export(model, shape, path, opset):
             proto.graph.initializer.append(tensor)
         else:
             keep.append(node)
+    # Identity nodes over initializers (torch shares equal parameters so) become copies: the quantizer wants each
+    # bias as an initializer of its own (EfficientNet-B0, SqueezeNet).
+    inits = {i.name: i for i in proto.graph.initializer}
+    kept = []
+    for node in keep:
+        if node.op_type == "Identity" and node.input[0] in inits:
+            tensor = onnx.TensorProto()
+            tensor.CopyFrom(inits[node.input[0]])
+            tensor.name = node.output[0]
+            proto.graph.initializer.append(tensor)
+        else:
+            kept.append(node)
     del proto.graph.node[:]
-    proto.graph.node.extend(keep)
+    proto.graph.node.extend(kept)
     onnx.save(proto, path)
 
 
-def save_graph_only(src, name):
+def save_graph_only(src, out, name):
     proto = onnx.load(src)
     for init in proto.graph.initializer:
         if len(init.raw_data) > 4096:
@@ -72,40 +82,45 @@ def save_graph_only(src, name):
             init.data_location = onnx.TensorProto.EXTERNAL
             entry = init.external_data.add()
             entry.key, entry.value = "location", name + ".onnx.data"
-    onnx.save(proto, os.path.join(OUT, name + ".onnx"))
+    onnx.save(proto, os.path.join(out, name + ".onnx"))
     print("wrote", name, len(proto.graph.node), "nodes", sorted({n.op_type for n in proto.graph.node}), flush=True)
 
 
-torch.manual_seed(0)
-shape = (1, 3, 224, 224)
-fp32 = os.path.join(OUT, "tmp-resnet18.onnx")
-export(torchvision.models.resnet18(weights=None), shape, fp32, 13)
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    shape = (1, 3, 224, 224)
+    fp32 = os.path.join(out, "tmp-resnet18.onnx")
+    export(torchvision.models.resnet18(weights=None), shape, fp32, 13)
 
-dst = os.path.join(OUT, "tmp-q.onnx")
+    dst = os.path.join(out, "tmp-q.onnx")
+
+    def attempt(name, quantize):
+        try:
+            quantize()
+            save_graph_only(dst, out, name)
+        except Exception:
+            traceback.print_exc()
+
+    attempt("resnet18-ort-qoperator", lambda: quantize_static(
+        fp32, dst, Batches(shape), quant_format=QuantFormat.QOperator, per_channel=True,
+        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8))
+    attempt("resnet18-ort-dynamic", lambda: quantize_dynamic(
+        fp32, dst, weight_type=QuantType.QInt8, op_types_to_quantize=["Conv", "MatMul", "Gemm"]))
+    attempt("resnet18-ort-qdq-partial", lambda: quantize_static(
+        fp32, dst, Batches(shape), quant_format=QuantFormat.QDQ, per_channel=True, activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8, op_types_to_quantize=["Conv"],
+        extra_options={"ActivationSymmetric": True, "WeightSymmetric": True}))
+    vit = os.path.join(out, "tmp-vit.onnx")
+    export(torchvision.models.vit_b_16(weights=None), shape, vit, 17)
+    attempt("vitb16-ort-dynamic", lambda: quantize_dynamic(vit, dst, weight_type=QuantType.QInt8))
+
+    for path in (fp32, vit, dst):
+        for p in (path, path + ".data"):
+            if os.path.exists(p):
+                os.remove(p)
 
 
-def attempt(name, quantize):
-    try:
-        quantize()
-        save_graph_only(dst, name)
-    except Exception:
-        traceback.print_exc()
-
-
-attempt("resnet18-ort-qoperator", lambda: quantize_static(
-    fp32, dst, Batches(shape), quant_format=QuantFormat.QOperator, per_channel=True,
-    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8))
-attempt("resnet18-ort-dynamic", lambda: quantize_dynamic(
-    fp32, dst, weight_type=QuantType.QInt8, op_types_to_quantize=["Conv", "MatMul", "Gemm"]))
-attempt("resnet18-ort-qdq-partial", lambda: quantize_static(
-    fp32, dst, Batches(shape), quant_format=QuantFormat.QDQ, per_channel=True, activation_type=QuantType.QInt8,
-    weight_type=QuantType.QInt8, op_types_to_quantize=["Conv"],
-    extra_options={"ActivationSymmetric": True, "WeightSymmetric": True}))
-vit = os.path.join(OUT, "tmp-vit.onnx")
-export(torchvision.models.vit_b_16(weights=None), shape, vit, 17)
-attempt("vitb16-ort-dynamic", lambda: quantize_dynamic(vit, dst, weight_type=QuantType.QInt8))
-
-for path in (fp32, vit, dst):
-    for p in (path, path + ".data"):
-        if os.path.exists(p):
-            os.remove(p)
+if __name__ == "__main__":
+    main()
