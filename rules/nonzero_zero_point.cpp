@@ -38,7 +38,10 @@ public:
             Severity::kError,
             "8.0-10.x",
             kNeedsOnnxOrEngine | kReadsModelValues,
-            "the zero point of a constant (a weight) needs its stored values quantized again: re-quantize the model"};
+            "these quantizers cannot be made symmetric by an edit: a weight's stored values would need quantizing "
+            "again, and a Q that is a network output or feeds something other than its DQs (an integer op of ONNX "
+            "Runtime's QOperator format, which quantized-op-not-importable rewrites first) would change what its "
+            "readers get; re-quantize the model, or run fix again once those ops are rewritten"};
         return kInfo;
     }
 

@@ -565,7 +565,20 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     passSource.remove();
     result.edits = std::move(plan.edits);
     result.skipped = std::move(plan.skipped);
-    result.unfixed = std::move(plan.unfixed);
+    // Left to the user: what the first pass could not fix, unless a later pass did (ONNX Runtime's QOperator models:
+    // their uint8 quantizers feed integer ops in the first pass, and are made symmetric once those are rewritten).
+    std::set<std::string> rulesAfter;
+    for (const auto& finding : after.findings)
+    {
+        rulesAfter.insert(finding.rule);
+    }
+    for (auto& unfixed : plan.unfixed)
+    {
+        if (pass == 0 || rulesAfter.count(unfixed.rule) != 0)
+        {
+            result.unfixed.push_back(std::move(unfixed));
+        }
+    }
     // Unchanged: no pass changed the model (a second pass may run and refuse everything the first refused).
     result.unchanged = !earlierPassesChanged && plan.modelEdits.empty();
     result.after = sideOf(after, *afterHolder.onnx);
