@@ -63,6 +63,9 @@ struct NewInitializer
     std::string rawData;
 };
 
+//! The raw data of one FLOAT element for NewInitializer::rawData (little-endian, as ONNX stores it).
+std::string rawFloatData(float value);
+
 //! The edits to apply. Node positions are indices of the ORIGINAL model's graph.node entries (0-based, in file
 //! order: the indices of OnnxGraph::nodes). Edits that contradict the model or each other are programming errors of
 //! the caller and make writeEditedModel throw std::invalid_argument naming the edit: a node index out of range or

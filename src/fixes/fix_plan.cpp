@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
@@ -38,13 +37,6 @@ const RuleInfo* ruleInfo(const std::string& slug)
         }
     }
     return nullptr;
-}
-
-std::string rawFloat(float value)
-{
-    std::string bytes(sizeof(float), '\0');
-    std::memcpy(bytes.data(), &value, sizeof(float)); // ONNX raw data is little-endian, as are the supported hosts
-    return bytes;
 }
 
 class Planner
@@ -406,16 +398,13 @@ private:
             }
             if (newNode.opType == "DequantizeLinear")
             {
-                std::string key;
-                for (const auto& input : newNode.inputs)
-                {
-                    key += input + "|";
-                }
+                std::vector<std::pair<std::string, std::int64_t>> attributes;
                 for (const auto& attribute : newNode.attributes)
                 {
-                    key += attribute.name + "=" + std::to_string(attribute.i.value_or(0)) + "|";
+                    attributes.emplace_back(attribute.name, attribute.i.value_or(0));
                 }
-                auto [shared, inserted] = mSharedDequantize.emplace(key, std::make_pair(newNode.outputs[0], node));
+                auto [shared, inserted] = mSharedDequantize.emplace(dequantizeKey(newNode.inputs, attributes),
+                                                                    std::make_pair(newNode.outputs[0], node));
                 if (!inserted && shared->second.second <= node)
                 {
                     if (const OnnxNode* own = patterns::producerOf(mGraph, shared->second.first))
@@ -453,6 +442,22 @@ private:
         mPlan.edits.push_back(std::move(planned));
     }
 
+    //! What makes two DequantizeLinear nodes compute the same tensor: their inputs and their INT attributes (axis).
+    static std::string dequantizeKey(const std::vector<std::string>& inputs,
+                                     const std::vector<std::pair<std::string, std::int64_t>>& attributes)
+    {
+        std::string key;
+        for (const auto& input : inputs)
+        {
+            key += input + "|";
+        }
+        for (const auto& [name, value] : attributes)
+        {
+            key += name + "=" + std::to_string(value) + "|";
+        }
+        return key;
+    }
+
     //! The model's own DequantizeLinear nodes as DQs a rewrite can share (ONNX Runtime writes one before each float op
     //! between QOperator ops: MobileNetV3's HardSigmoid reads the conv's output through it, and the HardSwish's Mul
     //! must read the same DQ for the conv to take both as its epilogue).
@@ -469,21 +474,18 @@ private:
             {
                 continue;
             }
-            std::string key;
-            for (const auto& input : node.inputs)
-            {
-                key += std::string(input) + "|";
-            }
+            std::vector<std::pair<std::string, std::int64_t>> attributes;
             bool plain = true;
             for (const auto& attribute : node.attributes)
             {
                 plain = plain && attribute.kind == OnnxAttribute::Kind::kInt;
-                key += attribute.name + "=" + std::to_string(attribute.i) + "|";
+                attributes.emplace_back(attribute.name, attribute.i);
             }
             if (plain)
             {
                 mSharedDequantize.emplace(
-                    key, std::make_pair(std::string(node.outputs[0]), static_cast<std::uint32_t>(node.index + 1)));
+                    dequantizeKey({node.inputs.begin(), node.inputs.end()}, attributes),
+                    std::make_pair(std::string(node.outputs[0]), static_cast<std::uint32_t>(node.index + 1)));
             }
         }
     }
@@ -1114,7 +1116,7 @@ private:
         NewInitializer newScale;
         newScale.name = freshName(base + "/scale");
         newScale.dataType = 1; // FLOAT
-        newScale.rawData = rawFloat(static_cast<float>(symmetric));
+        newScale.rawData = rawFloatData(static_cast<float>(symmetric));
         NewInitializer newZeroPoint;
         newZeroPoint.name = freshName(base + "/zero_point");
         newZeroPoint.dataType = 3; // INT8
@@ -1321,7 +1323,7 @@ private:
             const double zero =
                 parameters->zeroPoint.empty() ? 0.0 : parameters->zeroPoint[parameters->zeroPoint.size() == 1 ? 0 : i];
             const double scale = parameters->scale[scales == 1 ? 0 : i];
-            floatBias.rawData += rawFloat(static_cast<float>((bias->values[i] - zero) * scale));
+            floatBias.rawData += rawFloatData(static_cast<float>((bias->values[i] - zero) * scale));
         }
         PlannedEdit planned = plannedFrom(asked);
         planned.added.push_back(floatBias.name);
@@ -1440,7 +1442,7 @@ private:
         NewInitializer scale;
         scale.name = freshName(base + "/scale");
         scale.dataType = 1;
-        scale.rawData = rawFloat(static_cast<float>(parameters.scale[0]));
+        scale.rawData = rawFloatData(static_cast<float>(parameters.scale[0]));
         std::string scaleName = scale.name;
         mPlan.modelEdits.addInitializers.push_back(std::move(scale));
         std::string zeroPointName;

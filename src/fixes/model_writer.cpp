@@ -1900,6 +1900,13 @@ void FileModelSink::abort() noexcept
 
 // ----- entry points -----------------------------------------------------------------------------------------------
 
+std::string rawFloatData(float value)
+{
+    std::string bytes(sizeof(float), '\0');
+    std::memcpy(bytes.data(), &value, sizeof(float)); // ONNX raw data is little-endian, as are the supported hosts
+    return bytes;
+}
+
 ModelWriteResult writeEditedModel(const std::string& sourcePath, const ModelEdits& edits, ModelSink& sink,
                                   const ModelWriteOptions& options)
 {

@@ -8,7 +8,6 @@
 #include "src/fixes/quantized_op_rewrite.h"
 #include "qdq/patterns.h"
 
-#include <cstring>
 #include <string_view>
 
 namespace qdq
@@ -54,17 +53,12 @@ const std::vector<OpSpec>& opSpecs()
     return kSpecs;
 }
 
-bool isStandardDomain(const std::string& domain)
-{
-    return domain.empty() || domain == "ai.onnx";
-}
-
 const OpSpec* specOf(const OnnxNode& node)
 {
     for (const OpSpec& spec : opSpecs())
     {
         if (node.opType == spec.opType &&
-            (spec.microsoftDomain ? node.domain == "com.microsoft" : isStandardDomain(node.domain)))
+            (spec.microsoftDomain ? node.domain == "com.microsoft" : !node.isCustomDomain()))
         {
             return &spec;
         }
@@ -76,19 +70,12 @@ std::int64_t standardOpset(const OnnxGraph& graph)
 {
     for (const auto& [domain, version] : graph.opsets)
     {
-        if (isStandardDomain(domain))
+        if (domain.empty() || domain == "ai.onnx")
         {
             return version;
         }
     }
     return 0;
-}
-
-std::string rawFloat(float value)
-{
-    std::string bytes(sizeof(float), '\0');
-    std::memcpy(bytes.data(), &value, sizeof(float)); // ONNX raw data is little-endian, as are the supported hosts
-    return bytes;
 }
 
 //! Copies an attribute of the quantized op onto the float op; false (why set) for a kind NewAttribute cannot hold.
@@ -381,7 +368,7 @@ private:
         for (std::size_t i = 0; i < count; ++i)
         {
             const double scale = alpha * inputScale->values[0] * weightScale->values[scales == 1 ? 0 : i];
-            initializer.rawData += rawFloat(static_cast<float>(bias->values[i] * scale));
+            initializer.rawData += rawFloatData(static_cast<float>(bias->values[i] * scale));
         }
         return initializer;
     }
@@ -484,7 +471,7 @@ std::optional<QuantizedOpRewrite> rewriteQuantizedOp(const OnnxGraph& graph, std
     }
     const OnnxNode& quantizedOp = graph.nodes[node];
     const OpSpec* spec = specOf(quantizedOp);
-    if (spec == nullptr && patterns::isCommuting(quantizedOp.opType) && isStandardDomain(quantizedOp.domain))
+    if (spec == nullptr && patterns::isCommuting(quantizedOp.opType) && !quantizedOp.isCustomDomain())
     {
         return rewriteIntegerDataMovement(graph, quantizedOp, namePrefix, freshName, why);
     }
