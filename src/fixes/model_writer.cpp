@@ -12,6 +12,7 @@
 #include "qdq/diagnostics.h"
 
 #include <google/protobuf/arena.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -1527,10 +1528,25 @@ public:
         mFolder = folder.empty() ? fs::path(".") : folder;
     }
 
-    std::string build()
+    //! The check copy in three pieces, parsed by checkModelFile as one stream: the model's fields before the
+    //! graph with the graph's new length, the graph, and the fields after it.
+    struct Pieces
+    {
+        std::string head;
+        std::string graph;
+        std::string tail;
+    };
+
+    Pieces build()
     {
         const GraphLocation graph = locateGraph(mSource);
-        std::string content;
+        Pieces pieces;
+        // Reserved at the graph's length in the file, which the copy never exceeds: pages past what is written are
+        // never touched, so they cost address space, not memory. Before, the graph grew by doubling and was then
+        // copied once more after the model's head: on the 500,000-node bench model the check alone took 2.10-2.55 s,
+        // now 1.90-2.00 s (3 runs each); its peak RSS is the parsed model's and did not change.
+        pieces.graph.reserve(static_cast<std::size_t>(graph.end - graph.payloadOffset));
+        std::string& content = pieces.graph;
         std::uint64_t position = graph.payloadOffset;
         WireField field;
         std::uint64_t nodeIndex = 0;
@@ -1555,13 +1571,10 @@ public:
             }
             mSource.setContext(nullptr);
         }
-        std::string model = mSource.read(0, graph.lengthOffset);
-        appendVarint(model, content.size());
-        model += content;
-        content.clear();
-        content.shrink_to_fit();
-        model += mSource.read(graph.end, mSource.size() - graph.end);
-        return model;
+        pieces.head = mSource.read(0, graph.lengthOffset);
+        appendVarint(pieces.head, content.size());
+        pieces.tail = mSource.read(graph.end, mSource.size() - graph.end);
+        return pieces;
     }
 
     const std::string& problem() const { return mProblem; }
@@ -1935,8 +1948,14 @@ std::string checkModelFile(const std::string& path, const ModelCheckOptions& opt
     google::protobuf::Arena arena;
     onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
     {
-        const std::string bytes = builder.build();
-        if (!model.ParseFromString(bytes))
+        const CheckCopyBuilder::Pieces pieces = builder.build();
+        namespace io = google::protobuf::io;
+        io::ArrayInputStream head(pieces.head.data(), static_cast<int>(pieces.head.size()));
+        io::ArrayInputStream graph(pieces.graph.data(), static_cast<int>(pieces.graph.size()));
+        io::ArrayInputStream tail(pieces.tail.data(), static_cast<int>(pieces.tail.size()));
+        io::ZeroCopyInputStream* streams[] = {&head, &graph, &tail};
+        io::ConcatenatingInputStream stream(streams, 3);
+        if (!model.ParseFromZeroCopyStream(&stream))
         {
             failPath(path, "cannot be parsed as an ONNX ModelProto");
         }
