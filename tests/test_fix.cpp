@@ -456,3 +456,65 @@ TEST(RealDataFix, EveryModelAndSampleIsAFixedPoint)
         EXPECT_EQ(readFile(first), readFile(second)) << model;
     }
 }
+
+namespace
+{
+
+SkippedEdit skippedInsertion(const std::string& tensor, const std::string& rule, const std::string& why)
+{
+    SkippedEdit skipped;
+    skipped.edit.kind = FixEdit::Kind::kInsertQdq;
+    skipped.edit.tensor = tensor;
+    skipped.rule = rule;
+    skipped.why = why;
+    return skipped;
+}
+
+std::size_t occurrences(const std::string& text, const std::string& part)
+{
+    std::size_t count = 0;
+    for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size()))
+    {
+        ++count;
+    }
+    return count;
+}
+
+} // namespace
+
+TEST(FixReportText, SkippedEditsSharingARuleAndReasonAreListedUnderTheReasonOnce)
+{
+    const std::string refusal = "refused: with it the fixed model gets a new standalone-qdq warning (2 Q/DQ node(s))";
+    FixReport report;
+    report.skipped = {skippedInsertion("/a/Mul_output_0", "standalone-qdq", refusal),
+                      skippedInsertion("/b/Sigmoid_output_0", "int8-conv-float-output", "its scale needs calibration"),
+                      skippedInsertion("/c/Mul_output_0", "standalone-qdq", refusal)};
+    const std::string text = renderFixText(report);
+    EXPECT_EQ(occurrences(text, refusal), 1u) << text;
+    EXPECT_NE(text.find("  - 2 edits (standalone-qdq): " + refusal +
+                        "\n"
+                        "      insert QuantizeLinear -> DequantizeLinear on /a/Mul_output_0\n"
+                        "      insert QuantizeLinear -> DequantizeLinear on /c/Mul_output_0\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(
+        text.find("  - insert QuantizeLinear -> DequantizeLinear on /b/Sigmoid_output_0 (int8-conv-float-output): "
+                  "its scale needs calibration\n"),
+        std::string::npos)
+        << text;
+}
+
+TEST(FixReportText, SkippedEditsWithTheirOwnReasonsAreListedOnePerLine)
+{
+    FixReport report;
+    report.skipped = {skippedInsertion("/a/Mul_output_0", "standalone-qdq", "refused: a new warning on /a"),
+                      skippedInsertion("/c/Mul_output_0", "standalone-qdq", "refused: a new warning on /c")};
+    const std::string text = renderFixText(report);
+    EXPECT_EQ(text.find("edits (standalone-qdq)"), std::string::npos) << text;
+    EXPECT_NE(text.find("  - insert QuantizeLinear -> DequantizeLinear on /a/Mul_output_0 (standalone-qdq): refused: a "
+                        "new warning on /a\n"
+                        "  - insert QuantizeLinear -> DequantizeLinear on /c/Mul_output_0 (standalone-qdq): refused: a "
+                        "new warning on /c\n"),
+              std::string::npos)
+        << text;
+}

@@ -86,6 +86,25 @@ std::vector<std::tuple<std::string, std::string, std::size_t>> groupedUnfixed(co
     return groups;
 }
 
+//! Skipped edits grouped by rule and reason, in first-seen order: each group is the edits' indices in report.skipped.
+std::vector<std::vector<std::size_t>> groupedSkipped(const FixReport& report)
+{
+    std::vector<std::vector<std::size_t>> groups;
+    std::map<std::pair<std::string_view, std::string_view>, std::size_t> index;
+    for (std::size_t i = 0; i < report.skipped.size(); ++i)
+    {
+        const SkippedEdit& skipped = report.skipped[i];
+        auto [it, inserted] =
+            index.emplace(std::make_pair(std::string_view(skipped.rule), std::string_view(skipped.why)), groups.size());
+        if (inserted)
+        {
+            groups.emplace_back();
+        }
+        groups[it->second].push_back(i);
+    }
+    return groups;
+}
+
 std::string padded(const std::string& text, std::size_t width)
 {
     return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
@@ -138,9 +157,21 @@ std::string renderFixText(const FixReport& report)
     if (!report.skipped.empty())
     {
         out += "\nSkipped (" + std::to_string(report.skipped.size()) + "):\n";
-        for (const auto& skipped : report.skipped)
+        // Edits skipped for one reason are listed under it, so a refusal that quotes a long new warning is printed
+        // once, not once per edit (EfficientNet-B0 with Q/DQ on its conv inputs: 16 refusals of 1,500 characters).
+        for (const auto& group : groupedSkipped(report))
         {
-            out += "  - " + editTitle(skipped.edit) + " (" + skipped.rule + "): " + skipped.why + "\n";
+            const SkippedEdit& first = report.skipped[group.front()];
+            if (group.size() == 1)
+            {
+                out += "  - " + editTitle(first.edit) + " (" + first.rule + "): " + first.why + "\n";
+                continue;
+            }
+            out += "  - " + std::to_string(group.size()) + " edits (" + first.rule + "): " + first.why + "\n";
+            for (const std::size_t member : group)
+            {
+                out += "      " + editTitle(report.skipped[member].edit) + "\n";
+            }
         }
     }
     const auto unfixed = groupedUnfixed(report);
