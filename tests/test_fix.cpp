@@ -393,6 +393,68 @@ TEST(RealDataFix, OrtResNetLosesEpilogueConvAddAndBiasQdq)
     EXPECT_EQ(report.after.predicted.convWithResidualAdd, 8u);
 }
 
+namespace
+{
+
+//! A skipped edit is listed once, with the reason that stands at the end, and a made insertion is not also listed as
+//! skipped.
+void expectEachSkipListedOnceAndNotMade(const FixReport& report, const std::string& model)
+{
+    std::set<std::string> skippedKeys;
+    for (const auto& skipped : report.skipped)
+    {
+        std::string key =
+            skipped.rule + "|" + std::to_string(static_cast<int>(skipped.edit.kind)) + "|" + skipped.edit.tensor + "|";
+        for (const auto& node : skipped.edit.nodes)
+        {
+            key += node + ",";
+        }
+        for (const auto& [consumer, input] : skipped.edit.consumers)
+        {
+            key += consumer + ":" + std::to_string(input) + ",";
+        }
+        EXPECT_TRUE(skippedKeys.insert(key).second) << model << ": listed twice: " << key;
+        if (skipped.edit.kind != FixEdit::Kind::kInsertQdq)
+        {
+            continue;
+        }
+        for (const auto& made : report.edits)
+        {
+            const bool sameInsertion = made.edit.kind == FixEdit::Kind::kInsertQdq &&
+                                       made.edit.tensor == skipped.edit.tensor &&
+                                       made.edit.consumers == skipped.edit.consumers;
+            EXPECT_FALSE(sameInsertion) << model << ": made and skipped: " << skipped.edit.tensor;
+        }
+    }
+}
+
+} // namespace
+
+// The YOLOv8-style model quantized at its convs' inputs: the first pass refuses the insertions on the Split outputs
+// (a new fan-out mismatch) and on /n1/cv2/act/Mul_output_0 (a new Concat mismatch); once the fan-outs have one scale,
+// the second pass makes the latter and refuses the former again, for a new standalone Q/DQ. The report lists each
+// Split insertion once, with the second pass's reason, and the made insertion not at all.
+TEST(RealDataFix, YoloConvsRecipeListsAnEditRefusedTwiceOnceAndAMadeOneNotAsSkipped)
+{
+    REQUIRE_SHARED();
+    const auto output = tempDir("fix-yolo-skips") / "yolov8lite-fixed.onnx";
+    FixReport report = fixFile(sharedModel("yolov8lite-qat-convs.onnx"), output);
+    expectEachSkipListedOnceAndNotMade(report, "yolov8lite-qat-convs.onnx");
+    EXPECT_TRUE(std::any_of(report.edits.begin(), report.edits.end(),
+                            [](const PlannedEdit& edit) { return edit.edit.tensor == "/n1/cv2/act/Mul_output_0"; }));
+    std::vector<std::string> skippedSplits;
+    for (const auto& skipped : report.skipped)
+    {
+        if (skipped.edit.tensor.find("/Split_output_1") != std::string::npos)
+        {
+            skippedSplits.push_back(skipped.edit.tensor);
+            EXPECT_NE(skipped.why.find("new standalone-qdq warning"), std::string::npos) << skipped.why;
+        }
+    }
+    EXPECT_EQ(skippedSplits, (std::vector<std::string>{"/b2/Split_output_1", "/b4/Split_output_1", "/b6/Split_output_1",
+                                                       "/b8/Split_output_1"}));
+}
+
 // The YOLOv8-style model quantized at its convs' inputs: int8-conv-float-output inserts a pair on tensors whose
 // fan-outs fanout-scale-mismatch unifies. A refusal round that refused both kinds together left every fan-out
 // mismatched; the inserted pairs are refused first now, and each fan-out gets its one scale.
@@ -447,6 +509,7 @@ TEST(RealDataFix, EveryModelAndSampleIsAFixedPoint)
             EXPECT_EQ(skipped.why.find("another edit"), std::string::npos)
                 << model << ": " << skipped.rule << ": " << skipped.why;
         }
+        expectEachSkipListedOnceAndNotMade(report, model.string());
         if (model.string().find(QDQ_SOURCE_DIR) == 0)
         {
             EXPECT_EQ(report.checker, "passed") << model; // the samples declare their shapes
@@ -517,4 +580,29 @@ TEST(FixReportText, SkippedEditsWithTheirOwnReasonsAreListedOnePerLine)
                         "new warning on /c\n"),
               std::string::npos)
         << text;
+}
+
+TEST(FixReportText, RowsByRuleSayTheyCountInfoFindingsToo)
+{
+    FixReport report;
+    report.before.warnings = 1;
+    report.before.bySlug = {{"residual-input-not-quantized", 1}, {"standalone-qdq", 2}};
+    report.after.bySlug = {{"standalone-qdq", 1}};
+    const std::string text = renderFixText(report);
+    EXPECT_NE(text.find("  warnings and errors               1     -> 0\n"
+                        "  findings of each rule, info included:\n"
+                        "    residual-input-not-quantized    1     -> 0\n"
+                        "    standalone-qdq                  2     -> 1\n"),
+              std::string::npos)
+        << text;
+}
+
+TEST(FixReportText, NoRowsByRuleAndNoTheirHeaderWhenNoRuleChanged)
+{
+    FixReport report;
+    report.before.bySlug = {{"standalone-qdq", 2}};
+    report.after.bySlug = {{"standalone-qdq", 2}};
+    const std::string text = renderFixText(report);
+    EXPECT_EQ(text.find("findings of each rule"), std::string::npos) << text;
+    EXPECT_EQ(text.find("    standalone-qdq"), std::string::npos) << text;
 }

@@ -198,10 +198,18 @@ std::string renderFixText(const FixReport& report)
     {
         bySlug[slug].second = count;
     }
+    // The rows by rule count every finding, info included, so they say so: under "warnings and errors 11 -> 0" alone,
+    // "standalone-qdq 2 -> 1" (an info left) read as a warning left.
+    bool byRuleHeader = false;
     for (const auto& [slug, counts] : bySlug)
     {
         if (counts.first != counts.second)
         {
+            if (!byRuleHeader)
+            {
+                out += "  findings of each rule, info included:\n";
+                byRuleHeader = true;
+            }
             row("  " + slug, counts.first, counts.second);
         }
     }

@@ -153,16 +153,34 @@ bool refuseEditsNamedByNewWarnings(const Report& candidate, const FixPlan& plan,
 //! The skips of every pass that still stand at the end: a skip of one pass may be made by a later one (it conflicted
 //! with an edit that is now in the model). Each is listed once, and only when the edits of the same kind asked for by
 //! its rule did not, between them, change every one of its nodes. (Dropping a skip when such an edit changed any one
-//! of its nodes hid, on DenseNet, Concat groups that no edit had unified.)
+//! of its nodes hid, on DenseNet, Concat groups that no edit had unified.) An edit skipped again by a later pass keeps
+//! its first place with the later pass's reason: the YOLOv8-style model's Split insertions, refused by the first pass
+//! for a fan-out mismatch that pass fixed, then by the second for a new standalone Q/DQ, were listed twice.
 std::vector<SkippedEdit> skipsStillStanding(std::vector<SkippedEdit> skips, const std::vector<PlannedEdit>& made)
 {
     const auto sameEdit = [](const SkippedEdit& a, const SkippedEdit& b)
     {
-        return a.rule == b.rule && a.why == b.why && a.edit.kind == b.edit.kind && a.edit.nodes == b.edit.nodes &&
-               a.edit.tensor == b.edit.tensor && a.edit.scaleFrom == b.edit.scaleFrom;
+        return a.rule == b.rule && a.edit.kind == b.edit.kind && a.edit.nodes == b.edit.nodes &&
+               a.edit.tensor == b.edit.tensor && a.edit.consumers == b.edit.consumers;
     };
     const auto madeLater = [&made](const SkippedEdit& skipped)
     {
+        if (skipped.edit.kind == FixEdit::Kind::kInsertQdq)
+        {
+            // Made: a later insertion on the tensor reaches every read this one was for (the YOLOv8-style model's
+            // /n1/cv2/act/Mul_output_0, refused by the first pass, made by the second, was listed as both).
+            const auto covers = [&skipped](const PlannedEdit& edit)
+            {
+                const auto& reads = edit.edit.consumers;
+                return edit.edit.kind == FixEdit::Kind::kInsertQdq && edit.edit.tensor == skipped.edit.tensor &&
+                       (reads.empty() ||
+                        (!skipped.edit.consumers.empty() &&
+                         std::all_of(skipped.edit.consumers.begin(), skipped.edit.consumers.end(),
+                                     [&reads](const auto& read)
+                                     { return std::find(reads.begin(), reads.end(), read) != reads.end(); })));
+            };
+            return std::any_of(made.begin(), made.end(), covers);
+        }
         if (skipped.edit.nodes.empty())
         {
             return false;
@@ -185,11 +203,19 @@ std::vector<SkippedEdit> skipsStillStanding(std::vector<SkippedEdit> skips, cons
     std::vector<SkippedEdit> standing;
     for (auto& skipped : skips)
     {
-        const bool listed = std::any_of(standing.begin(), standing.end(),
-                                        [&](const SkippedEdit& other) { return sameEdit(other, skipped); });
-        if (!listed && !madeLater(skipped))
+        if (madeLater(skipped))
+        {
+            continue;
+        }
+        const auto listed = std::find_if(standing.begin(), standing.end(),
+                                         [&](const SkippedEdit& other) { return sameEdit(other, skipped); });
+        if (listed == standing.end())
         {
             standing.push_back(std::move(skipped));
+        }
+        else
+        {
+            *listed = std::move(skipped); // skips come pass by pass: the later reason is the one that stands
         }
     }
     return standing;
