@@ -218,6 +218,31 @@ private:
                                                   "input's range); re-calibrate for accuracy"));
     }
 
+    //! A lone DQ that writes a network output behind a Q it alone reads, of the output of a weighted op (Conv, Gemm,
+    //! MatMul, ...): the pair only rounds the output to INT8 and costs a Dequantize layer; without it the op, INT8 in,
+    //! writes the float output itself (ONNX Runtime's QDQ models end so: Gemm -> Q -> DQ -> output). Adds the edit that
+    //! removes the pair. Not behind other ops: an INT8 Resize, Add or pooling needs its output Q (reference 1.8), so
+    //! the lone DQ would only move before it (SqueezeNet's Flatten, DeepLabV3's Resize before the output).
+    static void addOutputPairEdit(const OnnxGraph& graph, const OnnxNode& dq, Finding& finding)
+    {
+        if (dq.inputs.empty() || dq.outputs.empty() || !isGraphOutput(graph, dq.outputs[0]))
+        {
+            return;
+        }
+        const OnnxNode* q = producerOf(graph, dq.inputs[0]);
+        if (q == nullptr || !isQuantize(*q) || q->inputs.empty() || consumersOf(graph, dq.inputs[0]).size() != 1 ||
+            isGraphOutput(graph, dq.inputs[0]) || isGraphOutput(graph, q->inputs[0]))
+        {
+            return;
+        }
+        const OnnxNode* producer = producerOf(graph, q->inputs[0]);
+        if (producer == nullptr || !isWeighted(graph, *producer))
+        {
+            return;
+        }
+        finding.edits.push_back(removeQdqPairEdit(*q, dq));
+    }
+
     //! A DQ of an integer op's output, or a Q read by integer ops (ONNX Runtime's QOperator format): its fate after
     //! the re-quantization that format needs is not this graph's.
     static bool nextToIntegerOp(const OnnxGraph& graph, const OnnxNode& node)
@@ -272,6 +297,10 @@ private:
             {
                 addPoolingInputEdit(graph, *node, lone);
             }
+            else if (!predicted.isQuantize)
+            {
+                addOutputPairEdit(graph, *node, lone);
+            }
         }
         if (!inputs.onnxNodes.empty())
         {
@@ -290,11 +319,22 @@ private:
                 "LayerNorm, GELU in transformers) can absorb some of these.";
             lone.fix = "remove each lone pair, or move it to the input of the nearest weighted op; a Q needs a "
                        "quantized producer and a DQ a quantized consumer to fuse into";
-            if (!lone.edits.empty())
+            std::vector<std::string> poolingInputs;
+            std::vector<std::string> outputPairs;
+            for (const FixEdit& edit : lone.edits)
             {
-                lone.fix += "; a Q after a float pooling: quantize the pooling's input too (" + lone.edits[0].tensor +
-                            (lone.edits.size() > 1 ? " and " + std::to_string(lone.edits.size() - 1) + " more" : "") +
-                            "), so the pooling runs in INT8 and the Q fuses into it";
+                (edit.kind == FixEdit::Kind::kInsertQdq ? poolingInputs : outputPairs).push_back(edit.tensor);
+            }
+            if (!poolingInputs.empty())
+            {
+                lone.fix += "; a Q after a float pooling: quantize the pooling's input too (" +
+                            nameList(poolingInputs, 1) + "), so the pooling runs in INT8 and the Q fuses into it";
+            }
+            if (!outputPairs.empty())
+            {
+                lone.fix += "; a Q -> DQ pair before a network output only rounds it to INT8: remove it, so that the "
+                            "layer writing " +
+                            nameList(outputPairs, 1) + " writes the float output itself";
             }
             sink.add(std::move(lone));
         }

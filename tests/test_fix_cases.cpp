@@ -1182,6 +1182,124 @@ TEST(FixCaseCli, JsonReportOfThePluginUnwrapWithAndWithoutRules)
     EXPECT_EQ(applied["checker"], "passed");
 }
 
+// ---- standalone-qdq: a Q/DQ pair before a network output ---------------------------------------------------------
+
+namespace
+{
+
+enum class OutputTail
+{
+    kInt8Pair,        //!< head Conv -> Q -> DQ -> network output (ONNX Runtime's QDQ models end so)
+    kUint8FromZero,   //!< the same with a uint8 pair whose range starts at 0 (the clamp of a Relu ONNX Runtime removed)
+    kQuantizerShared, //!< the head's Q also feeds a DQ read by a second Conv, whose output is a second network output
+    kAfterPool,       //!< head Conv -> Q/DQ -> AveragePool -> Q -> DQ -> network output
+};
+
+//! images -> Q/DQ -> Conv -> Relu -> Q/DQ -> head Conv -> Q/DQ -> "scores" (a network output).
+std::filesystem::path outputPairModel(OutputTail tail)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("images", {1, 3, 8, 8}));
+    std::string r = g.node("Relu", "/relu0/Relu", {g.node("Conv", "/conv0/Conv", {x, g.int8Weight("w0", 8, 3)})});
+    std::string head = g.node("Conv", "/head/Conv", {g.qdq("/head/in_q", r), g.int8Weight("wh", 4, 8, 1)});
+    if (tail == OutputTail::kAfterPool)
+    {
+        head = g.node("AveragePool", "/head/AveragePool", {g.qdq("/pool/in_q", head)});
+        g.intsAttribute("/head/AveragePool", "kernel_shape", {1, 1});
+    }
+    std::string s = g.scale("/head/out_q/scale", 0.05f);
+    std::string z = g.zeroPoint("/head/out_q/zero_point", tail == OutputTail::kUint8FromZero, 0);
+    std::string q = g.node("QuantizeLinear", "/head/out_q/QuantizeLinear", {head, s, z});
+    g.node("DequantizeLinear", "/head/out_q/DequantizeLinear", {q, s, z}, {"scores"});
+    g.output("scores", {1, 4, 6, 6});
+    if (tail == OutputTail::kQuantizerShared)
+    {
+        std::string dq = g.node("DequantizeLinear", "/next/in_q/DequantizeLinear", {q, s, z});
+        g.output(g.node("Conv", "/next/Conv", {dq, g.int8Weight("wn", 4, 4, 1)}), {1, 4, 6, 6});
+    }
+    const char* names[] = {"output-pair-int8", "output-pair-uint8-from-zero", "output-pair-shared",
+                           "output-pair-after-pool"};
+    return saved(g, names[static_cast<int>(tail)]);
+}
+
+} // namespace
+
+TEST(FixCaseStandaloneOutputPair, RemovesThePairAndTheHeadConvWritesTheNetworkOutput)
+{
+    const Fixed fixed = fixModel(outputPairModel(OutputTail::kInt8Pair));
+    const FixReport& report = fixed.report;
+    EXPECT_TRUE(standaloneNames(diagnoseFile(fixed.model), "/head/out_q/DequantizeLinear"));
+    ASSERT_EQ(report.edits.size(), 1u) << renderFixText(report);
+    const PlannedEdit& edit = report.edits[0];
+    EXPECT_EQ(edit.edit.kind, FixEdit::Kind::kRemoveQdqPair);
+    EXPECT_EQ(askedBy(edit), Names{"standalone-qdq"});
+    EXPECT_EQ(edit.removed, (Names{"/head/out_q/DequantizeLinear", "/head/out_q/QuantizeLinear"}));
+    EXPECT_EQ(edit.changed, Names{"/head/Conv output 0: /head/Conv_out -> scores (the network output)"});
+
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    expectNoNode(graph, "/head/out_q/QuantizeLinear");
+    expectNoNode(graph, "/head/out_q/DequantizeLinear");
+    const OnnxNode* conv = graph.findNode("/head/Conv");
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(conv->outputs, (std::vector<std::string>{"scores"}));
+    EXPECT_EQ(graph.graphOutputs, (std::vector<std::string>{"scores"})); // the interface keeps its name
+    EXPECT_FALSE(standaloneNames(diagnoseFile(fixed.output), "/head/out_q/DequantizeLinear"));
+    EXPECT_LT(report.after.predicted.standaloneQdq, report.before.predicted.standaloneQdq);
+    // The Dequantize layer goes; with --fp16 the simulator guesses that TensorRT may convert the head's FP16 output
+    // to the FP32 network output in a copy, so the layer count need not drop.
+    EXPECT_LE(report.after.predicted.layers, report.before.predicted.layers);
+    expectCleanFix(fixed, "standalone-qdq");
+}
+
+// An INT8 AveragePool needs the Q on its output (a non-weighted op with INT8 input writes INT8): without the pair the
+// pooling would run in float and the lone DQ would only move before it. The pair stays.
+TEST(FixCaseStandaloneOutputPair, KeepsThePairAfterAnInt8Pooling)
+{
+    const Fixed fixed = fixModel(outputPairModel(OutputTail::kAfterPool));
+    EXPECT_TRUE(standaloneNames(diagnoseFile(fixed.model), "/head/out_q/DequantizeLinear"));
+    for (const auto& edit : fixed.report.edits)
+    {
+        EXPECT_EQ(std::find(edit.removed.begin(), edit.removed.end(), "/head/out_q/DequantizeLinear"),
+                  edit.removed.end())
+            << renderFixText(fixed.report);
+    }
+    EXPECT_TRUE(fixed.report.skipped.empty()) << renderFixText(fixed.report);
+    EXPECT_NE(readOnnx(fixed.output.string()).findNode("/head/out_q/DequantizeLinear"), nullptr);
+}
+
+TEST(FixCaseStandaloneOutputPair, AUint8RangeFromZeroLeavesAReluWritingTheNetworkOutput)
+{
+    const Fixed fixed = fixModel(outputPairModel(OutputTail::kUint8FromZero));
+    const FixReport& report = fixed.report;
+    const auto removal =
+        std::find_if(report.edits.begin(), report.edits.end(),
+                     [](const PlannedEdit& edit) { return edit.edit.kind == FixEdit::Kind::kRemoveQdqPair; });
+    ASSERT_NE(removal, report.edits.end()) << renderFixText(report);
+    EXPECT_EQ(removal->removed, (Names{"/head/out_q/DequantizeLinear", "/head/out_q/QuantizeLinear"}));
+    const OnnxGraph graph = readOnnx(fixed.output.string());
+    expectNoNode(graph, "/head/out_q/DequantizeLinear");
+    // The Q clamped the head's negative outputs to 0, as the Relu ONNX Runtime removed did: a Relu keeps that.
+    const OnnxNode* conv = graph.findNode("/head/Conv");
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(conv->outputs, (std::vector<std::string>{"/head/Conv_out"}));
+    const OnnxNode* relu = patterns::producerOf(graph, "scores");
+    ASSERT_NE(relu, nullptr);
+    EXPECT_EQ(relu->opType, "Relu");
+    EXPECT_EQ(relu->inputs, (std::vector<std::string>{"/head/Conv_out"}));
+    EXPECT_EQ(report.checker, "passed");
+    EXPECT_TRUE(report.newFindings.empty()) << report.newFindings.front();
+}
+
+// The head's Q also quantizes the input of a second Conv: the pair stays (the second Conv needs it), and so does the
+// lone DQ before the output, for the user to decide.
+TEST(FixCaseStandaloneOutputPair, LeavesAPairWhoseQuantizerAnotherConvReadsAlone)
+{
+    const Fixed fixed = fixModel(outputPairModel(OutputTail::kQuantizerShared));
+    EXPECT_TRUE(standaloneNames(diagnoseFile(fixed.model), "/head/out_q/DequantizeLinear"));
+    expectLeftAlone(fixed);
+    EXPECT_TRUE(isUnfixed(fixed.report, "standalone-qdq"));
+}
+
 // ---- nonzero-zero-point: ONNX Runtime's default uint8 activations ------------------------------------------------
 
 namespace

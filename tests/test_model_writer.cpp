@@ -355,6 +355,32 @@ TEST(ModelWriter, ReplacesScaleInPlaceAndRenamesGraphOutput)
     EXPECT_EQ(checkBytes(bytes), "");
 }
 
+TEST(ModelWriter, RenamesANodeOutputAndKeepsTheRestOfTheNode)
+{
+    const onnx::ModelProto before = residualModel();
+    const fs::path source = saveModel(tempDir("writer-rename-output") / "model.onnx", before);
+    ModelEdits edits;
+    edits.renameNodeOutputs = {{4, 0, "conv_renamed"}};
+    edits.rewireInputs = {{5, 0, "conv_renamed"}};
+    ModelWriteResult result;
+    const std::string bytes = applyInMemory(source, edits, &result);
+    EXPECT_EQ(result.nodesRewired, 2u);
+
+    const onnx::ModelProto after = parse(bytes);
+    onnx::NodeProto expectedConv = before.graph().node(4);
+    expectedConv.set_output(0, "conv_renamed");
+    EXPECT_EQ(after.graph().node(4).SerializeAsString(), expectedConv.SerializeAsString());
+    EXPECT_EQ(after.graph().node(4).doc_string(), "the conv");
+    for (const char* name : {"in/QuantizeLinear", "pool", "add"})
+    {
+        expectNodeUnchanged(before, after, name);
+    }
+    expectSameOutsideEditedLists(before, after);
+    const OnnxGraph graph = readOnnxFromBuffer(bytes, "edited.onnx");
+    EXPECT_EQ(graph.findNode("relu")->inputs[0], "conv_renamed");
+    EXPECT_EQ(checkBytes(bytes), "");
+}
+
 TEST(ModelWriter, NewNodeAttributesAndDomainsAreEncoded)
 {
     const fs::path source = saveModel(tempDir("writer-attributes") / "model.onnx", residualModel());
@@ -498,6 +524,22 @@ TEST(ModelWriter, EditsThatDoNotFitTheModelAreRejected)
     edits = {};
     edits.insertNodes = {{0, qdqNode("QuantizeLinear", "q", "x", "in/scale", "in/zero_point", "relu_out")}};
     rejects(edits, "new tensor 'relu_out' is already produced by node 5");
+    edits = {};
+    edits.renameNodeOutputs = {{4, 1, "conv_second"}};
+    rejects(edits, "node 4 ('conv', Conv) has 1 output(s), no output slot 1");
+    edits = {};
+    edits.renameNodeOutputs = {{12, 0, "z"}};
+    rejects(edits, "renameNodeOutputs: node 12 is out of range");
+    edits = {};
+    edits.removeNodes = {4};
+    edits.renameNodeOutputs = {{4, 0, "z"}};
+    rejects(edits, "renameNodeOutputs[0]: node 4 is also removed");
+    edits = {};
+    edits.renameNodeOutputs = {{4, 0, "relu_out"}};
+    rejects(edits, "new tensor 'relu_out' is already produced by node 5");
+    edits = {};
+    edits.renameNodeOutputs = {{4, 0, "z"}, {5, 0, "z"}};
+    rejects(edits, "tensor 'z' is already the output of a new node or of another rename");
     edits = {};
     edits.addInitializers = {floatScalar("in/scale", 1.0f)};
     rejects(edits, "new tensor 'in/scale' is already an initializer");

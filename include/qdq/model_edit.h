@@ -69,7 +69,8 @@ std::string rawFloatData(float value);
 //! The edits to apply. Node positions are indices of the ORIGINAL model's graph.node entries (0-based, in file
 //! order: the indices of OnnxGraph::nodes). Edits that contradict the model or each other are programming errors of
 //! the caller and make writeEditedModel throw std::invalid_argument naming the edit: a node index out of range or
-//! given twice, a rewired input slot the node does not have, a rewire of a removed node, replacing or removing an
+//! given twice, a rewired input slot the node does not have, a rewire of a removed node, an output slot a renamed
+//! node does not have or a rename of a removed node, replacing or removing an
 //! initializer that does not exist, renaming a graph output that does not exist, a new node, node output or
 //! initializer name that is used twice among the new ones or already names a node or tensor of the model (names
 //! of removed nodes and initializers may be reused), a malformed attribute or tensor. Removing a node does not
@@ -98,6 +99,17 @@ struct ModelEdits
     };
     std::vector<Rewire> rewireInputs;
 
+    //! Sets output outputSlot of original node `node` to newOutput: a node takes over a tensor name, such as a network
+    //! output whose DequantizeLinear is removed. The old name's readers are the caller's to rewire; newOutput must not
+    //! be written by another node that stays.
+    struct RenameNodeOutput
+    {
+        std::uint32_t node = 0;
+        std::uint32_t outputSlot = 0;
+        std::string newOutput;
+    };
+    std::vector<RenameNodeOutput> renameNodeOutputs;
+
     //! Renames a graph output (its graph.output ValueInfoProto keeps its type and shape).
     struct RenameOutput
     {
@@ -116,8 +128,9 @@ struct ModelEdits
     //! True when there is nothing to apply.
     bool empty() const
     {
-        return removeNodes.empty() && insertNodes.empty() && rewireInputs.empty() && renameGraphOutputs.empty() &&
-               addInitializers.empty() && replaceInitializers.empty() && removeInitializers.empty();
+        return removeNodes.empty() && insertNodes.empty() && rewireInputs.empty() && renameNodeOutputs.empty() &&
+               renameGraphOutputs.empty() && addInitializers.empty() && replaceInitializers.empty() &&
+               removeInitializers.empty();
     }
 };
 
@@ -213,7 +226,7 @@ struct ModelWriteResult
     std::uint64_t encodedBytes = 0; //!< bytes of fields encoded anew (new or edited nodes, tensors, outputs)
     std::size_t nodesRemoved = 0;
     std::size_t nodesInserted = 0;
-    std::size_t nodesRewired = 0; //!< nodes re-encoded for rewired inputs
+    std::size_t nodesRewired = 0; //!< nodes re-encoded for rewired inputs or renamed outputs
     std::size_t initializersAdded = 0;
     std::size_t initializersReplaced = 0;
     std::size_t initializersRemoved = 0;

@@ -301,7 +301,7 @@ private:
         }
         if (isGraphOutput(dequantize.outputs[0]))
         {
-            skip(asked, dequantize.outputs[0] + " is a network output; removing its DequantizeLinear would rename it");
+            planRemovalAtNetworkOutput(asked, q, dq);
             return;
         }
         const auto reads = readers(dequantize.outputs[0]);
@@ -343,6 +343,93 @@ private:
             mPlan.modelEdits.removeNodes.push_back(q);
             mRemoved.insert(q);
             planned.removed.push_back(quantize.name);
+        }
+        mPlan.edits.push_back(std::move(planned));
+    }
+
+    //! A pair whose DQ writes a network output: the output keeps its name, so the tensor the Q read takes it over.
+    //! Its producer writes the network output directly (or, where the Q's range started at 0, a Relu reading it
+    //! does), and the producer's other readers read it under that name.
+    void planRemovalAtNetworkOutput(const Asked& asked, std::uint32_t q, std::uint32_t dq)
+    {
+        const OnnxNode& quantize = mGraph.nodes[q];
+        const OnnxNode& dequantize = mGraph.nodes[dq];
+        const std::string& output = dequantize.outputs[0];
+        const std::string input = quantize.inputs[0];
+        const auto qReads = readers(quantize.outputs[0]);
+        if (qReads.size() != 1 || isGraphOutput(quantize.outputs[0]) || mRemoved.count(q) != 0)
+        {
+            skip(asked, output + " is a network output and " + quantize.name +
+                            " has other readers; removing the pair would rename the output");
+            return;
+        }
+        const OnnxNode* producer = patterns::producerOf(mGraph, input);
+        if (producer == nullptr || isGraphOutput(input))
+        {
+            skip(asked, output + " is a network output and " + input +
+                            (producer == nullptr ? " is written by no node" : " is a network output too") +
+                            "; removing the pair would rename the output");
+            return;
+        }
+        const auto producerIndex = static_cast<std::uint32_t>(producer->index);
+        if (mRemoved.count(producerIndex) != 0 || mRenamedOutputs.count(producerIndex) != 0)
+        {
+            skip(asked, producer->name + ", which would write the network output " + output +
+                            ", is removed or changed by another edit");
+            return;
+        }
+        const bool clamp = rangeStartsAtZero(q) && needsClampKept(input);
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> otherReads;
+        if (!clamp)
+        {
+            for (const auto& read : readers(input))
+            {
+                if (read.first != q)
+                {
+                    otherReads.push_back(read);
+                }
+            }
+            if (std::string problem = claimedBy(otherReads); !problem.empty())
+            {
+                skip(asked, problem);
+                return;
+            }
+        }
+        PlannedEdit planned = plannedFrom(asked);
+        planned.touched.push_back(producer->name);
+        if (clamp)
+        {
+            // The Q's clamp at 0 stands for a Relu ONNX Runtime removed: a Relu writes the output.
+            addClampRelu(input, dq,
+                         "qdq_doctor/" + asked.rule + "/" + (input.rfind('/', 0) == 0 ? input.substr(1) : input),
+                         asked.rule, quantize.name, "range, which the removed Q/DQ pair applied", planned, output);
+        }
+        else
+        {
+            std::uint32_t slot = 0;
+            while (slot < producer->outputs.size() && producer->outputs[slot] != input)
+            {
+                ++slot;
+            }
+            mPlan.modelEdits.renameNodeOutputs.push_back({producerIndex, slot, output});
+            mRenamedOutputs.insert(producerIndex);
+            mRenamedTensors.emplace(input, output);
+            planned.changed.push_back(producer->name + " output " + std::to_string(slot) + ": " + input + " -> " +
+                                      output + " (the network output)");
+            for (const auto& [node, inputSlot] : otherReads)
+            {
+                planned.touched.push_back(mGraph.nodes[node].name);
+                claim(node, inputSlot, asked.rule);
+                mPlan.modelEdits.rewireInputs.push_back({node, inputSlot, output});
+                planned.changed.push_back(mGraph.nodes[node].name + " input " + std::to_string(inputSlot) + ": " +
+                                          input + " -> " + output);
+            }
+        }
+        for (const std::uint32_t node : {dq, q})
+        {
+            mPlan.modelEdits.removeNodes.push_back(node);
+            mRemoved.insert(node);
+            planned.removed.push_back(mGraph.nodes[node].name);
         }
         mPlan.edits.push_back(std::move(planned));
     }
@@ -1158,18 +1245,18 @@ private:
     //! clamp at 0 of quantizer's range, which the edit takes away (why).
     std::string addClampRelu(const std::string& input, std::uint32_t before, const std::string& base,
                              const std::string& rule, const std::string& quantizer, const std::string& why,
-                             PlannedEdit& planned)
+                             PlannedEdit& planned, const std::string& output = {})
     {
         NewNode relu;
         relu.name = freshName(base + "/Relu");
         relu.opType = "Relu";
         relu.inputs = {input};
-        relu.outputs = {freshName(base + "/clamped")};
+        relu.outputs = {output.empty() ? freshName(base + "/clamped") : output};
         relu.docString = "added by qdq-doctor fix (" + rule + "): keeps the clamp at 0 of " + quantizer + "'s " + why;
         planned.added.push_back(relu.name);
-        std::string output = relu.outputs[0];
+        std::string written = relu.outputs[0];
         mPlan.modelEdits.insertNodes.push_back({before, std::move(relu)});
-        return output;
+        return written;
     }
 
     //! Rewires input 0 of Q node q to a Relu of what it reads (addClampRelu).
@@ -1373,6 +1460,12 @@ private:
                 skip(asked, "tensor " + edit.tensor + " is not in the model");
                 continue;
             }
+            if (auto renamed = mRenamedTensors.find(edit.tensor); renamed != mRenamedTensors.end())
+            {
+                skip(asked, "tensor " + edit.tensor + " becomes the network output " + renamed->second +
+                                " by another edit; fix's next pass quantizes that if it must");
+                continue;
+            }
             if (const OnnxNode* producer = patterns::producerOf(mGraph, edit.tensor);
                 producer != nullptr && mRemoved.count(static_cast<std::uint32_t>(producer->index)) != 0)
             {
@@ -1567,6 +1660,8 @@ private:
     FixPlan mPlan;
     std::vector<Asked> mAsked;
     std::set<std::uint32_t> mRemoved;
+    std::set<std::uint32_t> mRenamedOutputs;            //!< nodes whose output becomes a network output's name
+    std::map<std::string, std::string> mRenamedTensors; //!< tensor -> the network output name it takes
     std::set<std::string> mUsedNames;
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> mClaimed; //!< (node, slot) -> rule changing it
     std::set<std::string> mNewlyRead; //!< existing tensors that an edit makes more nodes read

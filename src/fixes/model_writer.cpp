@@ -929,6 +929,36 @@ private:
             slots.push_back(&rewire);
         }
 
+        for (std::size_t i = 0; i < mEdits.renameNodeOutputs.size(); ++i)
+        {
+            const ModelEdits::RenameNodeOutput& rename = mEdits.renameNodeOutputs[i];
+            const std::string where = "renameNodeOutputs[" + std::to_string(i) + "]: ";
+            if (rename.newOutput.empty())
+            {
+                invalidEdit(where + "empty name");
+            }
+            if (std::binary_search(mRemovedNodes.begin(), mRemovedNodes.end(), rename.node))
+            {
+                invalidEdit(where + "node " + std::to_string(rename.node) + " is also removed");
+            }
+            auto& slots = mOutputRenames[rename.node];
+            for (const ModelEdits::RenameNodeOutput* other : slots)
+            {
+                if (other->outputSlot == rename.outputSlot)
+                {
+                    invalidEdit(where + "output " + std::to_string(rename.outputSlot) + " of node " +
+                                std::to_string(rename.node) + " is renamed twice");
+                }
+            }
+            slots.push_back(&rename);
+            // A name no node that stays may write: checked like a new node's output.
+            if (!mNewTensorNames.insert(rename.newOutput).second)
+            {
+                invalidEdit(where + "tensor " + inQuotes(rename.newOutput) +
+                            " is already the output of a new node or of another rename");
+            }
+        }
+
         for (const ModelEdits::RenameOutput& rename : mEdits.renameGraphOutputs)
         {
             if (rename.from.empty() || rename.to.empty())
@@ -1140,7 +1170,8 @@ private:
             return;
         }
         const auto rewire = mRewires.find(static_cast<std::uint32_t>(index));
-        if (!mCheckNames && !mLookAtExternalData && rewire == mRewires.end())
+        const auto outputRename = mOutputRenames.find(static_cast<std::uint32_t>(index));
+        if (!mCheckNames && !mLookAtExternalData && rewire == mRewires.end() && outputRename == mOutputRenames.end())
         {
             return;
         }
@@ -1154,7 +1185,7 @@ private:
                                                    });
         const bool externalValue =
             mLookAtExternalData && header.isConstant() && field.payloadLength <= kMaxReencodedBytes;
-        if (rewire == mRewires.end() && !externalValue)
+        if (rewire == mRewires.end() && outputRename == mOutputRenames.end() && !externalValue)
         {
             return;
         }
@@ -1178,6 +1209,22 @@ private:
             }
             ++mResult.nodesRewired;
             mRewiresFound += rewire->second.size();
+            changed = true;
+        }
+        if (outputRename != mOutputRenames.end())
+        {
+            for (const ModelEdits::RenameNodeOutput* edit : outputRename->second)
+            {
+                if (edit->outputSlot >= static_cast<std::uint32_t>(node.output_size()))
+                {
+                    invalidEdit("renameNodeOutputs: node " + std::to_string(index) + " (" + inQuotes(node.name()) +
+                                ", " + node.op_type() + ") has " + std::to_string(node.output_size()) +
+                                " output(s), no output slot " + std::to_string(edit->outputSlot));
+                }
+                node.set_output(static_cast<int>(edit->outputSlot), edit->newOutput);
+            }
+            ++mResult.nodesRewired;
+            mOutputRenamesFound += outputRename->second.size();
             changed = true;
         }
         if (externalValue)
@@ -1353,6 +1400,16 @@ private:
                 }
             }
         }
+        if (mOutputRenamesFound != mEdits.renameNodeOutputs.size())
+        {
+            for (const auto& [node, edits] : mOutputRenames)
+            {
+                if (node >= mNodeCount)
+                {
+                    invalidEdit("renameNodeOutputs: node " + std::to_string(node) + " is out of range" + count);
+                }
+            }
+        }
         for (const auto& [name, found] : mRemovedInitializers)
         {
             if (!found)
@@ -1489,6 +1546,8 @@ private:
     std::size_t mNextInsert = 0;
     std::map<std::uint32_t, std::vector<const ModelEdits::Rewire*>> mRewires;
     std::size_t mRewiresFound = 0;
+    std::map<std::uint32_t, std::vector<const ModelEdits::RenameNodeOutput*>> mOutputRenames;
+    std::size_t mOutputRenamesFound = 0;
     StringMap<std::string> mRenames;
     StringSet mRenamesFound;
     StringMap<bool> mRemovedInitializers; // name -> found
