@@ -1193,6 +1193,7 @@ enum class OutputTail
     kUint8FromZero,   //!< the same with a uint8 pair whose range starts at 0 (the clamp of a Relu ONNX Runtime removed)
     kQuantizerShared, //!< the head's Q also feeds a DQ read by a second Conv, whose output is a second network output
     kAfterPool,       //!< head Conv -> Q/DQ -> AveragePool -> Q -> DQ -> network output
+    kHeadReadTwice,   //!< the head's output is also read by a Sigmoid, whose output is a second network output
 };
 
 //! images -> Q/DQ -> Conv -> Relu -> Q/DQ -> head Conv -> Q/DQ -> "scores" (a network output).
@@ -1212,13 +1213,17 @@ std::filesystem::path outputPairModel(OutputTail tail)
     std::string q = g.node("QuantizeLinear", "/head/out_q/QuantizeLinear", {head, s, z});
     g.node("DequantizeLinear", "/head/out_q/DequantizeLinear", {q, s, z}, {"scores"});
     g.output("scores", {1, 4, 6, 6});
+    if (tail == OutputTail::kHeadReadTwice)
+    {
+        g.output(g.node("Sigmoid", "/head/Sigmoid", {head}), {1, 4, 6, 6});
+    }
     if (tail == OutputTail::kQuantizerShared)
     {
         std::string dq = g.node("DequantizeLinear", "/next/in_q/DequantizeLinear", {q, s, z});
         g.output(g.node("Conv", "/next/Conv", {dq, g.int8Weight("wn", 4, 4, 1)}), {1, 4, 6, 6});
     }
     const char* names[] = {"output-pair-int8", "output-pair-uint8-from-zero", "output-pair-shared",
-                           "output-pair-after-pool"};
+                           "output-pair-after-pool", "output-pair-head-read-twice"};
     return saved(g, names[static_cast<int>(tail)]);
 }
 
@@ -1265,6 +1270,22 @@ TEST(FixCaseStandaloneOutputPair, KeepsThePairAfterAnInt8Pooling)
     }
     EXPECT_TRUE(fixed.report.skipped.empty()) << renderFixText(fixed.report);
     EXPECT_NE(readOnnx(fixed.output.string()).findNode("/head/out_q/DequantizeLinear"), nullptr);
+}
+
+// The head's output has a second reader: renaming it to the network output would leave that reader without its
+// input, so the edit is skipped with the reason and the model is left as it was.
+TEST(FixCaseStandaloneOutputPair, SkipsThePairWhenTheHeadOutputHasAnotherReader)
+{
+    const Fixed fixed = fixModel(outputPairModel(OutputTail::kHeadReadTwice));
+    EXPECT_TRUE(standaloneNames(diagnoseFile(fixed.model), "/head/out_q/DequantizeLinear"));
+    EXPECT_TRUE(fixed.report.edits.empty()) << renderFixText(fixed.report);
+    ASSERT_EQ(fixed.report.skipped.size(), 1u) << renderFixText(fixed.report);
+    EXPECT_EQ(fixed.report.skipped[0].rule, "standalone-qdq");
+    EXPECT_NE(fixed.report.skipped[0].why.find("/head/Conv_out has other readers besides /head/out_q/QuantizeLinear"),
+              std::string::npos)
+        << fixed.report.skipped[0].why;
+    EXPECT_TRUE(fixed.report.unchanged);
+    EXPECT_EQ(readFile(fixed.model), readFile(fixed.output));
 }
 
 TEST(FixCaseStandaloneOutputPair, AUint8RangeFromZeroLeavesAReluWritingTheNetworkOutput)

@@ -348,8 +348,7 @@ private:
     }
 
     //! A pair whose DQ writes a network output: the output keeps its name, so the tensor the Q read takes it over.
-    //! Its producer writes the network output directly (or, where the Q's range started at 0, a Relu reading it
-    //! does), and the producer's other readers read it under that name.
+    //! Its producer writes the network output directly (or, where the Q's range started at 0, a Relu reading it does).
     void planRemovalAtNetworkOutput(const Asked& asked, std::uint32_t q, std::uint32_t dq)
     {
         const OnnxNode& quantize = mGraph.nodes[q];
@@ -379,21 +378,22 @@ private:
             return;
         }
         const bool clamp = rangeStartsAtZero(q) && needsClampKept(input);
-        std::vector<std::pair<std::uint32_t, std::uint32_t>> otherReads;
-        if (!clamp)
+        // The tensor is renamed only where the Q is its one reader and no edit made before this one reads it (a
+        // removal elsewhere that rewires its readers to it, a new node): nothing else can be left reading the old name.
+        const bool readElsewhere =
+            readers(input).size() != 1 ||
+            std::any_of(mPlan.modelEdits.rewireInputs.begin(), mPlan.modelEdits.rewireInputs.end(),
+                        [&input](const ModelEdits::Rewire& rewire) { return rewire.newInput == input; }) ||
+            std::any_of(mPlan.modelEdits.insertNodes.begin(), mPlan.modelEdits.insertNodes.end(),
+                        [&input](const ModelEdits::Insert& insert) {
+                            return std::find(insert.node.inputs.begin(), insert.node.inputs.end(), input) !=
+                                   insert.node.inputs.end();
+                        });
+        if (!clamp && readElsewhere)
         {
-            for (const auto& read : readers(input))
-            {
-                if (read.first != q)
-                {
-                    otherReads.push_back(read);
-                }
-            }
-            if (std::string problem = claimedBy(otherReads); !problem.empty())
-            {
-                skip(asked, problem);
-                return;
-            }
+            skip(asked, output + " is a network output and " + input + " has other readers besides " + quantize.name +
+                            "; removing the pair would rename the output");
+            return;
         }
         PlannedEdit planned = plannedFrom(asked);
         planned.touched.push_back(producer->name);
@@ -416,14 +416,6 @@ private:
             mRenamedTensors.emplace(input, output);
             planned.changed.push_back(producer->name + " output " + std::to_string(slot) + ": " + input + " -> " +
                                       output + " (the network output)");
-            for (const auto& [node, inputSlot] : otherReads)
-            {
-                planned.touched.push_back(mGraph.nodes[node].name);
-                claim(node, inputSlot, asked.rule);
-                mPlan.modelEdits.rewireInputs.push_back({node, inputSlot, output});
-                planned.changed.push_back(mGraph.nodes[node].name + " input " + std::to_string(inputSlot) + ": " +
-                                          input + " -> " + output);
-            }
         }
         for (const std::uint32_t node : {dq, q})
         {
