@@ -1272,6 +1272,31 @@ TEST(FixCaseStandaloneOutputPair, KeepsThePairAfterAnInt8Pooling)
     EXPECT_NE(readOnnx(fixed.output.string()).findNode("/head/out_q/DequantizeLinear"), nullptr);
 }
 
+// What is left to the user says why per finding: the lone DQ before the output (a warning) gets the rule's reason, the
+// Quantize of the float network input (an info, expected) its own advice, not the warning's "needs a decision".
+TEST(FixCaseStandaloneOutputPair, LeftToTheUserTheInputQuantizeKeepsItsOwnAdvice)
+{
+    const Fixed fixed = fixModel(outputPairModel(OutputTail::kQuantizerShared));
+    std::vector<std::string> whys;
+    for (const auto& unfixed : fixed.report.unfixed)
+    {
+        if (unfixed.rule == "standalone-qdq")
+        {
+            whys.push_back(unfixed.why);
+        }
+    }
+    ASSERT_EQ(whys.size(), 2u) << renderFixText(fixed.report);
+    const bool warningReason =
+        std::any_of(whys.begin(), whys.end(),
+                    [](const std::string& why)
+                    { return why.find("needs a decision about the model's accuracy") != std::string::npos; });
+    const bool inputAdvice = std::any_of(whys.begin(), whys.end(),
+                                         [](const std::string& why)
+                                         { return why.find("nothing to do for a float input") != std::string::npos; });
+    EXPECT_TRUE(warningReason) << renderFixText(fixed.report);
+    EXPECT_TRUE(inputAdvice) << renderFixText(fixed.report);
+}
+
 // The head's output has a second reader: renaming it to the network output would leave that reader without its
 // input, so the edit is skipped with the reason and the model is left as it was.
 TEST(FixCaseStandaloneOutputPair, SkipsThePairWhenTheHeadOutputHasAnotherReader)

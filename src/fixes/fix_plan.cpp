@@ -139,7 +139,12 @@ private:
             if (finding.edits.empty())
             {
                 const RuleInfo* info = ruleInfo(finding.rule);
-                std::string why = info != nullptr && !info->notFixable.empty()
+                // An info finding of a rule that warns otherwise has its own advice: standalone-qdq's Quantize of a
+                // float network input is expected, and the rule's reason ("needs a decision about the model's
+                // accuracy") is about the warnings.
+                const bool lesserInfo = info != nullptr && finding.severity == Severity::kInfo &&
+                                        info->defaultSeverity != Severity::kInfo && !finding.fix.empty();
+                std::string why = info != nullptr && !info->notFixable.empty() && !lesserInfo
                                       ? info->notFixable
                                       : "its advice is no graph edit fix can make: " + finding.fix;
                 mPlan.unfixed.push_back({finding.rule, finding.message, why});
