@@ -69,33 +69,17 @@ std::string joined(const std::vector<std::string>& items, const std::string& sep
     return out;
 }
 
-//! Unfixed findings grouped by rule and reason, in first-seen order: (rule, why, count).
-std::vector<std::tuple<std::string, std::string, std::size_t>> groupedUnfixed(const FixReport& report)
-{
-    std::vector<std::tuple<std::string, std::string, std::size_t>> groups;
-    std::map<std::pair<std::string, std::string>, std::size_t> index;
-    for (const auto& unfixed : report.unfixed)
-    {
-        auto [it, inserted] = index.emplace(std::make_pair(unfixed.rule, unfixed.why), groups.size());
-        if (inserted)
-        {
-            groups.emplace_back(unfixed.rule, unfixed.why, 0);
-        }
-        ++std::get<2>(groups[it->second]);
-    }
-    return groups;
-}
-
-//! Skipped edits grouped by rule and reason, in first-seen order: each group is the edits' indices in report.skipped.
-std::vector<std::vector<std::size_t>> groupedSkipped(const FixReport& report)
+//! Items (skipped edits, findings left to the user) grouped by rule and reason, in first-seen order: each group is
+//! its items' indices in `items`.
+template <typename Item>
+std::vector<std::vector<std::size_t>> groupedByRuleAndReason(const std::vector<Item>& items)
 {
     std::vector<std::vector<std::size_t>> groups;
     std::map<std::pair<std::string_view, std::string_view>, std::size_t> index;
-    for (std::size_t i = 0; i < report.skipped.size(); ++i)
+    for (std::size_t i = 0; i < items.size(); ++i)
     {
-        const SkippedEdit& skipped = report.skipped[i];
-        auto [it, inserted] =
-            index.emplace(std::make_pair(std::string_view(skipped.rule), std::string_view(skipped.why)), groups.size());
+        auto [it, inserted] = index.emplace(
+            std::make_pair(std::string_view(items[i].rule), std::string_view(items[i].why)), groups.size());
         if (inserted)
         {
             groups.emplace_back();
@@ -159,7 +143,7 @@ std::string renderFixText(const FixReport& report)
         out += "\nSkipped (" + std::to_string(report.skipped.size()) + "):\n";
         // Edits skipped for one reason are listed under it, so a refusal that quotes a long new warning is printed
         // once, not once per edit (EfficientNet-B0 with Q/DQ on its conv inputs: 16 refusals of 1,500 characters).
-        for (const auto& group : groupedSkipped(report))
+        for (const auto& group : groupedByRuleAndReason(report.skipped))
         {
             const SkippedEdit& first = report.skipped[group.front()];
             if (group.size() == 1)
@@ -174,13 +158,15 @@ std::string renderFixText(const FixReport& report)
             }
         }
     }
-    const auto unfixed = groupedUnfixed(report);
-    if (!unfixed.empty())
+    if (!report.unfixed.empty())
     {
         out += "\nLeft to you (" + std::to_string(report.unfixed.size()) + " finding(s)):\n";
-        for (const auto& [rule, why, count] : unfixed)
+        for (const auto& group : groupedByRuleAndReason(report.unfixed))
         {
-            out += "  - " + rule + (count > 1 ? " (" + std::to_string(count) + ")" : std::string()) + ": " + why + "\n";
+            const UnfixedFinding& first = report.unfixed[group.front()];
+            const std::size_t count = group.size();
+            out += "  - " + first.rule + (count > 1 ? " (" + std::to_string(count) + ")" : std::string()) + ": " +
+                   first.why + "\n";
         }
     }
 
