@@ -3,6 +3,7 @@
 #include "qdq/load_inputs.h"
 #include "qdq/patterns.h"
 #include "qdq/prediction_check.h"
+#include "qdq/root_causes.h"
 
 #include "src/input_plan.h"
 
@@ -414,6 +415,7 @@ Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const 
         }
     }
     finishReport(report, inputs, sinks);
+    attributeRootCauses(report, inputs);
     return report;
 }
 

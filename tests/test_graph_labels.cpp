@@ -166,7 +166,7 @@ TEST(GraphLabels, FindingPictureTitleHoldsTheWholeMessage)
     fs::path out = tempDir("graph-labels") / "report";
     auto result = runCli({"diagnose", "-o", out.string(), "--dot", sample.string()});
     ASSERT_EQ(result.exitStatus, 0) << result.err;
-    std::string dot = readFile(out / "finding-01-conv-act-pool-blocked.dot");
+    std::string dot = readFile(out / "finding-02-conv-act-pool-blocked.dot");
     std::string title = dot.substr(dot.find("label=\""), dot.find("labelloc") - dot.find("label=\""));
     // The message wraps over lines; none of it is replaced by "...".
     EXPECT_NE(title.find("the MaxPool output also\\nfeeds Add_36 (Add) without quantization, so the pool cannot run "

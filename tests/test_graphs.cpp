@@ -621,13 +621,14 @@ TEST(GraphCli, DiagnoseWritesEngineOnnxAndFindingPictures)
     }
     EXPECT_EQ(xmlProblem(readFile(dir / "out/engine.svg")), "");
     EXPECT_EQ(xmlProblem(readFile(dir / "out/onnx.svg")), "");
-    // The demo report's findings: conv-act-pool-blocked, standalone-qdq, residual-input-not-quantized.
-    std::string finding = readFile(dir / "out/finding-01-conv-act-pool-blocked.svg");
+    // The demo report's findings, by root cause: residual-input-not-quantized and conv-act-pool-blocked (one cause:
+    // the MaxPool output is the float residual), then standalone-qdq.
+    std::string finding = readFile(dir / "out/finding-02-conv-act-pool-blocked.svg");
     EXPECT_EQ(xmlProblem(finding), "");
     EXPECT_NE(svgText(finding).find("MaxPool_12"), std::string::npos);
     EXPECT_NE(svgText(finding).find("conv-act-pool-blocked"), std::string::npos);
-    EXPECT_TRUE(std::filesystem::exists(dir / "out/finding-02-standalone-qdq.svg"));
-    EXPECT_TRUE(std::filesystem::exists(dir / "out/finding-03-residual-input-not-quantized.svg"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "out/finding-01-residual-input-not-quantized.svg"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "out/finding-03-standalone-qdq.svg"));
 
     // A second run without --force refuses to overwrite.
     CommandResult again = runCli(arguments);

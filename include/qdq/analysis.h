@@ -242,8 +242,18 @@ struct Finding
     std::string fix;
     //! The fix as graph edits, when it is one (empty when the fix is a build flag, a re-export, calibration, ...).
     std::vector<FixEdit> edits;
+    //! The time of the engine layers the finding touches (the profile's times; a layer may count in several
+    //! findings). What fixing it saves is savingMs.
     std::optional<double> costMs;
-    bool likely = false; //!< rests on observations, not documentation
+    //! What carrying out the fix is expected to save: the counterfactual of the layers this finding's root cause owns
+    //! (src/advice, docs/savings.md). Unset where no estimate could be made (no profile, or a fix whose effect on
+    //! the kernels no artifact shows); 0 for a symptom counted under its cause or an info finding.
+    std::optional<double> savingMs;
+    std::string savingBasis; //!< how savingMs was estimated, in words
+    //! Index in Report::causes of the root cause this finding belongs to (as one of its causes or a symptom).
+    std::optional<std::size_t> rootCause;
+    bool symptom = false; //!< explained by a root cause of other findings (listed under it)
+    bool likely = false;  //!< rests on observations, not documentation
     //! Set by rules that explain an engine layer only where no other rule does (reformat-conversion,
     //! copy-not-eliminated), on a finding that names one engine layer: diagnose drops it when another finding names
     //! that layer, so that each layer is explained once, and merges the kept ones of one rule with the same group into
@@ -475,12 +485,39 @@ struct PredictionCheck
     std::vector<std::string> disagreements;
 };
 
+//! How far a saving estimate can be trusted.
+enum class SavingConfidence
+{
+    kNone,   //!< not estimated
+    kLow,    //!< from the bytes the layers stop moving, at the engine's own memory speed
+    kMedium, //!< from a layer of the same shape and parameters that already runs the target precision in the engine
+    kHigh,   //!< the fix removes layers: their measured time
+};
+std::string_view savingConfidenceName(SavingConfidence confidence);
+
+//! One root cause: findings that one change to the model fixes, the engine layers whose time it owns (each layer
+//! belongs to one root cause), and what fixing it saves. Built by attributeRootCauses (src/advice).
+struct RootCause
+{
+    std::string title;                   //!< the rules of its causes, most fundamental first
+    std::vector<std::size_t> findings;   //!< its causes in Report::findings, the lead first
+    std::vector<std::size_t> symptoms;   //!< findings it explains (some may own layers of other causes too)
+    std::vector<std::size_t> layers;     //!< engine layers whose time it owns, in layer order
+    Severity severity = Severity::kInfo; //!< the worst of its causes
+    double involvedMs = 0.0;             //!< the time of those layers
+    std::optional<double> savingMs;
+    std::string basis;
+    SavingConfidence confidence = SavingConfidence::kNone;
+};
+
 struct Report
 {
     std::vector<Inputs::Source> inputs;
     Correlation correlation;
     Prediction prediction;
-    std::vector<Finding> findings; //!< sorted: severity, cost, rule, first node
+    //! Grouped by root cause (the causes in the order of Report::causes, each cause's findings then its symptoms).
+    std::vector<Finding> findings;
+    std::vector<RootCause> causes; //!< worst severity first, then by saving
     std::vector<std::string> notes;
     //! With a model (or a log's graph) and a real engine: where the simulator and TensorRT agree and disagree. Facts,
     //! not findings: the places where TensorRT did what the documentation does not say.

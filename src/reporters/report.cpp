@@ -6,7 +6,9 @@
 #include "src/reporters/json_writer.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 
@@ -160,7 +162,7 @@ void writeReportHead(JsonWriter& json, const Report& report, const Inputs& input
 }
 
 //! findings, predicted_layers, time_ms, notes.
-void writeReportTail(JsonWriter& json, const Report& report, const Inputs& /*inputs*/)
+void writeReportTail(JsonWriter& json, const Report& report, const Inputs& inputs)
 {
     json.key("findings").beginArray();
     for (const auto& finding : report.findings)
@@ -178,6 +180,40 @@ void writeReportTail(JsonWriter& json, const Report& report, const Inputs& /*inp
         }
         json.endArray();
         json.member("fix", finding.fix).member("cost_ms", finding.costMs);
+        json.member("saving_ms", finding.savingMs).member("saving_basis", finding.savingBasis);
+        json.key("root_cause");
+        finding.rootCause ? json.value(std::uint64_t{*finding.rootCause}) : json.null();
+        json.member("symptom", finding.symptom);
+        json.endObject();
+    }
+    json.endArray();
+
+    json.key("root_causes").beginArray();
+    for (const auto& cause : report.causes)
+    {
+        json.beginObject().member("title", cause.title).member("severity", severityName(cause.severity));
+        json.key("findings").beginArray();
+        for (std::size_t f : cause.findings)
+        {
+            json.value(std::uint64_t{f});
+        }
+        json.endArray().key("symptoms").beginArray();
+        for (std::size_t f : cause.symptoms)
+        {
+            json.value(std::uint64_t{f});
+        }
+        json.endArray().key("engine_layers").beginArray();
+        const EnginePlan* plan = inputs.engine();
+        for (std::size_t layer : cause.layers)
+        {
+            if (plan != nullptr && layer < plan->layers.size())
+            {
+                json.value(plan->layers[layer].name);
+            }
+        }
+        json.endArray();
+        json.member("involved_ms", cause.involvedMs).member("saving_ms", cause.savingMs);
+        json.member("confidence", savingConfidenceName(cause.confidence)).member("basis", cause.basis);
         json.endObject();
     }
     json.endArray();
@@ -368,6 +404,78 @@ void writePrecisionSummaryText(std::ostream& out, const PrecisionSummary& summar
     }
 }
 
+//! The root causes, by what fixing them saves (src/advice, docs/savings.md), before the findings.
+void writeRootCausesText(std::ostream& out, const Report& report)
+{
+    if (report.causes.size() < 2 && std::none_of(report.causes.begin(), report.causes.end(),
+                                                 [](const RootCause& cause) { return cause.savingMs.has_value(); }))
+    {
+        return;
+    }
+    double saved = 0.0;
+    for (const auto& cause : report.causes)
+    {
+        saved += cause.savingMs.value_or(0.0);
+    }
+    out << "Root causes, by what fixing them saves";
+    if (report.hasTimings)
+    {
+        out << " (" << patterns::formatMs(saved) << " of the engine's " << patterns::formatMs(report.totalMs)
+            << " in all; docs/savings.md)";
+    }
+    out << ":\n";
+    // The findings are listed cause by cause: a cause's findings are the numbers of its first and last.
+    std::vector<std::pair<std::size_t, std::size_t>> span(report.causes.size(), {SIZE_MAX, 0});
+    for (std::size_t f = 0; f < report.findings.size(); ++f)
+    {
+        if (auto c = report.findings[f].rootCause; c && *c < span.size())
+        {
+            span[*c].first = std::min(span[*c].first, f + 1);
+            span[*c].second = std::max(span[*c].second, f + 1);
+        }
+    }
+    for (std::size_t c = 0; c < report.causes.size(); ++c)
+    {
+        const RootCause& cause = report.causes[c];
+        out << "  " << c + 1 << ". [" << severityName(cause.severity) << "] " << printable(cause.title, 512);
+        if (cause.savingMs && *cause.savingMs == 0.0)
+        {
+            out << "  saves nothing";
+        }
+        else if (cause.savingMs)
+        {
+            out << "  saves ~" << patterns::formatMs(*cause.savingMs);
+            if (report.totalMs > 0.0)
+            {
+                out << " (" << percent(*cause.savingMs / report.totalMs) << " of the engine)";
+            }
+            out << ", confidence " << savingConfidenceName(cause.confidence);
+        }
+        else
+        {
+            out << "  saving not estimated";
+        }
+        if (!cause.layers.empty() && report.hasTimings)
+        {
+            out << "; owns " << patterns::formatMs(cause.involvedMs) << " in " << cause.layers.size() << " layer(s)";
+        }
+        if (span[c].first != SIZE_MAX)
+        {
+            out << "; finding" << (span[c].first == span[c].second ? " " : "s ") << span[c].first;
+            if (span[c].second != span[c].first)
+            {
+                out << "-" << span[c].second;
+            }
+        }
+        out << "\n";
+        if (cause.savingMs && *cause.savingMs > 0.0 && !cause.basis.empty())
+        {
+            out << "     how: " << printable(cause.basis, 1024) << "\n";
+        }
+    }
+    out << "\n";
+}
+
 } // namespace
 
 std::string renderReportText(const Report& report, const Inputs& inputs)
@@ -388,6 +496,7 @@ std::string renderReportText(const Report& report, const Inputs& inputs)
     {
         out << "No findings.\n\n";
     }
+    writeRootCausesText(out, report);
     std::size_t index = 0;
     for (const auto& finding : report.findings)
     {
@@ -395,6 +504,14 @@ std::string renderReportText(const Report& report, const Inputs& inputs)
         if (finding.costMs)
         {
             out << "  cost " << patterns::formatMs(*finding.costMs);
+        }
+        if (finding.savingMs && !finding.symptom && (*finding.savingMs > 0.0 || finding.severity != Severity::kInfo))
+        {
+            out << "  saves ~" << patterns::formatMs(*finding.savingMs);
+        }
+        if (finding.rootCause && report.causes.size() > 1)
+        {
+            out << "  (" << (finding.symptom ? "symptom of " : "") << "cause " << *finding.rootCause + 1 << ")";
         }
         out << "\n   " << printable(finding.message, 8192) << "\n";
         if (!finding.onnxNodes.empty())

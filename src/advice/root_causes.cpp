@@ -1,0 +1,683 @@
+// Root causes: which findings one change to the model fixes, which findings are only their symptoms, which engine
+// layers' time each owns, and what fixing it saves (docs/savings.md). Runs after the rules, on their findings.
+//
+// The steps, in order:
+//   1. classify each finding: a cause (its fix is a change to the model) or a symptom (a standalone Q/DQ, a reformat,
+//      a float output, a CUDA-core kernel: an effect whose fix is another finding's);
+//   2. group the causes: all findings of one rule are one cause (the same mistake in several places), causes whose
+//      edits change the same tensor or that name the same node of the model are one fix, and a symptom that names
+//      layers of two causes shows they are one mechanism (a conv writes float because the tensor after it also feeds an
+//      unquantized residual), so they merge;
+//   3. give each engine layer to one group: causes claim the layers they name first, symptoms then keep what no
+//      cause claimed as a group of their own;
+//   4. estimate each group's saving from its layers (advice/savings.h);
+//   5. order the groups (errors first, then by saving) and the findings by group, causes before symptoms.
+
+#include "qdq/root_causes.h"
+
+#include "qdq/patterns.h"
+#include "qdq/union_find.h"
+#include "src/advice/savings.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <unordered_map>
+
+namespace qdq
+{
+
+std::string_view savingConfidenceName(SavingConfidence confidence)
+{
+    switch (confidence)
+    {
+    case SavingConfidence::kNone:
+        return "none";
+    case SavingConfidence::kLow:
+        return "low";
+    case SavingConfidence::kMedium:
+        return "medium";
+    case SavingConfidence::kHigh:
+        return "high";
+    }
+    return "none";
+}
+
+namespace
+{
+
+using advice::LayerChange;
+using advice::LayerSaving;
+
+//! Rules whose findings describe an effect whose remedy is another finding's (the "symptoms": standalone Q,
+//! reformats, FP16/FP32 outputs, CUDA-core kernels).
+constexpr std::array<std::string_view, 8> kSymptomRules = {
+    "standalone-qdq",       "reformat-conversion", "copy-not-eliminated",    "kernel-without-tensor-cores",
+    "channels-not-aligned", "io-reformat",         "int8-conv-float-output", "tactic-gap"};
+
+//! Symptoms that name one site and the layers on both sides of it: a float output that is re-quantized further on.
+//! The causes owning those layers are one mechanism.
+constexpr std::array<std::string_view, 1> kBridgingRules = {"int8-conv-float-output"};
+
+//! Causes ordered from the most fundamental: the first of a group's rules in this list titles it. A float residual
+//! blocks the ConvActPool fusion and makes the conv before it write float, not the other way round.
+constexpr std::array<std::string_view, 8> kRootOrder = {
+    "quantized-op-not-importable",     "nonzero-zero-point",
+    "residual-input-not-quantized",    "residual-precision-mismatch",
+    "conv-act-pool-blocked",           "int8-op-without-output-q",
+    "weighted-op-input-not-quantized", "fp32-island"};
+
+//! Rules whose fix makes a fused layer out of separate ones: their non-GEMM layers (the pooling, the activation, the
+//! PointWise epilogue) disappear into the conv (reference section 1.8).
+constexpr std::array<std::string_view, 6> kFusingRules = {
+    "conv-act-pool-blocked",    "depthwise-act-not-fused",  "convtranspose-epilogue-not-fused",
+    "qdq-inside-conv-epilogue", "qdq-between-conv-and-add", "activation-before-residual-add"};
+
+//! Rules whose fix places or moves Q/DQ so that the layers they name read and write INT8.
+constexpr std::array<std::string_view, 17> kQuantizingRules = {"residual-input-not-quantized",
+                                                               "residual-precision-mismatch",
+                                                               "conv-act-pool-blocked",
+                                                               "int8-conv-float-output",
+                                                               "int8-op-without-output-q",
+                                                               "weighted-op-input-not-quantized",
+                                                               "qdq-between-conv-and-add",
+                                                               "qdq-inside-conv-epilogue",
+                                                               "qdq-between-pad-and-conv",
+                                                               "concat-quantize-hoisted",
+                                                               "concat-scale-mismatch",
+                                                               "concat-mixed-precision",
+                                                               "fanout-scale-mismatch",
+                                                               "maxpool-scale-mismatch",
+                                                               "requantize-before-split",
+                                                               "activation-before-residual-add",
+                                                               "standalone-qdq"};
+
+template <std::size_t N>
+bool listed(const std::array<std::string_view, N>& list, std::string_view rule)
+{
+    return std::find(list.begin(), list.end(), rule) != list.end();
+}
+
+std::size_t rootRank(std::string_view rule)
+{
+    auto it = std::find(kRootOrder.begin(), kRootOrder.end(), rule);
+    return static_cast<std::size_t>(it - kRootOrder.begin());
+}
+
+int severityRank(Severity severity)
+{
+    return severity == Severity::kError ? 0 : severity == Severity::kWarning ? 1 : 2;
+}
+
+bool isGemmLike(const EngineLayer& layer)
+{
+    for (std::string_view kind : {"Convolution", "Deconvolution", "Gemm", "MatrixMultiply", "FullyConnected"})
+    {
+        if (layer.type.find(kind) != std::string::npos || layer.parameterType.find(kind) != std::string::npos)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+//! The working state of the stage: findings are referred to by their index in report.findings.
+struct Grouping
+{
+    std::vector<char> isSymptom;                             //!< per finding
+    std::vector<std::vector<std::size_t>> layersOf;          //!< per finding: engine layers it names
+    std::vector<std::size_t> groupOf;                        //!< per finding: its group (after union)
+    std::vector<std::optional<std::size_t>> owner;           //!< per engine layer: the finding that owns it
+    std::map<std::size_t, std::vector<std::size_t>> members; //!< group -> cause findings (or the symptoms owning)
+};
+
+//! Step 1: which findings are symptoms, and which engine layers each names.
+void classifyFindings(const Report& report, const EnginePlan* plan, Grouping& grouping)
+{
+    std::unordered_map<std::string_view, std::size_t> layerByName;
+    if (plan != nullptr)
+    {
+        for (std::size_t i = 0; i < plan->layers.size(); ++i)
+        {
+            layerByName.emplace(plan->layers[i].name, i);
+        }
+    }
+    const std::size_t count = report.findings.size();
+    grouping.isSymptom.assign(count, 0);
+    grouping.layersOf.assign(count, {});
+    for (std::size_t f = 0; f < count; ++f)
+    {
+        const Finding& finding = report.findings[f];
+        grouping.isSymptom[f] = listed(kSymptomRules, finding.rule) ? 1 : 0;
+        for (const auto& name : finding.engineLayers)
+        {
+            if (auto it = layerByName.find(name); it != layerByName.end())
+            {
+                grouping.layersOf[f].push_back(it->second);
+            }
+        }
+        std::sort(grouping.layersOf[f].begin(), grouping.layersOf[f].end());
+        grouping.layersOf[f].erase(std::unique(grouping.layersOf[f].begin(), grouping.layersOf[f].end()),
+                                   grouping.layersOf[f].end());
+    }
+}
+
+//! Step 2: one group per cause rule (and per symptom rule, for what the symptoms keep), joined where a bridging
+//! symptom names layers of several causes.
+void groupCauses(const Report& report, std::size_t layerCount, Grouping& grouping)
+{
+    const std::size_t count = report.findings.size();
+    std::map<std::string, std::size_t> firstOfRule;
+    UnionFind sets(count);
+    for (std::size_t f = 0; f < count; ++f)
+    {
+        auto [it, inserted] = firstOfRule.try_emplace(report.findings[f].rule, f);
+        if (!inserted)
+        {
+            sets.unite(it->second, f);
+        }
+    }
+    // One decision per tensor: causes whose edits change the same tensor of the model are one fix.
+    std::map<std::string_view, std::size_t> firstEditing;
+    for (std::size_t f = 0; f < count; ++f)
+    {
+        if (grouping.isSymptom[f] != 0)
+        {
+            continue;
+        }
+        for (const FixEdit& edit : report.findings[f].edits)
+        {
+            if (edit.tensor.empty())
+            {
+                continue;
+            }
+            auto [it, inserted] = firstEditing.try_emplace(edit.tensor, f);
+            if (!inserted)
+            {
+                sets.unite(it->second, f);
+            }
+        }
+    }
+    // Without edits (a fix the rule only describes), causes of one site share the model's nodes they name: the
+    // ConvActPool finding and the residual finding both name the MaxPool whose output is the float residual. Only
+    // site findings (a few nodes) join so: a finding that names a whole region would join everything.
+    constexpr std::size_t kSiteNodes = 8;
+    std::map<std::string_view, std::size_t> firstNaming;
+    for (std::size_t f = 0; f < count; ++f)
+    {
+        const Finding& finding = report.findings[f];
+        if (grouping.isSymptom[f] != 0 || finding.onnxNodes.size() > kSiteNodes || finding.severity == Severity::kInfo)
+        {
+            continue;
+        }
+        for (const auto& node : finding.onnxNodes)
+        {
+            auto [it, inserted] = firstNaming.try_emplace(node, f);
+            if (!inserted)
+            {
+                sets.unite(it->second, f);
+            }
+        }
+    }
+    std::vector<std::vector<std::size_t>> causesNaming(layerCount);
+    for (std::size_t f = 0; f < count; ++f)
+    {
+        if (grouping.isSymptom[f] == 0)
+        {
+            for (std::size_t layer : grouping.layersOf[f])
+            {
+                causesNaming[layer].push_back(f);
+            }
+        }
+    }
+    for (std::size_t f = 0; f < count; ++f)
+    {
+        const Finding& finding = report.findings[f];
+        if (grouping.isSymptom[f] == 0 || !listed(kBridgingRules, finding.rule) || finding.severity == Severity::kInfo)
+        {
+            continue;
+        }
+        std::optional<std::size_t> first;
+        for (std::size_t layer : grouping.layersOf[f])
+        {
+            for (std::size_t cause : causesNaming[layer])
+            {
+                if (!first)
+                {
+                    first = cause;
+                }
+                sets.unite(*first, cause);
+            }
+        }
+    }
+    grouping.groupOf.resize(count);
+    for (std::size_t f = 0; f < count; ++f)
+    {
+        grouping.groupOf[f] = sets.find(f);
+    }
+}
+
+//! The order in which findings claim layers: causes before symptoms, errors before warnings before infos, then the
+//! larger time involved.
+std::vector<std::size_t> claimOrder(const Report& report, const Grouping& grouping)
+{
+    std::vector<std::size_t> order(report.findings.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b)
+                     {
+                         const Finding& fa = report.findings[a];
+                         const Finding& fb = report.findings[b];
+                         if (grouping.isSymptom[a] != grouping.isSymptom[b])
+                         {
+                             return grouping.isSymptom[a] < grouping.isSymptom[b];
+                         }
+                         if (severityRank(fa.severity) != severityRank(fb.severity))
+                         {
+                             return severityRank(fa.severity) < severityRank(fb.severity);
+                         }
+                         return fa.costMs.value_or(-1.0) > fb.costMs.value_or(-1.0);
+                     });
+    return order;
+}
+
+//! Step 3: every named layer gets one owner; a symptom that owns nothing joins the group owning most of its time.
+void claimLayers(const Report& report, std::size_t layerCount, Grouping& grouping)
+{
+    grouping.owner.assign(layerCount, std::nullopt);
+    for (std::size_t f : claimOrder(report, grouping))
+    {
+        bool ownsAny = false;
+        for (std::size_t layer : grouping.layersOf[f])
+        {
+            if (!grouping.owner[layer])
+            {
+                grouping.owner[layer] = f;
+                ownsAny = true;
+            }
+        }
+        if (grouping.isSymptom[f] == 0 || ownsAny || grouping.layersOf[f].empty())
+        {
+            continue;
+        }
+        // Explained by the group that owns most of its time (most of its layers without a profile).
+        std::map<std::size_t, std::pair<double, std::size_t>> share;
+        for (std::size_t layer : grouping.layersOf[f])
+        {
+            auto& entry = share[grouping.groupOf[*grouping.owner[layer]]];
+            entry.first += report.correlation.layers[layer].timeMs.value_or(0.0);
+            ++entry.second;
+        }
+        auto best = std::max_element(share.begin(), share.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+        grouping.groupOf[f] = best->first;
+    }
+    for (std::size_t f = 0; f < report.findings.size(); ++f)
+    {
+        const bool ownsAny =
+            std::any_of(grouping.layersOf[f].begin(), grouping.layersOf[f].end(),
+                        [&](std::size_t layer) { return grouping.owner[layer] && *grouping.owner[layer] == f; });
+        // A symptom stands as a cause of its own where it keeps layers no cause explains, or names none at all.
+        if (grouping.isSymptom[f] == 0 || ownsAny || grouping.layersOf[f].empty())
+        {
+            grouping.members[grouping.groupOf[f]].push_back(f);
+        }
+    }
+}
+
+//! What the fix of `finding` does to `layer`, which it owns.
+LayerChange changeOf(const Finding& finding, std::size_t layer, const EnginePlan& plan, const Correlation& correlation)
+{
+    if (finding.severity == Severity::kInfo)
+    {
+        return LayerChange::kNothing;
+    }
+    const EngineLayer& engineLayer = plan.layers[layer];
+    switch (correlation.layers[layer].state)
+    {
+    case LayerState::kDropped:
+        return LayerChange::kNothing;
+    case LayerState::kInsertedReformat:
+        return LayerChange::kRemoved;
+    case LayerState::kInsertedQdq:
+        // The Quantize of a float network input stays: nothing writes its input inside the engine.
+        if (!engineLayer.inputs.empty() && !patterns::producerLayer(plan, engineLayer.inputs[0].name) &&
+            isQuantized(patterns::outputPrecision(engineLayer)))
+        {
+            return LayerChange::kNothing;
+        }
+        return LayerChange::kRemoved;
+    case LayerState::kMapped:
+    case LayerState::kUnattributed:
+        break;
+    }
+    if (listed(kFusingRules, finding.rule) && !isGemmLike(engineLayer))
+    {
+        return LayerChange::kRemoved;
+    }
+    if (listed(kQuantizingRules, finding.rule))
+    {
+        return LayerChange::kQuantized;
+    }
+    if (finding.rule == "fp32-island")
+    {
+        return LayerChange::kHalved;
+    }
+    return LayerChange::kKept;
+}
+
+//! What one group's fix saves, summed over its layers, and how.
+struct GroupSaving
+{
+    std::optional<double> ms;
+    SavingConfidence confidence = SavingConfidence::kNone;
+    std::string basis;
+    std::map<std::size_t, double> byFinding; //!< the saving of the layers each finding owns
+};
+
+std::string describeSaving(const std::map<LayerSaving::Basis, std::pair<std::size_t, double>>& parts,
+                           std::size_t unestimated, const advice::MemorySpeed& speed, const std::string& peers)
+{
+    std::vector<std::string> pieces;
+    using Basis = LayerSaving::Basis;
+    if (auto it = parts.find(Basis::kRemovedMeasured); it != parts.end())
+    {
+        pieces.push_back(std::to_string(it->second.first) + " layer(s) removed or fused away: their measured " +
+                         patterns::formatMs(it->second.second));
+    }
+    if (auto it = parts.find(Basis::kPeerLayer); it != parts.end())
+    {
+        pieces.push_back(std::to_string(it->second.first) + " layer(s) in the target precision, timed like " + peers +
+                         " of this engine: " + patterns::formatMs(it->second.second));
+    }
+    if (auto it = parts.find(Basis::kBytes); it != parts.end())
+    {
+        std::ostringstream speedText;
+        speedText.precision(3);
+        speedText << speed.gigabytesPerSecond();
+        pieces.push_back(std::to_string(it->second.first) +
+                         " layer(s) move fewer bytes in the target precision, at the " + speedText.str() +
+                         " GB/s this engine's " + std::to_string(speed.layers) +
+                         " Q/DQ and reformat layers move: " + patterns::formatMs(it->second.second));
+    }
+    if (auto it = parts.find(Basis::kNothingToDo); it != parts.end())
+    {
+        pieces.push_back(std::to_string(it->second.first) + " layer(s) with nothing to change");
+    }
+    if (unestimated > 0)
+    {
+        pieces.push_back(std::to_string(unestimated) +
+                         " layer(s) not estimated (no artifact shows what the fix does to their kernels)");
+    }
+    std::string text;
+    for (const auto& piece : pieces)
+    {
+        text += (text.empty() ? "" : "; ") + piece;
+    }
+    return text;
+}
+
+//! Step 4.
+GroupSaving estimateGroup(const Report& report, const Grouping& grouping, std::size_t group,
+                          const advice::SavingEstimator& estimator, const EnginePlan& plan)
+{
+    GroupSaving result;
+    std::map<LayerSaving::Basis, std::pair<std::size_t, double>> parts;
+    std::size_t unestimated = 0;
+    std::vector<std::string> peers;
+    SavingConfidence lowest = SavingConfidence::kHigh;
+    double total = 0.0;
+    bool any = false;
+    for (std::size_t layer = 0; layer < grouping.owner.size(); ++layer)
+    {
+        if (!grouping.owner[layer] || grouping.groupOf[*grouping.owner[layer]] != group)
+        {
+            continue;
+        }
+        const std::size_t finding = *grouping.owner[layer];
+        LayerSaving saving =
+            estimator.estimate(layer, changeOf(report.findings[finding], layer, plan, report.correlation));
+        if (!saving.ms)
+        {
+            unestimated += report.correlation.layers[layer].timeMs.value_or(0.0) > 0.0 ? 1 : 0;
+            continue;
+        }
+        any = true;
+        total += *saving.ms;
+        result.byFinding[finding] += *saving.ms;
+        auto& part = parts[saving.basis];
+        ++part.first;
+        part.second += *saving.ms;
+        if (saving.basis == LayerSaving::Basis::kPeerLayer && peers.size() < 2)
+        {
+            peers.push_back("\"" + plan.layers[saving.peer].name + "\"");
+        }
+        if (*saving.ms > 0.0 && saving.confidence < lowest)
+        {
+            lowest = saving.confidence;
+        }
+    }
+    if (!any)
+    {
+        result.basis = unestimated > 0 ? describeSaving(parts, unestimated, estimator.memorySpeed(), "")
+                                       : "no engine layer with a measured time";
+        return result;
+    }
+    result.ms = total;
+    result.confidence = total > 0.0 ? lowest : SavingConfidence::kHigh;
+    result.basis = describeSaving(parts, unestimated, estimator.memorySpeed(), patterns::nameList(peers, 2));
+    return result;
+}
+
+std::string titleOf(const Report& report, const std::vector<std::size_t>& findings)
+{
+    std::map<std::string, std::size_t> countByRule;
+    for (std::size_t f : findings)
+    {
+        ++countByRule[report.findings[f].rule];
+    }
+    std::vector<std::pair<std::string, std::size_t>> rules(countByRule.begin(), countByRule.end());
+    std::stable_sort(rules.begin(), rules.end(),
+                     [](const auto& a, const auto& b) { return rootRank(a.first) < rootRank(b.first); });
+    std::string title;
+    for (const auto& [rule, count] : rules)
+    {
+        title += (title.empty() ? "" : " + ") + rule + (count > 1 ? " (" + std::to_string(count) + ")" : "");
+    }
+    return title;
+}
+
+//! Builds the root causes from the groups, unordered.
+std::vector<RootCause> buildCauses(Report& report, const Grouping& grouping, const Inputs& inputs)
+{
+    const EnginePlan* plan = inputs.engine();
+    std::optional<advice::SavingEstimator> estimator;
+    if (plan != nullptr && inputs.timings() != nullptr)
+    {
+        estimator.emplace(*plan, report.correlation);
+    }
+    std::vector<RootCause> causes;
+    for (const auto& [group, findings] : grouping.members)
+    {
+        RootCause cause;
+        cause.findings = findings;
+        std::stable_sort(cause.findings.begin(), cause.findings.end(),
+                         [&](std::size_t a, std::size_t b)
+                         { return rootRank(report.findings[a].rule) < rootRank(report.findings[b].rule); });
+        cause.title = titleOf(report, findings);
+        cause.severity = Severity::kInfo;
+        for (std::size_t f : findings)
+        {
+            if (severityRank(report.findings[f].severity) < severityRank(cause.severity))
+            {
+                cause.severity = report.findings[f].severity;
+            }
+        }
+        for (std::size_t layer = 0; layer < grouping.owner.size(); ++layer)
+        {
+            if (grouping.owner[layer] && grouping.groupOf[*grouping.owner[layer]] == group)
+            {
+                cause.layers.push_back(layer);
+                cause.involvedMs += report.correlation.layers[layer].timeMs.value_or(0.0);
+            }
+        }
+        for (std::size_t f = 0; f < report.findings.size(); ++f)
+        {
+            const bool member = std::find(findings.begin(), findings.end(), f) != findings.end();
+            const bool namesOwned =
+                std::any_of(grouping.layersOf[f].begin(), grouping.layersOf[f].end(),
+                            [&](std::size_t layer)
+                            { return grouping.owner[layer] && grouping.groupOf[*grouping.owner[layer]] == group; });
+            if (!member && grouping.isSymptom[f] != 0 && (namesOwned || grouping.groupOf[f] == group))
+            {
+                cause.symptoms.push_back(f);
+            }
+        }
+        if (estimator)
+        {
+            GroupSaving saving = estimateGroup(report, grouping, group, *estimator, *plan);
+            cause.savingMs = saving.ms;
+            cause.confidence = saving.confidence;
+            cause.basis = saving.basis;
+            for (std::size_t f : findings)
+            {
+                Finding& finding = report.findings[f];
+                auto it = saving.byFinding.find(f);
+                finding.savingMs = it != saving.byFinding.end() ? std::optional<double>(it->second)
+                                   : saving.ms                  ? std::optional<double>(0.0)
+                                                                : std::nullopt;
+            }
+        }
+        else
+        {
+            cause.basis = "not estimated: savings need the engine's layer list and profile";
+        }
+        causes.push_back(std::move(cause));
+    }
+    return causes;
+}
+
+//! Step 5: causes worst severity first, then by saving (none last), then by time involved; findings by cause.
+void orderReport(Report& report, std::vector<RootCause> causes, const Grouping& grouping)
+{
+    std::stable_sort(causes.begin(), causes.end(),
+                     [](const RootCause& a, const RootCause& b)
+                     {
+                         if (severityRank(a.severity) != severityRank(b.severity))
+                         {
+                             return severityRank(a.severity) < severityRank(b.severity);
+                         }
+                         if (a.savingMs.value_or(-1.0) != b.savingMs.value_or(-1.0))
+                         {
+                             return a.savingMs.value_or(-1.0) > b.savingMs.value_or(-1.0);
+                         }
+                         return a.involvedMs > b.involvedMs;
+                     });
+    std::vector<std::size_t> newIndex(report.findings.size(), 0);
+    std::vector<std::size_t> order;
+    std::vector<char> placed(report.findings.size(), 0);
+    for (std::size_t c = 0; c < causes.size(); ++c)
+    {
+        for (std::size_t f : causes[c].findings)
+        {
+            report.findings[f].rootCause = c;
+            report.findings[f].symptom = false;
+            placed[f] = 1;
+            order.push_back(f);
+        }
+        std::vector<std::size_t> primary;
+        for (std::size_t f : causes[c].symptoms)
+        {
+            if (placed[f] == 0 && std::none_of(causes.begin(), causes.end(),
+                                               [&](const RootCause& other) {
+                                                   return std::find(other.findings.begin(), other.findings.end(), f) !=
+                                                          other.findings.end();
+                                               }))
+            {
+                // A symptom that owns nothing: placed under the cause it joined in claimLayers.
+                const bool joined =
+                    std::find(causes[c].findings.begin(), causes[c].findings.end(), f) == causes[c].findings.end() &&
+                    grouping.groupOf[f] == grouping.groupOf[causes[c].findings.front()];
+                if (joined)
+                {
+                    report.findings[f].rootCause = c;
+                    report.findings[f].symptom = true;
+                    report.findings[f].savingMs = causes[c].savingMs ? std::optional<double>(0.0) : std::nullopt;
+                    report.findings[f].savingBasis = "counted under its root cause";
+                    placed[f] = 1;
+                    primary.push_back(f);
+                }
+            }
+        }
+        order.insert(order.end(), primary.begin(), primary.end());
+    }
+    for (std::size_t f = 0; f < report.findings.size(); ++f)
+    {
+        if (placed[f] == 0)
+        {
+            order.push_back(f); // not reached: every finding is a cause or joined one; kept so none is lost
+        }
+    }
+    for (std::size_t i = 0; i < order.size(); ++i)
+    {
+        newIndex[order[i]] = i;
+    }
+    std::vector<Finding> reordered;
+    reordered.reserve(order.size());
+    for (std::size_t f : order)
+    {
+        reordered.push_back(std::move(report.findings[f]));
+    }
+    report.findings = std::move(reordered);
+    for (RootCause& cause : causes)
+    {
+        for (auto* list : {&cause.findings, &cause.symptoms})
+        {
+            for (std::size_t& f : *list)
+            {
+                f = newIndex[f];
+            }
+        }
+    }
+    report.causes = std::move(causes);
+}
+
+} // namespace
+
+void attributeRootCauses(Report& report, const Inputs& inputs)
+{
+    report.causes.clear();
+    if (report.findings.empty())
+    {
+        return;
+    }
+    const EnginePlan* plan = inputs.engine();
+    const std::size_t layerCount =
+        plan != nullptr ? std::min(plan->layers.size(), report.correlation.layers.size()) : std::size_t{0};
+    Grouping grouping;
+    classifyFindings(report, layerCount > 0 ? plan : nullptr, grouping);
+    for (auto& layers : grouping.layersOf)
+    {
+        layers.erase(std::remove_if(layers.begin(), layers.end(), [&](std::size_t l) { return l >= layerCount; }),
+                     layers.end());
+    }
+    groupCauses(report, layerCount, grouping);
+    claimLayers(report, layerCount, grouping);
+    std::vector<RootCause> causes = buildCauses(report, grouping, inputs);
+    for (RootCause& cause : causes)
+    {
+        for (std::size_t f : cause.findings)
+        {
+            Finding& finding = report.findings[f];
+            if (finding.savingBasis.empty())
+            {
+                finding.savingBasis = cause.basis;
+            }
+        }
+    }
+    orderReport(report, std::move(causes), grouping);
+}
+
+} // namespace qdq
