@@ -88,6 +88,33 @@ void writeMs(JsonWriter& json, std::string_view key, const std::optional<double>
     value ? json.value(roundMs(*value)) : json.null();
 }
 
+//! The root causes (src/advice): the page shows each with its savings bar and its findings and symptoms folded under.
+void writeRootCauses(JsonWriter& json, const Report& report)
+{
+    json.key("causes").beginArray();
+    for (const RootCause& cause : report.causes)
+    {
+        json.beginObject().member("title", cause.title).member("severity", severityName(cause.severity));
+        json.key("findings").beginArray();
+        for (std::size_t f : cause.findings)
+        {
+            json.value(std::uint64_t{f});
+        }
+        json.endArray().key("symptoms").beginArray();
+        for (std::size_t f : cause.symptoms)
+        {
+            json.value(std::uint64_t{f});
+        }
+        json.endArray();
+        writeMs(json, "saving_ms", cause.savingMs);
+        writeMs(json, "involved_ms", report.hasTimings ? std::optional<double>(cause.involvedMs) : std::nullopt);
+        json.member("layers", std::uint64_t{cause.layers.size()});
+        json.member("confidence", savingConfidenceName(cause.confidence)).member("basis", cause.basis);
+        json.endObject();
+    }
+    json.endArray();
+}
+
 void writeSources(JsonWriter& json, const std::vector<Inputs::Source>& sources)
 {
     json.beginArray();
@@ -605,6 +632,10 @@ std::string renderReportHtml(const Report& report, const Inputs& inputs, const H
         writeEvidence(json, finding.evidence);
         json.member("fix", finding.fix);
         writeMs(json, "cost_ms", finding.costMs);
+        writeMs(json, "saving_ms", finding.savingMs);
+        json.key("root_cause");
+        finding.rootCause ? json.value(std::uint64_t{*finding.rootCause}) : json.null();
+        json.member("symptom", finding.symptom);
         std::string svg = i < pictures.findings.size() ? inlineSvg(pictures.findings[i]) : std::string();
         bool shown = false;
         if (!svg.empty())
@@ -623,6 +654,7 @@ std::string renderReportHtml(const Report& report, const Inputs& inputs, const H
         json.member("picture", shown).endObject();
     }
     json.endArray();
+    writeRootCauses(json, report);
     std::vector<std::string> notes = report.notes;
     if (report.findings.size() > pictures.findings.size())
     {

@@ -16,6 +16,37 @@
     return String(text === null || text === undefined ? '' : text).replace(/[&<>"']/g, function (c) { return ESC[c]; });
   }
   function $(id) { return document.getElementById(id); }
+  // The root causes, largest saving first: a bar per cause (its saving against the engine's time), its findings and
+  // the symptoms it explains folded under it, and how the saving was estimated (docs/savings.md).
+  function causesHtml(causes, findings, totalMs) {
+    if (!causes.length) { return ''; }
+    var saved = causes.reduce(function (sum, c) { return sum + (c.saving_ms || 0); }, 0);
+    var largest = causes.reduce(function (m, c) { return Math.max(m, c.saving_ms || 0); }, 0);
+    var scale = totalMs ? totalMs : largest;
+    function link(f) {
+      return '<a class="chip" href="#finding-' + (f + 1) + '">' + (f + 1) + '. ' + esc(findings[f].rule) + '</a>';
+    }
+    return '<div id="causes"><h3>Root causes <span class="hint">by what fixing them saves' +
+      (totalMs ? ': ' + fmtMs(saved) + ' of the engine\u2019s ' + fmtMs(totalMs) : '') + '</span></h3>' +
+      causes.map(function (c, i) {
+        var width = scale && c.saving_ms ? Math.max(0.5, 100 * c.saving_ms / scale) : 0;
+        var owned = scale && c.involved_ms ? Math.max(0.5, 100 * c.involved_ms / scale) : 0;
+        return '<details class="cause sev-' + esc(c.severity) + '" id="cause-' + (i + 1) + '"' + (i === 0 ? ' open' : '') +
+          '><summary><span class="num">' + (i + 1) + '</span><span class="sev">' + esc(c.severity) + '</span>' +
+          '<code class="rule">' + esc(c.title) + '</code><span class="saving">' +
+          (c.saving_ms === null ? 'saving not estimated' : c.saving_ms === 0 ? 'saves nothing' :
+            'saves ~' + fmtMs(c.saving_ms) + (totalMs ? ' (' + (100 * c.saving_ms / totalMs).toFixed(1) + '%)' : '') +
+            ', ' + esc(c.confidence) + ' confidence') + '</span>' +
+          '<span class="bar" title="saving / time of its layers, against the engine"><span class="owned" style="width:' +
+          owned.toFixed(2) + '%"></span><span class="saved" style="width:' + width.toFixed(2) + '%"></span></span>' +
+          '</summary><dl class="facts">' +
+          (c.involved_ms === null ? '' : '<dt>owns</dt><dd>' + fmtMs(c.involved_ms) + ' in ' + c.layers + ' layer(s)</dd>') +
+          '<dt>findings</dt><dd>' + c.findings.map(link).join('') + '</dd>' +
+          (c.symptoms.length ? '<dt>symptoms</dt><dd>' + c.symptoms.map(link).join('') + '</dd>' : '') +
+          (c.basis ? '<dt>how</dt><dd>' + esc(c.basis) + '</dd>' : '') + '</dl></details>';
+      }).join('') + '</div>';
+  }
+
   function fmtMs(value) {
     if (value === null || value === undefined) { return '\u2013'; }
     if (value !== 0 && Math.abs(value) < 0.0005) { return (value < 0 ? '-' : '') + '<0.001 ms'; }
@@ -438,10 +469,12 @@
     var order = F.map(function (f, i) { return i; });
     var findingsSection = $('findings');
     findingsSection.innerHTML = '<h2>Findings <span class="count">' + F.length + '</span></h2>' +
-      (F.length ? '<div class="toolbar">Sort: <button type="button" class="on" data-sort="worst">worst first</button>' +
+      (F.length ? '<div class="toolbar">Sort: <button type="button" class="on" data-sort="worst">by root cause</button>' +
+        '<button type="button" data-sort="saving">saving</button>' +
         '<button type="button" data-sort="cost">cost</button><button type="button" data-sort="rule">rule</button></div>' :
         '<p class="hint">No findings.</p>') + '<div id="finding-list"></div>';
     var list = $('finding-list');
+    list.insertAdjacentHTML('beforebegin', causesHtml(D.causes || [], F, totalMs));
     var cards = F.map(function (finding, f) {
       var card = document.createElement('article');
       card.className = 'finding sev-' + finding.severity;
@@ -463,7 +496,11 @@
       card.innerHTML = '<div class="fhead"><span class="num">' + (f + 1) + '</span><span class="sev">' +
         esc(finding.severity) + '</span><code class="rule" title="docs/rules/' + esc(finding.rule) + '.md">' +
         esc(finding.rule) + '</code>' + (finding.likely ? '<span class="likely">likely</span>' : '') +
-        '<span class="cost">' + (finding.cost_ms === null ? '' : 'cost ' + fmtMs(finding.cost_ms)) + '</span></div>' +
+        (finding.root_cause === null ? '' : '<a class="cause-tag" href="#cause-' + (finding.root_cause + 1) + '">' +
+          (finding.symptom ? 'symptom of ' : '') + 'cause ' + (finding.root_cause + 1) + '</a>') +
+        '<span class="cost">' + (finding.saving_ms === null || finding.symptom ||
+          (finding.saving_ms === 0 && finding.severity === 'info') ? '' : 'saves ~' + fmtMs(finding.saving_ms) + ' \u00b7 ') +
+        (finding.cost_ms === null ? '' : 'cost ' + fmtMs(finding.cost_ms)) + '</span></div>' +
         '<div class="fbody"><div class="ftext"><p class="msg">' + esc(finding.message) + '</p><dl class="facts">' +
         (layers ? '<dt>' + (predicted ? 'layers' : 'engine layers') + '</dt><dd>' + layers + '</dd>' : '') +
         (nodes ? '<dt>ONNX nodes</dt><dd>' + nodes + '</dd>' : '') +
@@ -484,7 +521,12 @@
     });
     function showFindings(mode) {
       var sorted = order.slice();
-      if (mode === 'cost') {
+      if (mode === 'saving') {
+        sorted.sort(function (a, b) {
+          var sa = F[a].saving_ms === null ? -1 : F[a].saving_ms, sb = F[b].saving_ms === null ? -1 : F[b].saving_ms;
+          return sb - sa || a - b;
+        });
+      } else if (mode === 'cost') {
         sorted.sort(function (a, b) {
           var ca = F[a].cost_ms === null ? -1 : F[a].cost_ms, cb = F[b].cost_ms === null ? -1 : F[b].cost_ms;
           return cb - ca || a - b;
