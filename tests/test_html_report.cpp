@@ -328,6 +328,15 @@ std::string expectDiagnosePageMatchesJson(const fs::path& html, const json& repo
         EXPECT_EQ(countShown(dom, std::string("count-") + severity), std::to_string(expected)) << severity;
     }
     EXPECT_EQ(countOf(dom, "<article class=\"finding sev-"), report["findings"].size());
+    // The root causes, each a folded box with its savings bar, and each finding card naming its cause.
+    EXPECT_EQ(countOf(dom, "<details class=\"cause sev-"), report["root_causes"].size());
+    EXPECT_EQ(countOf(dom, "<span class=\"saved\""), report["root_causes"].size());
+    std::size_t placed = 0;
+    for (const auto& finding : report["findings"])
+    {
+        placed += finding["root_cause"].is_null() ? 0 : 1;
+    }
+    EXPECT_EQ(countOf(dom, "class=\"cause-tag\""), placed);
     EXPECT_EQ(countOf(dom, "<tr class=\"layer-row\""), std::min<std::size_t>(rows, 5000));
     EXPECT_EQ(countShown(dom, "count-layer-rows"), std::to_string(rows));
     if (report["time_ms"].is_object())

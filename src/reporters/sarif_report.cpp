@@ -201,6 +201,9 @@ private:
         result["partialFingerprints"] = {{"qdqDoctorFinding/v1", fingerprintOf(finding)}};
         Json properties;
         properties["costMs"] = finding.costMs ? milliseconds(*finding.costMs) : Json(nullptr);
+        properties["savingMs"] = finding.savingMs ? milliseconds(*finding.savingMs) : Json(nullptr);
+        properties["rootCause"] = finding.rootCause ? Json(*finding.rootCause + 1) : Json(nullptr);
+        properties["symptom"] = finding.symptom;
         properties["likely"] = finding.likely;
         properties["fix"] = finding.fix;
         properties["onnxNodes"] = finding.onnxNodes;
