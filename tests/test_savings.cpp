@@ -252,6 +252,7 @@ struct SmallEngine
         f.rule = rule;
         f.severity = severity;
         f.engineLayers = std::move(layers);
+        f.fix = "own advice of " + rule;
         report.findings.push_back(std::move(f));
     }
 };
@@ -339,7 +340,15 @@ TEST(Savings, BridgingSymptomJoinsTwoCausesAnInfoOneDoesNot)
             EXPECT_EQ(e.report.causes[0].title, "residual-input-not-quantized + conv-act-pool-blocked");
             ASSERT_EQ(e.report.causes[0].symptoms.size(), 1u);
             EXPECT_EQ(e.report.findings[e.report.causes[0].symptoms[0]].rule, "int8-conv-float-output");
-            EXPECT_TRUE(e.report.findings[e.report.causes[0].symptoms[0]].symptom);
+            const Finding& symptom = e.report.findings[e.report.causes[0].symptoms[0]];
+            EXPECT_TRUE(symptom.symptom);
+            // Its own advice (make the float output INT8) would act on the effect: it points to the cause instead.
+            EXPECT_EQ(symptom.fix.rfind("fixed with root cause 1 (residual-input-not-quantized + "
+                                        "conv-act-pool-blocked): see finding 1",
+                                        0),
+                      0u)
+                << symptom.fix;
+            EXPECT_EQ(e.report.findings[0].fix, "own advice of residual-input-not-quantized");
         }
         else
         {
@@ -368,8 +377,13 @@ TEST(Savings, EachLayerCountsOnceCausesBeforeSymptoms)
     EXPECT_EQ(&standalone, &e.report.causes[0]);
     EXPECT_EQ(standalone.layers, std::vector<std::size_t>({4}));
     EXPECT_EQ(standalone.savingMs, std::optional<double>(0.030));
-    // The Q/DQ finding is listed under its own cause and, for Q_a, as a symptom of the residual one.
+    // The Q/DQ finding is listed under its own cause and, for Q_a, as a symptom of the residual one; as a cause of
+    // its own it keeps its advice.
     EXPECT_EQ(residual.symptoms.size(), 1u);
+    for (const Finding& finding : e.report.findings)
+    {
+        EXPECT_EQ(finding.fix, "own advice of " + finding.rule);
+    }
     expectSavingsAccounting(e.report, "two");
 
     SmallEngine alone = smallEngine("3,3");

@@ -559,6 +559,28 @@ std::vector<RootCause> buildCauses(Report& report, const Grouping& grouping, con
     return causes;
 }
 
+//! One plan: a symptom's own advice would act on the effect (quantize the input of a layer the builder inserted, make
+//! a float pooling INT8 where the cause says to keep Q/DQ out of the ConvActPool chain); it points to its cause
+//! instead.
+void deferSymptomAdvice(Report& report)
+{
+    for (Finding& finding : report.findings)
+    {
+        if (!finding.symptom || !finding.rootCause || *finding.rootCause >= report.causes.size())
+        {
+            continue;
+        }
+        const RootCause& cause = report.causes[*finding.rootCause];
+        if (cause.findings.empty())
+        {
+            continue;
+        }
+        finding.fix = "fixed with root cause " + std::to_string(*finding.rootCause + 1) + " (" + cause.title +
+                      "): see finding " + std::to_string(cause.findings.front() + 1) +
+                      "; this is one of its effects, not a change of its own";
+    }
+}
+
 //! Step 5: causes worst severity first, then by saving (none last), then by time involved; findings by cause.
 void orderReport(Report& report, std::vector<RootCause> causes, const Grouping& grouping)
 {
@@ -642,6 +664,7 @@ void orderReport(Report& report, std::vector<RootCause> causes, const Grouping& 
         }
     }
     report.causes = std::move(causes);
+    deferSymptomAdvice(report);
 }
 
 } // namespace
