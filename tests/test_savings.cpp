@@ -405,3 +405,33 @@ TEST(Savings, NoProfileNoEstimate)
     EXPECT_FALSE(e.report.findings[0].savingMs.has_value());
     EXPECT_NE(e.report.causes[0].basis.find("not estimated"), std::string::npos);
 }
+
+// ---- One plan: no two findings ask for contradicting edits ----
+
+TEST(AdviceConflicts, TwoScalesForOneNodeConflictOneScaleTwiceDoesNot)
+{
+    Report report;
+    Inputs inputs;
+    for (const char* from : {"q_a", "q_b"})
+    {
+        Finding finding;
+        finding.rule = "concat-scale-mismatch";
+        FixEdit edit;
+        edit.kind = FixEdit::Kind::kSetScale;
+        edit.nodes = {"q_c"};
+        edit.scaleFrom = from;
+        finding.edits.push_back(edit);
+        report.findings.push_back(finding);
+    }
+    auto conflicts = adviceConflicts(report, inputs);
+    ASSERT_EQ(conflicts.size(), 1u);
+    EXPECT_NE(conflicts[0].find("q_c"), std::string::npos) << conflicts[0];
+    report.findings[1].edits[0].scaleFrom = "q_a";
+    EXPECT_TRUE(adviceConflicts(report, inputs).empty());
+    // A pair one finding removes and another rescales.
+    FixEdit removal;
+    removal.kind = FixEdit::Kind::kRemoveQdqPair;
+    removal.nodes = {"q_c", "dq_c"};
+    report.findings[1].edits = {removal};
+    ASSERT_EQ(adviceConflicts(report, inputs).size(), 1u);
+}

@@ -5,11 +5,18 @@
 
 #include "qdq/analysis.h"
 
+#include <string>
+#include <vector>
+
 namespace qdq
 {
 
 //! Fills report.causes and each finding's savingMs, savingBasis, rootCause and symptom, and reorders
 //! report.findings by root cause. The savings of a report add up to at most the engine's time.
 void attributeRootCauses(Report& report, const Inputs& inputs);
+
+//! Pairs of findings whose edits contradict each other (two scales for one Q/DQ node or one inserted pair, a pair
+//! one finding removes and another rescales), each in words; empty when the report's advice is one plan.
+std::vector<std::string> adviceConflicts(const Report& report, const Inputs& inputs);
 
 } // namespace qdq
