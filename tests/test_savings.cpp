@@ -435,3 +435,44 @@ TEST(AdviceConflicts, TwoScalesForOneNodeConflictOneScaleTwiceDoesNot)
     report.findings[1].edits = {removal};
     ASSERT_EQ(adviceConflicts(report, inputs).size(), 1u);
 }
+
+// A build-flag cause (fp32-island: run the float part in FP16) joins no Q/DQ-placement cause even where both name a
+// layer, leaves that layer to the placement fix, and halves the FP32 bytes of its own layers rather than removing
+// them; a placement cause on the same layers removes the Quantize.
+TEST(Savings, Fp32IslandHalvesItsLayersAndLeavesQdqLayersToPlacementFixes)
+{
+    SmallEngine e = smallEngine("1,1");
+    e.finding("fp32-island", Severity::kWarning, {"convA", "Q_a"});
+    e.report.findings.back().costMs = 1.0; // the larger time involved: it would claim first among equals
+    e.finding("residual-input-not-quantized", Severity::kWarning, {"Q_a"});
+    attributeRootCauses(e.report, e.inputs);
+    ASSERT_EQ(e.report.causes.size(), 2u);
+    const RootCause& island = *causeWith(e.report, "fp32-island");
+    const RootCause& residual = *causeWith(e.report, "residual-input-not-quantized");
+    EXPECT_EQ(residual.layers, std::vector<std::size_t>({2}));
+    EXPECT_EQ(residual.savingMs, std::optional<double>(0.020));
+    EXPECT_EQ(island.layers, std::vector<std::size_t>({1}));
+    ASSERT_TRUE(island.savingMs.has_value());
+    EXPECT_GT(*island.savingMs, 0.0);
+    EXPECT_LT(*island.savingMs, 0.100); // convA writes half the bytes; it is not removed
+    EXPECT_EQ(island.confidence, SavingConfidence::kLow);
+    expectSavingsAccounting(e.report, "island");
+}
+
+// Where the time goes: the largest layers first, each with the root cause that owns it, or none.
+TEST(Savings, LargestLayersNameTheirRootCause)
+{
+    SmallEngine e = smallEngine("3,3");
+    e.finding("residual-input-not-quantized", Severity::kWarning, {"convA", "Q_a"});
+    attributeRootCauses(e.report, e.inputs);
+    auto largest = largestLayers(e.report, e.inputs, 2);
+    ASSERT_EQ(largest.size(), 2u);
+    EXPECT_EQ(largest[0].layer, 1u); // convA, 0.100 ms
+    EXPECT_EQ(largest[0].cause, std::optional<std::size_t>(0));
+    EXPECT_EQ(largest[0].kind, "convolution");
+    EXPECT_EQ(largest[1].layer, 3u); // convB, 0.040 ms, named by no finding
+    EXPECT_FALSE(largest[1].cause.has_value());
+    e.inputs.profile.reset();
+    e.report.hasTimings = false;
+    EXPECT_TRUE(largestLayers(e.report, e.inputs, 2).empty());
+}

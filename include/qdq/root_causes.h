@@ -5,6 +5,7 @@
 
 #include "qdq/analysis.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,20 @@ namespace qdq
 //! Fills report.causes and each finding's savingMs, savingBasis, rootCause and symptom, and reorders
 //! report.findings by root cause. The savings of a report add up to at most the engine's time.
 void attributeRootCauses(Report& report, const Inputs& inputs);
+
+//! One of the layers that take the most time: what it is and which root cause owns it.
+struct LayerTimeShare
+{
+    std::size_t layer = 0;
+    double ms = 0.0;
+    std::string kind;                 //!< layerKind: convolution, pooling, myelin, quantize/dequantize, ...
+    std::string precision;            //!< layerPrecisionLabel
+    std::optional<std::size_t> cause; //!< index in Report::causes, unset when no finding names the layer
+};
+
+//! Where the time goes: the `count` layers with the largest measured time, largest first (ties in engine order).
+//! Empty without a profile.
+std::vector<LayerTimeShare> largestLayers(const Report& report, const Inputs& inputs, std::size_t count);
 
 //! Pairs of findings whose edits contradict each other (two scales for one Q/DQ node or one inserted pair, a pair
 //! one finding removes and another rescales), each in words; empty when the report's advice is one plan.

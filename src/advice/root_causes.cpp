@@ -106,6 +106,13 @@ std::size_t rootRank(std::string_view rule)
     return static_cast<std::size_t>(it - kRootOrder.begin());
 }
 
+//! Only Q/DQ-placement and fusion causes join causes of other rules: a build flag (fp32-island) or a kernel choice is
+//! another change, even where it names the same layers.
+bool joinsOtherRules(std::string_view rule)
+{
+    return listed(kQuantizingRules, rule) || listed(kFusingRules, rule);
+}
+
 int severityRank(Severity severity)
 {
     return severity == Severity::kError ? 0 : severity == Severity::kWarning ? 1 : 2;
@@ -183,7 +190,7 @@ void groupCauses(const Report& report, std::size_t layerCount, Grouping& groupin
     std::map<std::string_view, std::size_t> firstEditing;
     for (std::size_t f = 0; f < count; ++f)
     {
-        if (grouping.isSymptom[f] != 0)
+        if (grouping.isSymptom[f] != 0 || !joinsOtherRules(report.findings[f].rule))
         {
             continue;
         }
@@ -208,7 +215,8 @@ void groupCauses(const Report& report, std::size_t layerCount, Grouping& groupin
     for (std::size_t f = 0; f < count; ++f)
     {
         const Finding& finding = report.findings[f];
-        if (grouping.isSymptom[f] != 0 || finding.onnxNodes.size() > kSiteNodes || finding.severity == Severity::kInfo)
+        if (grouping.isSymptom[f] != 0 || finding.onnxNodes.size() > kSiteNodes ||
+            finding.severity == Severity::kInfo || !joinsOtherRules(finding.rule))
         {
             continue;
         }
@@ -224,7 +232,7 @@ void groupCauses(const Report& report, std::size_t layerCount, Grouping& groupin
     std::vector<std::vector<std::size_t>> causesNaming(layerCount);
     for (std::size_t f = 0; f < count; ++f)
     {
-        if (grouping.isSymptom[f] == 0)
+        if (grouping.isSymptom[f] == 0 && joinsOtherRules(report.findings[f].rule))
         {
             for (std::size_t layer : grouping.layersOf[f])
             {
@@ -273,6 +281,11 @@ std::vector<std::size_t> claimOrder(const Report& report, const Grouping& groupi
                          if (grouping.isSymptom[a] != grouping.isSymptom[b])
                          {
                              return grouping.isSymptom[a] < grouping.isSymptom[b];
+                         }
+                         // Q/DQ placement first: the layers a placement fix removes are its, not a build flag's.
+                         if (joinsOtherRules(fa.rule) != joinsOtherRules(fb.rule))
+                         {
+                             return joinsOtherRules(fa.rule);
                          }
                          if (severityRank(fa.severity) != severityRank(fb.severity))
                          {
@@ -334,14 +347,25 @@ LayerChange changeOf(const Finding& finding, std::size_t layer, const EnginePlan
     {
         return LayerChange::kNothing;
     }
+    if (finding.rule == "fp32-island")
+    {
+        return LayerChange::kHalved; // the float part runs FP16: every FP32 tensor of its layers halves
+    }
     const EngineLayer& engineLayer = plan.layers[layer];
+    // Placement fixes and the symptoms that stand for themselves (a lone Q/DQ, a reformat, a copy) remove layers;
+    // other causes change kernels, which no artifact shows.
+    const bool removesLayers = joinsOtherRules(finding.rule) || listed(kSymptomRules, finding.rule);
     switch (correlation.layers[layer].state)
     {
     case LayerState::kDropped:
         return LayerChange::kNothing;
     case LayerState::kInsertedReformat:
-        return LayerChange::kRemoved;
+        return removesLayers ? LayerChange::kRemoved : LayerChange::kKept;
     case LayerState::kInsertedQdq:
+        if (!removesLayers)
+        {
+            return LayerChange::kKept;
+        }
         // The Quantize of a float network input stays: nothing writes its input inside the engine.
         if (!engineLayer.inputs.empty() && !patterns::producerLayer(plan, engineLayer.inputs[0].name) &&
             isQuantized(patterns::outputPrecision(engineLayer)))
@@ -360,10 +384,6 @@ LayerChange changeOf(const Finding& finding, std::size_t layer, const EnginePlan
     if (listed(kQuantizingRules, finding.rule))
     {
         return LayerChange::kQuantized;
-    }
-    if (finding.rule == "fp32-island")
-    {
-        return LayerChange::kHalved;
     }
     return LayerChange::kKept;
 }

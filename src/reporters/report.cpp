@@ -2,6 +2,7 @@
 #include "qdq/analysis.h"
 #include "qdq/patterns.h"
 #include "qdq/precision_summary.h"
+#include "qdq/root_causes.h"
 
 #include "src/reporters/json_writer.h"
 
@@ -184,6 +185,16 @@ void writeReportTail(JsonWriter& json, const Report& report, const Inputs& input
         json.key("root_cause");
         finding.rootCause ? json.value(std::uint64_t{*finding.rootCause}) : json.null();
         json.member("symptom", finding.symptom);
+        json.endObject();
+    }
+    json.endArray();
+
+    json.key("largest_layers").beginArray();
+    for (const auto& share : largestLayers(report, inputs, 20))
+    {
+        json.beginObject().member("name", inputs.engine()->layers[share.layer].name).member("time_ms", share.ms);
+        json.member("kind", share.kind).member("precision", share.precision).key("root_cause");
+        share.cause ? json.value(std::uint64_t{*share.cause}) : json.null();
         json.endObject();
     }
     json.endArray();
@@ -476,6 +487,41 @@ void writeRootCausesText(std::ostream& out, const Report& report)
     out << "\n";
 }
 
+//! The largest layers and what owns them: a cost that no Q/DQ finding explains shows here.
+void writeLargestLayersText(std::ostream& out, const Report& report, const Inputs& inputs)
+{
+    constexpr std::size_t kShown = 8;
+    std::vector<LayerTimeShare> largest = largestLayers(report, inputs, kShown);
+    if (largest.empty() || report.totalMs <= 0.0)
+    {
+        return;
+    }
+    double shown = 0.0;
+    for (const auto& share : largest)
+    {
+        shown += share.ms;
+    }
+    out << "Where the time goes (the " << largest.size() << " largest of " << report.correlation.layers.size()
+        << " layers, " << percent(shown / report.totalMs) << " of the engine):\n";
+    const EnginePlan& plan = *inputs.engine();
+    for (const auto& share : largest)
+    {
+        out << "  " << patterns::formatMs(share.ms) << " " << percent(share.ms / report.totalMs) << "  "
+            << printable(share.kind, 64) << " " << printable(share.precision, 64) << "  \""
+            << printable(plan.layers[share.layer].name, 160) << "\"  ";
+        if (share.cause)
+        {
+            out << "cause " << *share.cause + 1;
+        }
+        else
+        {
+            out << "no finding";
+        }
+        out << "\n";
+    }
+    out << "\n";
+}
+
 } // namespace
 
 std::string renderReportText(const Report& report, const Inputs& inputs)
@@ -497,6 +543,7 @@ std::string renderReportText(const Report& report, const Inputs& inputs)
         out << "No findings.\n\n";
     }
     writeRootCausesText(out, report);
+    writeLargestLayersText(out, report, inputs);
     std::size_t index = 0;
     for (const auto& finding : report.findings)
     {
