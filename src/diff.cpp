@@ -690,6 +690,50 @@ std::optional<double> sideTotal(const Inputs& inputs, std::string& source)
 
 } // namespace
 
+//! The headline: the candidate's root causes, each with the deltas of the regions whose candidate time it owns most
+//! of (a region counts for one cause, so the causes' deltas add up to at most the regions').
+static std::vector<DiffCause> causesOfTheDifference(const Report& candidate, const std::vector<DiffRegion>& regions)
+{
+    std::vector<DiffCause> causes;
+    std::vector<std::optional<std::size_t>> ownerOf(candidate.correlation.layers.size());
+    for (std::size_t c = 0; c < candidate.causes.size(); ++c)
+    {
+        const RootCause& cause = candidate.causes[c];
+        causes.push_back({cause.title, cause.severity, cause.savingMs, 0.0, 0});
+        for (std::size_t layer : cause.layers)
+        {
+            if (layer < ownerOf.size())
+            {
+                ownerOf[layer] = c;
+            }
+        }
+    }
+    for (const DiffRegion& region : regions)
+    {
+        if (!region.hasTimes)
+        {
+            continue;
+        }
+        std::map<std::size_t, double> owned; // cause -> candidate time of the region it owns
+        for (std::size_t layer : region.candidateLayers)
+        {
+            if (layer < ownerOf.size() && ownerOf[layer])
+            {
+                owned[*ownerOf[layer]] += candidate.correlation.layers[layer].timeMs.value_or(0.0);
+            }
+        }
+        if (owned.empty())
+        {
+            continue;
+        }
+        auto most = std::max_element(owned.begin(), owned.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+        causes[most->first].deltaMs += region.deltaMs;
+        ++causes[most->first].regions;
+    }
+    return causes;
+}
+
 DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
 {
     DiffReport report;
@@ -1029,6 +1073,7 @@ DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
         }
     }
     report.unexplainedMs = report.deltaMs - report.explainedMs;
+    report.causes = causesOfTheDifference(cand.report, report.regions);
     // Largest change first, whichever its sign: a region that got 0.2 ms faster matters as much as one that got
     // 0.2 ms slower when explaining a total.
     std::stable_sort(report.regions.begin(), report.regions.end(),

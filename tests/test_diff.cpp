@@ -260,3 +260,41 @@ TEST(Diff, SampleImplicitVersusExplicit)
     ASSERT_NE(clone, nullptr);
     EXPECT_TRUE(differs(*clone, "standalone Q/DQ layer(s) added"));
 }
+
+// With a baseline build the answer comes first: the A100 QAT engine is slower than the FP16 build of the same network
+// (1.096 vs 1.017 ms in the two profiles), and its first root cause is the unquantized residual chain. Swapped, the
+// FP16 build is the faster one, and what is left to fix there is its FP32 input's reformat, not a Q/DQ placement.
+TEST(RealDataDiff, HeadlineSaysTheQatEngineIsSlowerThanFp16AndWhy)
+{
+    REQUIRE_SHARED();
+    auto load = [](const std::string& set)
+    {
+        const std::string base = set + ".onnx.engine.";
+        return loadFiles({realdata(base + "graph.json"), realdata(base + "profile.json")});
+    };
+    Inputs fp16 = load("trex-pt-resnet-a100-fp16/resnet");
+    Inputs qat = load("trex-pt-resnet-a100-qat/resnet-qat");
+    DiffReport report = diffEngines(fp16, qat);
+    std::string text = renderDiffText(report, fp16, qat);
+    EXPECT_NE(text.find("The candidate is 0.079 ms slower than the baseline (1.096 ms vs 1.017 ms)"), std::string::npos)
+        << text;
+    ASSERT_FALSE(report.causes.empty());
+    EXPECT_EQ(report.causes.front().title.rfind("residual-input-not-quantized", 0), 0u) << report.causes.front().title;
+    // The regions a cause owns count for it once: their deltas add up to at most the regions' own.
+    double causes = 0.0, regions = 0.0;
+    for (const auto& cause : report.causes)
+    {
+        causes += std::abs(cause.deltaMs);
+    }
+    for (const auto& region : report.regions)
+    {
+        regions += region.hasTimes ? std::abs(region.deltaMs) : 0.0;
+    }
+    EXPECT_LE(causes, regions + 1e-9);
+
+    DiffReport swapped = diffEngines(qat, fp16);
+    std::string swappedText = renderDiffText(swapped, qat, fp16);
+    EXPECT_NE(swappedText.find("The candidate is 0.079 ms faster than the baseline"), std::string::npos) << swappedText;
+    ASSERT_FALSE(swapped.causes.empty());
+    EXPECT_EQ(swapped.causes.front().title, "io-reformat");
+}

@@ -30,6 +30,17 @@ struct DiffRegion
     std::string alignment; //!< "onnx-names", "structure", "neighbour", "unmatched"
 };
 
+//! A root cause of the candidate (src/advice) and the part of the difference that falls in its regions.
+struct DiffCause
+{
+    std::string title;
+    Severity severity = Severity::kInfo;
+    std::optional<double> savingMs; //!< what fixing it saves in the candidate (docs/savings.md)
+    //! The deltas of the regions whose candidate time it owns most of (each region counts for one cause).
+    double deltaMs = 0.0;
+    std::size_t regions = 0;
+};
+
 struct DiffReport
 {
     std::vector<Inputs::Source> baselineInputs;
@@ -43,6 +54,8 @@ struct DiffReport
     double unexplainedMs = 0.0;
     bool perLayerTimes = false;      //!< both sides have per-layer times, so regions carry deltas
     std::vector<DiffRegion> regions; //!< ranked by |delta|, largest change first
+    //! The candidate's root causes, in its report's order (largest saving first), for the headline.
+    std::vector<DiffCause> causes;
     std::vector<std::string> notes;
 };
 

@@ -75,6 +75,16 @@ std::string renderDiffJson(const DiffReport& report, const Inputs& baseline, con
     root["explained_ms"] = milliseconds(report.explainedMs);
     root["unexplained_ms"] = milliseconds(report.unexplainedMs);
     root["per_layer_times"] = report.perLayerTimes;
+    Json causes = Json::array();
+    for (const DiffCause& cause : report.causes)
+    {
+        causes.push_back({{"title", cause.title},
+                          {"severity", std::string(severityName(cause.severity))},
+                          {"saving_ms", cause.savingMs ? milliseconds(*cause.savingMs) : Json(nullptr)},
+                          {"delta_ms", milliseconds(cause.deltaMs)},
+                          {"regions", cause.regions}});
+    }
+    root["root_causes"] = causes;
     Json regions = Json::array();
     for (const auto& region : report.regions)
     {
@@ -105,6 +115,49 @@ std::string renderDiffJson(const DiffReport& report, const Inputs& baseline, con
     return terminalSafeJson(root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
+//! The answer first: how much slower or faster the candidate is, and its root causes with their part of that.
+static void writeHeadline(std::ostream& out, const DiffReport& report)
+{
+    if (!report.baselineMs || !report.candidateMs)
+    {
+        return;
+    }
+    const double delta = report.deltaMs;
+    out << "The candidate is " << patterns::formatMs(std::abs(delta)) << (delta >= 0.0 ? " slower" : " faster")
+        << " than the baseline (" << patterns::formatMs(*report.candidateMs) << " vs "
+        << patterns::formatMs(*report.baselineMs) << ").";
+    std::vector<const DiffCause*> shown;
+    for (const DiffCause& cause : report.causes)
+    {
+        if (cause.severity != Severity::kInfo && (cause.regions > 0 || cause.savingMs.value_or(0.0) > 0.0))
+        {
+            shown.push_back(&cause);
+        }
+    }
+    if (shown.empty())
+    {
+        out << "\n\n";
+        return;
+    }
+    out << " Root causes in the candidate (docs/savings.md):\n";
+    for (std::size_t i = 0; i < shown.size() && i < 5; ++i)
+    {
+        const DiffCause& cause = *shown[i];
+        out << "  " << i + 1 << ". " << cause.title;
+        if (cause.regions > 0 && report.perLayerTimes)
+        {
+            out << ": " << signedMs(cause.deltaMs) << " ms in its " << cause.regions << " region(s)";
+        }
+        if (cause.savingMs)
+        {
+            out << (cause.regions > 0 && report.perLayerTimes ? ", " : ": ") << "fixing it saves ~"
+                << patterns::formatMs(*cause.savingMs);
+        }
+        out << "\n";
+    }
+    out << "\n";
+}
+
 std::string renderDiffText(const DiffReport& report, const Inputs& baseline, const Inputs& candidate,
                            std::size_t maxRegions)
 {
@@ -118,6 +171,7 @@ std::string renderDiffText(const DiffReport& report, const Inputs& baseline, con
         << candidate.engine()->layers.size() << " layers\n";
     out << "  delta:     " << signedMs(report.deltaMs) << " ms = " << signedMs(report.explainedMs) << " explained "
         << signedMs(report.unexplainedMs) << " unexplained\n\n";
+    writeHeadline(out, report);
 
     // A finding often touches several regions: it is printed once, after the regions, as [F<n>], and each region
     // names it with what it says about that region's layers.
