@@ -636,6 +636,54 @@ TEST(Hostile, CyclicGraphsEndWithAReport)
     EXPECT_EQ(run.exitStatus, 0) << run.err;
 }
 
+// A cycle through one Q/DQ pair: q: b -> a, dq: a -> b, Relu r: b -> y. inspect warned about it; diagnose, predict and
+// fix died with SIGSEGV. Every command must end with a report or a refusal.
+TEST(Hostile, CycleThroughAQdqPairCrashesNoCommand)
+{
+    fs::path dir = tempDir("hostile-qdq-cycle");
+    onnx::ModelProto model = emptyModel();
+    onnx::GraphProto& graph = *model.mutable_graph();
+    addScalar(graph, "scale", onnx::TensorProto::FLOAT);
+    addScalar(graph, "zero", onnx::TensorProto::INT8);
+    addNode(graph, "q", "QuantizeLinear", {"b", "scale", "zero"}, {"a"});
+    addNode(graph, "dq", "DequantizeLinear", {"a", "scale", "zero"}, {"b"});
+    addNode(graph, "r", "Relu", {"b"}, {"y"});
+    graph.add_output()->set_name("y");
+    const std::string path = saveModel(dir / "qdq-cycle.onnx", model).string();
+    for (const std::vector<std::string>& command : {std::vector<std::string>{"inspect", path},
+                                                    {"diagnose", path},
+                                                    {"predict", path},
+                                                    {"diagnose", "--format", "html", path},
+                                                    {"fix", path, "-o", (dir / "fixed.onnx").string()},
+                                                    {"diagnose", path, kLayers.string(), kProfile.string()}})
+    {
+        CliRun run = runBounded(command);
+        expectSane(run, command[0] + " of a Q/DQ cycle");
+        EXPECT_TRUE(run.exitStatus == 0 || run.exitStatus == 2) << command[0] << ": " << run.err;
+    }
+    // The same class through an Identity on a conv's weight path (q: b -> a, i: a -> b, dq: a -> w), walked by the
+    // simulator and the correlator.
+    onnx::ModelProto weights = emptyModel();
+    onnx::GraphProto& weightGraph = *weights.mutable_graph();
+    addFloatInput(weightGraph, "x");
+    addScalar(weightGraph, "scale", onnx::TensorProto::FLOAT);
+    addScalar(weightGraph, "zero", onnx::TensorProto::INT8);
+    addNode(weightGraph, "q", "QuantizeLinear", {"b", "scale", "zero"}, {"a"});
+    addNode(weightGraph, "i", "Identity", {"a"}, {"b"});
+    addNode(weightGraph, "dq", "DequantizeLinear", {"a", "scale", "zero"}, {"w"});
+    addNode(weightGraph, "Conv_9", "Conv", {"x", "w"}, {"y"});
+    weightGraph.add_output()->set_name("y");
+    const std::string weightPath = saveModel(dir / "weight-cycle.onnx", weights).string();
+    for (const std::vector<std::string>& command : {std::vector<std::string>{"predict", weightPath},
+                                                    {"diagnose", weightPath, kLayers.string(), kProfile.string()},
+                                                    {"fix", weightPath, "-o", (dir / "weight-fixed.onnx").string()}})
+    {
+        CliRun run = runBounded(command);
+        expectSane(run, command[0] + " of a weight-path cycle");
+        EXPECT_TRUE(run.exitStatus == 0 || run.exitStatus == 2) << command[0] << ": " << run.err;
+    }
+}
+
 TEST(Hostile, DanglingInputsAndDuplicateNamesGiveWarningsAndAReport)
 {
     fs::path dir = tempDir("hostile-duplicates");

@@ -386,9 +386,12 @@ private:
         }
     }
 
-    bool isWeightPath(const OnnxNode& node) const
+    //! depth bounds the walk: a cycle through Quantize and Identity nodes would recurse forever, and a real weight
+    //! path is a handful of nodes.
+    bool isWeightPath(const OnnxNode& node, int depth = 0) const
     {
-        if (node.inputs.empty())
+        constexpr int kMaxWeightPath = 64;
+        if (node.inputs.empty() || depth > kMaxWeightPath)
         {
             return false;
         }
@@ -405,7 +408,7 @@ private:
         const OnnxNode& previous = *producer;
         if (previous.opType == "QuantizeLinear" || previous.opType == "Identity" || previous.opType == "Constant")
         {
-            return previous.opType == "Constant" || isWeightPath(previous);
+            return previous.opType == "Constant" || isWeightPath(previous, depth + 1);
         }
         return false;
     }

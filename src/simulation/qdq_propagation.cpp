@@ -119,9 +119,12 @@ private:
                (feedingDequantize(mGraph, node.inputs[1]) != nullptr);
     }
 
-    bool onWeightPath(const OnnxNode& node) const
+    //! depth bounds the walk: a cycle through Q/DQ or Identity nodes (q: b -> a, dq: a -> b) would recurse forever,
+    //! and a real weight path is a handful of nodes.
+    bool onWeightPath(const OnnxNode& node, int depth = 0) const
     {
-        if (node.inputs.empty())
+        constexpr int kMaxWeightPath = 64;
+        if (node.inputs.empty() || depth > kMaxWeightPath)
         {
             return false;
         }
@@ -134,8 +137,8 @@ private:
         // can leave initializer -> DQ -> Identity -> Q -> DQ, constant from end to end (ConvNeXt's LayerNorm weights
         // under ONNX Runtime's quantizer), which TensorRT folds like any constant.
         return producer != nullptr &&
-               (producer->opType == "Constant" || (isQdq(*producer) && onWeightPath(*producer)) ||
-                (producer->opType == "Identity" && onWeightPath(*producer)));
+               (producer->opType == "Constant" || (isQdq(*producer) && onWeightPath(*producer, depth + 1)) ||
+                (producer->opType == "Identity" && onWeightPath(*producer, depth + 1)));
     }
 
     //! A producer that can emit INT8 through its epilogue: a quantized weighted op (possibly through epilogue ops),
