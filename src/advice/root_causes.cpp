@@ -440,7 +440,7 @@ std::string describeSaving(const std::map<LayerSaving::Basis, std::pair<std::siz
 }
 
 //! Step 4.
-GroupSaving estimateGroup(const Report& report, const Grouping& grouping, std::size_t group,
+GroupSaving estimateGroup(const Report& report, const Grouping& grouping, const std::vector<std::size_t>& layers,
                           const advice::SavingEstimator& estimator, const EnginePlan& plan)
 {
     GroupSaving result;
@@ -450,12 +450,8 @@ GroupSaving estimateGroup(const Report& report, const Grouping& grouping, std::s
     SavingConfidence lowest = SavingConfidence::kHigh;
     double total = 0.0;
     bool any = false;
-    for (std::size_t layer = 0; layer < grouping.owner.size(); ++layer)
+    for (std::size_t layer : layers)
     {
-        if (!grouping.owner[layer] || grouping.groupOf[*grouping.owner[layer]] != group)
-        {
-            continue;
-        }
         const std::size_t finding = *grouping.owner[layer];
         LayerSaving saving =
             estimator.estimate(layer, changeOf(report.findings[finding], layer, plan, report.correlation));
@@ -510,6 +506,66 @@ std::string titleOf(const Report& report, const std::vector<std::size_t>& findin
 }
 
 //! Builds the root causes from the groups, unordered.
+//! Per group: the layers it owns (in layer order) and the symptoms that name one of them or joined it. One pass over
+//! the layers and one over the findings: a 100,000-layer engine may have thousands of findings.
+struct GroupContents
+{
+    std::map<std::size_t, std::vector<std::size_t>> layers;
+    std::map<std::size_t, std::vector<std::size_t>> symptoms;
+};
+
+GroupContents contentsOf(const Report& report, const Grouping& grouping)
+{
+    GroupContents contents;
+    for (std::size_t layer = 0; layer < grouping.owner.size(); ++layer)
+    {
+        if (grouping.owner[layer])
+        {
+            contents.layers[grouping.groupOf[*grouping.owner[layer]]].push_back(layer);
+        }
+    }
+    std::vector<char> member(report.findings.size(), 0);
+    for (const auto& [group, findings] : grouping.members)
+    {
+        for (std::size_t f : findings)
+        {
+            member[f] = 1;
+        }
+    }
+    for (std::size_t f = 0; f < report.findings.size(); ++f)
+    {
+        if (grouping.isSymptom[f] == 0)
+        {
+            continue;
+        }
+        std::vector<std::size_t> groups;
+        if (member[f] == 0)
+        {
+            groups.push_back(grouping.groupOf[f]);
+        }
+        for (std::size_t layer : grouping.layersOf[f])
+        {
+            if (grouping.owner[layer] && *grouping.owner[layer] != f)
+            {
+                groups.push_back(grouping.groupOf[*grouping.owner[layer]]);
+            }
+        }
+        std::sort(groups.begin(), groups.end());
+        groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+        for (std::size_t group : groups)
+        {
+            // A member of the group is one of its causes, not a symptom of it.
+            const auto& members =
+                grouping.members.count(group) > 0 ? grouping.members.at(group) : std::vector<std::size_t>{};
+            if (std::find(members.begin(), members.end(), f) == members.end())
+            {
+                contents.symptoms[group].push_back(f);
+            }
+        }
+    }
+    return contents;
+}
+
 std::vector<RootCause> buildCauses(Report& report, const Grouping& grouping, const Inputs& inputs)
 {
     const EnginePlan* plan = inputs.engine();
@@ -518,6 +574,7 @@ std::vector<RootCause> buildCauses(Report& report, const Grouping& grouping, con
     {
         estimator.emplace(*plan, report.correlation);
     }
+    GroupContents contents = contentsOf(report, grouping);
     std::vector<RootCause> causes;
     for (const auto& [group, findings] : grouping.members)
     {
@@ -535,29 +592,15 @@ std::vector<RootCause> buildCauses(Report& report, const Grouping& grouping, con
                 cause.severity = report.findings[f].severity;
             }
         }
-        for (std::size_t layer = 0; layer < grouping.owner.size(); ++layer)
+        cause.layers = std::move(contents.layers[group]);
+        for (std::size_t layer : cause.layers)
         {
-            if (grouping.owner[layer] && grouping.groupOf[*grouping.owner[layer]] == group)
-            {
-                cause.layers.push_back(layer);
-                cause.involvedMs += report.correlation.layers[layer].timeMs.value_or(0.0);
-            }
+            cause.involvedMs += report.correlation.layers[layer].timeMs.value_or(0.0);
         }
-        for (std::size_t f = 0; f < report.findings.size(); ++f)
-        {
-            const bool member = std::find(findings.begin(), findings.end(), f) != findings.end();
-            const bool namesOwned =
-                std::any_of(grouping.layersOf[f].begin(), grouping.layersOf[f].end(),
-                            [&](std::size_t layer)
-                            { return grouping.owner[layer] && grouping.groupOf[*grouping.owner[layer]] == group; });
-            if (!member && grouping.isSymptom[f] != 0 && (namesOwned || grouping.groupOf[f] == group))
-            {
-                cause.symptoms.push_back(f);
-            }
-        }
+        cause.symptoms = std::move(contents.symptoms[group]);
         if (estimator)
         {
-            GroupSaving saving = estimateGroup(report, grouping, group, *estimator, *plan);
+            GroupSaving saving = estimateGroup(report, grouping, cause.layers, *estimator, *plan);
             cause.savingMs = saving.ms;
             cause.confidence = saving.confidence;
             cause.basis = saving.basis;
@@ -620,6 +663,14 @@ void orderReport(Report& report, std::vector<RootCause> causes, const Grouping& 
     std::vector<std::size_t> newIndex(report.findings.size(), 0);
     std::vector<std::size_t> order;
     std::vector<char> placed(report.findings.size(), 0);
+    std::vector<char> isCause(report.findings.size(), 0);
+    for (const RootCause& cause : causes)
+    {
+        for (std::size_t f : cause.findings)
+        {
+            isCause[f] = 1;
+        }
+    }
     for (std::size_t c = 0; c < causes.size(); ++c)
     {
         for (std::size_t f : causes[c].findings)
@@ -632,25 +683,16 @@ void orderReport(Report& report, std::vector<RootCause> causes, const Grouping& 
         std::vector<std::size_t> primary;
         for (std::size_t f : causes[c].symptoms)
         {
-            if (placed[f] == 0 && std::none_of(causes.begin(), causes.end(),
-                                               [&](const RootCause& other) {
-                                                   return std::find(other.findings.begin(), other.findings.end(), f) !=
-                                                          other.findings.end();
-                                               }))
+            // A symptom that owns nothing is placed under the cause it joined in claimLayers.
+            if (placed[f] == 0 && isCause[f] == 0 &&
+                grouping.groupOf[f] == grouping.groupOf[causes[c].findings.front()])
             {
-                // A symptom that owns nothing: placed under the cause it joined in claimLayers.
-                const bool joined =
-                    std::find(causes[c].findings.begin(), causes[c].findings.end(), f) == causes[c].findings.end() &&
-                    grouping.groupOf[f] == grouping.groupOf[causes[c].findings.front()];
-                if (joined)
-                {
-                    report.findings[f].rootCause = c;
-                    report.findings[f].symptom = true;
-                    report.findings[f].savingMs = causes[c].savingMs ? std::optional<double>(0.0) : std::nullopt;
-                    report.findings[f].savingBasis = "counted under its root cause";
-                    placed[f] = 1;
-                    primary.push_back(f);
-                }
+                report.findings[f].rootCause = c;
+                report.findings[f].symptom = true;
+                report.findings[f].savingMs = causes[c].savingMs ? std::optional<double>(0.0) : std::nullopt;
+                report.findings[f].savingBasis = "counted under its root cause";
+                placed[f] = 1;
+                primary.push_back(f);
             }
         }
         order.insert(order.end(), primary.begin(), primary.end());

@@ -127,32 +127,40 @@ std::string_view fieldValue(const EngineLayer& layer, std::string_view key)
     return {};
 }
 
-bool sameShapes(const std::vector<EngineTensor>& a, const std::vector<EngineTensor>& b)
+void appendDims(std::string& key, const std::vector<EngineTensor>& tensors)
 {
-    if (a.size() != b.size())
+    for (const auto& tensor : tensors)
     {
-        return false;
-    }
-    for (std::size_t i = 0; i < a.size(); ++i)
-    {
-        if (a[i].dimensions.empty() || a[i].dimensions != b[i].dimensions)
+        key += '[';
+        for (std::int64_t extent : tensor.dimensions)
         {
-            return false;
+            key += std::to_string(extent);
+            key += ',';
         }
+        key += ']';
     }
-    return true;
+    key += '|';
 }
 
-bool samePeerShape(const EngineLayer& layer, const EngineLayer& other)
+//! What a peer must share with the layer: type, parameters and tensor shapes; empty when the layer has no type or a
+//! tensor without a shape (no peer can be told apart then).
+std::string peerSignature(const EngineLayer& layer)
 {
-    if (layer.type.empty() || layer.type != other.type || layer.parameterType != other.parameterType ||
-        layer.activation != other.activation || !sameShapes(layer.inputs, other.inputs) ||
-        !sameShapes(layer.outputs, other.outputs))
+    auto unshaped = [](const EngineTensor& tensor) { return tensor.dimensions.empty(); };
+    if (layer.type.empty() || std::any_of(layer.inputs.begin(), layer.inputs.end(), unshaped) ||
+        std::any_of(layer.outputs.begin(), layer.outputs.end(), unshaped))
     {
-        return false;
+        return {};
     }
-    return std::all_of(kShapeKeys.begin(), kShapeKeys.end(),
-                       [&](std::string_view key) { return fieldValue(layer, key) == fieldValue(other, key); });
+    std::string key = layer.type + '|' + layer.parameterType + '|' + layer.activation + '|';
+    appendDims(key, layer.inputs);
+    appendDims(key, layer.outputs);
+    for (std::string_view shapeKey : kShapeKeys)
+    {
+        key += fieldValue(layer, shapeKey);
+        key += '|';
+    }
+    return key;
 }
 
 } // namespace
@@ -238,29 +246,53 @@ std::optional<double> SavingEstimator::activationBytes(const EngineLayer& layer)
     return total;
 }
 
-std::optional<std::size_t> SavingEstimator::findPeer(std::size_t index, LayerChange change) const
+const SavingEstimator::PeerIndex& SavingEstimator::peerIndex(LayerChange change) const
 {
-    const EngineLayer& layer = mPlan.layers[index];
-    std::vector<std::pair<double, std::size_t>> candidates; // (ms, layer)
+    std::optional<PeerIndex>& index = change == LayerChange::kHalved ? mHalvedPeers : mQuantizedPeers;
+    if (index)
+    {
+        return *index;
+    }
+    index.emplace();
     for (const auto& mapping : mCorrelation.layers)
     {
-        if (mapping.layer == index || mapping.state != LayerState::kMapped || !mapping.timeMs ||
-            mapping.layer >= mPlan.layers.size())
+        if (mapping.state != LayerState::kMapped || !mapping.timeMs || mapping.layer >= mPlan.layers.size())
         {
             continue;
         }
-        const EngineLayer& other = mPlan.layers[mapping.layer];
-        if (samePeerShape(layer, other) && inTargetPrecision(other, change))
+        const EngineLayer& layer = mPlan.layers[mapping.layer];
+        if (!inTargetPrecision(layer, change))
         {
-            candidates.emplace_back(*mapping.timeMs, mapping.layer);
+            continue;
+        }
+        if (std::string key = peerSignature(layer); !key.empty())
+        {
+            (*index)[key].emplace_back(*mapping.timeMs, mapping.layer);
         }
     }
-    if (candidates.empty())
+    for (auto& [key, peers] : *index)
+    {
+        std::sort(peers.begin(), peers.end());
+    }
+    return *index;
+}
+
+std::optional<std::size_t> SavingEstimator::findPeer(std::size_t index, LayerChange change) const
+{
+    const std::string key = peerSignature(mPlan.layers[index]);
+    if (key.empty())
     {
         return std::nullopt;
     }
-    // The median peer: one unusually fast or slow kernel does not decide the estimate.
-    std::sort(candidates.begin(), candidates.end());
+    const PeerIndex& peers = peerIndex(change);
+    auto found = peers.find(key);
+    if (found == peers.end())
+    {
+        return std::nullopt;
+    }
+    // The median peer: one unusually fast or slow kernel does not decide the estimate. The layer itself is not in
+    // the index (it is not in the target precision yet).
+    const auto& candidates = found->second;
     return candidates[(candidates.size() - 1) / 2].second;
 }
 

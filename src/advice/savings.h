@@ -6,6 +6,8 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace qdq::advice
@@ -66,9 +68,16 @@ private:
     //! gives, with a measured time.
     std::optional<std::size_t> findPeer(std::size_t layer, LayerChange change) const;
 
+    //! The layers that already run in the target precision, by shape signature, with their times sorted: built on
+    //! the first look-up, so that a 100,000-layer engine is scanned once, not once per estimated layer.
+    using PeerIndex = std::unordered_map<std::string, std::vector<std::pair<double, std::size_t>>>;
+    const PeerIndex& peerIndex(LayerChange change) const;
+
     const EnginePlan& mPlan;
     const Correlation& mCorrelation;
     MemorySpeed mSpeed;
+    mutable std::optional<PeerIndex> mQuantizedPeers;
+    mutable std::optional<PeerIndex> mHalvedPeers;
 };
 
 //! Layers that are memory-bound by construction: a Quantize/Dequantize or a reformat copies its input to its output.
