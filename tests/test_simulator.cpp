@@ -918,6 +918,53 @@ TEST(Simulator, SiblingConvsWithDifferentKernelsStayApart)
     EXPECT_EQ(a->name.find(" || "), std::string::npos);
 }
 
+// Merged layers hold at most 8 convs, in graph order: 36 siblings on one input give 5 layers of 8, 8, 8, 8 and 4
+// convs (issue 29's TensorRT 8.2 FP16 build); 8 siblings still give one.
+TEST(Simulator, SiblingConvsMergeInGroupsOfAtMostEight)
+{
+    for (int count : {36, 8})
+    {
+        GraphBuilder g;
+        std::string x = g.node("Relu", "/stem/Relu", {g.input("images")});
+        for (int i = 0; i < count; ++i)
+        {
+            const std::string name = "/c" + std::to_string(i);
+            std::string conv =
+                g.node("Conv", name + "/Conv", {g.qdq(name + "/in_q", x), g.quantizedWeight(name, 8, 3, 3)});
+            g.output(g.node("Relu", name + "/Relu", {conv}));
+        }
+        OnnxGraph graph = g.build();
+        Prediction prediction = predictEngine(graph, version(8, 2));
+        std::vector<std::size_t> sizes;
+        for (const PredictedLayer& layer : prediction.layers)
+        {
+            if (layer.name.find("/Conv") != std::string::npos)
+            {
+                std::size_t convs = 1;
+                for (std::size_t at = layer.name.find(" || "); at != std::string::npos;
+                     at = layer.name.find(" || ", at + 4))
+                {
+                    ++convs;
+                }
+                sizes.push_back(convs);
+            }
+        }
+        if (count == 36)
+        {
+            EXPECT_EQ(sizes, std::vector<std::size_t>({8, 8, 8, 8, 4}));
+            // In graph order: the first merged layer holds /c0 ... /c7.
+            const PredictedLayer* first = layerWith(prediction, "/c0/Conv");
+            ASSERT_NE(first, nullptr);
+            EXPECT_EQ(layerWith(prediction, "/c7/Conv"), first);
+            EXPECT_NE(layerWith(prediction, "/c8/Conv"), first);
+        }
+        else
+        {
+            EXPECT_EQ(sizes, std::vector<std::size_t>({8}));
+        }
+    }
+}
+
 // `predict --format json` writes the Q/DQ nodes' part of the JSON on a second thread while the layers are built, from
 // 10,000 Q/DQ nodes on. The text must be the one the single-threaded writer gives, byte for byte.
 TEST(PredictJson, WrittenBesideTheLayerBuilderItIsTheSameText)

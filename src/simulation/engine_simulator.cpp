@@ -873,9 +873,15 @@ private:
     //! Horizontal merge (reference 1.8, `Merging layers: A || B` in 8.x logs): convs that read the same tensor
     //! through the same (or merged twin) Quantize, with the same kernel, strides, pads, groups and epilogue, become
     //! one layer named `A || B`. Runs after the Q/DQ nodes found their layers, before the node lists are made.
+    //! A merged layer holds at most 8 convs, filled in graph order: the 8-way merge of the FPN-MobileNetV2 TensorRT
+    //! 8.4 log (`Conv_171 + Relu_172 || ... `, 8 convs, blogdoc-fpn-mbv2-int8-calib-trt84 in ../shared/realdata) is
+    //! the largest any real build here shows, and a TensorRT 8.2 FP16 build reported in issue 29 split 36 sibling
+    //! 3x3 convs into merged layers of 8, 8, 8, 8 and 4.
+    static constexpr std::size_t kMaxMergedConvs = 8;
+
     void mergeSiblingConvs()
     {
-        std::unordered_map<std::string, std::uint32_t> firstOfGroup;
+        std::unordered_map<std::string, std::pair<std::uint32_t, std::size_t>> openGroup; // key -> (layer, convs)
         for (const auto& candidate : mSiblingCandidates)
         {
             const OnnxNode& conv = mGraph.nodes[candidate.conv];
@@ -889,12 +895,19 @@ private:
             {
                 continue;
             }
-            const auto [group, inserted] = firstOfGroup.emplace(source + "|" + signature, candidate.layer);
+            const auto [group, inserted] =
+                openGroup.try_emplace(source + "|" + signature, std::make_pair(candidate.layer, std::size_t{1}));
             if (inserted)
             {
                 continue;
             }
-            const std::uint32_t into = group->second;
+            if (group->second.second == kMaxMergedConvs)
+            {
+                group->second = {candidate.layer, 1}; // the group is full: this conv opens the next merged layer
+                continue;
+            }
+            ++group->second.second;
+            const std::uint32_t into = group->second.first;
             for (std::uint32_t node : mLayerNodes[candidate.layer])
             {
                 mLayerOf[node] = into;
