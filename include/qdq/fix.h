@@ -90,8 +90,12 @@ struct FixReport
     FixSide after;
     //! Findings of the fixed model that the original did not have (by slug and message): new warnings.
     std::vector<std::string> newFindings;
-    //! With a profile: the measured cost of the findings whose edits were all applied.
+    //! With a profile: the measured cost of the findings whose edits were all applied (a layer may count in several
+    //! findings).
     std::optional<double> fixedCostMs;
+    //! With a profile: what those fixes are expected to save in the given engine, each layer counted once (their
+    //! findings' savingMs, docs/savings.md).
+    std::optional<double> expectedSavingMs;
     std::string checker;            //!< "passed", or the ONNX checker's / shape inference's message
     std::vector<std::string> notes; //!< writer notes (external data), further passes, what was not checked
 };

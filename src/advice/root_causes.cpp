@@ -638,9 +638,9 @@ void deferSymptomAdvice(Report& report)
         {
             continue;
         }
-        finding.fix = "fixed with root cause " + std::to_string(*finding.rootCause + 1) + " (" + cause.title +
-                      "): see finding " + std::to_string(cause.findings.front() + 1) +
-                      "; this is one of its effects, not a change of its own";
+        finding.fix = "an effect of " + cause.title + " (root cause " + std::to_string(*finding.rootCause + 1) +
+                      ", finding " + std::to_string(cause.findings.front() + 1) +
+                      " of the diagnose report): fixed with it, not a change of its own";
     }
 }
 

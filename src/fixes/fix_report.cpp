@@ -205,11 +205,18 @@ std::string renderFixText(const FixReport& report)
     row("predicted conv layers with an Add", report.before.predicted.convWithResidualAdd,
         report.after.predicted.convWithResidualAdd);
     row("predicted ConvActPool layers", report.before.predicted.convActPool, report.after.predicted.convActPool);
-    if (report.fixedCostMs)
+    if (report.expectedSavingMs)
+    {
+        char buffer[64];
+        std::snprintf(buffer, sizeof(buffer), "%.3f ms", *report.expectedSavingMs);
+        out += "  expected saving of the applied fixes in the given engine: " + std::string(buffer) +
+               " (each layer counted once; docs/savings.md)\n";
+    }
+    else if (report.fixedCostMs)
     {
         char buffer[64];
         std::snprintf(buffer, sizeof(buffer), "%.3f ms", *report.fixedCostMs);
-        out += "  measured cost of the fixed findings in the given engine: " + std::string(buffer) + "\n";
+        out += "  time of the layers the fixed findings touch in the given engine: " + std::string(buffer) + "\n";
     }
     out += "  new warnings: " + (report.newFindings.empty() ? std::string("none") : "") + "\n";
     for (const auto& finding : report.newFindings)
@@ -349,6 +356,10 @@ std::string renderFixJson(const FixReport& report)
     json.key("after");
     writeSide(json, report.after);
     json.member("new_warnings", report.newFindings);
+    if (report.expectedSavingMs)
+    {
+        json.member("expected_saving_ms", roundMs(*report.expectedSavingMs));
+    }
     if (report.fixedCostMs)
     {
         json.member("fixed_cost_ms", roundMs(*report.fixedCostMs));

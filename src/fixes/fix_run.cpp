@@ -379,11 +379,16 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     // What the cost of the fixed findings needs, kept past the stage: (rule, cost) of each finding with edits.
     const bool hasTimings = stage->full.hasTimings;
     std::vector<std::pair<std::string, double>> findingCosts;
+    std::vector<std::pair<std::string, double>> findingSavings; // (rule, saving): each layer counted once
     for (const auto& finding : stage->full.findings)
     {
         if (!finding.edits.empty() && finding.costMs)
         {
             findingCosts.emplace_back(finding.rule, *finding.costMs);
+        }
+        if (!finding.edits.empty() && finding.savingMs)
+        {
+            findingSavings.emplace_back(finding.rule, *finding.savingMs);
         }
     }
 
@@ -630,24 +635,31 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     }
     if (hasTimings)
     {
-        double cost = 0.0;
-        bool any = false;
-        for (const auto& [findingRule, findingCost] : findingCosts)
+        // A rule counts when its edits were applied and none skipped.
+        auto fullyApplied = [&](const std::string& rule)
         {
-            // Captured by name: clang 14 (the fuzz build's compiler) cannot capture a structured binding.
-            const std::string& rule = findingRule;
-            if (appliedRules.count(rule) != 0 &&
-                std::none_of(result.skipped.begin(), result.skipped.end(),
-                             [&rule](const SkippedEdit& skipped) { return skipped.rule == rule; }))
+            return appliedRules.count(rule) != 0 &&
+                   std::none_of(result.skipped.begin(), result.skipped.end(),
+                                [&rule](const SkippedEdit& skipped) { return skipped.rule == rule; });
+        };
+        auto sumApplied = [&](const std::vector<std::pair<std::string, double>>& values) -> std::optional<double>
+        {
+            double sum = 0.0;
+            bool any = false;
+            for (const auto& [findingRule, value] : values)
             {
-                cost += findingCost;
-                any = true;
+                // Captured by name: clang 14 (the fuzz build's compiler) cannot capture a structured binding.
+                const std::string& rule = findingRule;
+                if (fullyApplied(rule))
+                {
+                    sum += value;
+                    any = true;
+                }
             }
-        }
-        if (any)
-        {
-            result.fixedCostMs = cost;
-        }
+            return any ? std::optional<double>(sum) : std::nullopt;
+        };
+        result.fixedCostMs = sumApplied(findingCosts);
+        result.expectedSavingMs = sumApplied(findingSavings);
     }
 
     // The check of the last candidate (started above): the input model is checked too when it failed.
