@@ -461,3 +461,63 @@ TEST(RuleEngineOnly, ResidualQuantizedThroughABuilderReformatIsNotFlagged)
     ASSERT_EQ(standalone.size(), 1u); // only the network-input Quantize
     EXPECT_EQ(standalone[0].engineLayers, std::vector<std::string>{"QuantizeLinear_2"});
 }
+
+TEST(RuleStandaloneQdq, QuantizeBehindABuilderReformatIsExplainedByTheResidual)
+{
+    EnginePlan plan = mobilenetResidualEngine(false);
+    Report report = runDiagnose(std::nullopt, plan, profileFor(plan));
+    auto standalone = findingsOf(report, "standalone-qdq");
+    ASSERT_EQ(standalone.size(), 1u);
+    // Not "add a Q/DQ pair on the input of \"Reformatting CopyNode for Input Tensor 0 to QuantizeLinear_341\"": the
+    // walk goes through the reformat to the tensor 653, which is also the residual input of Add_387.
+    EXPECT_EQ(standalone[0].fix.find("Reformatting CopyNode"), std::string::npos) << standalone[0].fix;
+    EXPECT_NE(standalone[0].fix.find("for QuantizeLinear_341, QuantizeLinear_390: quantize the residual"),
+              std::string::npos)
+        << standalone[0].fix;
+}
+
+namespace
+{
+
+//! A float pooling whose output a standalone Quantize reads for the next conv, with or without a builder reformat
+//! between them (the TRT 8.2 MobilenetV2 engine reformats chw32 FP32 to linear FP32 before its Scale-layer Quantize).
+EnginePlan floatPoolThenQuantize(bool reformatBeforeQuantize)
+{
+    EnginePlan plan;
+    plan.sourcePath = "engine.json";
+    plan.layers.push_back(layer("QuantizeLinear_2", "Scale", {{"input1", kFp32}}, {{"317", kInt8Chw32}}));
+    plan.layers.push_back(layer("features.18.0.weight + QuantizeLinear_834 + Conv_838", "CaskConvolution",
+                                {{"317", kInt8Chw32}}, {{"1157", kFp32Chw32}}));
+    plan.layers.push_back(layer("AveragePool_843", "CaskPooling", {{"1157", kFp32Chw32}}, {{"1158", kFp32Chw32}}));
+    std::string quantizeInput = "1158";
+    if (reformatBeforeQuantize)
+    {
+        quantizeInput = "Reformatted Input Tensor 0 to QuantizeLinear_854";
+        plan.layers.push_back(layer("Reformatting CopyNode for Input Tensor 0 to QuantizeLinear_854", "Reformat",
+                                    {{"1158", kFp32Chw32}}, {{quantizeInput, kFp32}}));
+    }
+    plan.layers.push_back(layer("QuantizeLinear_854", "Scale", {{quantizeInput, kFp32}}, {{"1166", kInt8Chw4}}));
+    plan.layers.push_back(layer("classifier.1.weight + QuantizeLinear_860 + Conv_864", "CaskConvolution",
+                                {{"1166", kInt8Chw4}}, {{"1179", kFp32}}));
+    plan.bindings = {"input1", "1179"};
+    plan.form = LayerListForm::kDetailed;
+    return plan;
+}
+
+} // namespace
+
+TEST(RuleStandaloneQdq, FixNamesTheModelLayerBehindABuilderReformat)
+{
+    for (bool reformat : {false, true})
+    {
+        EnginePlan plan = floatPoolThenQuantize(reformat);
+        Report report = runDiagnose(std::nullopt, plan, profileFor(plan));
+        auto standalone = findingsOf(report, "standalone-qdq");
+        ASSERT_EQ(standalone.size(), 1u) << reformat;
+        // With or without the reformat, the advice is about the pooling that writes float, the layer of the model.
+        EXPECT_NE(standalone[0].fix.find("for QuantizeLinear_854: add a Q/DQ pair on the input of \"AveragePool_843\""),
+                  std::string::npos)
+            << reformat << ": " << standalone[0].fix;
+        EXPECT_EQ(standalone[0].fix.find("Reformatting CopyNode"), std::string::npos) << standalone[0].fix;
+    }
+}
