@@ -1,5 +1,6 @@
 // R07 int8-conv-float-output: a quantized weighted op (INT8 input) whose output reaches no QuantizeLinear through its
 // epilogue and commuting ops, so TensorRT runs it INT8-in / float-out and a reformat or standalone Quantize follows.
+#include "qdq/reformat_walks.h"
 #include "rules/precision_common.h"
 #include "rules/rules.h"
 
@@ -310,6 +311,26 @@ private:
         }
     }
 
+    //! What the fix quantizes: the input of the first float layer after the conv, else of the last layer that
+    //! re-quantizes its output, a layer of the model: a reformat the builder inserted (one that converts FP32 to INT8
+    //! itself) is in no model, so then the conv's output is named.
+    static std::string requantizedInput(const Context& context, const std::vector<std::string>& floatPath,
+                                        const std::vector<std::size_t>& requantizers, const EngineLayer& conv)
+    {
+        if (!floatPath.empty())
+        {
+            return "the input of " + floatPath.front();
+        }
+        for (auto it = requantizers.rbegin(); it != requantizers.rend(); ++it)
+        {
+            if (!isBuilderInserted(context, *it))
+            {
+                return "the input of " + context.engine()->layers[*it].name;
+            }
+        }
+        return "the output of \"" + conv.name + "\"";
+    }
+
     void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
@@ -383,8 +404,7 @@ private:
                         precisionText(outputPrecision(plan.layers[c]))));
             }
             finding.costMs = sumTimes(context, follow.costly);
-            std::string consumer = path.empty() ? requantizers.back() : path.front();
-            finding.fix = "in the ONNX model, quantize the input of " + consumer +
+            finding.fix = "in the ONNX model, quantize " + requantizedInput(context, path, follow.costly, layer) +
                           " (QuantizeLinear -> DequantizeLinear on " + layer.outputs[0].name +
                           ", with the scale the later Quantize uses) so the Q fuses into \"" + layer.name +
                           "\" as its INT8 output" +

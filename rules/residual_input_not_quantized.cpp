@@ -2,8 +2,10 @@
 // Conv+Add cannot emit INT8 and a separate Quantize follows (or the Add runs in float).
 #include "qdq/layer_names.h"
 #include "qdq/patterns.h"
+#include "qdq/reformat_walks.h"
 #include "rules/rules.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -73,6 +75,20 @@ int shortcutSide(const OnnxGraph& graph, const OnnxNode& add)
         }
     }
     return best < 0 ? -1 : best;
+}
+
+//! " (after N builder reformat(s))" when the walk passed any.
+std::string throughReformats(std::size_t reformats)
+{
+    return reformats == 0 ? std::string() : " (after " + std::to_string(reformats) + " builder reformat(s))";
+}
+
+void addOnce(std::vector<std::string>& names, const std::string& name)
+{
+    if (std::find(names.begin(), names.end(), name) == names.end())
+    {
+        names.push_back(name);
+    }
 }
 
 //! The Q with the largest per-tensor scale among those that quantize node's output (through activations), or nullptr.
@@ -251,30 +267,41 @@ private:
             }
             for (std::size_t input = 1; input < plan->layers[layer].inputs.size(); ++input)
             {
-                tensors.push_back(plan->layers[layer].inputs[input].name);
+                tensors.push_back(sourceThroughReformats(context, plan->layers[layer].inputs[input].name).tensor);
             }
             for (const auto& tensor : tensors)
             {
-                for (std::size_t consumer : consumerLayers(*plan, tensor))
+                // Through builder reformats too: a Quantize reading a reformatted copy of the tensor.
+                for (const ReformatReader& reader : readersThroughReformats(context, tensor))
                 {
-                    if (context.correlation.layers[consumer].state == LayerState::kInsertedQdq)
+                    if (context.correlation.layers[reader.layer].state != LayerState::kInsertedQdq)
                     {
-                        costly.push_back(consumer);
-                        finding.engineLayers.push_back(plan->layers[consumer].name);
-                        finding.evidence.push_back(layerEvidence(
-                            context, consumer, "", "standalone " + plan->layers[consumer].type + " reading " + tensor));
+                        continue;
                     }
+                    for (std::size_t reformat : reader.reformats)
+                    {
+                        costly.push_back(reformat);
+                        addOnce(finding.engineLayers, plan->layers[reformat].name);
+                    }
+                    costly.push_back(reader.layer);
+                    addOnce(finding.engineLayers, plan->layers[reader.layer].name);
+                    finding.evidence.push_back(layerEvidence(context, reader.layer, "",
+                                                             "standalone " + plan->layers[reader.layer].type +
+                                                                 " reading " + tensor +
+                                                                 throughReformats(reader.reformats.size())));
                 }
             }
         }
+        std::sort(costly.begin(), costly.end());
+        costly.erase(std::unique(costly.begin(), costly.end()), costly.end());
         finding.costMs = sumTimes(context, costly);
     }
 
     void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
-        // Each standalone Q/DQ layer is charged to one fused Conv+Add: the one that produced its input, else the one
-        // that uses its input as the residual.
+        // Each standalone Quantize layer (with the builder reformats before it) is charged to one fused Conv+Add: the
+        // one that produced its input, else the one that uses its input as the residual.
         std::map<std::size_t, std::vector<std::size_t>> chargedTo;
         std::map<std::size_t, std::vector<std::string>> reasons;
         auto isConvAdd = [&](std::size_t layer)
@@ -296,21 +323,31 @@ private:
             {
                 continue;
             }
-            const std::string& input = q.inputs[0].name;
-            auto producer = producerLayer(plan, input);
-            if (producer && isConvAdd(*producer))
+            // The builder may put reformats between the Conv+Add and the Quantize (the TRT 8.2 MobileNetV2 engine
+            // of trex-tests-mobilenet-qat-2022-04: "Reformatting CopyNode for Input Tensor 0 to QuantizeLinear_390"
+            // turns the chw32 FP32 output of Add_387 into the linear FP32 its Scale-layer Quantize reads). They
+            // carry the same data, so the walk looks through them and the Add explains them too.
+            const ReformatSource source = sourceThroughReformats(context, q.inputs[0].name);
+            std::vector<std::size_t> explained = source.reformats;
+            explained.push_back(mapping.layer);
+            if (source.producer && isConvAdd(*source.producer))
             {
-                chargedTo[*producer].push_back(mapping.layer);
-                reasons[*producer].push_back("\"" + q.name + "\" requantizes its output " + input);
+                auto& charged = chargedTo[*source.producer];
+                charged.insert(charged.end(), explained.begin(), explained.end());
+                reasons[*source.producer].push_back("\"" + q.name + "\" requantizes its output " + source.modelTensor +
+                                                    throughReformats(source.reformats.size()));
                 continue;
             }
-            for (std::size_t consumer : consumerLayers(plan, input))
+            for (const ReformatReader& reader : readersThroughReformats(context, source.tensor))
             {
-                if (consumer != mapping.layer && isConvAdd(consumer) && plan.layers[consumer].inputs[0].name != input)
+                if (reader.layer != mapping.layer && reader.input != 0 && isConvAdd(reader.layer))
                 {
-                    chargedTo[consumer].push_back(mapping.layer);
-                    reasons[consumer].push_back("its residual input " + input + " is also quantized separately by \"" +
-                                                q.name + "\"");
+                    auto& charged = chargedTo[reader.layer];
+                    charged.insert(charged.end(), explained.begin(), explained.end());
+                    charged.insert(charged.end(), reader.reformats.begin(), reader.reformats.end());
+                    reasons[reader.layer].push_back("its residual input " + source.modelTensor +
+                                                    " is also quantized separately by \"" + q.name + "\"" +
+                                                    throughReformats(source.reformats.size()));
                     break;
                 }
             }
@@ -337,8 +374,10 @@ private:
                 chargedTo[layer];
             }
         }
-        for (const auto& [layer, standalone] : chargedTo)
+        for (auto& [layer, explained] : chargedTo)
         {
+            std::sort(explained.begin(), explained.end());
+            explained.erase(std::unique(explained.begin(), explained.end()), explained.end());
             const EngineLayer& l = plan.layers[layer];
             std::string add = addToken(l);
             Finding finding =
@@ -347,24 +386,24 @@ private:
             finding.likely = true;
             finding.engineLayers.push_back(l.name);
             finding.onnxNodes.push_back(add);
-            for (std::size_t q : standalone)
+            for (std::size_t other : explained)
             {
-                finding.engineLayers.push_back(plan.layers[q].name);
+                finding.engineLayers.push_back(plan.layers[other].name);
                 finding.evidence.push_back(layerEvidence(
-                    context, q, "Origin",
-                    plan.layers[q].type +
-                        (plan.layers[q].origin.empty() ? "" : " (Origin: " + plan.layers[q].origin + ")")));
+                    context, other, "Origin",
+                    plan.layers[other].type +
+                        (plan.layers[other].origin.empty() ? "" : " (Origin: " + plan.layers[other].origin + ")")));
             }
             finding.evidence.push_back(
                 layerEvidence(context, layer, "Inputs[1]",
                               l.inputs[1].name + " " + std::string(precisionName(l.inputs[1].precision))));
-            finding.costMs = sumTimes(context, standalone);
+            finding.costMs = sumTimes(context, explained);
             finding.fix =
                 "in the ONNX model, insert QuantizeLinear -> DequantizeLinear on the residual (identity) input "
                 "of " +
                 add +
                 ", with the same scale as the Q/DQ that quantizes that tensor for the next conv, so the fused "
-                "Conv+Add emits INT8 and the standalone Quantize disappears";
+                "Conv+Add emits INT8 and the standalone Quantize (with the reformats before it) disappears";
             sink.add(std::move(finding));
         }
     }

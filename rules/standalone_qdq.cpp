@@ -1,6 +1,7 @@
 // R20 standalone-qdq: a Q or DQ that TensorRT could not fuse runs as its own Quantize/Dequantize layer.
 #include "qdq/layer_names.h"
 #include "qdq/patterns.h"
+#include "qdq/reformat_walks.h"
 #include "rules/rules.h"
 
 #include <map>
@@ -69,31 +70,35 @@ private:
             result.fix = "move the Q/DQ pair to the input of the nearest weighted op (Conv, Gemm, MatMul)";
             return result;
         }
-        const std::string& input = layer.inputs[0].name;
+        // Builder reformats between the producer and this layer carry the same data in another format (the TRT 8.2
+        // MobileNetV2 engine of trex-tests-mobilenet-qat-2022-04 reformats every chw32 FP32 conv output to the linear
+        // FP32 its Scale-layer Quantize reads): the producer and readers that matter are those of the model.
+        const ReformatSource upstream = sourceThroughReformats(context, layer.inputs[0].name);
+        const std::string& input = upstream.tensor;
+        const std::string& modelTensor = upstream.modelTensor;
         const bool isQuantizeLayer = isQuantized(outputPrecision(layer));
-        auto producer = producerLayer(plan, input);
-        if (!producer)
+        if (!upstream.producer)
         {
-            result.why = "it quantizes the network input " + input;
+            result.why = "it quantizes the network input " + modelTensor;
             result.cause = "network input";
             result.fix = "expected for a float network input; feed INT8 directly (--inputIOFormats=int8:chw32) if "
                          "the preprocessing can quantize (see io-reformat)";
             result.expected = isQuantizeLayer;
             return result;
         }
-        const EngineLayer& source = plan.layers[*producer];
+        const EngineLayer& source = plan.layers[*upstream.producer];
         auto isConvAdd = [&](const EngineLayer& l) {
             return l.inputs.size() >= 2 && layerNameHas(l, "Add") &&
                    (layerNameHas(l, "Conv") || layerNameHas(l, "Gemm"));
         };
         if (isQuantizeLayer)
         {
-            for (std::size_t consumer : consumerLayers(plan, input))
+            for (const ReformatReader& reader : readersThroughReformats(context, input))
             {
-                const EngineLayer& user = plan.layers[consumer];
-                if (consumer != index && isConvAdd(user) && user.inputs[0].name != input)
+                const EngineLayer& user = plan.layers[reader.layer];
+                if (reader.layer != index && isConvAdd(user) && reader.input != 0)
                 {
-                    result.why = "its input " + input + " is also the residual input of \"" + user.name + "\"";
+                    result.why = "its input " + modelTensor + " is also the residual input of \"" + user.name + "\"";
                     result.cause = "residual";
                     break;
                 }
@@ -112,9 +117,10 @@ private:
         }
         else
         {
-            for (std::size_t consumer : consumerLayers(plan, layer.outputs.empty() ? "" : layer.outputs[0].name))
+            for (const ReformatReader& reader :
+                 readersThroughReformats(context, layer.outputs.empty() ? "" : layer.outputs[0].name))
             {
-                const EngineLayer& user = plan.layers[consumer];
+                const EngineLayer& user = plan.layers[reader.layer];
                 if (isConvAdd(user) && isFloat(outputPrecision(user)))
                 {
                     result.why = "it dequantizes the residual input of \"" + user.name + "\", whose output is " +

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 
-
 using namespace qdq;
 using namespace qdq::test;
 
@@ -166,12 +165,13 @@ TEST(RealDataDiagnose, TrexQatStandaloneQuantizeLayersWithTheirCost)
     EXPECT_NEAR(report.standaloneQdqMs, 0.232448, 1e-9);
 
     // Tied to residual inputs that are not quantized: the first block's Add_36 is charged with QuantizeLinear_15
-    // (its residual input is quantized separately) and QuantizeLinear_40 (requantizes its output).
+    // (its residual input is quantized separately), QuantizeLinear_40 (requantizes its output) and the builder
+    // reformat of MaxPool_12's output (0.036864 ms) that both QuantizeLinear_15 and the residual input of Add_36 read.
     EXPECT_GE(countRule(report, "residual-input-not-quantized"), 5u);
     const Finding* residual = firstOf(report, "residual-input-not-quantized");
     ASSERT_NE(residual, nullptr);
     EXPECT_EQ(residual->onnxNodes, std::vector<std::string>{"Add_36"});
-    EXPECT_NEAR(residual->costMs.value_or(0), 0.027648 + 0.027648, 1e-9);
+    EXPECT_NEAR(residual->costMs.value_or(0), 0.027648 + 0.027648 + 0.036864, 1e-9);
 
     // The lost Conv+MaxPool fusion: MaxPool_12 (0.095232 ms) and the reformat after it (0.036864 ms).
     const Finding* pool = firstOf(report, "conv-act-pool-blocked");
@@ -311,4 +311,117 @@ TEST(RealDataModels, QatConvsLosesConvPoolAndLeavesResidualsFloat)
     // The TREx recipe "convs only": every one of the 8 residual Adds has a float identity input.
     EXPECT_EQ(allOf(report, "residual-input-not-quantized").size(), 8u);
     EXPECT_EQ(allOf(report, "conv-act-pool-blocked").size(), 1u);
+}
+
+namespace
+{
+
+//! The fused Conv+Add layers of an engine whose second input (the residual) is float, read off the layer list: two
+//! inputs, an Add among the name's " + " parts, input 1 FP32 or FP16.
+std::vector<std::size_t> floatResidualConvAdds(const EnginePlan& plan)
+{
+    std::vector<std::size_t> layers;
+    for (std::size_t i = 0; i < plan.layers.size(); ++i)
+    {
+        const EngineLayer& layer = plan.layers[i];
+        if (layer.inputs.size() == 2 && layer.name.find(" + Add_") != std::string::npos &&
+            layer.type.find("Convolution") != std::string::npos && isFloat(layer.inputs[1].precision))
+        {
+            layers.push_back(i);
+        }
+    }
+    return layers;
+}
+
+//! The layers that carry a Conv+Add's output to the next convolution: the chain of single-reader, single-output
+//! layers that are not convolutions (the builder's reformats and the standalone Quantize).
+std::vector<std::size_t> layersUpToTheNextConv(const EnginePlan& plan, std::size_t convAdd)
+{
+    std::vector<std::size_t> chain;
+    std::string tensor = plan.layers[convAdd].outputs[0].name;
+    for (bool extended = true; extended;)
+    {
+        extended = false;
+        for (std::size_t i = 0; i < plan.layers.size(); ++i)
+        {
+            const EngineLayer& layer = plan.layers[i];
+            if (layer.inputs.size() == 1 && layer.outputs.size() == 1 && layer.inputs[0].name == tensor &&
+                layer.type.find("Convolution") == std::string::npos)
+            {
+                chain.push_back(i);
+                tensor = layer.outputs[0].name;
+                extended = true;
+                break;
+            }
+        }
+    }
+    return chain;
+}
+
+} // namespace
+
+// TREx's MobileNetV2 QAT engine (TRT 8.2, TITAN RTX): 10 inverted-residual Adds fused into their projection conv
+// with a float residual; in 7 of them a builder reformat sits between the Conv+Add and the standalone Quantize
+// (graph.json layers 32-34: "... + Add_387" -> "Reformatting CopyNode for Input Tensor 0 to QuantizeLinear_390" ->
+// QuantizeLinear_390). The newer TRT 8.4 build of the same model has no such reformats.
+TEST(RealDataDiagnose, MobilenetEveryFloatResidualAddUnderTheResidualRootCause)
+{
+    REQUIRE_SHARED();
+    for (const char* set : {"trex-tests-mobilenet-qat-2022-04/mobilenet.qat", "trex-tests-mobilenet-qat/mobilenet.qat"})
+    {
+        const std::string base = std::string(set) + ".onnx.engine.";
+        Inputs inputs = loadFiles({realdata(base + "graph.json"), realdata(base + "profile.json")});
+        Report report = diagnose(inputs);
+        const EnginePlan& plan = *inputs.engine();
+        const std::vector<std::size_t> adds = floatResidualConvAdds(plan);
+        ASSERT_EQ(adds.size(), 10u) << set; // read off graph.json by hand
+        ASSERT_FALSE(report.causes.empty()) << set;
+        const RootCause& first = report.causes[0];
+        EXPECT_EQ(first.title, "residual-input-not-quantized (10)") << set;
+        std::size_t reformatsOwned = 0;
+        for (std::size_t add : adds)
+        {
+            const auto named = std::count_if(report.findings.begin(), report.findings.end(),
+                                             [&](const Finding& f)
+                                             {
+                                                 return f.rule == "residual-input-not-quantized" &&
+                                                        !f.engineLayers.empty() &&
+                                                        f.engineLayers[0] == plan.layers[add].name;
+                                             });
+            EXPECT_EQ(named, 1) << set << ": " << plan.layers[add].name;
+            // The Conv+Add, and the reformats and Quantize that carry its float output to the next conv, are the
+            // residual cause's time.
+            std::vector<std::size_t> owned{add};
+            for (std::size_t layer : layersUpToTheNextConv(plan, add))
+            {
+                owned.push_back(layer);
+                reformatsOwned += plan.layers[layer].name.rfind("Reformatting CopyNode", 0) == 0 ? 1 : 0;
+            }
+            for (std::size_t layer : owned)
+            {
+                EXPECT_TRUE(std::find(first.layers.begin(), first.layers.end(), layer) != first.layers.end())
+                    << set << ": " << plan.layers[layer].name;
+            }
+        }
+        if (std::string(set).find("2022-04") != std::string::npos)
+        {
+            EXPECT_EQ(reformatsOwned, 7u);
+        }
+        // Findings on those layers alone are symptoms under it.
+        for (const Finding& finding : report.findings)
+        {
+            const bool onTheAddsOnly =
+                !finding.engineLayers.empty() &&
+                std::all_of(finding.engineLayers.begin(), finding.engineLayers.end(),
+                            [&](const std::string& name) {
+                                return std::any_of(adds.begin(), adds.end(),
+                                                   [&](std::size_t add) { return plan.layers[add].name == name; });
+                            });
+            if (onTheAddsOnly && finding.rule != "residual-input-not-quantized")
+            {
+                EXPECT_EQ(finding.rootCause, std::optional<std::size_t>(0)) << set << " " << finding.rule;
+                EXPECT_TRUE(finding.symptom) << set << " " << finding.rule;
+            }
+        }
+    }
 }

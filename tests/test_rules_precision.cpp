@@ -271,6 +271,54 @@ TEST(RuleInt8ConvFloatOutput, EngineSilentWhenConvEmitsInt8)
     }
 }
 
+namespace
+{
+
+//! A conv that writes FP32 for the next conv's INT8 input, re-quantized either by a standalone Quantize of the model
+//! or by a reformat the builder inserted that converts FP32 to INT8 itself.
+EnginePlan convRequantizedBy(bool builderReformat)
+{
+    std::vector<EngineLayer> layers;
+    layers.push_back(layer("QuantizeLinear_2", "Reformat", {{"input", kFp32}}, {{"t1", kInt8}}, "QDQ"));
+    layers.push_back(
+        layer("w0 + QuantizeLinear_7 + Conv_9 + Relu_10", "CaskConvolution", {{"t1", kInt8}}, {{"t2", kFp32}}));
+    if (builderReformat)
+    {
+        layers.push_back(layer("Reformatting CopyNode for Input Tensor 0 to w1 + QuantizeLinear_20 + Conv_22",
+                               "Reformat", {{"t2", kFp32}}, {{"t3", kInt8}}, "REFORMAT"));
+    }
+    else
+    {
+        layers.push_back(layer("QuantizeLinear_15", "Reformat", {{"t2", kFp32}}, {{"t3", kInt8}}, "QDQ"));
+    }
+    layers.push_back(layer("w1 + QuantizeLinear_20 + Conv_22", "CaskConvolution", {{"t3", kInt8}}, {{"out", kFp32}}));
+    return planOf(std::move(layers), {"input", "out"});
+}
+
+} // namespace
+
+TEST(RuleInt8ConvFloatOutput, EngineFixNamesTheConvOutputNotABuilderReformat)
+{
+    EnginePlan plan = convRequantizedBy(true);
+    auto findings = findingsOf(runDiagnose(std::nullopt, plan, profileFor(plan)), "int8-conv-float-output");
+    auto warning = std::find_if(findings.begin(), findings.end(),
+                                [](const Finding& f) { return f.severity == Severity::kWarning; });
+    ASSERT_NE(warning, findings.end());
+    EXPECT_FALSE(contains(warning->fix, "Reformatting CopyNode")) << warning->fix;
+    EXPECT_TRUE(contains(warning->fix, "quantize the output of \"w0 + QuantizeLinear_7 + Conv_9 + Relu_10\""))
+        << warning->fix;
+}
+
+TEST(RuleInt8ConvFloatOutput, EngineFixNamesTheStandaloneQuantizeOfTheModel)
+{
+    EnginePlan plan = convRequantizedBy(false);
+    auto findings = findingsOf(runDiagnose(std::nullopt, plan, profileFor(plan)), "int8-conv-float-output");
+    auto warning = std::find_if(findings.begin(), findings.end(),
+                                [](const Finding& f) { return f.severity == Severity::kWarning; });
+    ASSERT_NE(warning, findings.end());
+    EXPECT_TRUE(contains(warning->fix, "quantize the input of QuantizeLinear_15")) << warning->fix;
+}
+
 // ---- R13 residual-precision-mismatch ------------------------------------------------------------------------------
 
 namespace

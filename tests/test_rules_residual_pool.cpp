@@ -353,7 +353,9 @@ TEST(RuleEngineOnly, QatResidualShapeTriggersThreeRules)
     auto residual = findingsOf(report, "residual-input-not-quantized");
     ASSERT_EQ(residual.size(), 1u);
     EXPECT_NE(residual[0].message.find("Add_36"), std::string::npos);
-    EXPECT_NEAR(residual[0].costMs.value_or(0), 0.02, 1e-9); // QuantizeLinear_15 and QuantizeLinear_40
+    // QuantizeLinear_15, QuantizeLinear_40 and the reformat of MaxPool_12's output that feeds both QuantizeLinear_15
+    // and the residual input of Add_36.
+    EXPECT_NEAR(residual[0].costMs.value_or(0), 0.03, 1e-9);
     auto pool = findingsOf(report, "conv-act-pool-blocked");
     ASSERT_EQ(pool.size(), 1u);
     EXPECT_TRUE(pool[0].likely);
@@ -368,4 +370,154 @@ TEST(RuleEngineOnly, QuantizedResidualShapeIsQuiet)
     auto standalone = findingsOf(report, "standalone-qdq");
     ASSERT_EQ(standalone.size(), 1u); // only the network-input Quantize
     EXPECT_EQ(standalone[0].engineLayers, std::vector<std::string>{"QuantizeLinear_2"});
+}
+
+namespace
+{
+
+const char* kInt8Chw32 = "Thirty-two wide channel vectorized row major Int8 format";
+const char* kInt8Chw4 = "Four wide channel vectorized row major Int8 format";
+const char* kFp32Chw32 = "Thirty-two wide channel vectorized row major FP32 format";
+
+//! Two MobileNetV2 inverted-residual blocks as the TRT 8.2 engine of trex-tests-mobilenet-qat-2022-04 builds them
+//! (graph.json layers 27-35): the projection conv writes chw32 FP32, a builder reformat makes it linear FP32 for the
+//! Scale-layer Quantize, and the same chw32 FP32 tensor is the residual of the next block's fused Conv+Add, whose
+//! output goes the same way. With quantizedResidual, the Q/DQ on the residual lets every conv write INT8: the only
+//! reformat left changes the residual's vector width (chw32 -> chw4), and no Quantize stands alone.
+EnginePlan mobilenetResidualEngine(bool quantizedResidual)
+{
+    EnginePlan plan;
+    plan.sourcePath = "engine.json";
+    const std::string addLayer = "features.8.conv.2.weight + QuantizeLinear_381 + Conv_385 + Add_387";
+    plan.layers.push_back(layer("QuantizeLinear_2", "Scale", {{"input1", kFp32}}, {{"317", kInt8Chw32}}));
+    plan.layers.push_back(layer("features.7.conv.2.weight + QuantizeLinear_333 + Conv_337", "CaskConvolution",
+                                {{"317", kInt8Chw32}}, {{"653", quantizedResidual ? kInt8Chw32 : kFp32Chw32}}));
+    if (quantizedResidual)
+    {
+        plan.layers.push_back(layer("features.8.conv.0.0.weight + QuantizeLinear_347 + Conv_351 + PWN(Clip_355)",
+                                    "CaskConvolution", {{"653", kInt8Chw32}}, {{"673", kInt8Chw32}}));
+        plan.layers.push_back(layer("Reformatting CopyNode for Input Tensor 1 to " + addLayer, "Reformat",
+                                    {{"653", kInt8Chw32}}, {{"Reformatted Input Tensor 1 to " + addLayer, kInt8Chw4}}));
+        plan.layers.push_back(layer(addLayer, "CaskConvolution",
+                                    {{"673", kInt8Chw32}, {"Reformatted Input Tensor 1 to " + addLayer, kInt8Chw4}},
+                                    {{"705", kInt8Chw32}}));
+    }
+    else
+    {
+        plan.layers.push_back(layer("Reformatting CopyNode for Input Tensor 0 to QuantizeLinear_341", "Reformat",
+                                    {{"653", kFp32Chw32}},
+                                    {{"Reformatted Input Tensor 0 to QuantizeLinear_341", kFp32}}));
+        plan.layers.push_back(layer("QuantizeLinear_341", "Scale",
+                                    {{"Reformatted Input Tensor 0 to QuantizeLinear_341", kFp32}},
+                                    {{"656", kInt8Chw32}}));
+        plan.layers.push_back(layer("features.8.conv.0.0.weight + QuantizeLinear_347 + Conv_351 + PWN(Clip_355)",
+                                    "CaskConvolution", {{"656", kInt8Chw32}}, {{"673", kInt8Chw32}}));
+        plan.layers.push_back(
+            layer(addLayer, "CaskConvolution", {{"673", kInt8Chw32}, {"653", kFp32Chw32}}, {{"702", kFp32Chw32}}));
+        plan.layers.push_back(layer("Reformatting CopyNode for Input Tensor 0 to QuantizeLinear_390", "Reformat",
+                                    {{"702", kFp32Chw32}},
+                                    {{"Reformatted Input Tensor 0 to QuantizeLinear_390", kFp32}}));
+        plan.layers.push_back(layer("QuantizeLinear_390", "Scale",
+                                    {{"Reformatted Input Tensor 0 to QuantizeLinear_390", kFp32}},
+                                    {{"705", kInt8Chw32}}));
+    }
+    plan.layers.push_back(layer("features.9.conv.0.0.weight + QuantizeLinear_396 + Conv_400 + PWN(Clip_404)",
+                                "CaskConvolution", {{"705", kInt8Chw32}}, {{"722", kInt8Chw32}}));
+    plan.bindings = {"input1", "722"};
+    plan.form = LayerListForm::kDetailed;
+    return plan;
+}
+
+bool names(const Finding& finding, const std::string& layerName)
+{
+    return std::find(finding.engineLayers.begin(), finding.engineLayers.end(), layerName) != finding.engineLayers.end();
+}
+
+} // namespace
+
+TEST(RuleEngineOnly, ResidualThroughBuilderReformatsNamesTheAddAndItsReformats)
+{
+    EnginePlan plan = mobilenetResidualEngine(false);
+    Report report = runDiagnose(std::nullopt, plan, profileFor(plan));
+    auto residual = findingsOf(report, "residual-input-not-quantized");
+    ASSERT_EQ(residual.size(), 1u);
+    EXPECT_EQ(residual[0].onnxNodes, std::vector<std::string>{"Add_387"});
+    for (const char* explained :
+         {"Reformatting CopyNode for Input Tensor 0 to QuantizeLinear_341", "QuantizeLinear_341",
+          "Reformatting CopyNode for Input Tensor 0 to QuantizeLinear_390", "QuantizeLinear_390"})
+    {
+        EXPECT_TRUE(names(residual[0], explained)) << explained;
+    }
+    // Four layers of 0.01 ms each, as profileFor gives them.
+    EXPECT_NEAR(residual[0].costMs.value_or(0.0), 0.04, 1e-9);
+}
+
+TEST(RuleEngineOnly, ResidualQuantizedThroughABuilderReformatIsNotFlagged)
+{
+    EnginePlan plan = mobilenetResidualEngine(true);
+    Report report = runDiagnose(std::nullopt, plan, profileFor(plan));
+    EXPECT_TRUE(findingsOf(report, "residual-input-not-quantized").empty());
+    auto standalone = findingsOf(report, "standalone-qdq");
+    ASSERT_EQ(standalone.size(), 1u); // only the network-input Quantize
+    EXPECT_EQ(standalone[0].engineLayers, std::vector<std::string>{"QuantizeLinear_2"});
+}
+
+TEST(RuleStandaloneQdq, QuantizeBehindABuilderReformatIsExplainedByTheResidual)
+{
+    EnginePlan plan = mobilenetResidualEngine(false);
+    Report report = runDiagnose(std::nullopt, plan, profileFor(plan));
+    auto standalone = findingsOf(report, "standalone-qdq");
+    ASSERT_EQ(standalone.size(), 1u);
+    // Not "add a Q/DQ pair on the input of \"Reformatting CopyNode for Input Tensor 0 to QuantizeLinear_341\"": the
+    // walk goes through the reformat to the tensor 653, which is also the residual input of Add_387.
+    EXPECT_EQ(standalone[0].fix.find("Reformatting CopyNode"), std::string::npos) << standalone[0].fix;
+    EXPECT_NE(standalone[0].fix.find("for QuantizeLinear_341, QuantizeLinear_390: quantize the residual"),
+              std::string::npos)
+        << standalone[0].fix;
+}
+
+namespace
+{
+
+//! A float pooling whose output a standalone Quantize reads for the next conv, with or without a builder reformat
+//! between them (the TRT 8.2 MobilenetV2 engine reformats chw32 FP32 to linear FP32 before its Scale-layer Quantize).
+EnginePlan floatPoolThenQuantize(bool reformatBeforeQuantize)
+{
+    EnginePlan plan;
+    plan.sourcePath = "engine.json";
+    plan.layers.push_back(layer("QuantizeLinear_2", "Scale", {{"input1", kFp32}}, {{"317", kInt8Chw32}}));
+    plan.layers.push_back(layer("features.18.0.weight + QuantizeLinear_834 + Conv_838", "CaskConvolution",
+                                {{"317", kInt8Chw32}}, {{"1157", kFp32Chw32}}));
+    plan.layers.push_back(layer("AveragePool_843", "CaskPooling", {{"1157", kFp32Chw32}}, {{"1158", kFp32Chw32}}));
+    std::string quantizeInput = "1158";
+    if (reformatBeforeQuantize)
+    {
+        quantizeInput = "Reformatted Input Tensor 0 to QuantizeLinear_854";
+        plan.layers.push_back(layer("Reformatting CopyNode for Input Tensor 0 to QuantizeLinear_854", "Reformat",
+                                    {{"1158", kFp32Chw32}}, {{quantizeInput, kFp32}}));
+    }
+    plan.layers.push_back(layer("QuantizeLinear_854", "Scale", {{quantizeInput, kFp32}}, {{"1166", kInt8Chw4}}));
+    plan.layers.push_back(layer("classifier.1.weight + QuantizeLinear_860 + Conv_864", "CaskConvolution",
+                                {{"1166", kInt8Chw4}}, {{"1179", kFp32}}));
+    plan.bindings = {"input1", "1179"};
+    plan.form = LayerListForm::kDetailed;
+    return plan;
+}
+
+} // namespace
+
+TEST(RuleStandaloneQdq, FixNamesTheModelLayerBehindABuilderReformat)
+{
+    for (bool reformat : {false, true})
+    {
+        EnginePlan plan = floatPoolThenQuantize(reformat);
+        Report report = runDiagnose(std::nullopt, plan, profileFor(plan));
+        auto standalone = findingsOf(report, "standalone-qdq");
+        ASSERT_EQ(standalone.size(), 1u) << reformat;
+        // With or without the reformat, the advice is about the pooling that writes float, the layer of the model.
+        EXPECT_NE(standalone[0].fix.find("for QuantizeLinear_854: add a Q/DQ pair on the input of \"AveragePool_843\""),
+                  std::string::npos)
+            << reformat << ": " << standalone[0].fix;
+        EXPECT_EQ(standalone[0].fix.find("Reformatting CopyNode"), std::string::npos) << standalone[0].fix;
+    }
 }
