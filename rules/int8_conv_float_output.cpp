@@ -236,12 +236,26 @@ private:
                                                                         : downstreamQ;
                 // The scale the edit borrows: the Q already on the output (exact), else the first Q downstream
                 // through ops that keep the tensor's range. Past an op that narrows it (an average, a gate), the
-                // borrowed scale would clip the tensor: the edit then asks for a calibrated scale instead.
+                // borrowed scale would clip the tensor: the edit then asks for a calibrated scale instead. The new
+                // pair's values also reach that downstream Q: where several Qs are in play, one decision for the
+                // tensor (patterns::scaleSourceAmong), and none when their scales are too far apart.
                 const OnnxNode* narrowing = keepsRange(*user) ? nullptr : user;
-                const OnnxNode* lender = !forward.quantizers.empty() ? forward.quantizers[0]
-                                         : narrowing == nullptr && !user->outputs.empty()
-                                             ? quantizeDownstreamKeepingRange(graph, user->outputs[0], &narrowing)
-                                             : nullptr;
+                const OnnxNode* downstreamKeeping =
+                    narrowing == nullptr && !user->outputs.empty()
+                        ? quantizeDownstreamKeepingRange(graph, user->outputs[0], &narrowing)
+                        : nullptr;
+                std::vector<const OnnxNode*> candidates = forward.quantizers;
+                if (downstreamKeeping != nullptr &&
+                    std::find(candidates.begin(), candidates.end(), downstreamKeeping) == candidates.end())
+                {
+                    candidates.push_back(downstreamKeeping);
+                }
+                std::string spreadProblem;
+                const OnnxNode* lender =
+                    candidates.empty() ? nullptr : scaleSourceAmong(graph, candidates, &spreadProblem);
+                const bool onOutput =
+                    lender != nullptr &&
+                    std::find(forward.quantizers.begin(), forward.quantizers.end(), lender) != forward.quantizers.end();
                 const std::string narrowed =
                     narrowing == nullptr ? std::string("an op that narrows the range")
                                          : narrowing->opType + " " + narrowing->name + ", which narrows the range";
@@ -249,23 +263,30 @@ private:
                                 activationInputs(graph, *user).size() >= 2 &&
                                 quantizedWeightedBehind(graph, tensor) == nullptr;
                 reasons.push_back(user->opType + " " + user->name + (residual ? " (as its residual input)" : ""));
+                const std::string calibrate = candidates.empty()
+                                                  ? "no quantizer downstream of " + tensor +
+                                                        " keeps its range (the nearest, " + reference->name +
+                                                        ", is past " + narrowed + "): its scale needs calibration"
+                                                  : tensor + " needs a calibrated scale: " + spreadProblem;
                 const std::string scaleText =
                     lender != nullptr ? " with the scale of " + lender->name + scaleSuffix(graph, *lender) +
-                                            (forward.quantizers.empty() ? std::string() : " so the two merge")
-                                      : " with a calibrated scale (the nearest quantizer downstream, " +
-                                            reference->name + scaleSuffix(graph, *reference) + ", is past " + narrowed +
-                                            ", so its scale would clip " + tensor + ")";
+                                            (onOutput ? std::string(" so the two merge") : std::string())
+                    : candidates.empty() ? " with a calibrated scale (the nearest quantizer downstream, " +
+                                               reference->name + scaleSuffix(graph, *reference) + ", is past " +
+                                               narrowed + ", so its scale would clip " + tensor + ")"
+                                         : " with a calibrated scale (" + spreadProblem + ")";
                 fixes.push_back("insert QuantizeLinear -> DequantizeLinear on tensor " + tensor + " before " +
                                 user->name + scaleText +
                                 (residual ? residualHint(graph, *user, tensor) : std::string()));
-                edits.push_back(insertQdqEdit(
-                    *user, tensor, lender != nullptr ? lender->name : std::string(),
-                    lender == nullptr ? "no quantizer downstream of " + tensor + " keeps its range (the nearest, " +
-                                            reference->name + ", is past " + narrowed + "): its scale needs calibration"
-                    : forward.quantizers.empty()
-                        ? "the scale of the next quantizer downstream (" + lender->name +
-                              "), the one TensorRT can fuse into the conv"
-                        : "the scale of the Q already on the output, so TensorRT merges the two"));
+                edits.push_back(
+                    insertQdqEdit(*user, tensor, lender != nullptr ? lender->name : std::string(),
+                                  lender == nullptr ? calibrate
+                                  : onOutput && candidates.size() > 1
+                                      ? "the largest scale of the Qs already on the output and downstream (the one "
+                                        "fanout-scale-mismatch gives them all), so TensorRT merges them"
+                                  : onOutput ? "the scale of the Q already on the output, so TensorRT merges the two"
+                                             : "the scale of the next quantizer downstream (" + lender->name +
+                                                   "), the one TensorRT can fuse into the conv"));
             }
             for (const auto& output : ends.outputs)
             {
