@@ -142,8 +142,7 @@ private:
                 auto existing = forwardQuantizers(graph, residual, false);
                 if (!existing.quantizers.empty())
                 {
-                    scale = " with the scale of " + existing.quantizers[0]->name +
-                            scaleSuffix(graph, *existing.quantizers[0]);
+                    scale = scaleAdviceAmong(graph, existing.quantizers); // one decision per tensor
                 }
                 missing.push_back("its residual input " + residual);
                 fixes.push_back("QuantizeLinear -> DequantizeLinear on the residual " + residual + scale);
@@ -165,8 +164,7 @@ private:
                         users.push_back(user->name);
                     }
                     fixes.push_back("QuantizeLinear -> DequantizeLinear on " + add.outputs[0] + " before " +
-                                    nameList(users, 3) + " with the scale of " + forward.quantizers[0]->name +
-                                    scaleSuffix(graph, *forward.quantizers[0]));
+                                    nameList(users, 3) + scaleAdviceAmong(graph, forward.quantizers));
                 }
             }
             Finding finding =

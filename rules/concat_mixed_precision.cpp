@@ -201,8 +201,14 @@ private:
             {
                 readerNames.push_back(reader.substr(0, reader.find(" (")));
             }
-            finding.fix = "quantize the other reader(s) of " + input + " (" + nameList(readerNames, 3) +
-                          ") with the scale of " + q.name +
+            // The scale: one decision for the input, over every Q it reaches (the Concat's among them).
+            std::vector<const OnnxNode*> reached = forwardQuantizers(graph, input, false).quantizers;
+            if (std::find(reached.begin(), reached.end(), &q) == reached.end())
+            {
+                reached.push_back(&q);
+            }
+            finding.fix = "quantize the other reader(s) of " + input + " (" + nameList(readerNames, 3) + ")" +
+                          scaleAdviceAmong(graph, reached) +
                           " (a Q/DQ on that input) so every consumer sees the same INT8 "
                           "tensor, or stop reusing the Concat input elsewhere in a different precision";
             attachCopies(context, concat, finding);

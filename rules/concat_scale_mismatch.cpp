@@ -165,6 +165,11 @@ public:
                 formatScale(largest) +
                 "), as NVIDIA's yolov7 QAT rules and Model Optimizer do for Concat; the pairs then cancel and the "
                 "concat is eliminated";
+            if (std::string recalibrate = recalibrationAdvice(graph, members); !recalibrate.empty())
+            {
+                finding.fix = "one scale for " + concat.name + "'s input DQs (" + nameList(dqNames, 4) + ") and " +
+                              q.name + " needs calibration: " + recalibrate;
+            }
             if (largestNode != nullptr && allKnown)
             {
                 FixEdit edit;

@@ -125,6 +125,9 @@ private:
             if (convQuantized && !forward.allPaths)
             {
                 std::string floatUser;
+                // One scale for the MaxPool output, whichever Q already on it lends it (none if theirs differ too
+                // much: then the new pair needs a calibrated scale).
+                const OnnxNode* lender = scaleSourceAmong(graph, forward.quantizers);
                 for (const OnnxNode* consumer : consumersOf(graph, pool.outputs[0]))
                 {
                     if (!isQuantize(*consumer))
@@ -135,10 +138,10 @@ private:
                         }
                         // Only where the float reader's result goes on quantized: else its INT8 input would need a
                         // DQ of its own.
-                        if (!forward.quantizers.empty() && !consumer->outputs.empty() &&
+                        if (lender != nullptr && !consumer->outputs.empty() &&
                             reachesQuantizer(graph, consumer->outputs[0]))
                         {
-                            edits.push_back(insertQdqEdit(*consumer, pool.outputs[0], forward.quantizers[0]->name,
+                            edits.push_back(insertQdqEdit(*consumer, pool.outputs[0], lender->name,
                                                           "the scale of the Q already on the MaxPool output, so "
                                                           "TensorRT merges the two"));
                         }
@@ -150,7 +153,7 @@ private:
                 std::string scaleHint;
                 if (!forward.quantizers.empty())
                 {
-                    scaleHint = " with the scale of " + forward.quantizers[0]->name;
+                    scaleHint = scaleAdviceAmong(graph, forward.quantizers);
                 }
                 fixes.push_back("add a Q/DQ pair on " + pool.outputs[0] + " where it enters " +
                                 (floatUser.empty() ? std::string("its float consumer") : floatUser) + scaleHint +

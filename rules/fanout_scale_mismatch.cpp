@@ -98,10 +98,19 @@ private:
         {
             largest = scale ? std::max(largest, *scale) : largest;
         }
-        finding.fix = "use one scale for every Q of " + tensor + ": share a single Q/DQ between " +
-                      nameList(qNames, 4) + " or calibrate them as one group (the largest scale, " +
-                      formatScale(largest) +
-                      ", covers all ranges), as NVIDIA's yolov7 QAT rules and Model Optimizer's Concat grouping do";
+        std::vector<const OnnxNode*> qNodes;
+        for (const ReachedQ* r : considered)
+        {
+            qNodes.push_back(r->q);
+        }
+        const std::string recalibrate = recalibrationAdvice(graph, qNodes);
+        finding.fix = recalibrate.empty()
+                          ? "use one scale for every Q of " + tensor + ": share a single Q/DQ between " +
+                                nameList(qNames, 4) + " or calibrate them as one group (the largest scale, " +
+                                formatScale(largest) +
+                                ", covers all ranges), as NVIDIA's yolov7 QAT rules and Model Optimizer's Concat "
+                                "grouping do"
+                          : "one scale for every Q of " + tensor + " needs calibration: " + recalibrate;
         // The edit: every Q of the fan-out (with its DQs) takes the largest scale, the first Q holding it.
         const ReachedQ* largestQ = nullptr;
         for (std::size_t i = 0; i < considered.size(); ++i)

@@ -197,6 +197,19 @@ private:
                                                         " with equal geometry, input scales " + nameList(qs, 4)));
             finding.fix = "quantize " + tensor + " once: one Q/DQ pair (one scale) consumed by " + nameList(convs, 4) +
                           " instead of " + nameList(qNames, 4) + " (see also fanout-scale-mismatch)";
+            std::vector<const OnnxNode*> siblingQs;
+            for (const Branch* b : group)
+            {
+                if (std::find(siblingQs.begin(), siblingQs.end(), b->q) == siblingQs.end())
+                {
+                    siblingQs.push_back(b->q);
+                }
+            }
+            if (std::string recalibrate = recalibrationAdvice(graph, siblingQs); !recalibrate.empty())
+            {
+                finding.fix =
+                    "quantizing " + tensor + " once for " + nameList(convs, 4) + " needs calibration: " + recalibrate;
+            }
             // The edit: the siblings' Qs (with their DQs) take the largest of their scales; identical Qs on one
             // tensor are then merged by TensorRT and the convs read one INT8 tensor.
             const Branch* widest = nullptr;

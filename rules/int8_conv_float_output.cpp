@@ -140,6 +140,65 @@ private:
         return result;
     }
 
+    //! The scale a Q -> DQ pair on tensor before user borrows, and why (or why it needs calibration instead).
+    struct BorrowedScale
+    {
+        const OnnxNode* lender = nullptr; //!< nullptr: calibrate
+        std::string advice;               //!< " with the scale of ...", " with a calibrated scale (...)"
+        std::string reason;               //!< the edit's scaleReason
+    };
+
+    //! The Q already on the output (exact), else the first Q downstream through ops that keep the tensor's range.
+    //! Past an op that narrows or changes it (an average, a gate, an Add), the borrowed scale would clip the tensor:
+    //! the edit then asks for a calibrated scale instead. The new pair's values also reach that downstream Q: where
+    //! several Qs are in play, one decision for the tensor (patterns::scaleSourceAmong), and none when their scales
+    //! are too far apart. reference: the nearest quantizer, named when none keeps the range.
+    static BorrowedScale borrowedScale(const OnnxGraph& graph, const std::vector<const OnnxNode*>& onOutput,
+                                       const OnnxNode& user, const std::string& tensor, const OnnxNode& reference)
+    {
+        const OnnxNode* narrowing = keepsRange(user) ? nullptr : &user;
+        const OnnxNode* downstreamKeeping = narrowing == nullptr && !user.outputs.empty()
+                                                ? quantizeDownstreamKeepingRange(graph, user.outputs[0], &narrowing)
+                                                : nullptr;
+        std::vector<const OnnxNode*> candidates = onOutput;
+        if (downstreamKeeping != nullptr &&
+            std::find(candidates.begin(), candidates.end(), downstreamKeeping) == candidates.end())
+        {
+            candidates.push_back(downstreamKeeping);
+        }
+        BorrowedScale scale;
+        if (candidates.empty())
+        {
+            const std::string narrowed = narrowing == nullptr
+                                             ? std::string("an op that narrows the range")
+                                             : narrowing->opType + " " + narrowing->name + ", which narrows the range";
+            scale.advice = " with a calibrated scale (the nearest quantizer downstream, " + reference.name +
+                           scaleSuffix(graph, reference) + ", is past " + narrowed + ", so its scale would clip " +
+                           tensor + ")";
+            scale.reason = "no quantizer downstream of " + tensor + " keeps its range (the nearest, " + reference.name +
+                           ", is past " + narrowed + "): its scale needs calibration";
+            return scale;
+        }
+        std::string spreadProblem;
+        scale.lender = scaleSourceAmong(graph, candidates, &spreadProblem);
+        if (scale.lender == nullptr)
+        {
+            scale.advice = " with a calibrated scale (" + spreadProblem + ")";
+            scale.reason = tensor + " needs a calibrated scale: " + spreadProblem;
+            return scale;
+        }
+        const bool merges = std::find(onOutput.begin(), onOutput.end(), scale.lender) != onOutput.end();
+        scale.advice = " with the scale of " + scale.lender->name + scaleSuffix(graph, *scale.lender) +
+                       (merges ? std::string(" so the two merge") : std::string());
+        scale.reason = merges && candidates.size() > 1
+                           ? "the largest scale of the Qs already on the output and downstream (the one "
+                             "fanout-scale-mismatch gives them all), so TensorRT merges them"
+                       : merges ? "the scale of the Q already on the output, so TensorRT merges the two"
+                                : "the scale of the next quantizer downstream (" + scale.lender->name +
+                                      "), the one TensorRT can fuse into the conv";
+        return scale;
+    }
+
     void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
@@ -235,38 +294,16 @@ private:
                 const OnnxNode* reference = !forward.quantizers.empty() ? forward.quantizers[0]
                                             : nearest != nullptr        ? nearest
                                                                         : downstreamQ;
-                // The scale the edit borrows: the Q already on the output (exact), else the first Q downstream
-                // through ops that keep the tensor's range. Past an op that narrows it (an average, a gate), the
-                // borrowed scale would clip the tensor: the edit then asks for a calibrated scale instead.
-                const OnnxNode* narrowing = keepsRange(*user) ? nullptr : user;
-                const OnnxNode* lender = !forward.quantizers.empty() ? forward.quantizers[0]
-                                         : narrowing == nullptr && !user->outputs.empty()
-                                             ? quantizeDownstreamKeepingRange(graph, user->outputs[0], &narrowing)
-                                             : nullptr;
-                const std::string narrowed =
-                    narrowing == nullptr ? std::string("an op that narrows the range")
-                                         : narrowing->opType + " " + narrowing->name + ", which narrows the range";
+                const BorrowedScale scale = borrowedScale(graph, forward.quantizers, *user, tensor, *reference);
                 bool residual = (user->opType == "Add" || user->opType == "Sum") &&
                                 activationInputs(graph, *user).size() >= 2 &&
                                 quantizedWeightedBehind(graph, tensor) == nullptr;
                 reasons.push_back(user->opType + " " + user->name + (residual ? " (as its residual input)" : ""));
-                const std::string scaleText =
-                    lender != nullptr ? " with the scale of " + lender->name + scaleSuffix(graph, *lender) +
-                                            (forward.quantizers.empty() ? std::string() : " so the two merge")
-                                      : " with a calibrated scale (the nearest quantizer downstream, " +
-                                            reference->name + scaleSuffix(graph, *reference) + ", is past " + narrowed +
-                                            ", so its scale would clip " + tensor + ")";
                 fixes.push_back("insert QuantizeLinear -> DequantizeLinear on tensor " + tensor + " before " +
-                                user->name + scaleText +
+                                user->name + scale.advice +
                                 (residual ? residualHint(graph, *user, tensor) : std::string()));
                 edits.push_back(insertQdqEdit(
-                    *user, tensor, lender != nullptr ? lender->name : std::string(),
-                    lender == nullptr ? "no quantizer downstream of " + tensor + " keeps its range (the nearest, " +
-                                            reference->name + ", is past " + narrowed + "): its scale needs calibration"
-                    : forward.quantizers.empty()
-                        ? "the scale of the next quantizer downstream (" + lender->name +
-                              "), the one TensorRT can fuse into the conv"
-                        : "the scale of the Q already on the output, so TensorRT merges the two"));
+                    *user, tensor, scale.lender != nullptr ? scale.lender->name : std::string(), scale.reason));
             }
             for (const auto& output : ends.outputs)
             {

@@ -97,6 +97,58 @@ private:
                 reportNotConstant(context, scaleName, notConstant[scaleName], log, sink);
             }
         }
+        reportBelowHalfPrecision(context, sink);
+    }
+
+    //! 2^-24, the smallest positive FP16 value (a subnormal; IEEE 754 binary16): a smaller scale rounds to 0 in FP16.
+    static constexpr double kSmallestHalf = 5.9604644775390625e-08;
+
+    //! Activation quantizers with a positive per-tensor scale below kSmallestHalf, one finding for the model (info):
+    //! valid for TensorRT as it stands, but such a tensor's whole INT8 range is below 127 x 2^-24 (7.6e-6), which is
+    //! what a calibration that saw it (nearly) zero gives (yolov8lite-qat-convs: 7.87e-09 = 1e-6 / 127, the amax floor
+    //! of ../shared/models/gen_qdq_models.py), and the scale itself rounds to 0 where Q/DQ scales become FP16
+    //! (NVIDIA ModelOpt folds them into FP16 for FP16 graphs, Model-Optimizer PR #1289,
+    //! ../shared/docs/tensorrt-10-11.md): then TensorRT rejects it as a zero scale. Weights are left out: a tiny
+    //! per-channel weight scale is a nearly dead channel, which the weights keep as they are.
+    void reportBelowHalfPrecision(const Context& context, FindingSink& sink) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        std::vector<const OnnxNode*> nodes;
+        std::vector<std::string> described;
+        for (const auto& parameters : graph.qdq)
+        {
+            const OnnxNode& node = graph.nodes[parameters.node];
+            const bool tiny = parameters.scaleIsConstant && parameters.scale.size() == 1 && parameters.scale[0] > 0.0 &&
+                              parameters.scale[0] < kSmallestHalf;
+            if (!tiny || !isQuantize(node) || weights::quantizesWeight(graph, node))
+            {
+                continue;
+            }
+            nodes.push_back(&node);
+            described.push_back(node.name + " (" + weights::formatValue(parameters.scale[0]) + ")");
+        }
+        if (nodes.empty())
+        {
+            return;
+        }
+        Finding finding = makeFinding(
+            info(), std::to_string(nodes.size()) +
+                        " activation quantizer(s) have a scale below 2^-24 (5.96e-08), "
+                        "the smallest FP16 value: " +
+                        nameList(described, 6) +
+                        ". Their tensors' whole INT8 range is below 7.6e-06: likely dead on the calibration data "
+                        "(such scales are what a calibration that saw them (nearly) zero gives); and where the "
+                        "scales are converted to FP16 they round to 0, which TensorRT rejects.");
+        finding.severity = Severity::kInfo;
+        for (const OnnxNode* node : nodes)
+        {
+            finding.onnxNodes.push_back(node->name);
+            finding.evidence.push_back(nodeEvidence(context, *node, "scale " + node->inputs[1] + " below 2^-24"));
+        }
+        finding.fix = "check the calibration of these tensors (a branch that is dead on the calibration data, or "
+                      "weights that make it vanish) and re-calibrate; keep their scales FP32 if the network's Q/DQ "
+                      "scales are converted to FP16";
+        sink.add(std::move(finding));
     }
 
     static std::vector<std::size_t> badIndices(const QdqParameters& parameters)

@@ -150,6 +150,15 @@ private:
             " the scale of " + references.front() + " (" + formatScale(*reference) +
             "), as NVIDIA's yolov7 QAT rules do for MaxPool branches; in SPPF blocks quantize all MaxPool inputs "
             "and the Concat they feed with that one scale";
+        std::vector<const OnnxNode*> grouped(mismatched.begin(), mismatched.end());
+        if (referenceNode != nullptr)
+        {
+            grouped.insert(grouped.begin(), referenceNode);
+        }
+        if (std::string recalibrate = recalibrationAdvice(graph, grouped); !recalibrate.empty())
+        {
+            finding.fix = "one scale for the MaxPool input and output quantizers needs calibration: " + recalibrate;
+        }
         if (referenceNode != nullptr)
         {
             finding.edits.push_back(

@@ -292,13 +292,15 @@ inline const OnnxNode* quantizeDownstream(const OnnxGraph& graph, const std::str
     return quantizeDownstreamThrough(graph, tensor, {});
 }
 
-//! Whether op passes a tensor's range on without narrowing it, so that a Q after it can lend its scale to the tensor
-//! without clipping it: data movement, MaxPool, Resize, Add/Sum/Max (they widen it), Relu and Clip (what they cut off
-//! is cut off anyway). AveragePool, a Mul by a gate, Sigmoid and the like narrow it: a scale borrowed across them
-//! clips the tensor (RegNet's squeeze-excitation: a Relu output quantized with the scale of the pooled average).
+//! Whether op passes a tensor's range on without changing it, so that a Q after it can lend its scale to the tensor
+//! without clipping it: data movement, MaxPool, Resize, Max (it only widens it), Relu and Clip (what they cut off is
+//! cut off anyway). AveragePool, a Mul by a gate, Sigmoid, Softmax and the like narrow it: a scale borrowed across them
+//! clips the tensor (RegNet's squeeze-excitation: a Relu output quantized with the scale of the pooled average). An
+//! Add or Sum changes it either way (the other input can cancel it as well as widen it), so a scale after it says
+//! nothing of one input's range: such a tensor needs a calibrated scale.
 inline bool keepsRange(const OnnxNode& op)
 {
-    static constexpr std::string_view kOps[] = {"Resize", "Upsample", "Add", "Sum", "Max", "Relu", "Clip"};
+    static constexpr std::string_view kOps[] = {"Resize", "Upsample", "Max", "Relu", "Clip"};
     return patterns::isCommuting(op.opType) || std::find(std::begin(kOps), std::end(kOps), op.opType) != std::end(kOps);
 }
 

@@ -197,6 +197,15 @@ private:
                           " consumers then propagate back and fuse into " + producer.name + "), or give " +
                           nameList(qNames, 3) + " the scale of " + dq.name + " (" +
                           (s0 ? formatScale(*s0) : std::string("its scale")) + ") so the pairs cancel";
+            std::vector<const OnnxNode*> grouped = {&dq};
+            grouped.insert(grouped.end(), group.qs.begin(), group.qs.end());
+            if (std::string recalibrate = recalibrationAdvice(graph, grouped); !recalibrate.empty())
+            {
+                finding.fix = "remove the Q/DQ pair " + q0.name + " / " + dq.name + " after " + producer.name +
+                              " (the Qs on the " + group.splits.front()->opType +
+                              " consumers then propagate back and fuse into " + producer.name +
+                              "); giving them one scale needs calibration: " + recalibrate;
+            }
             if (s0)
             {
                 // The values reaching the Split already carry dq's scale: requantizing them with it is exact, so

@@ -190,30 +190,35 @@ private:
             std::string scaleHint;
             std::string scaleFrom;
             std::string scaleReason;
-            if (!existing.quantizers.empty())
+            std::string whyNoScale;
+            if (const OnnxNode* lender =
+                    existing.quantizers.empty() ? nullptr : scaleSourceAmong(graph, existing.quantizers, &whyNoScale))
             {
-                if (auto scale = perTensorScale(graph, *existing.quantizers[0]))
-                {
-                    char buffer[64];
-                    std::snprintf(buffer, sizeof(buffer), "%.8g", *scale);
-                    scaleHint = " with the scale of " + existing.quantizers[0]->name + " (" + buffer +
-                                ") so TensorRT can merge the two";
-                    scaleFrom = existing.quantizers[0]->name;
-                    scaleReason = "the scale of the Q already on " + residual + ", so TensorRT merges the two";
-                }
-            }
-            else if (const OnnxNode* widest = widestQuantizerAfter(graph, node))
-            {
-                // No quantizer reads the residual: the Add's own output quantizers are the nearest measure of its
-                // range; the largest of them clips least.
                 char buffer[64];
-                std::snprintf(buffer, sizeof(buffer), "%.8g", perTensorScale(graph, *widest).value_or(0.0));
-                scaleHint = " (no quantizer reads it: start from the scale of " + widest->name + ", " + buffer +
-                            ", the largest quantizer after the Add, and re-calibrate)";
-                scaleFrom = widest->name;
-                scaleReason = "no quantizer reads " + residual + ": the largest scale among the quantizers after " +
-                              node.name + " (" + widest->name +
-                              "), the nearest measure of its range that clips least; re-calibrate for accuracy";
+                std::snprintf(buffer, sizeof(buffer), "%.8g", perTensorScale(graph, *lender).value_or(0.0));
+                scaleHint = " with the scale of " + lender->name + " (" + buffer + ") so TensorRT can merge the two";
+                scaleFrom = lender->name;
+                scaleReason = existing.quantizers.size() > 1
+                                  ? "the largest scale of the Qs already on " + residual +
+                                        " (the one fanout-scale-mismatch gives them all), so TensorRT merges them"
+                                  : "the scale of the Q already on " + residual + ", so TensorRT merges the two";
+            }
+            else if (!existing.quantizers.empty())
+            {
+                scaleHint = " with a calibrated scale (" + whyNoScale + ")";
+                scaleReason = residual + " needs a calibrated scale: " + whyNoScale;
+            }
+            else
+            {
+                // No quantizer reads the residual. The Add's output quantizers measure the sum, which the other input
+                // can widen or cancel: their scale says nothing of the residual's range (borrowed, it clipped the
+                // negative half of RegNet's projection shortcuts, docs/fix.md), so the residual needs calibrating.
+                const OnnxNode* widest = widestQuantizerAfter(graph, node);
+                const std::string after = widest == nullptr ? std::string()
+                                                            : " (the quantizers after the Add, such as " +
+                                                                  widest->name + ", measure the sum, not this input)";
+                scaleHint = " with a scale calibrated for it" + after;
+                scaleReason = "no quantizer reads " + residual + ": calibrate this tensor" + after;
             }
             Finding finding = makeFinding(
                 info(),
@@ -236,7 +241,8 @@ private:
             // The edit pays only when the Add's result goes on quantized (somewhere: the next block's float residual
             // is another finding's edit): with a float result only (a network output, a float head) the fused
             // Conv+Add writes float anyway and an INT8 residual would need its own DQ.
-            if (!scaleFrom.empty() && !node.outputs.empty() && reachesQuantizer(graph, node.outputs[0]))
+            // Without a scale to copy, the edit still goes in the report: fix lists it as skipped, with the reason.
+            if (!node.outputs.empty() && reachesQuantizer(graph, node.outputs[0]))
             {
                 finding.edits.push_back(insertQdqEdit(node, residual, scaleFrom, scaleReason));
                 // insertQdqEdit lists every input of the Add that reads the residual; only this one is meant.

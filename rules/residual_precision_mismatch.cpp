@@ -127,12 +127,14 @@ private:
                                                             ") float; output quantized by " +
                                                             forward.quantizers[0]->name));
                 finding.fix = "insert QuantizeLinear -> DequantizeLinear on tensor " + residual + " (input " +
-                              std::to_string(residualSide) + " of " + add.name + ") with the scale of " +
-                              forward.quantizers[0]->name + scaleSuffix(graph, *forward.quantizers[0]);
-                FixEdit edit = insertQdqEdit(add, residual, forward.quantizers[0]->name,
-                                             "the scale of " + forward.quantizers[0]->name +
-                                                 ", which quantizes the Add's output: the residual is added at that "
-                                                 "precision");
+                              std::to_string(residualSide) + " of " + add.name + ") with a scale calibrated for it (" +
+                              forward.quantizers[0]->name + scaleSuffix(graph, *forward.quantizers[0]) +
+                              " after the Add measures the sum)";
+                // The Q after the Add measures the sum, not the residual: the other input can widen or cancel it,
+                // so the residual needs a calibrated scale; fix lists the edit as skipped with this reason.
+                FixEdit edit = insertQdqEdit(add, residual, std::string(),
+                                             "calibrate this tensor: " + forward.quantizers[0]->name +
+                                                 " after the Add measures the sum, not the residual " + residual);
                 edit.consumers = {{add.name, static_cast<std::uint32_t>(residualSide)}};
                 finding.edits.push_back(std::move(edit));
                 attachLayers(context, add.name, finding, {});
@@ -153,22 +155,32 @@ private:
         for (std::size_t i = 0; i < ends.users.size(); ++i)
         {
             users.push_back(ends.users[i]->opType + " " + ends.users[i]->name);
+            const bool keepsInputRange = ends.users[i]->opType == "MaxPool" || ends.users[i]->opType == "GlobalMaxPool";
             fixes.push_back("insert QuantizeLinear -> DequantizeLinear on tensor " + ends.userTensors[i] + " before " +
-                            ends.users[i]->name);
-            // The scale: the next quantizer after the float consumer (the pooling's output is quantized later with
-            // it; pooling keeps the range within its input's). Without one there is no scale to take.
-            // Only a pooling keeps its output within its input's range, so only there does the later scale fit
-            // the pooling's input (a Softmax, say, maps any range to [0, 1]).
-            const bool pooling = isAveragePooling(graph, *ends.users[i]) || ends.users[i]->opType == "MaxPool" ||
-                                 ends.users[i]->opType == "GlobalMaxPool";
-            const OnnxNode* reference = !pooling || ends.users[i]->outputs.empty()
-                                            ? nullptr
-                                            : quantizeDownstream(graph, ends.users[i]->outputs[0]);
-            if (reference != nullptr)
+                            ends.users[i]->name +
+                            (keepsInputRange ? std::string() : std::string(" with a scale calibrated for it")));
+            // The scale: the next quantizer after the float consumer, where the consumer passes its input's range
+            // on: a max pooling commutes with quantization (reference 1.3: the documented commuting op), so the Q
+            // after it fits its input. An average pooling narrows the range (a channel's mean is at most its largest
+            // value): a Q after it would clip the input, which then needs a calibrated scale; the edit goes in
+            // without one and fix lists it as skipped with that reason. Other consumers (a Softmax maps any range to
+            // [0, 1]) get no edit.
+            const OnnxNode& user = *ends.users[i];
+            const OnnxNode* after = user.outputs.empty() ? nullptr : quantizeDownstream(graph, user.outputs[0]);
+            if (keepsInputRange && after != nullptr)
             {
-                edits.push_back(insertQdqEdit(*ends.users[i], ends.userTensors[i], reference->name,
-                                              "the scale of the next quantizer downstream (" + reference->name +
+                edits.push_back(insertQdqEdit(user, ends.userTensors[i], after->name,
+                                              "the scale of the next quantizer downstream (" + after->name +
                                                   "), the one TensorRT can fuse into the conv"));
+            }
+            else if (after != nullptr && isAveragePooling(graph, user))
+            {
+                edits.push_back(insertQdqEdit(user, ends.userTensors[i], std::string(),
+                                              "calibrate this tensor: " + after->name + " after " + user.opType + " " +
+                                                  user.name +
+                                                  " measures its output, whose range differs, so "
+                                                  "its scale would clip " +
+                                                  ends.userTensors[i]));
             }
         }
         for (const auto& output : ends.outputs)
@@ -198,6 +210,14 @@ private:
                                         "standalone Dequantize of the residual disappears";
         if (!onlyOutputs && edits.size() == ends.users.size())
         {
+            // All or nothing: with one reader left float the Conv+Add still writes float. Where a reader's input
+            // needs calibrating, only those edits go in, for the report to say so.
+            const auto unscaled = [](const FixEdit& edit) { return edit.scaleFrom.empty(); };
+            if (std::any_of(edits.begin(), edits.end(), unscaled))
+            {
+                edits.erase(std::remove_if(edits.begin(), edits.end(), [&](const FixEdit& e) { return !unscaled(e); }),
+                            edits.end());
+            }
             finding.edits = std::move(edits);
         }
         attachLayers(context, add.name, finding, {});

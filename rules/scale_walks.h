@@ -74,6 +74,47 @@ inline bool allScalesEqual(const std::vector<std::optional<double>>& scales)
     return true;
 }
 
+//! How far apart the known scales of nodes are: largest / smallest (1 when fewer than two are known).
+inline double scaleSpread(const OnnxGraph& graph, const std::vector<const OnnxNode*>& nodes)
+{
+    double smallest = 0.0;
+    double largest = 0.0;
+    for (const OnnxNode* node : nodes)
+    {
+        auto scale = perTensorScale(graph, *node);
+        if (scale && *scale > 0.0)
+        {
+            smallest = smallest == 0.0 ? *scale : std::min(smallest, *scale);
+            largest = std::max(largest, *scale);
+        }
+    }
+    return smallest > 0.0 ? largest / smallest : 1.0;
+}
+
+//! "" when the known scales of nodes are within the bound fix keeps to when it gives a group one scale
+//! (patterns::kMostUnifiedScaleRatio); else the advice to calibrate them as one group instead, each node named with
+//! its scale. Beyond the bound one scale would leave the tensors with the smaller scales few or none of their 8 bits.
+inline std::string recalibrationAdvice(const OnnxGraph& graph, const std::vector<const OnnxNode*>& nodes)
+{
+    const double spread = scaleSpread(graph, nodes);
+    if (spread <= kMostUnifiedScaleRatio * (1.0 + 1e-6))
+    {
+        return {};
+    }
+    std::vector<std::string> described;
+    for (const OnnxNode* node : nodes)
+    {
+        described.push_back(withScale(graph, *node));
+    }
+    char ratio[32];
+    std::snprintf(ratio, sizeof(ratio), "%.3g", spread);
+    return std::string("their scales differ by ") + ratio + "x, more than the " + formatScale(kMostUnifiedScaleRatio) +
+           "x fix gives one scale (it would cost the tensors with the smaller scales most of their 8 bits): "
+           "re-calibrate the tensors of " +
+           nameList(described, 6) +
+           " as one group (one range from calibration data), or leave them apart; fix does not change these scales";
+}
+
 //! A Q reached going forward from a tensor, and how.
 struct ReachedQ
 {

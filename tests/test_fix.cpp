@@ -353,7 +353,10 @@ TEST(FixCli, ProgressNamesEachStageAndLeavesTheReportAlone)
 }
 
 // Done means (issue 12): the convs-only recipe, fixed, quantizes the same (consumer, input) positions as the recipe
-// whose real A100 engine has 1 standalone Q/DQ layer where the convs-only engine has 10.
+// whose real A100 engine has 1 standalone Q/DQ layer where the convs-only engine has 10. Since issue 30 fix borrows
+// no scale across a range-changing op: the three projection shortcuts (whose only quantizers are after their Add)
+// and the average pooling's input (whose only quantizer is after the average) are listed as skipped, to calibrate.
+// The fixed model and those positions together are the recipe's.
 TEST(RealDataFix, ResNetConvsRecipeBecomesTheResidualQgapRecipe)
 {
     REQUIRE_SHARED();
@@ -363,12 +366,34 @@ TEST(RealDataFix, ResNetConvsRecipeBecomesTheResidualQgapRecipe)
     EXPECT_EQ(report.checker, "passed");
     OnnxGraph fixed = readOnnx(output.string());
     OnnxGraph recipe = readOnnx(sharedModel("resnet18-qat-residual-qgap.onnx").string());
-    EXPECT_EQ(quantizedPositions(fixed), quantizedPositions(recipe));
-    // And the simulator sees the recipe's engine in it.
+    // The last block's residual pair is refused: with the pooling's input left float, it would give the fused
+    // Conv+Add an INT8 residual and a float reader (a new residual-precision-mismatch).
+    std::set<std::string> toCalibrate;
+    std::set<std::string> notMade;
+    for (const auto& skipped : report.skipped)
+    {
+        const bool calibrate = skipped.why.find("calibrate this tensor") != std::string::npos;
+        EXPECT_TRUE(calibrate || skipped.why.find("new residual-precision-mismatch warning") != std::string::npos)
+            << skipped.why;
+        for (const auto& [consumer, input] : skipped.edit.consumers)
+        {
+            (calibrate ? toCalibrate : notMade).insert(consumer + "|" + std::to_string(input));
+        }
+    }
+    EXPECT_EQ(toCalibrate.size(), 4u);
+    EXPECT_EQ(notMade.size(), 1u);
+    std::set<std::string> positions = quantizedPositions(fixed);
+    toCalibrate.insert(notMade.begin(), notMade.end());
+    for (const auto& position : toCalibrate)
+    {
+        EXPECT_TRUE(positions.insert(position).second) << position << " is quantized already";
+    }
+    EXPECT_EQ(positions, quantizedPositions(recipe));
+    // And the simulator sees most of the recipe's engine in it: the standalone Q/DQ layers left are those the
+    // calibrated pairs would fuse.
     EXPECT_EQ(report.before.predicted.standaloneQdq, 10u);
-    EXPECT_EQ(report.after.predicted.standaloneQdq, 1u);
+    EXPECT_LT(report.after.predicted.standaloneQdq, report.before.predicted.standaloneQdq);
     EXPECT_EQ(report.after.predicted.convActPool, 1u);
-    EXPECT_EQ(report.after.predicted.convWithResidualAdd, 8u);
     // The weights' external data reference is kept (the file is not shipped with the graph-only model).
     EXPECT_FALSE(report.notes.empty());
 }
@@ -431,17 +456,22 @@ void expectEachSkipListedOnceAndNotMade(const FixReport& report, const std::stri
 } // namespace
 
 // The YOLOv8-style model quantized at its convs' inputs: the first pass refuses the insertions on the Split outputs
-// (a new fan-out mismatch) and on /n1/cv2/act/Mul_output_0 (a new Concat mismatch); once the fan-outs have one scale,
-// the second pass makes the latter and refuses the former again, for a new standalone Q/DQ. The report lists each
-// Split insertion once, with the second pass's reason, and the made insertion not at all.
-TEST(RealDataFix, YoloConvsRecipeListsAnEditRefusedTwiceOnceAndAMadeOneNotAsSkipped)
+// (a new fan-out mismatch); once the fan-outs have one scale, the second pass refuses them again, for a new
+// standalone Q/DQ. The report lists each Split insertion once, with the second pass's reason. The insertion on
+// /n1/cv2/act/Mul_output_0 was made in the second pass with the scale the fan-out unification gave the head's Q, 959x
+// its own; since issue 30 its quantizers' scales are too far apart for one scale, and it is listed once as skipped.
+TEST(RealDataFix, YoloConvsRecipeListsAnEditRefusedTwiceOnce)
 {
     REQUIRE_SHARED();
     const auto output = tempDir("fix-yolo-skips") / "yolov8lite-fixed.onnx";
     FixReport report = fixFile(sharedModel("yolov8lite-qat-convs.onnx"), output);
     expectEachSkipListedOnceAndNotMade(report, "yolov8lite-qat-convs.onnx");
-    EXPECT_TRUE(std::any_of(report.edits.begin(), report.edits.end(),
-                            [](const PlannedEdit& edit) { return edit.edit.tensor == "/n1/cv2/act/Mul_output_0"; }));
+    EXPECT_TRUE(std::any_of(report.skipped.begin(), report.skipped.end(),
+                            [](const SkippedEdit& skipped)
+                            {
+                                return skipped.edit.tensor == "/n1/cv2/act/Mul_output_0" &&
+                                       skipped.why.find("needs a calibrated scale") != std::string::npos;
+                            }));
     std::vector<std::string> skippedSplits;
     for (const auto& skipped : report.skipped)
     {
@@ -457,14 +487,23 @@ TEST(RealDataFix, YoloConvsRecipeListsAnEditRefusedTwiceOnceAndAMadeOneNotAsSkip
 
 // The YOLOv8-style model quantized at its convs' inputs: int8-conv-float-output inserts a pair on tensors whose
 // fan-outs fanout-scale-mismatch unifies. A refusal round that refused both kinds together left every fan-out
-// mismatched; the inserted pairs are refused first now, and each fan-out gets its one scale.
-TEST(RealDataFix, YoloConvsRecipeUnifiesEveryFanout)
+// mismatched; the inserted pairs are refused first now, and each fan-out gets its one scale, except those whose
+// scales are more than 4x apart (issue 30), which are skipped and keep their finding.
+TEST(RealDataFix, YoloConvsRecipeUnifiesEveryFanoutWithinTheBound)
 {
     REQUIRE_SHARED();
     const auto output = tempDir("fix-yolo") / "yolov8lite-fixed.onnx";
     FixReport report = fixFile(sharedModel("yolov8lite-qat-convs.onnx"), output);
     EXPECT_GT(findings(report.before, "fanout-scale-mismatch"), 0u);
-    EXPECT_EQ(findings(report.after, "fanout-scale-mismatch"), 0u);
+    const auto beyondTheBound = static_cast<std::size_t>(
+        std::count_if(report.skipped.begin(), report.skipped.end(),
+                      [](const SkippedEdit& skipped)
+                      {
+                          return skipped.rule == "fanout-scale-mismatch" &&
+                                 skipped.why.find("more than the 4x fix allows") != std::string::npos;
+                      }));
+    EXPECT_GT(beyondTheBound, 0u);
+    EXPECT_EQ(findings(report.after, "fanout-scale-mismatch"), beyondTheBound);
     EXPECT_LT(report.after.warnings, report.before.warnings);
     EXPECT_TRUE(report.newFindings.empty());
     EXPECT_EQ(report.checker, "passed");

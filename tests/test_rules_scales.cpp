@@ -204,6 +204,17 @@ TEST(RuleConcatScaleMismatch, TriggersOnDifferentInputScale)
     EXPECT_TRUE(contains(findings[0].message, "/b/out_q/DequantizeLinear (scale 0.08)")) << findings[0].message;
     EXPECT_FALSE(contains(findings[0].message, "/a/out_q/DequantizeLinear")); // its scale matches the output
     EXPECT_TRUE(contains(findings[0].fix, "0.08")) << findings[0].fix;        // the largest scale of the group
+    EXPECT_FALSE(contains(findings[0].fix, "re-calibrate")) << findings[0].fix;
+}
+
+// 0.05 vs 0.4 (8x): beyond the 4x fix gives one scale, the Concat's advice is calibration, with every scale.
+TEST(RuleConcatScaleMismatch, ScalesBeyondTheBoundAskForCalibration)
+{
+    auto findings = findingsOf(runDiagnose(concatScales(0.05f, 0.4f), std::nullopt), "concat-scale-mismatch");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_TRUE(contains(findings[0].fix, "needs calibration")) << findings[0].fix;
+    EXPECT_TRUE(contains(findings[0].fix, "differ by 8x")) << findings[0].fix;
+    EXPECT_TRUE(contains(findings[0].fix, "/b/out_q/DequantizeLinear (scale 0.4)")) << findings[0].fix;
 }
 
 TEST(RuleConcatScaleMismatch, SilentWithOneScale)
@@ -411,6 +422,15 @@ TEST(RuleMaxPoolScaleMismatch, TriggersOnOtherOutputScale)
         << findings[0].fix;
 }
 
+TEST(RuleMaxPoolScaleMismatch, ScalesBeyondTheBoundAskForCalibration)
+{
+    auto findings = findingsOf(runDiagnose(poolGraph(0.5f), std::nullopt), "maxpool-scale-mismatch");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_TRUE(contains(findings[0].fix, "needs calibration")) << findings[0].fix;
+    EXPECT_TRUE(contains(findings[0].fix, "/b/in_q/QuantizeLinear (scale 0.5)")) << findings[0].fix;
+    EXPECT_FALSE(contains(findings[0].fix, "the scale of /a/out_q/DequantizeLinear (0.05)")) << findings[0].fix;
+}
+
 TEST(RuleMaxPoolScaleMismatch, SilentWithOneScale)
 {
     EXPECT_TRUE(findingsOf(runDiagnose(poolGraph(0.05f), std::nullopt), "maxpool-scale-mismatch").empty());
@@ -462,6 +482,15 @@ TEST(RuleHorizontalMergeLost, TriggersOnSiblingConvsWithDifferentScales)
     EXPECT_TRUE(hasNode(findings[0], "/b/Conv"));
     EXPECT_TRUE(hasNode(findings[0], "/c/Conv"));
     EXPECT_TRUE(contains(findings[0].fix, "/a/Relu_out")) << findings[0].fix;
+    EXPECT_FALSE(contains(findings[0].fix, "re-calibrate")) << findings[0].fix;
+}
+
+TEST(RuleHorizontalMergeLost, ScalesBeyondTheBoundAskForCalibration)
+{
+    auto findings = findingsOf(runDiagnose(siblings(0.5f, 3), std::nullopt), "horizontal-merge-lost");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_TRUE(contains(findings[0].fix, "needs calibration")) << findings[0].fix;
+    EXPECT_TRUE(contains(findings[0].fix, "/b/in_q/QuantizeLinear (scale 0.5)")) << findings[0].fix;
 }
 
 TEST(RuleHorizontalMergeLost, SilentWithDedicatedPairsOfEqualScale)
@@ -514,6 +543,20 @@ TEST(RuleFanoutScaleMismatch, TriggersOnTwoScalesForOneTensor)
     EXPECT_TRUE(hasNode(findings[0], "/b/in_q/QuantizeLinear"));
     EXPECT_TRUE(hasNode(findings[0], "/c/in_q/QuantizeLinear"));
     EXPECT_TRUE(contains(findings[0].fix, "0.06")) << findings[0].fix;
+    EXPECT_FALSE(contains(findings[0].fix, "re-calibrate")) << findings[0].fix;
+}
+
+// 10x apart (0.5 vs 0.05): beyond the 4x fix gives one scale, the advice is to calibrate, naming each Q's scale,
+// not to take the largest (the near-identical case above, 1.2x apart).
+TEST(RuleFanoutScaleMismatch, ScalesBeyondTheBoundAskForCalibration)
+{
+    auto findings = findingsOf(runDiagnose(siblings(0.5f, 1), std::nullopt), "fanout-scale-mismatch");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_TRUE(contains(findings[0].fix, "differ by 10x")) << findings[0].fix;
+    EXPECT_TRUE(contains(findings[0].fix, "/b/in_q/QuantizeLinear (scale 0.5)")) << findings[0].fix;
+    EXPECT_TRUE(contains(findings[0].fix, "/c/in_q/QuantizeLinear (scale 0.05)")) << findings[0].fix;
+    EXPECT_TRUE(contains(findings[0].fix, "re-calibrate")) << findings[0].fix;
+    EXPECT_FALSE(contains(findings[0].fix, "covers all ranges")) << findings[0].fix;
 }
 
 TEST(RuleFanoutScaleMismatch, SilentWithOneScale)

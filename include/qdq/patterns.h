@@ -132,6 +132,29 @@ EpilogueChain epilogueChain(const OnnxGraph& graph, const OnnxNode& weighted);
 std::optional<double> perTensorScale(const OnnxGraph& graph, const OnnxNode& qdqNode);
 bool scalesEqual(double a, double b);
 
+//! The most fix lets the largest scale of a group exceed its smallest when it gives the group one scale (docs/fix.md,
+//! "Scales"). A Q whose scale grows R times rounds with an R times larger step: it loses log2(R) of its 8 bits, and
+//! values below half the new step become 0. At 4 the tensor with the smallest scale keeps 6 bits (about 32 steps on
+//! each side of zero) and its rounding error grows at most 4 times. Measured on ../shared/models and samples/
+//! (2026-11-27): the groups fix unified differ by 1.01x to 3.54x; the others by 16.5x, 19.3x, 886x and 959x
+//! (yolov8lite-qat-convs: /h2/iq/QuantizeLinear 7.87e-09 vs 7.55e-06, which would zero the head's input), so 4 keeps
+//! every ordinary group and refuses the degenerate ones; 8 would do the same on these models at twice the cost in
+//! rounding. This is qdq-doctor's choice, not a TensorRT limit: TensorRT takes any positive scales; equal ones only
+//! let it cancel DQ -> Q pairs and merge Qs (reference 1.3, "scale-equality dependent rewrites").
+inline constexpr double kMostUnifiedScaleRatio = 4.0;
+//! Whether one scale may serve a group whose scales range from smallest to largest (kMostUnifiedScaleRatio).
+bool withinUnificationBound(double smallest, double largest);
+
+//! The Q whose scale a new Q/DQ pair on a tensor takes when quantizers (the Qs that already quantize the tensor, or
+//! that its values reach) are known: one decision per tensor, whichever rule asks. Equal scales: the first Q, which
+//! TensorRT merges the new one with. Scales within kMostUnifiedScaleRatio: the first Q with the largest, the scale
+//! fanout-scale-mismatch and the Concat rules give them all. Further apart, or no scale known: nullptr, and whyNot
+//! (when given) says why the tensor needs a calibrated scale instead.
+const OnnxNode* scaleSourceAmong(const OnnxGraph& graph, const std::vector<const OnnxNode*>& quantizers,
+                                 std::string* whyNot = nullptr);
+//! Advice text for that decision: " with the scale of Q (scale s)", or " with a calibrated scale (why)".
+std::string scaleAdviceAmong(const OnnxGraph& graph, const std::vector<const OnnxNode*>& quantizers);
+
 // ---- engine side ------------------------------------------------------------------------------------------------
 
 //! Average time of a layer when a profile is present.

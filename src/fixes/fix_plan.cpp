@@ -80,6 +80,7 @@ public:
                 planFloatBias(asked);
             }
         }
+        reconcileInsertionScales();
         planInsertions();
         mergeOverlappingScaleGroups();
         for (auto& asked : mAsked)
@@ -986,6 +987,11 @@ private:
             skip(asked, "the group already shares " + sourceNode.name + "'s scale tensor");
             return;
         }
+        if (std::string problem = scaleSpreadProblem(group, from); !problem.empty())
+        {
+            skip(asked, problem);
+            return;
+        }
         // A Q whose range started at 0 and takes a range that does not keeps its clamp as a Relu (see
         // planSymmetricInt8).
         std::vector<std::uint32_t> needRelu;
@@ -1046,6 +1052,41 @@ private:
                              " QuantizeLinear keeps the clamp at 0 of its old range";
         }
         mPlan.edits.push_back(std::move(planned));
+    }
+
+    //! Why the group must not take one scale, "" when it may: its scales (the source's among them) span more than
+    //! patterns::kMostUnifiedScaleRatio. One scale would then take bits the smaller scales' tensors cannot spare (at
+    //! 960x, all of them: every value of the smallest one rounds to 0, or saturates if the scale shrinks): they need
+    //! a range from calibration data, which the reason names with every Q's scale.
+    std::string scaleSpreadProblem(const std::vector<std::uint32_t>& group, std::uint32_t source) const
+    {
+        std::uint32_t smallest = source;
+        std::uint32_t largest = source;
+        std::vector<std::string> quantizers;
+        for (std::uint32_t node : group)
+        {
+            const double scale = perTensorQdq(node)->scale[0];
+            smallest = scale < perTensorQdq(smallest)->scale[0] ? node : smallest;
+            largest = scale > perTensorQdq(largest)->scale[0] ? node : largest;
+            if (patterns::isQuantize(mGraph.nodes[node]))
+            {
+                quantizers.push_back(mGraph.nodes[node].name + " (" + formatScale(scale) + ")");
+            }
+        }
+        const double low = perTensorQdq(smallest)->scale[0];
+        const double high = perTensorQdq(largest)->scale[0];
+        if (patterns::withinUnificationBound(low, high))
+        {
+            return {};
+        }
+        char ratio[32];
+        std::snprintf(ratio, sizeof(ratio), "%.3g", high / low);
+        return std::string("the scales differ by ") + ratio + "x (" + formatScale(low) + " at " +
+               mGraph.nodes[smallest].name + ", " + formatScale(high) + " at " + mGraph.nodes[largest].name +
+               "), more than the " + formatScale(patterns::kMostUnifiedScaleRatio) +
+               "x fix allows: one scale would cost the tensors with the smaller scales most of their 8 bits; "
+               "re-calibrate the tensors of " +
+               patterns::nameList(quantizers, 6) + " (one range for the group)";
     }
 
     //! Rewires input 1 (scale) and 2 (zero point) of the given Q/DQ slots to new tensors. The old scale and
@@ -1427,6 +1468,80 @@ private:
     }
 
     //! Insertions on one tensor with one scale share one Q/DQ pair; the pair goes before the first reader it feeds.
+    //! One scale per tensor: insertions that several findings ask for one tensor with different scales take one of
+    //! them, the largest (a larger scale rounds more coarsely but clips nothing the others kept), when those scales
+    //! and the scales of the Qs already reading the tensor are within patterns::kMostUnifiedScaleRatio of each other.
+    //! Further apart, no scale serves them all: each such insertion is refused, with the scales in the reason.
+    void reconcileInsertionScales()
+    {
+        std::map<std::string, std::vector<std::size_t>> byTensor; // tensor -> insertion asks with a scale to copy
+        std::vector<std::string> order;
+        for (std::size_t i = 0; i < mAsked.size(); ++i)
+        {
+            const FixEdit& edit = mAsked[i].edit;
+            const std::uint32_t from =
+                edit.kind == FixEdit::Kind::kInsertQdq ? nodeIndex(edit.scaleFrom) : OnnxGraph::kNone;
+            if (from != OnnxGraph::kNone && perTensorQdq(from) != nullptr)
+            {
+                auto& asks = byTensor[edit.tensor];
+                order.push_back(edit.tensor);
+                asks.push_back(i);
+            }
+        }
+        for (const auto& tensor : order)
+        {
+            auto& asks = byTensor[tensor];
+            if (asks.empty())
+            {
+                continue; // done
+            }
+            std::vector<std::pair<double, std::string>> proposals; // scale, "node (scale)"
+            std::size_t widest = asks.front();
+            for (std::size_t i : asks)
+            {
+                const double scale = perTensorQdq(nodeIndex(mAsked[i].edit.scaleFrom))->scale[0];
+                proposals.emplace_back(scale, mAsked[i].edit.scaleFrom + " (" + formatScale(scale) + ", " +
+                                                  mAsked[i].rule + ")");
+                if (scale > perTensorQdq(nodeIndex(mAsked[widest].edit.scaleFrom))->scale[0])
+                {
+                    widest = i;
+                }
+            }
+            for (const auto& [reader, slot] : readers(tensor))
+            {
+                const QdqParameters* on = patterns::isQuantize(mGraph.nodes[reader]) ? perTensorQdq(reader) : nullptr;
+                if (on != nullptr)
+                {
+                    proposals.emplace_back(on->scale[0], mGraph.nodes[reader].name + " (" + formatScale(on->scale[0]) +
+                                                             ", already on it)");
+                }
+            }
+            const auto [low, high] = std::minmax_element(proposals.begin(), proposals.end());
+            std::vector<std::string> named;
+            for (const auto& proposal : proposals)
+            {
+                named.push_back(proposal.second);
+            }
+            for (std::size_t i : asks)
+            {
+                if (!patterns::withinUnificationBound(low->first, high->first))
+                {
+                    mInsertionRefusals[i] = "the scales for " + tensor + " differ by more than " +
+                                            formatScale(patterns::kMostUnifiedScaleRatio) + "x (" +
+                                            patterns::nameList(named, 6) +
+                                            "): no one scale serves them; calibrate this tensor";
+                }
+                else if (!patterns::scalesEqual(low->first, high->first) && i != widest)
+                {
+                    mAsked[i].edit.scaleFrom = mAsked[widest].edit.scaleFrom;
+                    mAsked[i].edit.scaleReason = "one scale for " + tensor + ", the largest of those asked (" +
+                                                 patterns::nameList(named, 6) + "): " + mAsked[widest].edit.scaleReason;
+                }
+            }
+            asks.clear();
+        }
+    }
+
     void planInsertions()
     {
         struct Group
@@ -1443,6 +1558,12 @@ private:
                 continue;
             }
             const FixEdit& edit = asked.edit;
+            if (auto refusal = mInsertionRefusals.find(static_cast<std::size_t>(&asked - mAsked.data()));
+                refusal != mInsertionRefusals.end())
+            {
+                skip(asked, refusal->second);
+                continue;
+            }
             const std::uint32_t scaleNode = nodeIndex(edit.scaleFrom);
             const QdqParameters* parameters = scaleNode == OnnxGraph::kNone ? nullptr : mGraph.qdqOf(scaleNode);
             if (parameters == nullptr || parameters->scale.size() != 1)
@@ -1656,6 +1777,8 @@ private:
     const std::map<std::string, std::string>& mRefused;
     FixPlan mPlan;
     std::vector<Asked> mAsked;
+    //! Insertions refused by reconcileInsertionScales (index into mAsked -> the reason)
+    std::map<std::size_t, std::string> mInsertionRefusals;
     std::set<std::uint32_t> mRemoved;
     std::set<std::uint32_t> mRenamedOutputs;            //!< nodes whose output becomes a network output's name
     std::map<std::string, std::string> mRenamedTensors; //!< tensor -> the network output name it takes

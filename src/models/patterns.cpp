@@ -450,6 +450,83 @@ bool scalesEqual(double a, double b)
     return std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b));
 }
 
+bool withinUnificationBound(double smallest, double largest)
+{
+    return smallest > 0.0 && largest <= smallest * kMostUnifiedScaleRatio * (1.0 + 1e-6);
+}
+
+const OnnxNode* scaleSourceAmong(const OnnxGraph& graph, const std::vector<const OnnxNode*>& quantizers,
+                                 std::string* whyNot)
+{
+    const OnnxNode* smallestNode = nullptr;
+    const OnnxNode* largestNode = nullptr;
+    double smallest = 0.0;
+    double largest = 0.0;
+    for (const OnnxNode* q : quantizers)
+    {
+        auto scale = perTensorScale(graph, *q);
+        if (!scale || *scale <= 0.0)
+        {
+            if (whyNot != nullptr)
+            {
+                *whyNot = "the scale of " + q->name + " is not one per-tensor positive constant";
+            }
+            return nullptr;
+        }
+        if (smallestNode == nullptr || *scale < smallest)
+        {
+            smallestNode = q;
+            smallest = *scale;
+        }
+        if (largestNode == nullptr || (*scale > largest && !scalesEqual(*scale, largest)))
+        {
+            largestNode = q;
+            largest = *scale;
+        }
+    }
+    if (largestNode == nullptr)
+    {
+        if (whyNot != nullptr)
+        {
+            *whyNot = "no quantizer to take a scale from";
+        }
+        return nullptr;
+    }
+    if (!withinUnificationBound(smallest, largest))
+    {
+        if (whyNot != nullptr)
+        {
+            const auto number = [](double value, int digits)
+            {
+                char text[32];
+                std::snprintf(text, sizeof(text), "%.*g", digits, value);
+                return std::string(text);
+            };
+            const std::string reason = number(smallest, 8) + " at " + smallestNode->name + " and " +
+                                       number(largest, 8) + " at " + largestNode->name + " differ by " +
+                                       number(largest / smallest, 3) + "x, more than " +
+                                       number(kMostUnifiedScaleRatio, 3) + "x";
+            *whyNot = "the scales of its quantizers, " + reason +
+                      ": no one scale serves them, so the tensor needs a range from calibration data";
+        }
+        return nullptr;
+    }
+    return largestNode;
+}
+
+std::string scaleAdviceAmong(const OnnxGraph& graph, const std::vector<const OnnxNode*>& quantizers)
+{
+    std::string whyNot;
+    const OnnxNode* source = scaleSourceAmong(graph, quantizers, &whyNot);
+    if (source == nullptr)
+    {
+        return " with a calibrated scale (" + whyNot + ")";
+    }
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.8g", perTensorScale(graph, *source).value_or(0.0));
+    return " with the scale of " + source->name + " (scale " + text + ")";
+}
+
 std::optional<double> layerTime(const Context& context, std::size_t layer)
 {
     if (layer < context.correlation.layers.size())
