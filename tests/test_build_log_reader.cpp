@@ -615,6 +615,25 @@ TEST(RealDataBuildLog, TrexNotebookYoloOrinTrt852)
     EXPECT_EQ(countEvents(log, OptimizerEventKind::kQdqPhase), 8u);
     EXPECT_EQ(countEvents(log, OptimizerEventKind::kAddReformat), 4u);
     EXPECT_EQ(log.tactics.size(), 177u); // Chose Runner Type lines
+    // The stem's two format combinations: the DP4A tactic 0xb29abdd00304c881 at 58.8474 ms (line 8299) and the CHW32
+    // tensor-core tactic 0x6986b0c6a136276e at 100.14 ms (line 8316), whose id ends in a letter: its name comes from
+    // the "Set Tactic Name" line 8309 all the same.
+    const qdq::TacticChoice* dp4a = nullptr;
+    const qdq::TacticChoice* tensorCore = nullptr;
+    for (const auto& choice : log.tactics)
+    {
+        dp4a = choice.line == 8299 ? &choice : dp4a;
+        tensorCore = choice.line == 8316 ? &choice : tensorCore;
+    }
+    ASSERT_NE(dp4a, nullptr);
+    ASSERT_NE(tensorCore, nullptr);
+    EXPECT_EQ(dp4a->tacticName, "ampere_fp32_icudnn_int8x4_128x64_relu_medium_nn_v1");
+    EXPECT_NEAR(dp4a->timeMs.value_or(0.0), 58.8474, 1e-9);
+    EXPECT_EQ(tensorCore->tactic, "0x6986b0c6a136276e");
+    EXPECT_EQ(tensorCore->tacticName,
+              "sm80_xmma_fprop_implicit_gemm_interleaved_indexed_i8f32_i8i32_f32_nchw_vect_c_32kcrs_vect_c_32_nchw_"
+              "vect_c_32_tilesize256x64x64_stage4_warpsize4x1x1_g1_tensor16x8x32");
+    EXPECT_NEAR(tensorCore->timeMs.value_or(0.0), 100.14, 1e-9);
 
     // Engine Layer Information: 86 Layer(...) lines from line 12745.
     ASSERT_TRUE(log.hasEngineBlock);
