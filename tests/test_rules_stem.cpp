@@ -186,3 +186,50 @@ TEST(RealDataRuleKernelWithoutTensorCores, A100QatStemWithoutTimingsAdvisesFp16O
     EXPECT_TRUE(contains(stem->fix, "runs in FP16")) << stem->fix;
     EXPECT_FALSE(contains(stem->fix, "C 3 -> ")) << stem->fix;
 }
+
+namespace
+{
+
+//! An INT8 stem on a DP4A kernel reading the network input through its Quantize, then a conv on a tensor-core kernel
+//! whose output is INT8, or FP16 with fp16Output (a build with FP16 enabled). No build log: nothing timed the stem's
+//! tensor-core tactics.
+EnginePlan dp4aStemEngine(bool fp16Output)
+{
+    EnginePlan plan;
+    EngineLayer q = layer("/in_q/QuantizeLinear", "Reformat", {{"x", kFp32}}, {{"xq", kInt8Chw4}}, "QDQ");
+    q.inputs[0].dimensions = {1, 3, 64, 64};
+    q.outputs[0].dimensions = {1, 3, 64, 64};
+    plan.layers.push_back(q);
+    EngineLayer stem =
+        convLayer("stem.weight + /stem/Conv", "xq", kInt8Chw4, {1, 3, 64, 64}, "s", kInt8Chw32, {1, 32, 32, 32});
+    stem.tacticName = "ampere_fp32_icudnn_int8x4_128x64_relu_medium_nn_v1";
+    plan.layers.push_back(stem);
+    EngineLayer next =
+        convLayer("next.weight + /next/Conv", "s", kInt8Chw32, {1, 32, 32, 32}, "y",
+                  fp16Output ? "Channel major FP16 format where channel % 8 == 0" : kInt8Chw32, {1, 32, 32, 32});
+    next.tacticName = "sm80_xmma_fprop_implicit_gemm_interleaved_i8i8_i8i32_f32_nchw_vect_c_32kcrs_vect_c_32_nchw_vect_"
+                      "c_32_tilesize64x32x64_stage1_warpsize2x1x1_g1_tensor16x8x32";
+    plan.layers.push_back(next);
+    return plan;
+}
+
+} // namespace
+
+TEST(RuleKernelWithoutTensorCores, StemAdviceSaysFp16OnlyForABuildWithFp16)
+{
+    // No file shows FP16 in the build: the stem's float alternative is the graph's float type.
+    Report report = runDiagnose(std::nullopt, dp4aStemEngine(false));
+    const Finding* stem = findingNaming(report, "kernel-without-tensor-cores", "stem.weight + /stem/Conv");
+    ASSERT_NE(stem, nullptr);
+    EXPECT_TRUE(contains(stem->fix, "runs in the graph's float type")) << stem->fix;
+    EXPECT_FALSE(contains(stem->fix, "runs in FP16")) << stem->fix;
+    EXPECT_FALSE(contains(stem->fix, "C 3 -> ")) << stem->fix;
+}
+
+TEST(RuleKernelWithoutTensorCores, StemAdviceSaysFp16WhereTheBuildHasFp16Tensors)
+{
+    Report report = runDiagnose(std::nullopt, dp4aStemEngine(true));
+    const Finding* stem = findingNaming(report, "kernel-without-tensor-cores", "stem.weight + /stem/Conv");
+    ASSERT_NE(stem, nullptr);
+    EXPECT_TRUE(contains(stem->fix, "runs in FP16")) << stem->fix;
+}
