@@ -472,6 +472,34 @@ TEST(BuildLogReader, ReadsFromBuffer)
     EXPECT_TRUE(hasWarningContaining(log, "fragment"));
 }
 
+TEST(BuildLogReader, TacticNameOfAHexIdEndingInALetter)
+{
+    // The 8.5 timing lines of one format combination (as trex-notebooks-yolo-orin-trt852/trt.out:8305-8316): the
+    // fastest tactic's id ends in a letter, and its name comes from its "Set Tactic Name" line all the same.
+    const std::string prefix = "[10/31/2023-17:55:22] [V] [TRT] ";
+    const std::string layer = "conv1.weight + /conv1/Conv";
+    std::string text;
+    for (const std::string& line : std::vector<std::string>{
+             "*************** Autotuning format combination: Int8(1,1:32,1,1) -> Float(1,1:32,1,1) ***************",
+             "--------------- Timing Runner: " + layer + " (CaskConvolution)",
+             layer + " Set Tactic Name: sm80_xmma_fprop_implicit_gemm_tensor16x8x32 Tactic: 0x6986b0c6a136276e",
+             std::string("Tactic: 0x6986b0c6a136276e Time: 100.14"),
+             layer +
+                 " Set Tactic Name: sm80_xmma_fprop_implicit_gemm_tile256x32_tensor16x8x32 Tactic: 0xa2f15b0a75b7dcec",
+             std::string("Tactic: 0xa2f15b0a75b7dcec Time: 146.887"),
+             std::string("Fastest Tactic: 0x6986b0c6a136276e Time: 100.14"),
+             std::string(">>>>>>>>>>>>>>> Chose Runner Type: CaskConvolution Tactic: 0x6986b0c6a136276e")})
+    {
+        text += prefix + line + "\n";
+    }
+    BuildLog log = qdq::readBuildLogFromBuffer(text, "tactics.log");
+    ASSERT_EQ(log.tactics.size(), 1u);
+    EXPECT_EQ(log.tactics[0].layer, layer);
+    EXPECT_EQ(log.tactics[0].tactic, "0x6986b0c6a136276e");
+    EXPECT_EQ(log.tactics[0].tacticName, "sm80_xmma_fprop_implicit_gemm_tensor16x8x32");
+    EXPECT_NEAR(log.tactics[0].timeMs.value_or(0.0), 100.14, 1e-9);
+}
+
 TEST(BuildLogReader, ProgressIsReported)
 {
     std::string text = "&&&& RUNNING TensorRT.trtexec [TensorRT v8502] # trtexec\n";
