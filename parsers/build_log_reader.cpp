@@ -60,6 +60,11 @@ std::string_view trim(std::string_view s)
     return s;
 }
 
+bool isHexDigit(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
 bool isDigit(char c)
 {
     return c >= '0' && c <= '9';
@@ -1182,7 +1187,8 @@ bool BuildLogParser::handleFallback(std::string_view message, std::uint64_t line
         }
         return false;
     }
-    if (message.empty() || !isDigit(message.back()))
+    // A hexadecimal tactic id may end in a letter ("Set Tactic Name: K Tactic: 0x6986b0c6a136276e", 8.4 and later).
+    if (message.empty() || !isHexDigit(message.back()))
     {
         return false;
     }

@@ -91,11 +91,14 @@ public:
                 continue;
             }
             // A count under 16 is a layer's purpose, not its width (2 box coordinates, 4 classes, a 1-channel mask),
-            // except for the input channels of a convolution: the 3-channel image of a network's first layer.
+            // except for the input channels of a convolution inside the network. Two counts are the model's task, not
+            // its design, and are never worth padding: the channels of the image the first convolution reads (TensorRT
+            // has first-layer kernels for them), and the output channels of a layer whose output only goes on to the
+            // network's outputs (1000 classes, the 63 outputs of a detection head).
             const auto matters = [&](std::int64_t count, bool isInput)
             { return count % align != 0 && (count >= 16 || (isInput && shape->kind == "convolution")); };
-            const bool inOff = matters(shape->inChannels, true);
-            const bool outOff = matters(shape->outChannels, false);
+            const bool inOff = matters(shape->inChannels, true) && !isImageStem(context, *shape);
+            const bool outOff = matters(shape->outChannels, false) && !feedsOnlyNetworkOutputs(context, *shape->output);
             if (!inOff && !outOff)
             {
                 continue;
@@ -159,8 +162,8 @@ public:
                          : "They") +
             " compute and store the padded channels, which costs time and memory.";
         finding.fix = "make the channel counts multiples of the precision's alignment: " + nameList(edits, 8) +
-                      " (wider layers in the model, or zero channels in the weights and the input); for an image "
-                      "input with 3 channels, pad it to 4 (FP16) or leave the first convolution in FP16";
+                      " (wider layers in the model, or zero output channels in the weights of one layer and zero "
+                      "input channels in the next)";
         sink.add(std::move(finding));
     }
 };

@@ -113,13 +113,16 @@ public:
             }
             finding.costMs = *converting;
             const std::string outText(precisionName(outputPrecision(layer)));
+            // FP16 only where the build enables it: without --fp16 a layer taken out of INT8 runs in FP32.
+            const std::string floatType = floatTypeOfBuild(context.inputs);
             finding.message = "INT8 layer \"" + layer.name + "\" (" + formatMs(*own) +
-                              ") is likely slower than it would be in FP16: it is an INT8 island, its input quantized "
+                              ") is likely slower than it would be in " + floatType +
+                              ": it is an INT8 island, its input quantized "
                               "by the standalone layer(s) " +
                               nameList(conversionNames, 2) + " (" + formatMs(*converting) + ", " +
                               std::to_string(static_cast<int>(100.0 * *converting / *own + 0.5)) +
                               "% of the layer's own time) and its output written in " + outText +
-                              ", so no INT8 neighbour shares the conversion; in FP16 it would need neither.";
+                              ", so no INT8 neighbour shares the conversion; in float it would need neither.";
             finding.evidence.push_back(layerEvidence(context, i, "Inputs[0]/Outputs[0]",
                                                      describeTensor(layer.inputs[0]) + " -> " +
                                                          describeTensor(layer.outputs[0]) + ", " + formatMs(*own)));
@@ -131,10 +134,10 @@ public:
                                       layerPrecisionLabel(plan.layers[c], mappings[c].state) + ", " +
                                       formatMs(layerTime(context, c).value_or(0.0)) + ", feeds it"));
             }
-            finding.fix = "either leave this layer in FP16 (remove the Q/DQ on its input and weights), or extend INT8 "
-                          "to its neighbours so the conversion pays off: quantize the input of the layer before the "
-                          "Quantize so it fuses there, and put a Q/DQ after this layer's output; measure both with an "
-                          "FP16 build and qdq-doctor diff";
+            finding.fix = "either leave this layer in " + floatType +
+                          " (remove the Q/DQ on its input and weights), or extend INT8 to its neighbours so the "
+                          "conversion pays off: quantize the input of the layer before the Quantize so it fuses "
+                          "there, and put a Q/DQ after this layer's output; measure both builds with qdq-doctor diff";
             sink.add(std::move(finding));
         }
     }

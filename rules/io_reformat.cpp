@@ -42,6 +42,30 @@ public:
     }
 
 private:
+    //! How to feed INT8 to the input that the standalone Quantize layer `quantize` converts: in the format the first
+    //! layer reads (the layer list), with the scale of the model's Q when a model is given.
+    static std::string feedInt8AdviceFor(const Context& context, std::size_t quantize)
+    {
+        const EngineLayer& layer = context.engine()->layers[quantize];
+        const auto& nodes = context.correlation.layers[quantize].onnxNodes;
+        const std::string node = nodes.empty() ? layer.name : std::string(nodes.front());
+        std::string scale;
+        if (const OnnxGraph* graph = context.graph())
+        {
+            if (const OnnxNode* q = graph->findNode(node))
+            {
+                scale = scaleSuffix(*graph, *q);
+            }
+        }
+        const EngineTensor* read = firstLayerInput(context, quantize);
+        std::string format = read != nullptr ? trtexecIoFormat(*read) : std::string();
+        if (format.rfind("int8:", 0) != 0)
+        {
+            format.clear();
+        }
+        return feedInt8Advice(node, scale, format);
+    }
+
     void checkGraph(const Context& context, FindingSink& sink) const
     {
         const OnnxGraph& graph = *context.graph();
@@ -63,9 +87,8 @@ private:
                 finding.severity = Severity::kInfo;
                 finding.onnxNodes = {consumer->name};
                 finding.evidence.push_back(nodeEvidence(context, *consumer, "quantizes network input " + input));
-                finding.fix = "nothing to do for a float input; if the preprocessing can produce quantized data, feed "
-                              "INT8 directly (trtexec --inputIOFormats=int8:chw32, scale of " +
-                              consumer->name + scaleSuffix(graph, *consumer) + ") and drop this Q";
+                finding.fix = "nothing to do for a float input; if the preprocessing can produce quantized data: " +
+                              feedInt8Advice(consumer->name, scaleSuffix(graph, *consumer), "");
                 sink.add(std::move(finding));
             }
         }
@@ -77,6 +100,7 @@ private:
         std::vector<std::size_t> inputQuantize;
         std::vector<std::size_t> reformats;
         std::vector<std::string> reasons;
+        std::vector<std::string> kernelFormats;
         for (std::size_t index = 0; index < plan.layers.size(); ++index)
         {
             const EngineLayer& layer = plan.layers[index];
@@ -106,6 +130,13 @@ private:
             const EngineTensor& to = layer.outputs.empty() ? layer.inputs[0] : layer.outputs[0];
             reasons.push_back("\"" + layer.name + "\" converts network " + (atInput ? "input " : "output ") +
                               (atInput ? from.name : to.name) + " from " + from.format + " to " + to.format);
+            // The format the kernel next to the boundary uses: what an input reformat writes, what an output one reads.
+            const std::string kernelFormat = trtexecIoFormat(atInput ? to : from);
+            if (!kernelFormat.empty())
+            {
+                kernelFormats.push_back(std::string(atInput ? "--inputIOFormats=" : "--outputIOFormats=") +
+                                        kernelFormat + " for " + (atInput ? from.name : to.name));
+            }
         }
         if (!inputQuantize.empty())
         {
@@ -127,8 +158,13 @@ private:
                         (plan.layers[q].outputs.empty() ? std::string() : plan.layers[q].outputs[0].format)));
             }
             finding.costMs = sumTimes(context, inputQuantize);
-            finding.fix = "nothing to do for a float input; if the preprocessing can emit quantized data, build with "
-                          "--inputIOFormats=int8:chw32 (or the format the first conv reads) and feed INT8";
+            std::vector<std::string> advice;
+            for (std::size_t q : inputQuantize)
+            {
+                advice.push_back(feedInt8AdviceFor(context, q));
+            }
+            finding.fix =
+                "nothing to do for a float input; if the preprocessing can emit quantized data: " + nameList(advice, 2);
             sink.add(std::move(finding));
         }
         if (!reformats.empty())
@@ -144,9 +180,11 @@ private:
                 finding.evidence.push_back(layerEvidence(context, r, "Origin", "REFORMAT at the network boundary"));
             }
             finding.costMs = sumTimes(context, reformats);
-            finding.fix = "declare the I/O formats the adjacent kernels use (trtexec --inputIOFormats / "
-                          "--outputIOFormats, e.g. fp16:chw or int8:chw32), or make the first/last float layers run in "
-                          "the I/O type (--fp16, or an FP16 ONNX under strong typing)";
+            finding.fix = "declare the I/O formats the adjacent kernels use (" +
+                          (kernelFormats.empty() ? std::string("trtexec --inputIOFormats / --outputIOFormats")
+                                                 : nameList(kernelFormats, 4)) +
+                          "), or make the first/last float layers run in the I/O type (--fp16, or an FP16 ONNX under "
+                          "strong typing)";
             sink.add(std::move(finding));
         }
     }

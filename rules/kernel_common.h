@@ -6,6 +6,7 @@
 #include "qdq/layer_names.h"
 #include "qdq/patterns.h"
 #include "qdq/precision_summary.h"
+#include "rules/precision_common.h"
 #include "rules/rules.h"
 
 #include <charconv>
@@ -13,6 +14,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <vector>
 
 namespace qdq::rules::kernels
 {
@@ -133,6 +136,163 @@ inline std::optional<MatrixLayer> matrixLayer(const EngineLayer& layer, LayerSta
     return result;
 }
 
+//! The first convolution of an image network: a convolution with at most 4 input channels (gray, RGB, RGBA) that
+//! reads the network input, directly or through the standalone Quantize and builder reformats before it. Its C is the
+//! image's, not a width to pad: TensorRT runs such layers on dedicated first-layer kernels where it has one for the
+//! shape (`ampere_first_layer_filter3x3_imma_fwd` in blogdoc-yolov8-qdq-orin-trt8412, the FP16
+//! `trt_turing_cutlass_image_network_first_layer_hmma_..._c4_...` in trex-pt-resnet-a100-fp16), and the INT8 stem of
+//! trex-pt-resnet-a100-qat-residual runs fused as ConvActPool in 0.073 ms.
+inline bool isImageStem(const Context& context, const MatrixLayer& shape)
+{
+    if (shape.kind != "convolution" || shape.inChannels <= 0 || shape.inChannels > 4 || shape.input == nullptr)
+    {
+        return false;
+    }
+    const EnginePlan& plan = *context.engine();
+    std::string_view tensor = shape.input->name;
+    constexpr int kConversionsBefore = 4;
+    for (int step = 0; step <= kConversionsBefore; ++step)
+    {
+        auto producer = patterns::producerLayer(plan, std::string(tensor));
+        if (!producer)
+        {
+            return precision::isNetworkInput(plan, std::string(tensor));
+        }
+        if ((!precision::isStandaloneQdq(context, *producer) && !precision::isInsertedReformat(context, *producer)) ||
+            plan.layers[*producer].inputs.empty())
+        {
+            return false;
+        }
+        tensor = plan.layers[*producer].inputs[0].name;
+    }
+    return false;
+}
+
+//! Whether a tensor reaches the network outputs through no other convolution, deconvolution or GEMM (activations,
+//! Softmax, shuffles, concatenations, decoding arithmetic): the output channels of the layer writing it are the model's
+//! output width (classes, box coordinates and scores of a detection head), which its task sets, not its designer.
+inline bool feedsOnlyNetworkOutputs(const Context& context, const EngineTensor& tensor)
+{
+    const EnginePlan& plan = *context.engine();
+    const auto& mappings = context.correlation.layers;
+    std::vector<std::string_view> pending{tensor.name};
+    std::unordered_set<std::size_t> seen;
+    constexpr std::size_t kMostLayersWalked = 64;
+    bool reachesOutput = false;
+    while (!pending.empty())
+    {
+        const std::string name(pending.back());
+        pending.pop_back();
+        const auto consumers = patterns::consumerLayers(plan, name);
+        if (consumers.empty() || precision::isBinding(plan, name))
+        {
+            reachesOutput = true;
+        }
+        for (std::size_t consumer : consumers)
+        {
+            if (!seen.insert(consumer).second)
+            {
+                continue;
+            }
+            if (seen.size() > kMostLayersWalked || consumer >= mappings.size() ||
+                isMatrixKind(layerKind(plan.layers[consumer], mappings[consumer].state)))
+            {
+                return false;
+            }
+            for (const auto& output : plan.layers[consumer].outputs)
+            {
+                pending.push_back(output.name);
+            }
+        }
+    }
+    return reachesOutput;
+}
+
+//! Whether the build had FP16 enabled: the build log's `Precision:` option or its command line (--fp16, --best), else
+//! an FP16 tensor in the layer list; nullopt when no file tells.
+inline std::optional<bool> buildHasFp16(const Inputs& inputs)
+{
+    if (inputs.buildLog)
+    {
+        for (const auto& [key, value] : inputs.buildLog->buildOptions)
+        {
+            if (key == "Precision")
+            {
+                return value.find("FP16") != std::string::npos || value.find("BF16") != std::string::npos;
+            }
+        }
+        const std::string& command = inputs.buildLog->commandLine;
+        if (!command.empty())
+        {
+            return command.find("--fp16") != std::string::npos || command.find("--best") != std::string::npos;
+        }
+    }
+    const EnginePlan* plan = inputs.engine();
+    if (plan != nullptr && precision::anyFloat16(*plan))
+    {
+        return true;
+    }
+    return std::nullopt;
+}
+
+//! The float precision a layer taken out of INT8 would run in, for advice: "FP16" only where the build has FP16
+//! enabled; otherwise the graph's float type (FP32 in a build without --fp16).
+inline std::string floatTypeOfBuild(const Inputs& inputs)
+{
+    const std::optional<bool> fp16 = buildHasFp16(inputs);
+    if (fp16 && *fp16)
+    {
+        return "FP16";
+    }
+    if (fp16)
+    {
+        return "the graph's float type (FP32 here: this build has no --fp16)";
+    }
+    return "the graph's float type (FP16 only in a build with --fp16)";
+}
+
+//! A tensor-core tactic the build log timed for a layer, slower than the kernel TensorRT chose for it.
+struct SlowerTensorCoreTactic
+{
+    const TacticChoice* tensorCore = nullptr;
+    const TacticChoice* chosen = nullptr;
+};
+
+//! From the build log's tactic choices for the layer (one per format combination): the fastest timed tensor-core
+//! kernel and the one the engine runs, when the former was timed slower.
+inline std::optional<SlowerTensorCoreTactic> slowerTensorCoreTactic(const Inputs& inputs, const EngineLayer& layer)
+{
+    if (!inputs.buildLog)
+    {
+        return std::nullopt;
+    }
+    SlowerTensorCoreTactic found;
+    for (const TacticChoice& choice : inputs.buildLog->tactics)
+    {
+        if (choice.layer != layer.baseName() || !choice.timeMs)
+        {
+            continue;
+        }
+        const bool chosen = !layer.tacticValue.empty()
+                                ? choice.tactic == layer.tacticValue
+                                : !layer.tacticName.empty() && choice.tacticName == layer.tacticName;
+        if (chosen)
+        {
+            found.chosen = &choice;
+        }
+        else if (!choice.tacticName.empty() && classifyKernel(choice.tacticName).use == TensorCoreUse::kYes &&
+                 (found.tensorCore == nullptr || *choice.timeMs < *found.tensorCore->timeMs))
+        {
+            found.tensorCore = &choice;
+        }
+    }
+    if (found.chosen == nullptr || found.tensorCore == nullptr || *found.tensorCore->timeMs <= *found.chosen->timeMs)
+    {
+        return std::nullopt;
+    }
+    return found;
+}
+
 //! The precision a matrix layer computes in: INT8 for INT8 weights or a quantized input, FP16/BF16 for a half input
 //! or weights, FP32 for float ones; kUnknown when no type is listed.
 inline Precision mathPrecision(const EngineLayer& layer)
@@ -164,8 +324,8 @@ inline std::string describeTensor(const EngineTensor& tensor)
     return text;
 }
 
-//! Whether any layer of the plan runs a tensor-core kernel, or a kernel named for a GPU with tensor cores (sm70 and
-//! later: volta, turing, ampere, hopper, ada, blackwell): evidence that the GPU has them.
+//! Whether any layer of the plan runs (or the build log timed) a tensor-core kernel, or a kernel named for a GPU with
+//! tensor cores (sm70 and later: volta, turing, ampere, hopper, ada, blackwell): evidence that the GPU has them.
 inline bool gpuHasTensorCores(const Inputs& inputs)
 {
     const EnginePlan* plan = inputs.engine();
@@ -173,9 +333,22 @@ inline bool gpuHasTensorCores(const Inputs& inputs)
     {
         return false;
     }
-    for (std::size_t i = 0; i < plan->layers.size(); ++i)
+    // The kernels the layer list names, then those the build log's tactic choices name (a log's engine block gives
+    // tactic values only).
+    std::vector<std::string_view> names;
+    for (const auto& layer : plan->layers)
     {
-        const std::string& name = plan->layers[i].tacticName;
+        names.push_back(layer.tacticName);
+    }
+    if (inputs.buildLog)
+    {
+        for (const auto& choice : inputs.buildLog->tactics)
+        {
+            names.push_back(choice.tacticName);
+        }
+    }
+    for (std::string_view name : names)
+    {
         if (name.empty())
         {
             continue;

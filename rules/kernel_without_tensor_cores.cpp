@@ -97,30 +97,142 @@ public:
     }
 
 private:
+    //! Why a layer runs on CUDA cores, and what to do about it.
+    struct Cause
+    {
+        std::string why;
+        std::string fix;
+        bool nothingToDo = false; //!< an info finding: the kernel choice is right for the layer
+        std::vector<Evidence> evidence;
+    };
+
+    static std::string kernelKind(const std::string& marker)
+    {
+        if (marker == "int8x4" || marker == "icudnn" || marker == "dp4a")
+        {
+            return "an INT8 DP4A kernel (4-wide dot products on CUDA cores)";
+        }
+        if (marker == "gemv")
+        {
+            return "a matrix-vector (GEMV) kernel on CUDA cores";
+        }
+        if (marker == "scudnn" || marker == "ffma")
+        {
+            return "an FP32 FFMA kernel on CUDA cores";
+        }
+        return "a CUDA-core (" + marker + ") kernel";
+    }
+
+    //! The build log timed a tensor-core kernel for the layer and found it slower than the one chosen.
+    static Cause measuredSlower(const Context& context, const SlowerTensorCoreTactic& tactics, bool stem)
+    {
+        const std::string& file = context.inputs.buildLog->sourcePath;
+        Cause cause;
+        cause.nothingToDo = true;
+        cause.why = "TensorRT timed its tensor-core tactics for it and they were slower: the fastest, " +
+                    tactics.tensorCore->tacticName + ", took " + formatMs(*tactics.tensorCore->timeMs) + " against " +
+                    formatMs(*tactics.chosen->timeMs) + " for the chosen " + tactics.chosen->tacticName + " (" + file +
+                    ":" + std::to_string(tactics.tensorCore->line) + " and " + std::to_string(tactics.chosen->line) +
+                    ")";
+        cause.fix = "nothing to change for the kernel: TensorRT measured the tensor-core kernels slower for this "
+                    "layer's shape and formats";
+        if (stem)
+        {
+            cause.fix += "; it is the first convolution of an image network, whose few input channels are the "
+                         "image's: padding them does not help";
+        }
+        for (const TacticChoice* choice : {tactics.tensorCore, tactics.chosen})
+        {
+            Evidence evidence;
+            evidence.file = file;
+            evidence.line = choice->line;
+            evidence.field = "tactic choice";
+            evidence.text = choice->tacticName + " (" + choice->tactic + "): " + formatMs(*choice->timeMs);
+            cause.evidence.push_back(std::move(evidence));
+        }
+        return cause;
+    }
+
+    //! The first convolution of an image network on CUDA cores.
+    static Cause imageStem(const Context& context, const MatrixLayer& shape, Precision precision)
+    {
+        Cause cause;
+        cause.why = "it is the first convolution of an image network: its " + std::to_string(shape.inChannels) +
+                    " input channels are the image's, too few for the " + std::string(precisionName(precision)) +
+                    " tensor-core kernels of the other layers, and TensorRT had no first-layer kernel for this "
+                    "shape and format (or timed it slower)";
+        cause.fix = "nothing to pad: the input channels are the image's";
+        if (precision == Precision::kINT8)
+        {
+            cause.fix += "; if the layer is slow, compare a build where it runs in " +
+                         floatTypeOfBuild(context.inputs) +
+                         " (remove the Q/DQ on its input and weights) with qdq-doctor diff: TensorRT has float "
+                         "first-layer kernels for some shapes (see int8-slower-than-fp16)";
+        }
+        return cause;
+    }
+
+    //! Why, from the layer's shape and input format, when the log timed no tensor-core kernel for it.
+    static Cause fromShape(const Context& context, const MatrixLayer& shape, Precision precision,
+                           const std::string& marker)
+    {
+        Cause cause;
+        const std::int64_t align = precision == Precision::kINT8 ? 16 : 8;
+        const bool fewChannels = shape.inChannels < align;
+        const bool misaligned = shape.inChannels % align != 0 || shape.outChannels % align != 0;
+        if (shape.rows == 1 || marker == "gemv")
+        {
+            cause.nothingToDo = true;
+            cause.why = "its output has one row per channel (batch 1, 1x1 spatial): a matrix-vector product, where "
+                        "tensor cores gain little and TensorRT timed a CUDA-core kernel faster";
+            cause.fix = "nothing to change for a matrix-vector product; batching several inputs per inference turns "
+                        "it into a matrix product that runs on tensor cores";
+        }
+        else if ((fewChannels || misaligned) && isImageStem(context, shape))
+        {
+            cause = imageStem(context, shape, precision);
+        }
+        else if (fewChannels || misaligned)
+        {
+            cause.why = "its " + std::to_string(shape.inChannels) + " input and " + std::to_string(shape.outChannels) +
+                        " output channels are " +
+                        (fewChannels ? "too few" : "not multiples of " + std::to_string(align)) + " for the " +
+                        std::string(precisionName(precision)) + " tensor-core kernels (see channels-not-aligned)";
+            std::string change;
+            if (shape.inChannels % align != 0)
+            {
+                change +=
+                    "C " + std::to_string(shape.inChannels) + " -> " + std::to_string(roundUp(shape.inChannels, align));
+            }
+            if (shape.outChannels % align != 0 && !feedsOnlyNetworkOutputs(context, *shape.output))
+            {
+                change += std::string(change.empty() ? "" : ", ") + "K " + std::to_string(shape.outChannels) + " -> " +
+                          std::to_string(roundUp(shape.outChannels, align));
+            }
+            cause.fix = change.empty() ? "nothing to pad: the output channels are the network's output width"
+                                       : "make the channel counts multiples of " + std::to_string(align) + " (" +
+                                             change + ", zero channels in the weights)";
+        }
+        else if (precision == Precision::kINT8 && shape.input->vectorWidth == 4)
+        {
+            auto producer = producerLayer(*context.engine(), shape.input->name);
+            cause.why =
+                "its input arrives 4-wide vectorized (CHW4), the format DP4A kernels read, from " +
+                (producer ? "\"" + context.engine()->layers[*producer].name + "\"" : std::string("the network input")) +
+                "; INT8 tensor-core kernels read CHW32";
+            cause.fix = "let the producer write CHW32: quantize so that the producer is an INT8 layer itself (a "
+                        "standalone Quantize or Scale layer writing CHW4 goes with its own fix, see standalone-qdq), "
+                        "then TensorRT can pick a tensor-core kernel here";
+        }
+        return cause;
+    }
+
     Finding explain(const Context& context, std::size_t index, const std::optional<MatrixLayer>& shape,
                     const KernelName& kernel, const KernelClass& kernelClass) const
     {
         const EngineLayer& layer = context.engine()->layers[index];
         const Precision precision = mathPrecision(layer);
-        const std::string precisionText(precisionName(precision));
         const std::string& marker = kernelClass.marker;
-        std::string what;
-        if (marker == "int8x4" || marker == "icudnn" || marker == "dp4a")
-        {
-            what = "an INT8 DP4A kernel (4-wide dot products on CUDA cores)";
-        }
-        else if (marker == "gemv")
-        {
-            what = "a matrix-vector (GEMV) kernel on CUDA cores";
-        }
-        else if (marker == "scudnn" || marker == "ffma")
-        {
-            what = "an FP32 FFMA kernel on CUDA cores";
-        }
-        else
-        {
-            what = "a CUDA-core (" + marker + ") kernel";
-        }
         Finding finding = makeFinding(info(), "");
         finding.likely = true;
         finding.engineLayers = {layer.name};
@@ -137,81 +249,47 @@ private:
             finding.evidence.back().file = kernel.file;
             finding.evidence.back().line = kernel.line;
         }
-        std::string why;
-        std::string fix;
-        const std::int64_t align = precision == Precision::kINT8 ? 16 : 8;
+        const bool stem = shape && isImageStem(context, *shape);
+        Cause cause;
+        if (auto slower = slowerTensorCoreTactic(context.inputs, layer))
+        {
+            cause = measuredSlower(context, *slower, stem);
+        }
+        else if (shape && shape->inChannels > 0)
+        {
+            cause = fromShape(context, *shape, precision, marker);
+        }
         if (shape && shape->inChannels > 0)
         {
             finding.evidence.push_back(layerEvidence(context, index, "Inputs[0]", describeTensor(*shape->input)));
-            const bool matrixVector = shape->rows == 1 || marker == "gemv";
-            const bool fewChannels = shape->inChannels < align;
-            const bool misaligned = shape->inChannels % align != 0 || shape->outChannels % align != 0;
-            if (matrixVector)
-            {
-                finding.severity = Severity::kInfo;
-                why =
-                    "its output has one row per channel (batch 1, 1x1 spatial): a matrix-vector product, where tensor "
-                    "cores gain little and TensorRT timed a CUDA-core kernel faster";
-                fix = "nothing to change for a matrix-vector product; batching several inputs per inference turns it "
-                      "into a matrix product that runs on tensor cores";
-            }
-            else if (fewChannels || misaligned)
-            {
-                why = "its " + std::to_string(shape->inChannels) + " input and " + std::to_string(shape->outChannels) +
-                      " output channels are " +
-                      (fewChannels ? "too few" : "not multiples of " + std::to_string(align)) + " for the " +
-                      precisionText + " tensor-core kernels (see channels-not-aligned)";
-                fix = "make the channel counts multiples of " + std::to_string(align) + " (";
-                if (shape->inChannels % align != 0)
-                {
-                    fix += "C " + std::to_string(shape->inChannels) + " -> " +
-                           std::to_string(roundUp(shape->inChannels, align));
-                }
-                if (shape->outChannels % align != 0)
-                {
-                    fix += std::string(shape->inChannels % align != 0 ? ", " : "") + "K " +
-                           std::to_string(shape->outChannels) + " -> " +
-                           std::to_string(roundUp(shape->outChannels, align));
-                }
-                fix += ", zero channels in the weights)";
-                if (precision == Precision::kINT8 && shape->inChannels <= 4)
-                {
-                    fix += "; for the first convolution of an image network (3 channels) the usual remedy is to "
-                           "leave it in FP16: remove the Q/DQ on its input and weights, and TensorRT runs it on its "
-                           "first-layer FP16 tensor-core kernel (compare an FP16 build with qdq-doctor diff; see "
-                           "int8-slower-than-fp16)";
-                }
-            }
         }
-        if (why.empty() && precision == Precision::kINT8 && shape && shape->input->vectorWidth == 4)
+        if (cause.why.empty() && precision == Precision::kFP32)
         {
-            auto producer = producerLayer(*context.engine(), shape->input->name);
-            why =
-                "its input arrives 4-wide vectorized (CHW4), the format DP4A kernels read, from " +
-                (producer ? "\"" + context.engine()->layers[*producer].name + "\"" : std::string("the network input")) +
-                "; INT8 tensor-core kernels read CHW32";
-            fix = "let the producer write CHW32: quantize so that the producer is an INT8 layer itself (a standalone "
-                  "Quantize or Scale layer writing CHW4 goes with its own fix, see standalone-qdq), then TensorRT can "
-                  "pick a tensor-core kernel here";
+            cause.why = "FP32 math uses tensor cores only through TF32";
+            cause.fix = "build with --fp16 (or quantize the layer), and do not disable TF32 (--noTF32)";
         }
-        if (why.empty() && precision == Precision::kFP32)
+        if (cause.why.empty())
         {
-            why = "FP32 math uses tensor cores only through TF32";
-            fix = "build with --fp16 (or quantize the layer), and do not disable TF32 (--noTF32)";
-        }
-        if (why.empty())
-        {
-            why = "TensorRT timed its tensor-core tactics slower for this shape and format, or had none for them";
-            fix =
+            cause.why = "TensorRT timed its tensor-core tactics slower for this shape and format, or had none for them";
+            cause.fix =
                 "check the channel counts and the tensor formats around the layer (a reformat to CHW32 for INT8, HWC8 "
                 "for FP16 precedes tensor-core kernels); compare the tactics of another build with qdq-doctor diff";
         }
-        finding.message =
-            precisionText + " layer \"" + layer.name + "\" runs " + what +
-            ", not on tensor cores, although other layers of this engine or its kernel names show the GPU "
-            "has them; likely because " +
-            why + ".";
-        finding.fix = fix;
+        if (cause.nothingToDo)
+        {
+            finding.severity = Severity::kInfo;
+        }
+        const bool measured = !cause.evidence.empty();
+        for (auto& evidence : cause.evidence)
+        {
+            finding.evidence.push_back(std::move(evidence));
+        }
+        finding.message = std::string(precisionName(precision)) + " layer \"" + layer.name + "\" runs " +
+                          kernelKind(marker) +
+                          ", not on tensor cores, although other layers of this engine or its kernel names show the "
+                          "GPU has them; " +
+                          (measured ? "" : "likely ") + "because " + cause.why + ".";
+        finding.fix = cause.fix;
         return finding;
     }
 };

@@ -145,6 +145,87 @@ inline std::string scaleSuffix(const OnnxGraph& graph, const OnnxNode& qdq)
     return scale ? " (scale " + formatScale(*scale) + ")" : std::string();
 }
 
+//! trtexec's spelling of a tensor's type and layout for --inputIOFormats / --outputIOFormats (`type:fmt`, trtexec
+//! --help: fmt is chw, chw2, chw4, hwc8, chw16, chw32, ...): "int8:chw4" for "Four wide channel vectorized row major
+//! Int8 format" (or `Int8[1,3:4,...]` in a build log), "int8:chw32" for the thirty-two wide one, "int8:chw" for a row
+//! major (linear) one; empty when the type or layout is not one trtexec names.
+inline std::string trtexecIoFormat(const EngineTensor& tensor)
+{
+    std::string type;
+    switch (tensor.precision)
+    {
+    case Precision::kINT8:
+        type = "int8";
+        break;
+    case Precision::kFP16:
+        type = "fp16";
+        break;
+    case Precision::kFP32:
+        type = "fp32";
+        break;
+    default:
+        return {};
+    }
+    const std::string& format = tensor.format.str();
+    int width = tensor.vectorWidth;
+    for (const auto& [words, vector] : {std::pair{"Two wide", 2}, std::pair{"Four wide", 4},
+                                        std::pair{"Sixteen wide", 16}, std::pair{"Thirty-two wide", 32}})
+    {
+        if (format.find(words) != std::string::npos)
+        {
+            width = vector;
+        }
+    }
+    if (width > 1)
+    {
+        return type + ":chw" + std::to_string(width);
+    }
+    if (format.find("channel % 8") != std::string::npos)
+    {
+        return type + ":hwc8";
+    }
+    if (format.find("channel %") != std::string::npos || format.find("Channel major") != std::string::npos)
+    {
+        return {};
+    }
+    return type + ":chw"; // row major (linear), or the short form of a build log without a vector width
+}
+
+//! The tensor the first layer after a network input's standalone Quantize reads: the Quantize's output, or what the
+//! builder reformat right after it makes of it.
+inline const EngineTensor* firstLayerInput(const Context& context, std::size_t quantize)
+{
+    const EnginePlan& plan = *context.engine();
+    if (plan.layers[quantize].outputs.empty())
+    {
+        return nullptr;
+    }
+    const EngineTensor* tensor = &plan.layers[quantize].outputs[0];
+    const auto consumers = patterns::consumerLayers(plan, tensor->name);
+    if (consumers.size() == 1 && isInsertedReformat(context, consumers[0]) &&
+        !plan.layers[consumers[0]].outputs.empty())
+    {
+        tensor = &plan.layers[consumers[0]].outputs[0];
+    }
+    return tensor;
+}
+
+//! How to feed quantized data to a network whose input is quantized by `quantize` (a QuantizeLinear in the model):
+//! the flag alone fails the build while the Q is in the model (NVIDIA/TensorRT#3265: "Node .../QuantizeLinear cannot be
+//! quantized by x"), so the pair goes first. `format` is trtexec's `int8:...` spelling of what the first layer reads,
+//! or empty when no layer list tells it.
+inline std::string feedInt8Advice(const std::string& quantize, const std::string& scale, const std::string& format)
+{
+    return "remove the QuantizeLinear -> DequantizeLinear pair on the input (" + quantize +
+           ") from the model, build with --inputIOFormats=" +
+           (format.empty() ? std::string("int8:<the format the first layer reads in the engine's layer list: chw4, "
+                                         "chw32 or chw>")
+                           : format) +
+           " and feed the input quantized with that Q's scale" + scale +
+           ": round(x / scale), clamped to [-128, 127]; with the Q still in the model, that flag fails the build "
+           "(NVIDIA/TensorRT#3265)";
+}
+
 //! The quantized weighted op whose output reaches tensor through epilogue ops only (BN, activations, SiLU's Mul),
 //! or nullptr. Its activation input must be DQ-fed. Without throughSilu, a SiLU (Sigmoid * Mul) stops the walk.
 inline const OnnxNode* quantizedWeightedBehind(const OnnxGraph& graph, const std::string& tensor,

@@ -44,6 +44,7 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeInt8WeightInitializer());         // R33
         // Model checks added by qdq-doctor (no catalogue id).
         list.push_back(rules::makeQuantizedOpNotImportable());
+        list.push_back(rules::makeBatchNormNotFolded());
         // Engine lints added by qdq-doctor (no catalogue id): why INT8 did not pay off.
         list.push_back(rules::makeKernelWithoutTensorCores());
         list.push_back(rules::makeChannelsNotAligned());

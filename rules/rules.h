@@ -48,5 +48,6 @@ std::unique_ptr<Rule> makeNoInt8Implementation();
 std::unique_ptr<Rule> makeQdqBetweenPadAndConv();
 std::unique_ptr<Rule> makeDepthwiseActNotFused();
 std::unique_ptr<Rule> makeRefitScaleGroup();
+std::unique_ptr<Rule> makeBatchNormNotFolded();
 
 } // namespace qdq::rules

@@ -81,8 +81,9 @@ private:
         {
             result.why = "it quantizes the network input " + modelTensor;
             result.cause = "network input";
-            result.fix = "expected for a float network input; feed INT8 directly (--inputIOFormats=int8:chw32) if "
-                         "the preprocessing can quantize (see io-reformat)";
+            result.fix = "expected for a float network input; if the preprocessing can quantize, io-reformat says how "
+                         "to feed INT8 instead (remove this Q/DQ pair from the model, declare the format the first "
+                         "layer reads with --inputIOFormats, quantize with the Q's scale)";
             result.expected = isQuantizeLayer;
             return result;
         }

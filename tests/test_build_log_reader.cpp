@@ -472,6 +472,34 @@ TEST(BuildLogReader, ReadsFromBuffer)
     EXPECT_TRUE(hasWarningContaining(log, "fragment"));
 }
 
+TEST(BuildLogReader, TacticNameOfAHexIdEndingInALetter)
+{
+    // The 8.5 timing lines of one format combination (as trex-notebooks-yolo-orin-trt852/trt.out:8305-8316): the
+    // fastest tactic's id ends in a letter, and its name comes from its "Set Tactic Name" line all the same.
+    const std::string prefix = "[10/31/2023-17:55:22] [V] [TRT] ";
+    const std::string layer = "conv1.weight + /conv1/Conv";
+    std::string text;
+    for (const std::string& line : std::vector<std::string>{
+             "*************** Autotuning format combination: Int8(1,1:32,1,1) -> Float(1,1:32,1,1) ***************",
+             "--------------- Timing Runner: " + layer + " (CaskConvolution)",
+             layer + " Set Tactic Name: sm80_xmma_fprop_implicit_gemm_tensor16x8x32 Tactic: 0x6986b0c6a136276e",
+             std::string("Tactic: 0x6986b0c6a136276e Time: 100.14"),
+             layer +
+                 " Set Tactic Name: sm80_xmma_fprop_implicit_gemm_tile256x32_tensor16x8x32 Tactic: 0xa2f15b0a75b7dcec",
+             std::string("Tactic: 0xa2f15b0a75b7dcec Time: 146.887"),
+             std::string("Fastest Tactic: 0x6986b0c6a136276e Time: 100.14"),
+             std::string(">>>>>>>>>>>>>>> Chose Runner Type: CaskConvolution Tactic: 0x6986b0c6a136276e")})
+    {
+        text += prefix + line + "\n";
+    }
+    BuildLog log = qdq::readBuildLogFromBuffer(text, "tactics.log");
+    ASSERT_EQ(log.tactics.size(), 1u);
+    EXPECT_EQ(log.tactics[0].layer, layer);
+    EXPECT_EQ(log.tactics[0].tactic, "0x6986b0c6a136276e");
+    EXPECT_EQ(log.tactics[0].tacticName, "sm80_xmma_fprop_implicit_gemm_tensor16x8x32");
+    EXPECT_NEAR(log.tactics[0].timeMs.value_or(0.0), 100.14, 1e-9);
+}
+
 TEST(BuildLogReader, ProgressIsReported)
 {
     std::string text = "&&&& RUNNING TensorRT.trtexec [TensorRT v8502] # trtexec\n";
@@ -615,6 +643,25 @@ TEST(RealDataBuildLog, TrexNotebookYoloOrinTrt852)
     EXPECT_EQ(countEvents(log, OptimizerEventKind::kQdqPhase), 8u);
     EXPECT_EQ(countEvents(log, OptimizerEventKind::kAddReformat), 4u);
     EXPECT_EQ(log.tactics.size(), 177u); // Chose Runner Type lines
+    // The stem's two format combinations: the DP4A tactic 0xb29abdd00304c881 at 58.8474 ms (line 8299) and the CHW32
+    // tensor-core tactic 0x6986b0c6a136276e at 100.14 ms (line 8316), whose id ends in a letter: its name comes from
+    // the "Set Tactic Name" line 8309 all the same.
+    const qdq::TacticChoice* dp4a = nullptr;
+    const qdq::TacticChoice* tensorCore = nullptr;
+    for (const auto& choice : log.tactics)
+    {
+        dp4a = choice.line == 8299 ? &choice : dp4a;
+        tensorCore = choice.line == 8316 ? &choice : tensorCore;
+    }
+    ASSERT_NE(dp4a, nullptr);
+    ASSERT_NE(tensorCore, nullptr);
+    EXPECT_EQ(dp4a->tacticName, "ampere_fp32_icudnn_int8x4_128x64_relu_medium_nn_v1");
+    EXPECT_NEAR(dp4a->timeMs.value_or(0.0), 58.8474, 1e-9);
+    EXPECT_EQ(tensorCore->tactic, "0x6986b0c6a136276e");
+    EXPECT_EQ(tensorCore->tacticName,
+              "sm80_xmma_fprop_implicit_gemm_interleaved_indexed_i8f32_i8i32_f32_nchw_vect_c_32kcrs_vect_c_32_nchw_"
+              "vect_c_32_tilesize256x64x64_stage4_warpsize4x1x1_g1_tensor16x8x32");
+    EXPECT_NEAR(tensorCore->timeMs.value_or(0.0), 100.14, 1e-9);
 
     // Engine Layer Information: 86 Layer(...) lines from line 12745.
     ASSERT_TRUE(log.hasEngineBlock);

@@ -228,6 +228,22 @@ TEST(RealDataPrecisionSummary, MissingKernelNamesAreSaid)
     ASSERT_NE(unknown, nullptr);
 }
 
+TEST(RealDataPrecisionSummary, LogKernelIsTheChoiceWithTheLayersTactic)
+{
+    REQUIRE_SHARED();
+    // The YOLO/Orin log times the stem in two format combinations: the DP4A tactic 0xb29abdd00304c881 the engine runs
+    // (trt.out:8299, 12756) and the CHW32 tensor-core tactic 0x6986b0c6a136276e (trt.out:8316), logged after it. The
+    // stem counts on CUDA cores, as the downsample conv of layer2 (ampere_fp32_icudnn_int8x4_..., trt.out:8767).
+    const std::string dir = "trex-notebooks-yolo-orin-trt852/";
+    Inputs inputs =
+        loadFiles({realdata(dir + "trt.out"), realdata(dir + "layer_info.json"), realdata(dir + "profile.json")});
+    PrecisionSummary summary = summarizePrecision(diagnose(inputs), inputs);
+    EXPECT_EQ(summary.tensorCores.matrixLayers, 43u);
+    EXPECT_EQ(summary.tensorCores.matrixNoLayers, 2u);
+    // The stem's 59.7861 ms and the downsample conv's 3.63039 ms (averageMs in profile.json) are in the CUDA-core time.
+    EXPECT_GT(summary.tensorCores.noMs, 59.7861 + 3.63039 - 1e-6);
+}
+
 TEST(PrecisionSummary, SampleReportsCarryIt)
 {
     // Sample c (model, layer list, profile; TensorRT 8.2 formats, no TacticName).

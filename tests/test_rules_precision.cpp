@@ -728,7 +728,14 @@ TEST(RuleIoReformat, InputQuantizeIsInfo)
     ASSERT_EQ(findings.size(), 1u);
     EXPECT_EQ(findings[0].severity, Severity::kInfo);
     EXPECT_EQ(findings[0].onnxNodes, std::vector<std::string>{"/in_q/QuantizeLinear"});
-    EXPECT_TRUE(contains(findings[0].fix, "--inputIOFormats=int8:chw32")) << findings[0].fix;
+    // Feeding INT8 starts with taking the Q/DQ pair out (with the Q in the model the flag fails the build), and
+    // without a layer list the format the first layer reads is not guessed.
+    EXPECT_TRUE(contains(findings[0].fix, "remove the QuantizeLinear -> DequantizeLinear pair on the input "
+                                          "(/in_q/QuantizeLinear)"))
+        << findings[0].fix;
+    EXPECT_TRUE(contains(findings[0].fix, "NVIDIA/TensorRT#3265")) << findings[0].fix;
+    EXPECT_TRUE(contains(findings[0].fix, "(scale 0.05")) << findings[0].fix;
+    EXPECT_FALSE(contains(findings[0].fix, "int8:chw32")) << findings[0].fix;
 }
 
 TEST(RuleIoReformat, SilentWhenInputIsNotQuantizedDirectly)
@@ -785,6 +792,24 @@ TEST(RuleIoReformat, EngineInputQuantizeAloneIsInfo)
     ASSERT_EQ(findings.size(), 1u);
     EXPECT_EQ(findings[0].severity, Severity::kInfo);
     EXPECT_EQ(findings[0].engineLayers, std::vector<std::string>{"QuantizeLinear_2"});
+    // The conv reads the Quantize's CHW32 output.
+    EXPECT_TRUE(contains(findings[0].fix, "--inputIOFormats=int8:chw32")) << findings[0].fix;
+    EXPECT_TRUE(contains(findings[0].fix, "remove the QuantizeLinear -> DequantizeLinear pair on the input "
+                                          "(QuantizeLinear_2)"))
+        << findings[0].fix;
+}
+
+TEST(RuleIoReformat, EngineAdvisesTheFormatTheFirstLayerReads)
+{
+    // The same engine whose Quantize writes CHW4, as the DP4A stems of the A100 and Orin builds read it.
+    EnginePlan plan = ioEngine(false);
+    const char* chw4 = "Four wide channel vectorized row major Int8 format";
+    plan.layers[0].outputs[0].format = chw4;
+    plan.layers[1].inputs[0].format = chw4;
+    auto findings = findingsOf(runDiagnose(std::nullopt, plan, profileFor(plan)), "io-reformat");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_TRUE(contains(findings[0].fix, "--inputIOFormats=int8:chw4 ")) << findings[0].fix;
+    EXPECT_FALSE(contains(findings[0].fix, "chw32")) << findings[0].fix;
 }
 
 // ---- R24 fp32-island ----------------------------------------------------------------------------------------------

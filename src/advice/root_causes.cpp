@@ -71,9 +71,16 @@ constexpr std::array<std::string_view, 8> kRootOrder = {
 
 //! Rules whose fix makes a fused layer out of separate ones: their non-GEMM layers (the pooling, the activation, the
 //! PointWise epilogue) disappear into the conv (reference section 1.8).
-constexpr std::array<std::string_view, 6> kFusingRules = {
+//! A BatchNormalization folded into its convolution leaves no layer of its own either (batchnorm-not-folded).
+constexpr std::array<std::string_view, 7> kFusingRules = {
     "conv-act-pool-blocked",    "depthwise-act-not-fused",  "convtranspose-epilogue-not-fused",
-    "qdq-inside-conv-epilogue", "qdq-between-conv-and-add", "activation-before-residual-add"};
+    "qdq-inside-conv-epilogue", "qdq-between-conv-and-add", "activation-before-residual-add",
+    "batchnorm-not-folded"};
+
+//! Causes whose fix is no Q/DQ placement and removes the layers they name whatever else changes: a BatchNormalization
+//! that constant folding lets the parser fold into its convolution. They claim their layers before the causes whose
+//! fix would only change those layers' precision (fp32-island), and join no other cause through the nodes they share.
+constexpr std::array<std::string_view, 1> kSeparateFixRules = {"batchnorm-not-folded"};
 
 //! Rules whose fix places or moves Q/DQ so that the layers they name read and write INT8.
 constexpr std::array<std::string_view, 17> kQuantizingRules = {"residual-input-not-quantized",
@@ -110,7 +117,7 @@ std::size_t rootRank(std::string_view rule)
 //! another change, even where it names the same layers.
 bool joinsOtherRules(std::string_view rule)
 {
-    return listed(kQuantizingRules, rule) || listed(kFusingRules, rule);
+    return (listed(kQuantizingRules, rule) || listed(kFusingRules, rule)) && !listed(kSeparateFixRules, rule);
 }
 
 int severityRank(Severity severity)
@@ -267,8 +274,8 @@ void groupCauses(const Report& report, std::size_t layerCount, Grouping& groupin
     }
 }
 
-//! The order in which findings claim layers: causes before symptoms, errors before warnings before infos, then the
-//! larger time involved.
+//! The order in which findings claim layers: causes before symptoms, causes with a separate fix first, errors before
+//! warnings before infos, then the larger time involved.
 std::vector<std::size_t> claimOrder(const Report& report, const Grouping& grouping)
 {
     std::vector<std::size_t> order(report.findings.size());
@@ -282,7 +289,12 @@ std::vector<std::size_t> claimOrder(const Report& report, const Grouping& groupi
                          {
                              return grouping.isSymptom[a] < grouping.isSymptom[b];
                          }
-                         // Q/DQ placement first: the layers a placement fix removes are its, not a build flag's.
+                         const bool aSeparate = listed(kSeparateFixRules, fa.rule);
+                         if (aSeparate != listed(kSeparateFixRules, fb.rule))
+                         {
+                             return aSeparate;
+                         }
+                         // Q/DQ placement next: the layers a placement fix removes are its, not a build flag's.
                          if (joinsOtherRules(fa.rule) != joinsOtherRules(fb.rule))
                          {
                              return joinsOtherRules(fa.rule);

@@ -487,7 +487,17 @@ PrecisionSummary summarizePrecision(const Report& report, const Inputs& inputs)
         // Kernel names repeat (one tactic for many layers): classify each once.
         std::unordered_map<std::string_view, KernelClass> classes;
         // The build log's tactic choices by layer name, when the layer list has no TacticName.
+        // The build log's tactic choices by layer (the last one timed) and by layer and tactic: a layer timed in
+        // several format combinations has one choice each, and the engine runs the one with its tactic value (as
+        // kernelNameOf picks it).
         std::unordered_map<std::string_view, const TacticChoice*> logChoices;
+        std::unordered_map<std::string, const TacticChoice*> logChoicesByTactic;
+        const auto tacticKey = [](std::string_view layerName, std::string_view tactic)
+        {
+            std::string key(layerName);
+            key.append(1, '\x1f').append(tactic);
+            return key;
+        };
         if (inputs.buildLog)
         {
             for (const TacticChoice& choice : inputs.buildLog->tactics)
@@ -495,6 +505,7 @@ PrecisionSummary summarizePrecision(const Report& report, const Inputs& inputs)
                 if (!choice.tacticName.empty())
                 {
                     logChoices[choice.layer] = &choice;
+                    logChoicesByTactic[tacticKey(choice.layer, choice.tactic)] = &choice;
                 }
             }
         }
@@ -515,8 +526,16 @@ PrecisionSummary summarizePrecision(const Report& report, const Inputs& inputs)
             std::string_view kernel = layer.tacticName;
             if (kernel.empty() && !logChoices.empty())
             {
+                auto exact = layer.tacticValue.empty()
+                                 ? logChoicesByTactic.end()
+                                 : logChoicesByTactic.find(tacticKey(layer.baseName(), layer.tacticValue));
                 auto found = logChoices.find(layer.baseName());
-                if (found != logChoices.end())
+                if (exact != logChoicesByTactic.end())
+                {
+                    kernel = exact->second->tacticName;
+                    fromLog = true;
+                }
+                else if (found != logChoices.end())
                 {
                     kernel = found->second->tacticName;
                     fromLog = true;
