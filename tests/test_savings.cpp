@@ -406,6 +406,50 @@ TEST(Savings, NoProfileNoEstimate)
 
 // ---- One plan: no two findings ask for contradicting edits ----
 
+namespace
+{
+
+//! Every model in ../shared/models and every real engine set: the conflicts of its report.
+std::map<std::string, std::vector<std::string>> conflictsOfEveryRealInput()
+{
+    std::map<std::string, std::vector<std::string>> found;
+    for (const auto& folder : {sharedModel(""), sharedModel("with-weights")})
+    {
+        for (const auto& entry : std::filesystem::directory_iterator(folder))
+        {
+            if (entry.path().extension() == ".onnx")
+            {
+                Inputs inputs = loadFiles({entry.path()});
+                found[entry.path().string()] = adviceConflicts(diagnose(inputs), inputs);
+            }
+        }
+    }
+    for (const ManifestEntry& entry : manifestEntries())
+    {
+        if (entry.kind == "verbose-log" || entry.kind == "onnx")
+        {
+            Inputs inputs = loadFiles({realdata(entry.path())});
+            found[entry.path()] = adviceConflicts(diagnose(inputs), inputs);
+        }
+    }
+    return found;
+}
+
+} // namespace
+
+TEST(AdviceConflicts, NoReportOnRealInputsAsksForContradictingEdits)
+{
+    REQUIRE_SHARED();
+    std::size_t inputs = 0;
+    for (const auto& [input, conflicts] : conflictsOfEveryRealInput())
+    {
+        EXPECT_TRUE(conflicts.empty()) << input << ": " << conflicts.size()
+                                       << " conflicts, the first: " << conflicts.front();
+        ++inputs;
+    }
+    EXPECT_GE(inputs, 30u);
+}
+
 TEST(AdviceConflicts, TwoScalesForOneNodeConflictOneScaleTwiceDoesNot)
 {
     Report report;

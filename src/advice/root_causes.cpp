@@ -646,7 +646,12 @@ void deferSymptomAdvice(Report& report)
             continue;
         }
         const RootCause& cause = report.causes[*finding.rootCause];
-        if (cause.findings.empty())
+        // Only under a cause whose fix is a change to the model: a symptom under another symptom (an input reformat
+        // under the input's standalone Quantize) has the more specific advice, and an info symptom asks for nothing.
+        const bool realCause =
+            std::any_of(cause.findings.begin(), cause.findings.end(),
+                        [&](std::size_t f) { return !listed(kSymptomRules, report.findings[f].rule); });
+        if (cause.findings.empty() || !realCause || finding.severity == Severity::kInfo)
         {
             continue;
         }
