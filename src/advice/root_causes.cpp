@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -150,12 +151,24 @@ struct Grouping
 //! Step 1: which findings are symptoms, and which engine layers each names.
 void classifyFindings(const Report& report, const EnginePlan* plan, Grouping& grouping)
 {
+    // Only the names findings give are indexed, then one pass over the layers finds them: a map of every layer of a
+    // 100,000-layer engine cost more than the rest of the stage.
     std::unordered_map<std::string_view, std::size_t> layerByName;
-    if (plan != nullptr)
+    for (const Finding& finding : report.findings)
+    {
+        for (const auto& name : finding.engineLayers)
+        {
+            layerByName.emplace(name, SIZE_MAX);
+        }
+    }
+    if (plan != nullptr && !layerByName.empty())
     {
         for (std::size_t i = 0; i < plan->layers.size(); ++i)
         {
-            layerByName.emplace(plan->layers[i].name, i);
+            if (auto it = layerByName.find(plan->layers[i].name); it != layerByName.end() && it->second == SIZE_MAX)
+            {
+                it->second = i; // the first layer of that name, as before
+            }
         }
     }
     const std::size_t count = report.findings.size();
@@ -167,7 +180,7 @@ void classifyFindings(const Report& report, const EnginePlan* plan, Grouping& gr
         grouping.isSymptom[f] = listed(kSymptomRules, finding.rule) ? 1 : 0;
         for (const auto& name : finding.engineLayers)
         {
-            if (auto it = layerByName.find(name); it != layerByName.end())
+            if (auto it = layerByName.find(name); it != layerByName.end() && it->second != SIZE_MAX)
             {
                 grouping.layersOf[f].push_back(it->second);
             }
