@@ -1,6 +1,7 @@
 // myelin-head-dominates: a Myelin layer (`{ForeignNode[first...last]}`, LayerType Myelin, `__myl_` kernels) that runs
-// after the engine's last convolution or matrix layer and takes a large share of the engine's time: the detection
-// post-processing (box decode, top-k, NMS-like ops) compiled into one layer, usually in float
+// after the engine's last convolution or matrix layer, that takes a large share of the engine's time and that (or a
+// layer after it) selects boxes (TopK, NMS): the detection post-processing (box decode, top-k, NMS-like ops)
+// compiled into one layer, usually in float
 // (docs/rules/myelin-head-dominates.md).
 #include "rules/kernel_common.h"
 #include "rules/rules.h"
@@ -77,6 +78,34 @@ bool engineHasHalf(const EnginePlan& plan)
     return false;
 }
 
+//! Whether the layers from `from` on select boxes: a TopK or NMS layer (LayerType, or the ONNX op in its name), or a
+//! tensor written by a TopK or NonMaxSuppression node. What tells post-processing apart from network work that Myelin
+//! also compiles after the last convolution (a transformer decoder, BEV heads).
+bool selectsBoxes(const EnginePlan& plan, std::size_t from)
+{
+    static constexpr std::string_view kSelecting[] = {"TopK", "NonMaxSuppression", "NMS"};
+    for (std::size_t i = from; i < plan.layers.size(); ++i)
+    {
+        const EngineLayer& layer = plan.layers[i];
+        for (std::string_view op : kSelecting)
+        {
+            if (layer.type.find(op) != std::string::npos || layer.pluginType.find(op) != std::string::npos ||
+                (!isMyelin(layer) && layerNameHas(layer, op)))
+            {
+                return true;
+            }
+            for (const auto& tensor : layer.outputs)
+            {
+                if (tensor.name.find(op) != std::string::npos)
+                {
+                    return true;
+                }
+            }
+        }
+    }
+    return false;
+}
+
 class MyelinHeadDominates final : public Rule
 {
 public:
@@ -118,7 +147,7 @@ public:
         for (std::size_t i = *lastMatrix + 1; i < plan->layers.size(); ++i)
         {
             const auto layerMs = layerTime(context, i);
-            if (isMyelin(plan->layers[i]) && layerMs && *layerMs / totalMs > kDominantShare)
+            if (isMyelin(plan->layers[i]) && layerMs && *layerMs / totalMs > kDominantShare && selectsBoxes(*plan, i))
             {
                 sink.add(describe(context, i, *lastMatrix, *layerMs, totalMs));
             }

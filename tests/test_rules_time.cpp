@@ -43,7 +43,7 @@ EnginePlan detectionTail()
     plan.form = LayerListForm::kDetailed;
     plan.layers.push_back(layer("/backbone/conv/Conv", "CaskConvolution", {{"images", "Int8"}}, {{"f", "Int8"}}));
     plan.layers.push_back(layer("/head/conv/Conv", "CaskConvolution", {{"f", "Int8"}}, {{"h", "Float"}}));
-    plan.layers.push_back(layer(kHead, "Myelin", {{"h", "Float"}}, {{"boxes", "Float"}}));
+    plan.layers.push_back(layer(kHead, "Myelin", {{"h", "Float"}}, {{"/TopK_output_1", "Int32"}, {"b", "Float"}}));
     return plan;
 }
 
@@ -84,6 +84,16 @@ TEST(RuleMyelinHeadDominates, LargeMyelinLayerThatFeedsAConvolutionIsSilent)
     plan.layers.push_back(layer(kMiddle, "Myelin", {{"f", "Float"}}, {{"m", "Float"}}));
     plan.layers.push_back(layer("/head/conv/Conv", "CaskConvolution", {{"m", "Float"}}, {{"h", "Float"}}));
     Report report = runDiagnose(std::nullopt, plan, profileOf(plan, {2.0, 3.0, 1.0}));
+    EXPECT_TRUE(findingsOf(report, "myelin-head-dominates").empty());
+}
+
+TEST(RuleMyelinHeadDominates, LargeMyelinDecoderWithoutBoxSelectionIsSilent)
+{
+    // The same tail without a TopK or NMS: network work (a decoder) that Myelin compiled, not post-processing, as in
+    // the BEV model of lix-engine-analysis-as-fp16 (a 46% Myelin layer after the last convolution).
+    EnginePlan plan = detectionTail();
+    plan.layers.back().outputs = layer("", "", {}, {{"bev", "Float"}}).outputs;
+    Report report = runDiagnose(std::nullopt, plan, profileOf(plan, {2.0, 1.0, 3.0}));
     EXPECT_TRUE(findingsOf(report, "myelin-head-dominates").empty());
 }
 
