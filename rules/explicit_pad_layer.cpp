@@ -198,8 +198,10 @@ private:
         finding.message =
             "Pad " + pad.name + " before " + reader.opType + " " + reader.name +
             " runs as its own layer that copies the padded tensor" +
-            (ownLayer ? std::string() : std::string(" (likely; give the engine's layer list to confirm)")) + ": " +
-            why + ".";
+            (ownLayer                      ? std::string()
+             : context.engine() != nullptr ? std::string(" (likely; no engine layer is mapped to it)")
+                                           : std::string(" (likely; give the engine's layer list to confirm)")) +
+            ": " + why + ".";
         finding.fix = isPooling(reader.opType) ? poolingFix() : convolutionFix();
         return finding;
     }

@@ -96,12 +96,14 @@ private:
             }
         }
         finding.likely = !confirmed;
-        finding.message = "Transpose " + node.name + " turns the network input " + node.inputs[0] +
-                          " from NHWC into NCHW: TensorRT runs it as a Shuffle layer that reads and writes the whole "
-                          "input" +
-                          (confirmed ? (finding.costMs ? " (" + formatMs(*finding.costMs) + ")" : std::string())
-                                     : std::string(" (likely; give the engine's layer list to confirm)")) +
-                          ", before the first convolution can start.";
+        finding.message =
+            "Transpose " + node.name + " turns the network input " + node.inputs[0] +
+            " from NHWC into NCHW: TensorRT runs it as a Shuffle layer that reads and writes the whole "
+            "input" +
+            (confirmed                     ? (finding.costMs ? " (" + formatMs(*finding.costMs) + ")" : std::string())
+             : context.engine() != nullptr ? std::string(" (likely; no engine layer is mapped to it)")
+                                           : std::string(" (likely; give the engine's layer list to confirm)")) +
+            ", before the first convolution can start.";
         finding.fix = "export the model with an NCHW input (tf2onnx --inputs-as-nchw " + node.inputs[0] +
                       ", which lets the converter remove the transpose) and feed NCHW data, or keep NHWC and "
                       "accept the copy";

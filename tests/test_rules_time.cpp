@@ -308,3 +308,14 @@ TEST(RuleInputLayoutTranspose, EngineShuffleLayerGivesTheCost)
     ASSERT_TRUE(found.front().costMs.has_value());
     EXPECT_NEAR(*found.front().costMs, 0.3, 1e-9);
 }
+
+TEST(RuleInputLayoutTranspose, TransposeFoldedIntoTheConvolutionIsSilent)
+{
+    EnginePlan plan;
+    plan.sourcePath = "small/layers.json";
+    plan.form = LayerListForm::kDetailed;
+    plan.layers.push_back(
+        layer("/Transpose + conv.weight + /conv/Conv", "CaskConvolution", {{"images", "Float"}}, {{"y", "Float"}}));
+    Report report = runDiagnose(inputModel(false), plan, profileOf(plan, {1.0}));
+    EXPECT_TRUE(findingsOf(report, "input-layout-transpose").empty());
+}
