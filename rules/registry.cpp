@@ -51,6 +51,10 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeReformatConversion());
         list.push_back(rules::makeCopyNotEliminated());
         list.push_back(rules::makeInt8SlowerThanFp16());
+        // Non-Q/DQ costs seen in real engines (issue 30).
+        list.push_back(rules::makeMyelinHeadDominates());
+        list.push_back(rules::makeExplicitPadLayer());
+        list.push_back(rules::makeInputLayoutTranspose());
         return list;
     }();
     return rules;

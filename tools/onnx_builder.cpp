@@ -306,6 +306,20 @@ void GraphBuilder::floatAttribute(const std::string& nodeName, const std::string
     }
 }
 
+void GraphBuilder::stringAttribute(const std::string& nodeName, const std::string& attribute, const std::string& value)
+{
+    for (auto& node : *mImpl->graph->mutable_node())
+    {
+        if (node.name() == nodeName)
+        {
+            auto* a = node.add_attribute();
+            a->set_name(attribute);
+            a->set_type(onnx::AttributeProto::STRING);
+            a->set_s(value);
+        }
+    }
+}
+
 void GraphBuilder::intsAttribute(const std::string& nodeName, const std::string& attribute, std::vector<long> values)
 {
     for (auto& node : *mImpl->graph->mutable_node())

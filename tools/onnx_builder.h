@@ -55,6 +55,7 @@ public:
     std::string int8Weight(const std::string& prefix, long outChannels, long inChannels, long kernel = 3);
 
     void floatAttribute(const std::string& nodeName, const std::string& attribute, float value);
+    void stringAttribute(const std::string& nodeName, const std::string& attribute, const std::string& value);
     void intsAttribute(const std::string& nodeName, const std::string& attribute, std::vector<long> values);
     //! Declares an operator set (e.g. a custom plugin domain).
     void opset(const std::string& domain, long version);

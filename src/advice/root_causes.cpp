@@ -72,16 +72,22 @@ constexpr std::array<std::string_view, 8> kRootOrder = {
 
 //! Rules whose fix makes a fused layer out of separate ones: their non-GEMM layers (the pooling, the activation, the
 //! PointWise epilogue) disappear into the conv (reference section 1.8).
-//! A BatchNormalization folded into its convolution leaves no layer of its own either (batchnorm-not-folded).
-constexpr std::array<std::string_view, 7> kFusingRules = {
+//! A BatchNormalization folded into its convolution leaves no layer of its own either (batchnorm-not-folded), nor
+//! does a Pad folded into its convolution (explicit-pad-layer), an input transpose the export removes
+//! (input-layout-transpose), or post-processing moved out of the engine (myelin-head-dominates).
+constexpr std::array<std::string_view, 10> kFusingRules = {
     "conv-act-pool-blocked",    "depthwise-act-not-fused",  "convtranspose-epilogue-not-fused",
     "qdq-inside-conv-epilogue", "qdq-between-conv-and-add", "activation-before-residual-add",
-    "batchnorm-not-folded"};
+    "batchnorm-not-folded",     "explicit-pad-layer",       "input-layout-transpose",
+    "myelin-head-dominates"};
 
 //! Causes whose fix is no Q/DQ placement and removes the layers they name whatever else changes: a BatchNormalization
-//! that constant folding lets the parser fold into its convolution. They claim their layers before the causes whose
-//! fix would only change those layers' precision (fp32-island), and join no other cause through the nodes they share.
-constexpr std::array<std::string_view, 1> kSeparateFixRules = {"batchnorm-not-folded"};
+//! that constant folding lets the parser fold into its convolution; the export changes of explicit-pad-layer and
+//! input-layout-transpose; the post-processing that myelin-head-dominates moves out of the engine. They claim their
+//! layers before the causes whose fix would only change those layers' precision (fp32-island), and join no other
+//! cause through the nodes they share.
+constexpr std::array<std::string_view, 4> kSeparateFixRules = {"batchnorm-not-folded", "explicit-pad-layer",
+                                                               "input-layout-transpose", "myelin-head-dominates"};
 
 //! Rules whose fix places or moves Q/DQ so that the layers they name read and write INT8.
 constexpr std::array<std::string_view, 17> kQuantizingRules = {"residual-input-not-quantized",
