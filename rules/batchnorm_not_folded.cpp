@@ -48,7 +48,7 @@ bool hasUnnamedElementWise(const EngineLayer& layer)
     return false;
 }
 
-class BatchNormNotFolded final : public Rule
+class BatchNormNotFolded final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -64,18 +64,6 @@ public:
             "constant folding rewrites the model's parameters (polygraphy surgeon sanitize --fold-constants, "
             "onnx-simplifier), which `fix` does not do"};
         return kInfo;
-    }
-
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
     }
 
 private:
@@ -165,7 +153,7 @@ private:
         return computed;
     }
 
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         Finding finding = makeFinding(info(), "");
@@ -214,7 +202,7 @@ private:
 
     //! Without a model: a layer that executes a BatchNormalization together with the parser fallback's unnamed
     //! ElementWise layers, and the unnamed PointWise layer that feeds it.
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
         Finding finding = makeFinding(info(), "");

@@ -109,7 +109,7 @@ std::string whyNotFolded(const OnnxGraph& graph, const OnnxNode& pad, bool befor
     return {};
 }
 
-class ExplicitPadLayer final : public Rule
+class ExplicitPadLayer final : public ModelOrEngineRule
 {
 public:
     const RuleInfo& info() const override
@@ -126,21 +126,9 @@ public:
         return kInfo;
     }
 
-    void check(const Context& context, FindingSink& sink) const override
-    {
-        if (context.graph() != nullptr)
-        {
-            checkGraph(context, sink);
-        }
-        else if (context.engine() != nullptr)
-        {
-            checkEngine(context, sink);
-        }
-    }
-
 private:
     //! The Pads whose readers are all convolutions or poolings (reading the padded tensor as their data input).
-    void checkGraph(const Context& context, FindingSink& sink) const
+    void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
         for (const OnnxNode& pad : graph.nodes)
@@ -222,7 +210,7 @@ private:
     }
 
     //! Without a model: a Padding layer whose output only convolutions or poolings read.
-    void checkEngine(const Context& context, FindingSink& sink) const
+    void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan* plan = kernels::mappedEngine(context);
         if (plan == nullptr)

@@ -95,17 +95,7 @@ void writeRootCauses(JsonWriter& json, const Report& report)
     for (const RootCause& cause : report.causes)
     {
         json.beginObject().member("title", cause.title).member("severity", severityName(cause.severity));
-        json.key("findings").beginArray();
-        for (std::size_t f : cause.findings)
-        {
-            json.value(std::uint64_t{f});
-        }
-        json.endArray().key("symptoms").beginArray();
-        for (std::size_t f : cause.symptoms)
-        {
-            json.value(std::uint64_t{f});
-        }
-        json.endArray();
+        json.member("findings", cause.findings).member("symptoms", cause.symptoms);
         writeMs(json, "saving_ms", cause.savingMs);
         writeMs(json, "involved_ms", report.hasTimings ? std::optional<double>(cause.involvedMs) : std::nullopt);
         json.member("layers", std::uint64_t{cause.layers.size()});

@@ -352,6 +352,16 @@ JsonWriter& JsonWriter::value(const std::vector<std::string>& strings)
     return endArray();
 }
 
+JsonWriter& JsonWriter::value(const std::vector<std::size_t>& indices)
+{
+    beginArray();
+    for (std::size_t index : indices)
+    {
+        value(std::uint64_t{index});
+    }
+    return endArray();
+}
+
 JsonWriter& JsonWriter::value(const std::vector<std::string_view>& strings)
 {
     beginArray();

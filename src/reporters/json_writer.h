@@ -54,6 +54,8 @@ public:
     JsonWriter& null();
     JsonWriter& value(const std::optional<double>& number);
     JsonWriter& value(const std::vector<std::string>& strings);
+    //! An array of indices (findings of a root cause, ...).
+    JsonWriter& value(const std::vector<std::size_t>& indices);
     JsonWriter& value(const std::vector<std::string_view>& strings);
 
     //! Shorthands: key then value.

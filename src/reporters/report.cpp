@@ -203,17 +203,7 @@ void writeReportTail(JsonWriter& json, const Report& report, const Inputs& input
     for (const auto& cause : report.causes)
     {
         json.beginObject().member("title", cause.title).member("severity", severityName(cause.severity));
-        json.key("findings").beginArray();
-        for (std::size_t f : cause.findings)
-        {
-            json.value(std::uint64_t{f});
-        }
-        json.endArray().key("symptoms").beginArray();
-        for (std::size_t f : cause.symptoms)
-        {
-            json.value(std::uint64_t{f});
-        }
-        json.endArray().key("engine_layers").beginArray();
+        json.member("findings", cause.findings).member("symptoms", cause.symptoms).key("engine_layers").beginArray();
         const EnginePlan* plan = inputs.engine();
         for (std::size_t layer : cause.layers)
         {
