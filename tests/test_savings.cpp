@@ -188,6 +188,9 @@ TEST(Savings, EveryRealEngineKeepsTheSavingsAccounting)
             Inputs inputs = loadFiles(paths);
             Report report = diagnose(inputs);
             expectSavingsAccounting(report, set.front());
+            // One plan on every real engine too (the models and logs: AdviceConflicts below).
+            auto conflicts = adviceConflicts(report, inputs);
+            EXPECT_TRUE(conflicts.empty()) << set.front() << ": " << conflicts.front();
             ++checked;
             withSavings += std::any_of(report.causes.begin(), report.causes.end(),
                                        [](const RootCause& cause) { return cause.savingMs.value_or(0.0) > 0.0; })
