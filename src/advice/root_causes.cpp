@@ -197,66 +197,57 @@ void classifyFindings(const Report& report, const EnginePlan* plan, Grouping& gr
     }
 }
 
-//! Step 2: one group per cause rule (and per symptom rule, for what the symptoms keep), joined where a bridging
-//! symptom names layers of several causes.
-void groupCauses(const Report& report, std::size_t layerCount, Grouping& grouping)
+//! Joins finding f to the first finding that gave the same key (a rule, a tensor, a node).
+template <class Key>
+void uniteByKey(UnionFind& sets, std::map<Key, std::size_t>& firstWith, const Key& key, std::size_t f)
 {
-    const std::size_t count = report.findings.size();
-    std::map<std::string, std::size_t> firstOfRule;
-    UnionFind sets(count);
-    for (std::size_t f = 0; f < count; ++f)
+    auto [it, inserted] = firstWith.try_emplace(key, f);
+    if (!inserted)
     {
-        auto [it, inserted] = firstOfRule.try_emplace(report.findings[f].rule, f);
-        if (!inserted)
-        {
-            sets.unite(it->second, f);
-        }
+        sets.unite(it->second, f);
     }
-    // One decision per tensor: causes whose edits change the same tensor of the model are one fix.
-    std::map<std::string_view, std::size_t> firstEditing;
-    for (std::size_t f = 0; f < count; ++f)
-    {
-        if (grouping.isSymptom[f] != 0 || !joinsOtherRules(report.findings[f].rule))
-        {
-            continue;
-        }
-        for (const FixEdit& edit : report.findings[f].edits)
-        {
-            if (edit.tensor.empty())
-            {
-                continue;
-            }
-            auto [it, inserted] = firstEditing.try_emplace(edit.tensor, f);
-            if (!inserted)
-            {
-                sets.unite(it->second, f);
-            }
-        }
-    }
-    // Without edits (a fix the rule only describes), causes of one site share the model's nodes they name: the
-    // ConvActPool finding and the residual finding both name the MaxPool whose output is the float residual. Only
-    // site findings (a few nodes) join so: a finding that names a whole region would join everything.
+}
+
+//! One decision per tensor: Q/DQ-placement causes whose edits change the same tensor are one fix. Without edits (a
+//! fix the rule only describes), causes of one site name the same nodes of the model: the ConvActPool finding and the
+//! residual finding both name the MaxPool whose output is the float residual. Only site findings (a few nodes) join
+//! so: a finding that names a whole region would join everything.
+void joinCausesOfOneSite(const Report& report, const Grouping& grouping, UnionFind& sets)
+{
     constexpr std::size_t kSiteNodes = 8;
+    std::map<std::string_view, std::size_t> firstEditing;
     std::map<std::string_view, std::size_t> firstNaming;
-    for (std::size_t f = 0; f < count; ++f)
+    for (std::size_t f = 0; f < report.findings.size(); ++f)
     {
         const Finding& finding = report.findings[f];
-        if (grouping.isSymptom[f] != 0 || finding.onnxNodes.size() > kSiteNodes ||
-            finding.severity == Severity::kInfo || !joinsOtherRules(finding.rule))
+        if (grouping.isSymptom[f] != 0 || !joinsOtherRules(finding.rule))
         {
             continue;
         }
-        for (const auto& node : finding.onnxNodes)
+        for (const FixEdit& edit : finding.edits)
         {
-            auto [it, inserted] = firstNaming.try_emplace(node, f);
-            if (!inserted)
+            if (!edit.tensor.empty())
             {
-                sets.unite(it->second, f);
+                uniteByKey(sets, firstEditing, std::string_view(edit.tensor), f);
+            }
+        }
+        if (finding.onnxNodes.size() <= kSiteNodes && finding.severity != Severity::kInfo)
+        {
+            for (const auto& node : finding.onnxNodes)
+            {
+                uniteByKey(sets, firstNaming, std::string_view(node), f);
             }
         }
     }
+}
+
+//! A bridging symptom (a conv writing float whose output is re-quantized where a residual reads it) joins the causes
+//! that name any of its layers: they are one mechanism.
+void joinThroughBridgingSymptoms(const Report& report, std::size_t layerCount, const Grouping& grouping,
+                                 UnionFind& sets)
+{
     std::vector<std::vector<std::size_t>> causesNaming(layerCount);
-    for (std::size_t f = 0; f < count; ++f)
+    for (std::size_t f = 0; f < report.findings.size(); ++f)
     {
         if (grouping.isSymptom[f] == 0 && joinsOtherRules(report.findings[f].rule))
         {
@@ -266,7 +257,7 @@ void groupCauses(const Report& report, std::size_t layerCount, Grouping& groupin
             }
         }
     }
-    for (std::size_t f = 0; f < count; ++f)
+    for (std::size_t f = 0; f < report.findings.size(); ++f)
     {
         const Finding& finding = report.findings[f];
         if (grouping.isSymptom[f] == 0 || !listed(kBridgingRules, finding.rule) || finding.severity == Severity::kInfo)
@@ -278,14 +269,26 @@ void groupCauses(const Report& report, std::size_t layerCount, Grouping& groupin
         {
             for (std::size_t cause : causesNaming[layer])
             {
-                if (!first)
-                {
-                    first = cause;
-                }
+                first = first.value_or(cause);
                 sets.unite(*first, cause);
             }
         }
     }
+}
+
+//! Step 2: one group per rule (the same mistake in several places; for symptoms, what they keep), joined where
+//! causes act on one site or a bridging symptom shows one mechanism.
+void groupCauses(const Report& report, std::size_t layerCount, Grouping& grouping)
+{
+    const std::size_t count = report.findings.size();
+    UnionFind sets(count);
+    std::map<std::string_view, std::size_t> firstOfRule;
+    for (std::size_t f = 0; f < count; ++f)
+    {
+        uniteByKey(sets, firstOfRule, std::string_view(report.findings[f].rule), f);
+    }
+    joinCausesOfOneSite(report, grouping, sets);
+    joinThroughBridgingSymptoms(report, layerCount, grouping, sets);
     grouping.groupOf.resize(count);
     for (std::size_t f = 0; f < count; ++f)
     {
