@@ -136,7 +136,7 @@ TEST(Diff, SideWithoutLayerListIsAnError)
 namespace
 {
 
-std::vector<std::filesystem::path> trex(const std::string& variant)
+std::vector<std::filesystem::path> a100Resnet(const std::string& variant)
 {
     std::string stem = variant == "fp16" || variant == "fp32" ? "resnet" : "resnet-" + variant;
     std::string dir = "trex-pt-resnet-a100-" + variant + "/" + stem + ".onnx.engine.";
@@ -148,8 +148,8 @@ std::vector<std::filesystem::path> trex(const std::string& variant)
 TEST(RealDataDiff, TrexQatResidualVersusQat)
 {
     REQUIRE_SHARED();
-    Inputs baseline = loadFiles(trex("qat-residual"));
-    Inputs candidate = loadFiles(trex("qat"));
+    Inputs baseline = loadFiles(a100Resnet("qat-residual"));
+    Inputs candidate = loadFiles(a100Resnet("qat"));
     DiffReport report = diffEngines(baseline, candidate);
     // Profile totals (sum of averageMs): qat 1.09568 ms, qat-residual 0.731136 ms.
     EXPECT_NEAR(report.deltaMs, 1.09568 - 0.731136, 1e-9);
@@ -194,7 +194,7 @@ TEST(RealDataDiff, TrexPairsAddUp)
          {Pair{"qat-residual-qgap", "qat", 0.672768, 1.09568}, Pair{"fp16", "qat-residual-qgap", 1.016832, 0.672768},
           Pair{"qat-residual", "qat-residual-qgap", 0.731136, 0.672768}})
     {
-        DiffReport report = diffEngines(loadFiles(trex(pair.baseline)), loadFiles(trex(pair.candidate)));
+        DiffReport report = diffEngines(loadFiles(a100Resnet(pair.baseline)), loadFiles(a100Resnet(pair.candidate)));
         EXPECT_NEAR(report.deltaMs, pair.candidateMs - pair.baselineMs, 1e-9)
             << pair.baseline << " vs " << pair.candidate;
         expectExactSplit(report);
@@ -267,13 +267,8 @@ TEST(Diff, SampleImplicitVersusExplicit)
 TEST(RealDataDiff, HeadlineSaysTheQatEngineIsSlowerThanFp16AndWhy)
 {
     REQUIRE_SHARED();
-    auto load = [](const std::string& set)
-    {
-        const std::string base = set + ".onnx.engine.";
-        return loadFiles({realdata(base + "graph.json"), realdata(base + "profile.json")});
-    };
-    Inputs fp16 = load("trex-pt-resnet-a100-fp16/resnet");
-    Inputs qat = load("trex-pt-resnet-a100-qat/resnet-qat");
+    Inputs fp16 = loadFiles(a100Resnet("fp16"));
+    Inputs qat = loadFiles(a100Resnet("qat"));
     DiffReport report = diffEngines(fp16, qat);
     std::string text = renderDiffText(report, fp16, qat);
     EXPECT_NE(text.find("The candidate is 0.079 ms slower than the baseline (1.096 ms vs 1.017 ms)"), std::string::npos)

@@ -18,12 +18,6 @@ using namespace qdq::test;
 namespace
 {
 
-Inputs trex(const std::string& set)
-{
-    const std::string base = set + ".onnx.engine.";
-    return loadFiles({realdata(base + "graph.json"), realdata(base + "profile.json")});
-}
-
 std::vector<const Finding*> findingsOf(const Report& report, const std::string& rule)
 {
     std::vector<const Finding*> found;

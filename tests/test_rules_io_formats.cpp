@@ -1,6 +1,7 @@
 // io-reformat and standalone-qdq on real engines: the INT8 input format they advise is the one the first layer reads
 // (trex-pt-resnet-a100-*, trex-tests-mobilenet-qat*, trex-notebooks-yolo-orin-trt852), always with taking the input's
 // Q/DQ pair out of the model. Expected formats were read off the layer lists by hand.
+#include "graph_builder.h"
 #include "qdq/analysis.h"
 #include "qdq/load_inputs.h"
 #include "test_support.h"
@@ -16,25 +17,6 @@ namespace
 bool contains(const std::string& text, const std::string& part)
 {
     return text.find(part) != std::string::npos;
-}
-
-std::vector<const Finding*> findingsOf(const Report& report, const std::string& rule)
-{
-    std::vector<const Finding*> found;
-    for (const auto& finding : report.findings)
-    {
-        if (finding.rule == rule)
-        {
-            found.push_back(&finding);
-        }
-    }
-    return found;
-}
-
-Inputs trex(const std::string& set)
-{
-    const std::string base = set + ".onnx.engine.";
-    return loadFiles({realdata(base + "graph.json"), realdata(base + "profile.json")});
 }
 
 } // namespace
@@ -56,8 +38,8 @@ TEST(RealDataRuleIoReformat, AdvisesTheFormatTheStemReads)
         Report report = diagnose(trex(set));
         auto found = findingsOf(report, "io-reformat");
         ASSERT_FALSE(found.empty());
-        EXPECT_TRUE(contains(found.front()->fix, "--inputIOFormats=" + format + " ")) << found.front()->fix;
-        EXPECT_TRUE(contains(found.front()->fix, "NVIDIA/TensorRT#3265")) << found.front()->fix;
+        EXPECT_TRUE(contains(found.front().fix, "--inputIOFormats=" + format + " ")) << found.front().fix;
+        EXPECT_TRUE(contains(found.front().fix, "NVIDIA/TensorRT#3265")) << found.front().fix;
         for (const auto& finding : report.findings)
         {
             if (format != "int8:chw32")
@@ -72,6 +54,6 @@ TEST(RealDataRuleIoReformat, AdvisesTheFormatTheStemReads)
                                       realdata("trex-notebooks-yolo-orin-trt852/profile.json")}));
     auto found = findingsOf(orin, "io-reformat");
     ASSERT_FALSE(found.empty());
-    EXPECT_TRUE(contains(found.front()->fix, "--inputIOFormats=int8:chw4 ")) << found.front()->fix;
-    EXPECT_TRUE(contains(found.front()->fix, "/backbone/conv1/_input_quantizer/QuantizeLinear")) << found.front()->fix;
+    EXPECT_TRUE(contains(found.front().fix, "--inputIOFormats=int8:chw4 ")) << found.front().fix;
+    EXPECT_TRUE(contains(found.front().fix, "/backbone/conv1/_input_quantizer/QuantizeLinear")) << found.front().fix;
 }

@@ -92,12 +92,6 @@ Inputs yolo()
         {realdata(kYolo + "trt.out"), realdata(kYolo + "layer_info.json"), realdata(kYolo + "profile.json")});
 }
 
-Inputs trex(const std::string& set)
-{
-    const std::string base = set + ".onnx.engine.";
-    return loadFiles({realdata(base + "graph.json"), realdata(base + "profile.json")});
-}
-
 } // namespace
 
 // ---- channels-not-aligned: the image's channels and the output width ----------------------------------------------

@@ -21,8 +21,7 @@ namespace
 
 Report diagnoseTrex(const std::string& set, Inputs& inputs)
 {
-    const std::string base = set + ".onnx.engine.";
-    inputs = loadFiles({realdata(base + "graph.json"), realdata(base + "profile.json")});
+    inputs = trex(set);
     return diagnose(inputs);
 }
 

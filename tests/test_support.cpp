@@ -140,6 +140,12 @@ Inputs loadFiles(const std::vector<fs::path>& paths)
     return loadInputs(files, Limits{});
 }
 
+Inputs trex(const std::string& set)
+{
+    const std::string base = set + ".onnx.engine.";
+    return loadFiles({realdata(base + "graph.json"), realdata(base + "profile.json")});
+}
+
 namespace
 {
 std::string shellQuote(const std::string& text)

@@ -46,6 +46,10 @@ std::string readFile(const std::filesystem::path& path);
 //! loadInputs on these files (kinds detected from content), with the default limits.
 Inputs loadFiles(const std::vector<std::filesystem::path>& paths);
 
+//! A TREx engine of ../shared/realdata: "<folder>/<name>" for <name>.onnx.engine.graph.json and .profile.json.
+//! Call only after REQUIRE_SHARED().
+Inputs trex(const std::string& set);
+
 struct CommandResult
 {
     int exitStatus = -1;
