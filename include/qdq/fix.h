@@ -38,6 +38,9 @@ struct PlannedEdit
     std::string scale;                //!< the scale used, printed ("0.0118365 from Q_15: why"), for inserts
     std::vector<std::string> keys;    //!< identify the findings' edits this one carries out (see planFix)
     std::vector<std::string> touched; //!< nodes of the model whose inputs or producers the edit changes
+    //! A finding of severity error asked for it: an edit that removes what TensorRT rejects is never refused for a
+    //! warning it brings (fix_run.cpp: refuseEditsNamedByNewWarnings).
+    bool removesError = false;
     //! kUnwrapPlugin: the scales the plugin takes over, one per removed DQ (its input) or Q (its output).
     struct PluginScale
     {
@@ -90,6 +93,9 @@ struct FixReport
     FixSide after;
     //! Findings of the fixed model that the original did not have (by slug and message): new warnings.
     std::vector<std::string> newFindings;
+    //! The new warnings that only edits removing an error brought, each with that error's rule: kept as the price of
+    //! removing the error, since TensorRT rejects or miscompiles the model without those edits.
+    std::vector<std::string> priceOfErrorFixes;
     //! With a profile: the measured cost of the findings whose edits were all applied (a layer may count in several
     //! findings).
     std::optional<double> fixedCostMs;

@@ -109,6 +109,7 @@ private:
         std::vector<std::string> rules;
         std::string key;
         std::vector<std::string> extraKeys; //!< the keys of asks merged into this one
+        bool removesError = false;          //!< an error finding asked for it (PlannedEdit::removesError)
     };
 
     bool selected(const std::string& slug) const
@@ -167,6 +168,7 @@ private:
                     {
                         same.rules.push_back(finding.rule);
                     }
+                    same.removesError = same.removesError || finding.severity == Severity::kError;
                     // One insertion asked by two rules, one with a scale to copy and one without (int8-conv-float-
                     // output finds none that keeps the range; standalone-qdq copies the Q after an average pooling,
                     // its documented recipe): the one with a scale is made, whatever the report's order.
@@ -182,7 +184,13 @@ private:
                     }
                     continue;
                 }
-                mAsked.push_back({edit, finding.rule, finding.message, {finding.rule}, key, {}});
+                mAsked.push_back({edit,
+                                  finding.rule,
+                                  finding.message,
+                                  {finding.rule},
+                                  key,
+                                  {},
+                                  finding.severity == Severity::kError});
             }
         }
         // Edits an earlier plan found to make new warnings are left out.
@@ -887,6 +895,7 @@ private:
                 }
                 merged.extraKeys.push_back(other.key);
                 merged.extraKeys.insert(merged.extraKeys.end(), other.extraKeys.begin(), other.extraKeys.end());
+                merged.removesError = merged.removesError || other.removesError;
                 mergedAway.insert(members[member]);
             }
             const FixEdit& widestEdit = mAsked[members[widest]].edit;
@@ -1725,6 +1734,7 @@ private:
             {
                 planned.keys.push_back(other->key);
             }
+            planned.removesError = planned.removesError || other->removesError;
             for (const auto& rule : other->rules)
             {
                 if (std::find(planned.rules.begin(), planned.rules.end(), rule) == planned.rules.end())
@@ -1768,6 +1778,7 @@ private:
         planned.rules = asked.rules;
         planned.keys = {asked.key};
         planned.keys.insert(planned.keys.end(), asked.extraKeys.begin(), asked.extraKeys.end());
+        planned.removesError = asked.removesError;
         return planned;
     }
 

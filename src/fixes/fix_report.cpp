@@ -223,6 +223,14 @@ std::string renderFixText(const FixReport& report)
     {
         out += "    - " + finding + "\n";
     }
+    if (!report.priceOfErrorFixes.empty())
+    {
+        out += "  kept as the price of removing an error (TensorRT rejects the model without those edits):\n";
+        for (const auto& price : report.priceOfErrorFixes)
+        {
+            out += "    - " + price + "\n";
+        }
+    }
     if (!report.notes.empty())
     {
         out += "\nNotes:\n";
@@ -356,6 +364,7 @@ std::string renderFixJson(const FixReport& report)
     json.key("after");
     writeSide(json, report.after);
     json.member("new_warnings", report.newFindings);
+    json.member("price_of_error_fixes", report.priceOfErrorFixes);
     if (report.expectedSavingMs)
     {
         json.member("expected_saving_ms", roundMs(*report.expectedSavingMs));

@@ -81,7 +81,11 @@ bool isNewWarning(const Finding& finding, const std::set<std::string>& before)
 //! added named nodes are refused in this round: the new nodes are the likelier cause, and if the warning stays without
 //! them, the next round refuses the edits that changed the other named nodes. (ShuffleNet: a Q/DQ inserted for
 //! int8-conv-float-output joined a fan-out whose Qs a scale unification was changing; refusing both lost the
-//! unification too, every pass.) Returns whether an edit was refused that was not before.
+//! unification too, every pass.) An edit that removes an error is never refused: a model TensorRT rejects is worse
+//! than any warning, and the warning is resolved by the next pass's edits where a rule can, or else reported as the
+//! price of that edit (ONNX Runtime's YOLOv8 export: the float biases of the convs before each Split were refused for
+//! a requantize-before-split warning that the Q/DQ removal beside them brought, and the parser's error stayed).
+//! Returns whether an edit was refused that was not before.
 bool refuseEditsNamedByNewWarnings(const Report& candidate, const FixPlan& plan, const std::set<std::string>& baseKeys,
                                    std::map<std::string, std::string>& refused)
 {
@@ -113,6 +117,10 @@ bool refuseEditsNamedByNewWarnings(const Report& candidate, const FixPlan& plan,
         {
             for (auto [it, last] = addedBy.equal_range(node); it != last; ++it)
             {
+                if (plan.edits[it->second].removesError)
+                {
+                    continue;
+                }
                 // A rewrite of a QOperator op is never refused: without it TensorRT cannot import the model at all,
                 // and the warnings of its Q/DQ (a uint8 zero point, ...) are those of the op's own quantization, which
                 // the next pass fixes where it can.
@@ -125,7 +133,8 @@ bool refuseEditsNamedByNewWarnings(const Report& candidate, const FixPlan& plan,
             }
             for (auto [it, last] = touchedBy.equal_range(node); it != last; ++it)
             {
-                if (plan.edits[it->second].edit.kind != FixEdit::Kind::kRewriteQuantizedOp)
+                if (plan.edits[it->second].edit.kind != FixEdit::Kind::kRewriteQuantizedOp &&
+                    !plan.edits[it->second].removesError)
                 {
                     touchers.insert(it->second);
                 }
@@ -148,6 +157,26 @@ bool refuseEditsNamedByNewWarnings(const Report& candidate, const FixPlan& plan,
         }
     }
     return refusedMore;
+}
+
+//! The rules of the applied error-removing edits that added or changed a node the new warning names ("" when none
+//! did): edits refuseEditsNamedByNewWarnings never refuses.
+std::string errorRulesBringing(const Finding& warning, const std::vector<PlannedEdit>& applied)
+{
+    std::set<std::string> named(warning.onnxNodes.begin(), warning.onnxNodes.end());
+    const auto namesAny = [&named](const std::vector<std::string>& nodes) {
+        return std::any_of(nodes.begin(), nodes.end(), [&named](const std::string& node) { return named.count(node); });
+    };
+    std::string rules;
+    for (const auto& edit : applied)
+    {
+        if (edit.removesError && (namesAny(edit.added) || namesAny(edit.touched)) &&
+            rules.find(edit.rule) == std::string::npos)
+        {
+            rules += (rules.empty() ? "" : ", ") + edit.rule;
+        }
+    }
+    return rules;
 }
 
 //! The skips of every pass that still stand at the end: a skip of one pass may be made by a later one (it conflicted
@@ -618,6 +647,11 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         if (isNewWarning(finding, beforeKeys))
         {
             result.newFindings.push_back(finding.rule + ": " + finding.message);
+            if (std::string errorRules = errorRulesBringing(finding, result.edits); !errorRules.empty())
+            {
+                result.priceOfErrorFixes.push_back(finding.rule + " (the price of removing the " + errorRules +
+                                                   " error): " + finding.message);
+            }
         }
     }
     // The fixed model's graph and diagnosis are not needed past here. Freed (and their pages handed back) while the
