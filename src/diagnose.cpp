@@ -6,15 +6,13 @@
 #include "qdq/root_causes.h"
 
 #include "src/input_plan.h"
+#include "src/task_graph.h"
 
 #include <algorithm>
-#include <atomic>
 #include <exception>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string_view>
-#include <thread>
 #include <tuple>
 #include <unordered_set>
 
@@ -82,342 +80,231 @@ struct Loading
 
 void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>& sinks);
 
-// Two threads. The calling one reads the files other than the ONNX model (pipelined form), correlates the engine
-// with the model, hands the report to whileRulesRun, then takes rules. The helper reads the ONNX model (pipelined
-// form), predicts the engine from it, then takes rules. The engine's tensor index is built by whichever is free
-// first. Every rule is independent and read-only and writes its own sink; every rule waits for the index, a rule
-// that reads the correlation (kReadsCorrelation) for it, and one that reads the prediction (kReadsPrediction) for
-// that. Findings are gathered in catalogue order, so the result does not depend on scheduling.
-Report runDiagnosis(const Inputs& inputs, const AnalysisOptions& options, const Loading* loading,
-                    const WhileRulesRun& whileRulesRun)
+//! One diagnosis as a task graph on two threads (run()): the inputs are read, the engine is correlated with the model
+//! and predicted from it, and every rule runs once what it reads is there. Every rule is independent and read-only and
+//! writes its own sink; findings are gathered in catalogue order, so the result does not depend on scheduling.
+class Diagnosis
 {
-    Report report;
-    const auto& rules = allRules();
-    std::vector<FindingSink> sinks(rules.size());
-    std::vector<std::size_t> order; //!< the order rules are taken in (filled once the inputs are known)
+public:
+    Diagnosis(const Inputs& inputs, const AnalysisOptions& options, const Loading* loading,
+              const WhileRulesRun& whileRulesRun)
+        : mInputs(inputs), mOptions(options), mLoading(loading), mWhileRulesRun(whileRulesRun), mRules(allRules()),
+          mSinks(mRules.size()),
+          mRuleRuns(mRules.size(), false), mContexts{{{inputs, mNoCorrelation, mNoPrediction, options},
+                                                      {inputs, mNoCorrelation, mReport.prediction, options}},
+                                                     {{inputs, mReport.correlation, mNoPrediction, options},
+                                                      {inputs, mReport.correlation, mReport.prediction, options}}}
+    {
+    }
 
-    enum : int
+    Report run()
     {
-        kPending = 0,
-        kReady = 1,
-        kFailed = 2
-    };
-    std::atomic<int> inputsState{kPending}; // published once the rule order is known, too
-    std::atomic<int> graphState{kPending};
-    std::atomic<int> correlationState{kPending};
-    std::atomic<int> predictionState{kPending};
-    std::atomic<int> indexState{kPending};
-    const auto waitFor = [](std::atomic<int>& state)
-    {
-        int value = state.load(std::memory_order_acquire);
-        while (value == kPending)
+        TaskGraph graph;
+        // Reading (pipelined form): the ONNX model on one thread while the other files are read on the other. An
+        // error names the first bad file: those read here come before the model's.
+        const auto otherFiles = graph.add("read the other inputs", {}, [this] { readOtherFiles(); });
+        const auto model = graph.add("read the ONNX model", {}, [this] { readModelBeside(); });
+        const auto merged = graph.add("merge the engine artifacts", {otherFiles}, [this] { mergeInputs(); });
+        const auto allRead = graph.add("choose the rules", {merged, model}, [this] { chooseRules(); });
+        // The correlation needs every input. The prediction needs the model and the simulation's build flags, which
+        // come from the build log when one is given: with none, it starts as soon as the model is read.
+        const auto correlation = graph.add("correlate the engine with the model", {allRead}, [this] { correlate(); });
+        const auto prediction = graph.add("predict the engine from the model",
+                                          predictionWaitsForEveryInput() ? std::vector{allRead} : std::vector{model},
+                                          [this] { predict(); });
+        // The engine's tensor index (the rules share it, built lazily) is built by the thread that is free first.
+        const auto index = graph.add("index the engine's tensors", {merged}, [this] { indexEngineTensors(); });
+        if (mWhileRulesRun)
         {
-            state.wait(kPending, std::memory_order_acquire);
-            value = state.load(std::memory_order_acquire);
+            graph.add("hand the report to the caller while the rules run", {correlation},
+                      [this] { mWhileRulesRun(mReport); });
         }
-        return value;
-    };
-    const auto publish = [](std::atomic<int>& state, int value)
+        // Rules that need neither the correlation nor the prediction first (they can start while both are made),
+        // then those that read the correlation, the prediction's check against the engine (about 0.2 s on a
+        // 100,000-layer engine: run beside the rules, it costs little wall time), then those that read the
+        // prediction. A rule sees the correlation and the prediction only when its flags say it reads them.
+        const auto addRules = [&](unsigned reads)
+        {
+            for (std::size_t r = 0; r < mRules.size(); ++r)
+            {
+                if ((mRules[r]->info().needs & (kReadsCorrelation | kReadsPrediction)) != reads)
+                {
+                    continue;
+                }
+                std::vector<TaskGraph::TaskId> after = {allRead, index};
+                if (reads & kReadsCorrelation)
+                {
+                    after.push_back(correlation);
+                }
+                if (reads & kReadsPrediction)
+                {
+                    after.push_back(prediction);
+                }
+                graph.add(mRules[r]->info().slug, std::move(after), [this, r] { runRule(r); });
+            }
+        };
+        addRules(0);
+        addRules(kReadsCorrelation);
+        graph.add("check the prediction against the engine", {correlation, prediction},
+                  [this] { checkAgainstEngine(); });
+        addRules(kReadsPrediction);
+        addRules(kReadsCorrelation | kReadsPrediction);
+        graph.run(1);
+
+        finishReport(mReport, mInputs, mSinks);
+        attributeRootCauses(mReport, mInputs);
+        return std::move(mReport);
+    }
+
+private:
+    bool modelOnItsOwnThread() const { return mLoading != nullptr && mLoading->plan.separateOnnx.has_value(); }
+
+    bool predictionWaitsForEveryInput() const
     {
-        state.store(value, std::memory_order_release);
-        state.notify_all();
-    };
-    // A rule sees the correlation and the prediction only when its flags say it reads them; otherwise empty ones,
-    // so that a rule missing a flag fails its tests instead of racing the thread that makes them.
-    const Prediction noPrediction;
-    const Correlation noCorrelation;
-    const Context contexts[2][2] = {
-        {{inputs, noCorrelation, noPrediction, options}, {inputs, noCorrelation, report.prediction, options}},
-        {{inputs, report.correlation, noPrediction, options}, {inputs, report.correlation, report.prediction, options}},
-    };
-    // Holding the prediction against the engine is one more task for the two threads, taken with the rules that
-    // read the prediction (about 0.2 s on a 100,000-layer engine: run beside the rules, it costs little wall time).
-    const std::size_t kPredictionCheckTask = rules.size();
-    std::atomic<std::size_t> next{0};
-    std::exception_ptr ruleError;
-    std::mutex ruleErrorMutex;
-    const auto runRules = [&]
+        if (!modelOnItsOwnThread())
+        {
+            return true;
+        }
+        const auto& files = mLoading->plan.files;
+        return !mOptions.simulation && std::any_of(files.begin(), files.end(),
+                                                   [](const auto& file) { return file.kind == InputKind::kBuildLog; });
+    }
+
+    void readOtherFiles()
     {
-        if (waitFor(indexState) != kReady)
+        if (mLoading == nullptr)
         {
             return;
         }
-        for (std::size_t k = next++; k < order.size(); k = next++)
+        for (std::size_t i = 0; i < mLoading->plan.files.size(); ++i)
         {
-            const std::size_t r = order[k];
-            if (r == kPredictionCheckTask)
+            if (!modelOnItsOwnThread() || i != *mLoading->plan.separateOnnx)
             {
-                if (waitFor(correlationState) != kReady || waitFor(predictionState) != kReady)
-                {
-                    return;
-                }
-                try
-                {
-                    if (!report.prediction.layers.empty())
-                    {
-                        report.predictionCheck =
-                            checkPrediction(report.prediction, *inputs.onnx, *inputs.engine(), report.correlation);
-                    }
-                }
-                catch (...)
-                {
-                    std::lock_guard<std::mutex> lock(ruleErrorMutex);
-                    if (!ruleError)
-                    {
-                        ruleError = std::current_exception();
-                    }
-                }
-                continue;
+                input_plan::readInput(mLoading->inputs, mLoading->plan.files[i], mLoading->limits, mLoading->progress);
             }
-            const bool readsCorrelation = (rules[r]->info().needs & kReadsCorrelation) != 0;
-            const bool readsPrediction = (rules[r]->info().needs & kReadsPrediction) != 0;
-            if ((readsCorrelation && waitFor(correlationState) != kReady) ||
-                (readsPrediction && waitFor(predictionState) != kReady))
-            {
-                return;
-            }
-            try
-            {
-                const Context& context = contexts[readsCorrelation ? 1 : 0][readsPrediction ? 1 : 0];
-                if ((rules[r]->info().needs & kReadsModelValues) && context.inputs.onnx &&
-                    context.inputs.onnx->rebuiltFromLog)
-                {
-                    // The graph lacks the values the rule reads: it judges the engine artifacts alone.
-                    const Context withoutGraph{context.inputs, context.correlation, context.prediction, context.options,
-                                               true};
-                    rules[r]->check(withoutGraph, sinks[r]);
-                }
-                else
-                {
-                    rules[r]->check(context, sinks[r]);
-                }
-                for (auto& finding : sinks[r].findings())
-                {
-                    std::sort(finding.onnxNodes.begin(), finding.onnxNodes.end());
-                    finding.onnxNodes.erase(std::unique(finding.onnxNodes.begin(), finding.onnxNodes.end()),
-                                            finding.onnxNodes.end());
-                }
-            }
-            catch (...)
-            {
-                std::lock_guard<std::mutex> lock(ruleErrorMutex);
-                if (!ruleError)
-                {
-                    ruleError = std::current_exception();
-                }
-            }
-        }
-    };
-
-    const bool onnxOnHelper = loading != nullptr && loading->plan.separateOnnx.has_value();
-    std::exception_ptr onnxError;
-    std::exception_ptr predictorError;
-    std::exception_ptr indexError;
-    // The engine's lazily built tensor index (the rules share it; the correlation does not use it) is built by the
-    // thread that is free first: the calling one while the model is still being read, else the helper.
-    std::atomic<bool> indexClaimed{false};
-    const auto buildIndex = [&]
-    {
-        if (indexClaimed.exchange(true))
-        {
-            return;
-        }
-        try
-        {
-            if (const EnginePlan* plan = inputs.engine())
-            {
-                plan->tensorIndex();
-            }
-            publish(indexState, kReady);
-        }
-        catch (...)
-        {
-            indexError = std::current_exception();
-            publish(indexState, kFailed);
-        }
-    };
-    std::thread helper(
-        [&]
-        {
-            if (onnxOnHelper)
-            {
-                try
-                {
-                    input_plan::readInput(loading->inputs, loading->plan.files[*loading->plan.separateOnnx],
-                                          loading->limits, loading->progress);
-                    publish(graphState, kReady);
-                }
-                catch (...)
-                {
-                    onnxError = std::current_exception();
-                    publish(graphState, kFailed);
-                    publish(predictionState, kFailed);
-                    publish(indexState, kFailed);
-                    return;
-                }
-            }
-            // The model is complete once this thread has read it, or else once all inputs are.
-            // The simulation's build flags and TensorRT version come from the build log when one is given: wait
-            // for it (the other inputs do not change the prediction, so the model's read overlaps theirs).
-            const bool logDecidesSimulation =
-                !options.simulation && onnxOnHelper &&
-                std::any_of(loading->plan.files.begin(), loading->plan.files.end(),
-                            [](const auto& file) { return file.kind == InputKind::kBuildLog; });
-            if (((!onnxOnHelper || logDecidesSimulation) && waitFor(inputsState) != kReady) ||
-                inputsState.load(std::memory_order_acquire) == kFailed)
-            {
-                publish(predictionState, kFailed);
-                publish(indexState, kFailed);
-                return;
-            }
-            try
-            {
-                if (inputs.onnx && options.predict)
-                {
-                    report.prediction = predictEngine(*inputs.onnx, options.simulation ? *options.simulation
-                                                                                       : simulationOptionsFor(inputs));
-                }
-                publish(predictionState, kReady);
-            }
-            catch (...)
-            {
-                predictorError = std::current_exception();
-                publish(predictionState, kFailed);
-            }
-            if (waitFor(inputsState) != kReady)
-            {
-                publish(indexState, kFailed);
-                return;
-            }
-            buildIndex();
-            runRules();
-        });
-
-    if (loading != nullptr)
-    {
-        // Errors name the first bad file: one read here before the ONNX model's.
-        std::exception_ptr loadError;
-        try
-        {
-            for (std::size_t i = 0; i < loading->plan.files.size(); ++i)
-            {
-                if (!onnxOnHelper || i != *loading->plan.separateOnnx)
-                {
-                    input_plan::readInput(loading->inputs, loading->plan.files[i], loading->limits, loading->progress);
-                }
-            }
-        }
-        catch (...)
-        {
-            loadError = std::current_exception();
-        }
-        if (!loadError)
-        {
-            try
-            {
-                input_plan::finishInputs(loading->inputs, loading->plan);
-            }
-            catch (...)
-            {
-                loadError = std::current_exception();
-            }
-        }
-        if (!loadError && onnxOnHelper && graphState.load(std::memory_order_acquire) == kPending)
-        {
-            buildIndex();
-        }
-        if (onnxOnHelper && waitFor(graphState) != kReady && !loadError)
-        {
-            loadError = onnxError;
-        }
-        if (loadError)
-        {
-            publish(inputsState, kFailed);
-            publish(correlationState, kFailed);
-            helper.join();
-            std::rethrow_exception(loadError);
         }
     }
 
-    std::exception_ptr correlationError;
-    try
+    void readModelBeside()
     {
-        report.inputs = inputs.sources;
-        const bool haveOnnx = inputs.onnx.has_value();
-        const bool haveEngine = inputs.engine() != nullptr;
-        const bool graphRebuilt = haveOnnx && inputs.onnx->rebuiltFromLog;
-        // Rules that need neither the correlation nor the prediction first (they can start while both are made),
-        // then those that need the correlation, then those that also need the prediction.
-        std::vector<std::size_t> readingCorrelation;
-        std::vector<std::size_t> readingPrediction;
-        for (std::size_t r = 0; r < rules.size(); ++r)
+        if (modelOnItsOwnThread())
         {
-            std::string note = missingInputNote(rules[r]->info(), haveOnnx, haveEngine, graphRebuilt);
-            // A rebuilt graph without Q/DQ nodes has no scale values to miss: no note about them.
-            const bool valuesMissed = graphRebuilt && !inputs.onnx->qdq.empty();
+            input_plan::readInput(mLoading->inputs, mLoading->plan.files[*mLoading->plan.separateOnnx],
+                                  mLoading->limits, mLoading->progress);
+        }
+    }
+
+    void mergeInputs()
+    {
+        if (mLoading != nullptr)
+        {
+            input_plan::finishInputs(mLoading->inputs, mLoading->plan);
+        }
+    }
+
+    //! Which rules run (those whose inputs are there) and the notes on those that cannot.
+    void chooseRules()
+    {
+        mReport.inputs = mInputs.sources;
+        const bool haveOnnx = mInputs.onnx.has_value();
+        const bool haveEngine = mInputs.engine() != nullptr;
+        const bool graphRebuilt = haveOnnx && mInputs.onnx->rebuiltFromLog;
+        // A rebuilt graph without Q/DQ nodes has no scale values to miss: no note about them.
+        const bool valuesMissed = graphRebuilt && !mInputs.onnx->qdq.empty();
+        for (std::size_t r = 0; r < mRules.size(); ++r)
+        {
+            const RuleInfo& info = mRules[r]->info();
+            std::string note = missingInputNote(info, haveOnnx, haveEngine, graphRebuilt);
             if (!note.empty())
             {
-                if (valuesMissed || !graphRebuilt || !(rules[r]->info().needs & kReadsModelValues))
+                if (valuesMissed || !graphRebuilt || !(info.needs & kReadsModelValues))
                 {
-                    report.notes.push_back(note);
+                    mReport.notes.push_back(note);
                 }
             }
-            else if (haveOnnx || haveEngine || inputs.buildLog.has_value())
+            else if (haveOnnx || haveEngine || mInputs.buildLog.has_value())
             {
-                if ((rules[r]->info().needs & kReadsModelValues) && valuesMissed)
+                if ((info.needs & kReadsModelValues) && valuesMissed)
                 {
-                    report.notes.push_back(rules[r]->info().slug +
-                                           ": the model's part not checked, needs the ONNX model (the build log has no "
-                                           "scale values); checked on the engine artifacts alone");
+                    mReport.notes.push_back(info.slug +
+                                            ": the model's part not checked, needs the ONNX model (the build log has "
+                                            "no scale values); checked on the engine artifacts alone");
                 }
-                const unsigned needs = rules[r]->info().needs;
-                ((needs & kReadsPrediction) != 0    ? readingPrediction
-                 : (needs & kReadsCorrelation) != 0 ? readingCorrelation
-                                                    : order)
-                    .push_back(r);
+                mRuleRuns[r] = true;
             }
         }
-        order.insert(order.end(), readingCorrelation.begin(), readingCorrelation.end());
-        if (haveOnnx && haveEngine && options.predict && !inputs.engine()->layers.empty())
-        {
-            order.push_back(kPredictionCheckTask);
-        }
-        order.insert(order.end(), readingPrediction.begin(), readingPrediction.end());
-        publish(inputsState, kReady);
-        report.correlation = correlate(inputs);
-        publish(correlationState, kReady);
     }
-    catch (...)
+
+    void correlate() { mReport.correlation = qdq::correlate(mInputs); }
+
+    void predict()
     {
-        correlationError = std::current_exception();
-        publish(inputsState, kFailed);
-        publish(correlationState, kFailed);
+        if (mInputs.onnx && mOptions.predict)
+        {
+            mReport.prediction = predictEngine(*mInputs.onnx, mOptions.simulation ? *mOptions.simulation
+                                                                                  : simulationOptionsFor(mInputs));
+        }
     }
-    std::exception_ptr callbackError;
-    if (!correlationError && whileRulesRun)
+
+    void indexEngineTensors()
     {
-        try
+        if (const EnginePlan* plan = mInputs.engine())
         {
-            whileRulesRun(report);
-        }
-        catch (...)
-        {
-            callbackError = std::current_exception();
+            plan->tensorIndex();
         }
     }
-    runRules();
-    helper.join();
-    for (const std::exception_ptr& error : {correlationError, predictorError, indexError, ruleError, callbackError})
+
+    void checkAgainstEngine()
     {
-        if (error)
+        const EnginePlan* engine = mInputs.engine();
+        if (mInputs.onnx && engine != nullptr && !engine->layers.empty() && !mReport.prediction.layers.empty())
         {
-            std::rethrow_exception(error);
+            mReport.predictionCheck = checkPrediction(mReport.prediction, *mInputs.onnx, *engine, mReport.correlation);
         }
     }
-    finishReport(report, inputs, sinks);
-    attributeRootCauses(report, inputs);
-    return report;
-}
+
+    void runRule(std::size_t r)
+    {
+        if (!mRuleRuns[r])
+        {
+            return;
+        }
+        const Rule& rule = *mRules[r];
+        const bool readsCorrelation = (rule.info().needs & kReadsCorrelation) != 0;
+        const bool readsPrediction = (rule.info().needs & kReadsPrediction) != 0;
+        const Context& context = mContexts[readsCorrelation ? 1 : 0][readsPrediction ? 1 : 0];
+        if ((rule.info().needs & kReadsModelValues) && context.inputs.onnx && context.inputs.onnx->rebuiltFromLog)
+        {
+            // The graph lacks the values the rule reads: it judges the engine artifacts alone.
+            const Context withoutGraph{context.inputs, context.correlation, context.prediction, context.options, true};
+            rule.check(withoutGraph, mSinks[r]);
+        }
+        else
+        {
+            rule.check(context, mSinks[r]);
+        }
+        for (auto& finding : mSinks[r].findings())
+        {
+            std::sort(finding.onnxNodes.begin(), finding.onnxNodes.end());
+            finding.onnxNodes.erase(std::unique(finding.onnxNodes.begin(), finding.onnxNodes.end()),
+                                    finding.onnxNodes.end());
+        }
+    }
+
+    const Inputs& mInputs;
+    const AnalysisOptions& mOptions;
+    const Loading* mLoading;
+    const WhileRulesRun& mWhileRulesRun;
+    Report mReport;
+    const std::vector<std::unique_ptr<Rule>>& mRules;
+    std::vector<FindingSink> mSinks;
+    std::vector<bool> mRuleRuns; //!< chooseRules: the rule's inputs are there (written before any rule runs)
+    // Empty ones for rules that do not read them, so that a rule missing a flag fails its tests instead of racing the
+    // thread that makes them.
+    const Prediction mNoPrediction;
+    const Correlation mNoCorrelation;
+    const Context mContexts[2][2];
+};
 
 //! Fallback explanations (Finding::fallbackGroup): dropped where another finding names the layer, the rest merged by
 //! rule and group.
@@ -654,7 +541,7 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
 
 Report diagnose(const Inputs& inputs, const AnalysisOptions& options, const WhileRulesRun& whileRulesRun)
 {
-    return runDiagnosis(inputs, options, nullptr, whileRulesRun);
+    return Diagnosis(inputs, options, nullptr, whileRulesRun).run();
 }
 
 Report loadAndDiagnose(const InputFiles& files, const Limits& limits, const ProgressCallback& progress, Inputs& inputs,
@@ -663,7 +550,7 @@ Report loadAndDiagnose(const InputFiles& files, const Limits& limits, const Prog
     const input_plan::InputPlan plan = input_plan::planInputs(files);
     inputs = Inputs{};
     const Loading loading{inputs, plan, limits, progress};
-    return runDiagnosis(inputs, options, &loading, whileRulesRun);
+    return Diagnosis(inputs, options, &loading, whileRulesRun).run();
 }
 
 } // namespace qdq
