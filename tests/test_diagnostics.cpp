@@ -131,8 +131,12 @@ TEST(JsonWriter, EscapesAtEveryPositionOfEveryLength)
     // Bytes >= 0x80 leave the fast path: valid UTF-8 is kept as it is.
     std::string out;
     JsonWriter json(out);
-    json.value(std::string(20, 'x') + "\xc3\xa9");
-    EXPECT_EQ(out, "\"" + std::string(20, 'x') + "\xc3\xa9\"");
+    // Appended, not `std::string(20, 'x') + "..."`: GCC 12 at -O2 reports a false -Warray-bounds on that temporary
+    // once the test headers are precompiled.
+    std::string accented(20, 'x');
+    accented += "\xc3\xa9";
+    json.value(accented);
+    EXPECT_EQ(out, "\"" + accented + "\"");
 }
 
 // Elements written by a writer of their own, for an array another writer has open, read as that writer would have
