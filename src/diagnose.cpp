@@ -9,6 +9,7 @@
 #include "src/task_graph.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <map>
 #include <set>
@@ -382,6 +383,129 @@ void mergeFallbackFindings(FindingSink& sink)
     findings = std::move(kept);
 }
 
+//! The tactic-skip lines of a log, grouped by what TensorRT could not do ("could not infer output types for
+//! quantize (fp8)", "Assertion vol == 1 failed."), most frequent first: "N x what".
+std::vector<std::string> tacticSkipReasons(const std::vector<LogMessage>& skips)
+{
+    std::map<std::string, std::size_t> counts;
+    for (const auto& skip : skips)
+    {
+        std::string_view text = skip.text;
+        const std::size_t because = text.find("due to exception ");
+        std::string_view reason = because == std::string_view::npos ? text : text.substr(because + 17);
+        if (!reason.empty() && reason.front() == '[')
+        {
+            // "[type.cpp:infer_type:145] Could not infer ...": the source location says nothing to a user
+            const std::size_t close = reason.find("] ");
+            reason = close == std::string_view::npos ? reason : reason.substr(close + 2);
+        }
+        std::string what;
+        static constexpr std::string_view kInfer = "Could not infer output types for operation:";
+        if (reason.rfind(kInfer, 0) == 0)
+        {
+            // "Could not infer output types for operation:    43: quantize: name'-(fp8[128,...]...": the operation
+            // and the type TensorRT tried (NVIDIA/Model-Optimizer#118).
+            std::string_view operation = reason.substr(kInfer.size());
+            const std::size_t number = operation.find(": ");
+            operation = number == std::string_view::npos ? std::string_view{} : operation.substr(number + 2);
+            const std::string_view name = operation.substr(0, operation.find(':'));
+            std::string_view type;
+            if (const std::size_t open = operation.find("-("); open != std::string_view::npos)
+            {
+                type = operation.substr(open + 2);
+                type = type.substr(0, type.find('['));
+            }
+            what = "could not infer output types for " + std::string(name.empty() ? "an operation" : name) +
+                   (type.empty() || type.size() > 8 ? "" : " (" + std::string(type) + ")");
+        }
+        else
+        {
+            what = std::string(reason.substr(0, 80)) + (reason.size() > 80 ? "..." : "");
+            while (!what.empty() && what.back() == ' ')
+            {
+                what.pop_back();
+            }
+        }
+        ++counts[what];
+    }
+    std::vector<std::pair<std::string, std::size_t>> sorted(counts.begin(), counts.end());
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::vector<std::string> reasons;
+    for (const auto& [what, count] : sorted)
+    {
+        reasons.push_back(std::to_string(count) + " x " + what);
+    }
+    return reasons;
+}
+
+//! The build's outcome as the log tells it: a failed build no finding explains is said first (or "No findings" reads
+//! as a clean build); tactic-skip error lines are counted and explained, never taken for a failure.
+void addBuildOutcomeNotes(Report& report, const BuildLog& log)
+{
+    if (!log.hasEngineBlock && log.passedLine == 0 && !log.errors.empty())
+    {
+        const bool explained =
+            std::any_of(report.findings.begin(), report.findings.end(),
+                        [&](const Finding& finding)
+                        {
+                            return std::any_of(finding.evidence.begin(), finding.evidence.end(),
+                                               [&](const Evidence& evidence)
+                                               {
+                                                   return evidence.file == log.sourcePath &&
+                                                          std::any_of(log.errors.begin(), log.errors.end(),
+                                                                      [&](const LogMessage& error)
+                                                                      { return error.line == evidence.line; });
+                                               });
+                        });
+        if (!explained)
+        {
+            const LogMessage& first = log.errors.front();
+            std::string text = first.text.size() > 300 ? first.text.substr(0, 300) + "..." : first.text;
+            report.notes.insert(report.notes.begin(), log.sourcePath + ":" + std::to_string(first.line) +
+                                                          ": the build failed (" + std::to_string(log.errors.size()) +
+                                                          " error line(s), no engine); the first: \"" + text +
+                                                          "\". No rule of qdq-doctor explains it.");
+        }
+    }
+    if (log.tacticSkips.empty())
+    {
+        return;
+    }
+    const std::vector<std::string> reasons = tacticSkipReasons(log.tacticSkips);
+    std::string note = log.sourcePath + ":" + std::to_string(log.tacticSkips.front().line) + ": " +
+                       std::to_string(log.tacticSkips.size()) +
+                       " error line(s) are tactic skips (\"Skipping tactic ... due to exception\"): TensorRT tried "
+                       "those kernels, could not run them and timed others; they do not fail a build";
+    note += log.passedLine != 0  ? " (this one passed: line " + std::to_string(log.passedLine) + ")"
+            : log.hasEngineBlock ? " (this log has the built engine's layers)"
+                                 : "";
+    note += ". What was skipped: ";
+    for (std::size_t i = 0; i < reasons.size() && i < 3; ++i)
+    {
+        note += (i == 0 ? "" : "; ") + reasons[i];
+    }
+    if (reasons.size() > 3)
+    {
+        note += "; " + std::to_string(reasons.size() - 3) + " other reason(s)";
+    }
+    report.notes.push_back(std::move(note));
+    // FP8 tactics under weak typing: in TensorRT 10.2 a weakly typed `--fp8` build never timed FP8 tactics, and the
+    // maintainers' remedy was --stronglyTyped (NVIDIA/TensorRT#3987). From 11.0 every network is strongly typed.
+    const bool fp8Skipped =
+        std::any_of(log.tacticSkips.begin(), log.tacticSkips.end(),
+                    [](const LogMessage& skip) { return skip.text.find("(fp8[") != std::string::npos; });
+    const int major = log.trtVersion ? std::atoi(log.trtVersion->c_str()) : 0;
+    const bool stronglyTyped = log.commandLine.find("stronglyTyped") != std::string::npos || major >= 11;
+    if (fp8Skipped && !stronglyTyped)
+    {
+        report.notes.push_back(log.sourcePath +
+                               ": FP8 tactics were skipped in a weakly typed build: build with --stronglyTyped (the "
+                               "network's Q/DQ then decide each tensor's type). In TensorRT 10.2 a weakly typed --fp8 "
+                               "build never timed FP8 kernels, and --stronglyTyped was the maintainers' remedy "
+                               "(NVIDIA/TensorRT#3987); TensorRT 11 builds every network strongly typed.");
+    }
+}
+
 void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>& sinks)
 {
     FindingSink sink;
@@ -428,32 +552,9 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
                          return nodeA < nodeB;
                      });
 
-    // A build that failed with an error no finding explains: say so first, or "No findings" reads as a clean build.
-    if (inputs.buildLog && !inputs.buildLog->hasEngineBlock && !inputs.buildLog->errors.empty())
+    if (inputs.buildLog)
     {
-        const BuildLog& log = *inputs.buildLog;
-        const bool explained =
-            std::any_of(report.findings.begin(), report.findings.end(),
-                        [&](const Finding& finding)
-                        {
-                            return std::any_of(finding.evidence.begin(), finding.evidence.end(),
-                                               [&](const Evidence& evidence)
-                                               {
-                                                   return evidence.file == log.sourcePath &&
-                                                          std::any_of(log.errors.begin(), log.errors.end(),
-                                                                      [&](const LogMessage& error)
-                                                                      { return error.line == evidence.line; });
-                                               });
-                        });
-        if (!explained)
-        {
-            const LogMessage& first = log.errors.front();
-            std::string text = first.text.size() > 300 ? first.text.substr(0, 300) + "..." : first.text;
-            report.notes.insert(report.notes.begin(), log.sourcePath + ":" + std::to_string(first.line) +
-                                                          ": the build failed (" + std::to_string(log.errors.size()) +
-                                                          " error line(s), no engine); the first: \"" + text +
-                                                          "\". No rule of qdq-doctor explains it.");
-        }
+        addBuildOutcomeNotes(report, *inputs.buildLog);
     }
     for (const auto& note : inputs.inputNotes)
     {

@@ -148,6 +148,11 @@ FileSummary inspectFile(const std::string& path, const InspectOptions& options)
         summary.facts.emplace_back("optimizer_events", std::to_string(log.events.size()));
         summary.facts.emplace_back("tactic_choices", std::to_string(log.tactics.size()));
         summary.facts.emplace_back("errors", std::to_string(log.errors.size()));
+        summary.facts.emplace_back("tactic_skips", std::to_string(log.tacticSkips.size()));
+        summary.facts.emplace_back("build", log.passedLine != 0 ? "passed (line " + std::to_string(log.passedLine) + ")"
+                                            : log.hasEngineBlock ? "engine layers listed"
+                                            : log.errors.empty() ? "no outcome in the log"
+                                                                 : "failed (errors, no engine)");
         summary.facts.emplace_back("trt_warnings", std::to_string(log.warningsInLog.size()));
         std::string mode = log.explicitPrecisionMarker ? "explicit (Q/DQ)"
                            : log.implicitInt8Marker    ? "implicit INT8"

@@ -1093,3 +1093,23 @@ TEST(RealDataBuildLog, IssueTrt4020LayerInfoJsonFragmentsSalvaged)
     EXPECT_EQ(log.engine.layers[2].type, "CaskConvolution");
     EXPECT_TRUE(hasWarningContaining(log, "fragment of layer-info JSON"));
 }
+
+// A TensorRT 10.16 build that passed prints tactic-skip lines at error severity while it times tactics (the line
+// format of NVIDIA/Model-Optimizer#118 and NVIDIA/TensorRT#4028): they are kept apart from the errors.
+TEST(BuildLogReader, TacticSkipsAreNotErrorsAndAPassedBuildSaysSo)
+{
+    const BuildLog passed = readFixture("trt10-tactic-skips-passed.log");
+    EXPECT_TRUE(passed.errors.empty());
+    ASSERT_EQ(passed.tacticSkips.size(), 3u);
+    EXPECT_EQ(passed.tacticSkips[0].line, 7u);
+    EXPECT_EQ(passed.tacticSkips[2].line, 9u);
+    EXPECT_EQ(passed.passedLine, 10u); // "Engine built in", before "&&&& PASSED"
+    EXPECT_FALSE(passed.hasEngineBlock);
+
+    // Near-identical: the same skips, then an out-of-memory error and "&&&& FAILED".
+    const BuildLog failed = readFixture("trt10-tactic-skips-failed.log");
+    EXPECT_EQ(failed.tacticSkips.size(), 3u);
+    ASSERT_EQ(failed.errors.size(), 1u);
+    EXPECT_EQ(failed.errors[0].line, 10u);
+    EXPECT_EQ(failed.passedLine, 0u);
+}

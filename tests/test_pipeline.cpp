@@ -230,3 +230,61 @@ TEST(Pipeline, AFailedBuildNoRuleExplainsIsTheFirstNote)
         EXPECT_EQ(note.find("the build failed"), std::string::npos) << note;
     }
 }
+
+// A build that passed is never called failed for its tactic-skip lines; they are counted and explained, and FP8 skips
+// of a weakly typed build get the strong-typing remedy (NVIDIA/TensorRT#3987). No rule takes them for a scale error.
+TEST(Pipeline, TacticSkipsOfAPassedBuildAreExplainedNotCalledAFailure)
+{
+    InputFiles files;
+    files.files = {fixture("build-log/trt10-tactic-skips-passed.log").string()};
+    const Report passed = diagnose(loadInputs(files, Limits{}));
+    EXPECT_TRUE(passed.findings.empty());
+    bool skipsExplained = false;
+    bool strongTypingAdvised = false;
+    for (const auto& note : passed.notes)
+    {
+        EXPECT_EQ(note.find("the build failed"), std::string::npos) << note;
+        skipsExplained =
+            skipsExplained ||
+            (note.find("trt10-tactic-skips-passed.log:7: 3 error line(s) are tactic skips") != std::string::npos &&
+             note.find("(this one passed: line 10)") != std::string::npos &&
+             note.find("2 x could not infer output types for quantize (fp8); 1 x Assertion vol == 1 "
+                       "failed.") != std::string::npos);
+        strongTypingAdvised = strongTypingAdvised || note.find("build with --stronglyTyped") != std::string::npos;
+    }
+    EXPECT_TRUE(skipsExplained);
+    EXPECT_TRUE(strongTypingAdvised);
+
+    // Near-identical: the build failed on an error no rule explains; that is said first, the skips still explained.
+    files.files = {fixture("build-log/trt10-tactic-skips-failed.log").string()};
+    const Report failed = diagnose(loadInputs(files, Limits{}));
+    ASSERT_FALSE(failed.notes.empty());
+    EXPECT_NE(failed.notes.front().find("trt10-tactic-skips-failed.log:10: the build failed (1 error line(s), no "
+                                        "engine); the first: \"Error[1]: [defaultAllocator.cpp"),
+              std::string::npos)
+        << failed.notes.front();
+    EXPECT_TRUE(std::none_of(failed.findings.begin(), failed.findings.end(),
+                             [](const Finding& finding) { return finding.rule == "invalid-scale"; }));
+}
+
+// A strongly typed build's FP8 skips get no --stronglyTyped advice: the same passed log with the flag on its command
+// line.
+TEST(Pipeline, StronglyTypedBuildGetsNoStrongTypingAdvice)
+{
+    std::string text = readFile(fixture("build-log/trt10-tactic-skips-passed.log"));
+    for (std::size_t at = text.find("--fp16 --fp8"); at != std::string::npos; at = text.find("--fp16 --fp8", at))
+    {
+        text.replace(at, 12, "--stronglyTyped");
+    }
+    const auto log = writeFile(tempDir("strongly-typed-skips") / "build.log", text);
+    InputFiles files;
+    files.files = {log.string()};
+    const Report report = diagnose(loadInputs(files, Limits{}));
+    bool skipsExplained = false;
+    for (const auto& note : report.notes)
+    {
+        EXPECT_EQ(note.find("build with --stronglyTyped"), std::string::npos) << note;
+        skipsExplained = skipsExplained || note.find("are tactic skips") != std::string::npos;
+    }
+    EXPECT_TRUE(skipsExplained);
+}

@@ -151,7 +151,13 @@ struct BuildLog
     std::optional<double> gpuComputeMeanMs;
     std::uint64_t gpuComputeLine = 0;
 
-    std::vector<LogMessage> errors;
+    std::vector<LogMessage> errors; //!< error lines, tactic skips left out
+    //! "Error[9]: ... Skipping tactic 0x... due to exception ..." lines: tactics TensorRT tried and left out while
+    //! timing. They do not fail a build.
+    std::vector<LogMessage> tacticSkips;
+    //! The first line that says an engine was built ("Engine built in", "Created engine with size", "&&&& PASSED");
+    //! 0 when none does.
+    std::uint64_t passedLine = 0;
     std::vector<LogMessage> warningsInLog; //!< TensorRT's own warnings ([W])
     std::vector<ReaderWarning> warnings;   //!< the reader's warnings about the file
 };
