@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <ostream>
 
 using namespace qdq;
@@ -53,6 +55,117 @@ TEST_P(RealDataSimulatorLogs, PredictsTheLogsOwnEngine)
     EXPECT_EQ(check.predictedLayers, check.realLayers) << disagreements;
     EXPECT_GE(check.exact * 100, check.realLayers * 95)
         << check.exact << " of " << check.realLayers << " exact" << disagreements;
+}
+
+namespace
+{
+
+//! How the prediction check held a real engine: real layers executing ONNX nodes, those with a predicted layer of
+//! the same nodes, and among them those whose predicted name is the engine layer's name, string for string.
+struct NameCounts
+{
+    std::size_t real = 0;
+    std::size_t byNodes = 0;
+    std::size_t byName = 0;
+};
+
+NameCounts nameCounts(const Report& report, const Inputs& inputs)
+{
+    NameCounts counts;
+    if (!report.predictionCheck || inputs.engine() == nullptr)
+    {
+        return counts;
+    }
+    counts.real = report.predictionCheck->realLayers;
+    for (const LayerAgreement& agreement : report.predictionCheck->layers)
+    {
+        if (agreement.predictedLayer)
+        {
+            ++counts.byNodes;
+            counts.byName += inputs.engine()->layers[agreement.layer].baseName() ==
+                             report.prediction.layers[*agreement.predictedLayer].name;
+        }
+    }
+    return counts;
+}
+
+} // namespace
+
+// The counts of every real pair, for the record (the number the names are measured by; see docs/predict.md).
+TEST_P(RealDataSimulatorLogs, NamesTheLayersAsTheEngineDoes)
+{
+    REQUIRE_SHARED();
+    InputFiles files;
+    files.files = {realdata(GetParam().log).string()};
+    Inputs inputs = loadInputs(files, Limits{});
+    ASSERT_TRUE(inputs.onnx.has_value());
+    Report report = diagnose(inputs);
+    const NameCounts counts = nameCounts(report, inputs);
+    std::printf("[ names    ] %s: %zu real layers, %zu same nodes (%zu of them same name), %zu unmatched\n",
+                GetParam().log, counts.real, counts.byNodes, counts.byName, counts.real - counts.byNodes);
+    EXPECT_LE(counts.byName, counts.byNodes);
+}
+
+// The TensorRT 8.5.2 YOLO engine of ../shared/realdata/trex-notebooks-yolo-orin-trt852, predicted from the graph its
+// log describes: each quantized conv with a folded BatchNormalization that the check holds against the real layer of
+// the same nodes has that layer's name, string for string (the BatchNormalization, and a Relu fused with it, left
+// out; a LeakyRelu kept as PWN(...); an Add and Relu after the BatchNormalization kept).
+TEST(RealDataSimulatorNames, QuantizedConvsWithAFoldedBatchNormAreNamedAsTheYoloEngineNamesThem)
+{
+    REQUIRE_SHARED();
+    InputFiles files;
+    files.files = {realdata("trex-notebooks-yolo-orin-trt852/trt.out").string()};
+    Inputs inputs = loadInputs(files, Limits{});
+    ASSERT_TRUE(inputs.onnx.has_value());
+    Report report = diagnose(inputs);
+    ASSERT_TRUE(report.predictionCheck.has_value());
+    ASSERT_NE(inputs.engine(), nullptr);
+    std::size_t convsWithBatchNorm = 0;
+    for (const LayerAgreement& agreement : report.predictionCheck->layers)
+    {
+        if (!agreement.predictedLayer)
+        {
+            continue;
+        }
+        const PredictedLayer& predicted = report.prediction.layers[*agreement.predictedLayer];
+        const bool batchNorm =
+            std::any_of(predicted.nodeIndices.begin(), predicted.nodeIndices.end(),
+                        [&](std::uint32_t node) { return inputs.onnx->nodes[node].opType == "BatchNormalization"; });
+        if (predicted.role != "quantized-Conv" || !batchNorm)
+        {
+            continue;
+        }
+        ++convsWithBatchNorm;
+        EXPECT_EQ(predicted.name, inputs.engine()->layers[agreement.layer].baseName());
+    }
+    EXPECT_GE(convsWithBatchNorm, 37u);
+    // One of them, as the engine's layer_info.json and the log's layer list write it.
+    const auto conv =
+        std::find_if(report.prediction.layers.begin(), report.prediction.layers.end(),
+                     [](const PredictedLayer& layer)
+                     {
+                         return std::find(layer.onnxNodes.begin(), layer.onnxNodes.end(),
+                                          "/backbone/layer1/layer1.0/bn1/BatchNormalization") != layer.onnxNodes.end();
+                     });
+    ASSERT_NE(conv, report.prediction.layers.end());
+    EXPECT_EQ(conv->name, "backbone.layer1.0.conv1.weight + /backbone/layer1/layer1.0/conv1/_weight_quantizer/"
+                          "QuantizeLinear + /backbone/layer1/layer1.0/conv1/Conv");
+}
+
+// The one real pair of a model file and the engine built from it.
+TEST(RealDataSimulatorNames, MnistModelAndItsLog)
+{
+    REQUIRE_SHARED();
+    InputFiles files;
+    files.files = {realdata("lix-mnist-orin-trt8510-best/mnist.onnx").string(),
+                   realdata("lix-mnist-orin-trt8510-best/trt_build_best.log").string()};
+    Inputs inputs = loadInputs(files, Limits{});
+    Report report = diagnose(inputs);
+    const NameCounts counts = nameCounts(report, inputs);
+    std::printf("[ names    ] mnist.onnx + trt_build_best.log: %zu real layers, %zu same nodes (%zu of them same "
+                "name), %zu unmatched\n",
+                counts.real, counts.byNodes, counts.byName, counts.real - counts.byNodes);
+    EXPECT_LE(counts.byName, counts.byNodes);
 }
 
 INSTANTIATE_TEST_SUITE_P(
