@@ -20,6 +20,9 @@ struct LogCase
 {
     const char* log;
     const char* name;
+    //! Real layers whose predicted layer (same nodes) has their name string for string, as measured when the names
+    //! of quantized convs with a folded BatchNormalization were made TensorRT's (docs/predict-schema.md): a floor.
+    std::size_t sameName;
 };
 
 // Names the case in gtest's output instead of printing the struct's bytes.
@@ -91,7 +94,7 @@ NameCounts nameCounts(const Report& report, const Inputs& inputs)
 
 } // namespace
 
-// The counts of every real pair, for the record (the number the names are measured by; see docs/predict.md).
+// The counts of every real pair, printed for the record; the names agree at least as often as when measured.
 TEST_P(RealDataSimulatorLogs, NamesTheLayersAsTheEngineDoes)
 {
     REQUIRE_SHARED();
@@ -104,6 +107,7 @@ TEST_P(RealDataSimulatorLogs, NamesTheLayersAsTheEngineDoes)
     std::printf("[ names    ] %s: %zu real layers, %zu same nodes (%zu of them same name), %zu unmatched\n",
                 GetParam().log, counts.real, counts.byNodes, counts.byName, counts.real - counts.byNodes);
     EXPECT_LE(counts.byName, counts.byNodes);
+    EXPECT_GE(counts.byName, GetParam().sameName);
 }
 
 // The TensorRT 8.5.2 YOLO engine of ../shared/realdata/trex-notebooks-yolo-orin-trt852, predicted from the graph its
@@ -166,18 +170,19 @@ TEST(RealDataSimulatorNames, MnistModelAndItsLog)
                 "name), %zu unmatched\n",
                 counts.real, counts.byNodes, counts.byName, counts.real - counts.byNodes);
     EXPECT_LE(counts.byName, counts.byNodes);
+    EXPECT_GE(counts.byName, 2u);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Logs, RealDataSimulatorLogs,
-    ::testing::Values(LogCase{"cookbook-mnist-trt8003/result-FP32.txt", "mnist_trt8003_fp32"},
-                      LogCase{"cookbook-mnist-trt8003/result-FP16.txt", "mnist_trt8003_fp16"},
-                      LogCase{"cookbook-mnist-trt8203/result-FP32.txt", "mnist_trt8203_fp32"},
-                      LogCase{"cookbook-mnist-trt8401/result-FP32.log", "mnist_trt8401_fp32"},
-                      LogCase{"cookbook-mnist-trt8401/result-FP16.log", "mnist_trt8401_fp16"},
-                      LogCase{"cookbook-mnist-trt8600/result-02.log", "mnist_trt8600"},
-                      LogCase{"cookbook-mnist-trt10141/result-02.log", "mnist_trt10141"},
-                      LogCase{"cookbook-profilingverbosity-trt1016/log-main.py.log", "profilingverbosity_trt1016"},
-                      LogCase{"lix-mnist-orin-trt8510-best/trt_build_best.log", "lix_mnist_trt8510"},
-                      LogCase{"trex-notebooks-yolo-orin-trt852/trt.out", "yolo_orin_trt852"}),
+    ::testing::Values(LogCase{"cookbook-mnist-trt8003/result-FP32.txt", "mnist_trt8003_fp32", 5},
+                      LogCase{"cookbook-mnist-trt8003/result-FP16.txt", "mnist_trt8003_fp16", 5},
+                      LogCase{"cookbook-mnist-trt8203/result-FP32.txt", "mnist_trt8203_fp32", 5},
+                      LogCase{"cookbook-mnist-trt8401/result-FP32.log", "mnist_trt8401_fp32", 5},
+                      LogCase{"cookbook-mnist-trt8401/result-FP16.log", "mnist_trt8401_fp16", 5},
+                      LogCase{"cookbook-mnist-trt8600/result-02.log", "mnist_trt8600", 5},
+                      LogCase{"cookbook-mnist-trt10141/result-02.log", "mnist_trt10141", 8},
+                      LogCase{"cookbook-profilingverbosity-trt1016/log-main.py.log", "profilingverbosity_trt1016", 4},
+                      LogCase{"lix-mnist-orin-trt8510-best/trt_build_best.log", "lix_mnist_trt8510", 2},
+                      LogCase{"trex-notebooks-yolo-orin-trt852/trt.out", "yolo_orin_trt852", 53}),
     [](const auto& param) { return std::string(param.param.name); });
