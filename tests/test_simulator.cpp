@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <ostream>
+#include <set>
 
 using namespace qdq;
 using namespace qdq::test;
@@ -140,6 +141,121 @@ TEST(Simulator, ResidualAddAvoidsTheConvBehindAQdqPair)
     ASSERT_NE(a, nullptr);
     EXPECT_EQ(layerWith(prediction, "/add/Add"), a);
     EXPECT_NE(layerWith(prediction, "/b/Conv"), a);
+}
+
+// ---- layer names ----------------------------------------------------------------------------------------------
+
+namespace
+{
+
+//! A pytorch-quantization Conv [-> BatchNormalization] -> activation block: in -> Q/DQ -> conv -> [bn ->] act -> Q/DQ
+//! -> conv2. Unquantized, the conv reads the input and float weights directly.
+OnnxGraph convBlock(bool batchNorm, const std::string& activation, bool quantized = true)
+{
+    GraphBuilder g;
+    std::string x = g.input("images");
+    std::string t = g.node("Conv", "/conv/Conv",
+                           {quantized ? g.qdq("/conv/_input_quantizer", x) : x,
+                            quantized ? g.quantizedWeight("conv", 8, 8) : g.weight("conv.weight", {8, 8, 3, 3})});
+    if (batchNorm)
+    {
+        t = g.node("BatchNormalization", "/bn/BatchNormalization",
+                   {t, g.weight("bn.weight", {8}), g.weight("bn.bias", {8}), g.weight("bn.running_mean", {8}),
+                    g.weight("bn.running_var", {8}, 1.0f)});
+    }
+    t = g.node(activation, "/act/" + activation, {t});
+    g.output(g.node("Conv", "/conv2/Conv", {g.qdq("/conv2/_input_quantizer", t), g.quantizedWeight("conv2", 8, 8)}));
+    return g.build();
+}
+
+const char* const kQuantizedConvName = "conv.weight + conv/_weight_quantizer/QuantizeLinear + /conv/Conv";
+
+} // namespace
+
+// TensorRT 8.4 and 8.5 leave the BatchNormalization folded into a quantized conv and the Relu fused with it out of the
+// layer's name (QConvScaleFusion "Removing .../bn1/BatchNormalization + .../relu/Relu" in the 8.5.2 and 8.4.12 logs
+// of ../shared/realdata); the layer still executes both.
+TEST(Simulator, QuantizedConvNameLeavesOutItsFoldedBatchNormAndRelu)
+{
+    OnnxGraph graph = convBlock(true, "Relu");
+    for (int minor : {4, 5})
+    {
+        Prediction prediction = predictEngine(graph, version(8, minor));
+        const PredictedLayer* conv = layerWith(prediction, "/conv/Conv");
+        ASSERT_NE(conv, nullptr);
+        EXPECT_EQ(conv->name, kQuantizedConvName) << "8." << minor;
+        EXPECT_EQ(layerWith(prediction, "/bn/BatchNormalization"), conv);
+        EXPECT_EQ(layerWith(prediction, "/act/Relu"), conv);
+        EXPECT_TRUE(conv->guess.empty()) << conv->guess;
+    }
+}
+
+// TensorRT 8.0 names the Relu after the folded BatchNormalization, and a Quantize node's layer
+// "<Q>_quantize_scale_node" (NVIDIA/TensorRT#1293: "QuantizeLinear_151_quantize_scale_node", "layer2.2.conv1.weight +
+// QuantizeLinear_156_quantize_scale_node + Conv_158 + Relu_160"); 8.2 names the Quantize layer after the node.
+TEST(Simulator, QuantizedConvNameOn80KeepsTheReluAfterItsFoldedBatchNorm)
+{
+    OnnxGraph graph = convBlock(true, "Relu");
+    Prediction prediction = predictEngine(graph, version(8, 0));
+    const PredictedLayer* conv = layerWith(prediction, "/conv/Conv");
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(conv->name,
+              "conv.weight + conv/_weight_quantizer/QuantizeLinear_quantize_scale_node + /conv/Conv + /act/Relu");
+    EXPECT_EQ(layerWith(prediction, "/bn/BatchNormalization"), conv);
+    const PredictedLayer* input = layerWith(prediction, "/conv/_input_quantizer/QuantizeLinear");
+    ASSERT_NE(input, nullptr);
+    EXPECT_EQ(input->name, "/conv/_input_quantizer/QuantizeLinear_quantize_scale_node");
+    Prediction eightTwo = predictEngine(graph, version(8, 2));
+    ASSERT_NE(layerWith(eightTwo, "/conv/_input_quantizer/QuantizeLinear"), nullptr);
+    EXPECT_EQ(layerWith(eightTwo, "/conv/_input_quantizer/QuantizeLinear")->name,
+              "/conv/_input_quantizer/QuantizeLinear");
+}
+
+// Without a BatchNormalization the Relu is named (ConvReluFusion: "... + Conv_118 + Relu_119" in NVIDIA/TensorRT#2823).
+TEST(Simulator, QuantizedConvWithoutBatchNormNamesItsRelu)
+{
+    OnnxGraph graph = convBlock(false, "Relu");
+    Prediction prediction = predictEngine(graph, version(8, 5));
+    const PredictedLayer* conv = layerWith(prediction, "/conv/Conv");
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(conv->name, std::string(kQuantizedConvName) + " + /act/Relu");
+}
+
+// A LeakyRelu is not fused with the BatchNormalization and stays, as PWN(...) (8.5.2: "/neck/conv1/conv/Conv +
+// PWN(/neck/conv1/relu/LeakyRelu)").
+TEST(Simulator, QuantizedConvNamesALeakyReluAfterItsFoldedBatchNorm)
+{
+    OnnxGraph graph = convBlock(true, "LeakyRelu");
+    Prediction prediction = predictEngine(graph, version(8, 5));
+    const PredictedLayer* conv = layerWith(prediction, "/conv/Conv");
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(conv->name, std::string(kQuantizedConvName) + " + PWN(/act/LeakyRelu)");
+    EXPECT_EQ(layerWith(prediction, "/bn/BatchNormalization"), conv);
+}
+
+// A float conv keeps the name of the scale it fuses (ConvScaleFusion "Convolution28 + Parameter6 + ... + Plus30 +
+// ReLU32" in the 8.5.10 log of ../shared/realdata/lix-mnist-orin-trt8510-best).
+TEST(Simulator, FloatConvNamesItsBatchNormAndRelu)
+{
+    OnnxGraph graph = convBlock(true, "Relu", false);
+    Prediction prediction = predictEngine(graph, version(8, 5));
+    const PredictedLayer* conv = layerWith(prediction, "/conv/Conv");
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(conv->name, "/conv/Conv + /bn/BatchNormalization + /act/Relu");
+}
+
+// Where no engine shows the names (10.x, an unknown version) the 8.4/8.5 names are predicted, and said to be a guess.
+TEST(Simulator, QuantizedConvNameOnAnUnseenVersionIsAGuess)
+{
+    OnnxGraph graph = convBlock(true, "Relu");
+    for (int major : {0, 10})
+    {
+        Prediction prediction = predictEngine(graph, version(major, 8));
+        const PredictedLayer* conv = layerWith(prediction, "/conv/Conv");
+        ASSERT_NE(conv, nullptr);
+        EXPECT_EQ(conv->name, kQuantizedConvName);
+        EXPECT_NE(conv->guess.find("name inferred"), std::string::npos) << conv->guess;
+    }
 }
 
 namespace
@@ -590,6 +706,95 @@ TEST_P(RealDataSimulatorResnet, MatchesTheA100EngineOfTheSameRecipe)
     EXPECT_EQ(summary.standaloneQdq, real.standaloneQdq) << model;
     EXPECT_EQ(summary.convWithResidualAdd, real.convWithAdd) << model;
     EXPECT_EQ(summary.convActPool > 0, real.convActPool) << model;
+}
+
+namespace
+{
+
+//! What a layer name says, node by node, without the node names: "weight + QuantizeLinear + Conv + Add + Relu" for
+//! both "layer1.0.conv2.weight + QuantizeLinear_32 + Conv_34 + Add_36 + Relu_37" (the A100 engines' older torch
+//! names) and "layer1.0.conv2.conv.weight + /layer1/layer1.0/conv2/QuantizeLinear + /layer1/layer1.0/conv2/Conv +
+//! ..." (the models in ../shared/models).
+std::string opsOfName(std::string_view name)
+{
+    std::string ops;
+    for (std::size_t start = 0; start <= name.size();)
+    {
+        std::size_t end = name.find(" + ", start);
+        end = end == std::string_view::npos ? name.size() : end;
+        std::string_view part = name.substr(start, end - start);
+        std::string op;
+        if (part.size() > 7 && part.substr(part.size() - 7) == ".weight")
+        {
+            op = "weight";
+        }
+        else
+        {
+            part = part.substr(part.rfind('/') == std::string_view::npos ? 0 : part.rfind('/') + 1);
+            std::size_t digits = part.size();
+            while (digits > 0 && part[digits - 1] >= '0' && part[digits - 1] <= '9')
+            {
+                --digits;
+            }
+            op = std::string(digits < part.size() && digits > 0 && part[digits - 1] == '_' ? part.substr(0, digits - 1)
+                                                                                           : part);
+        }
+        ops += (ops.empty() ? "" : " + ") + op;
+        start = end + 3;
+    }
+    return ops;
+}
+
+} // namespace
+
+// The predicted conv layers are named as the real A100 engine of the same recipe names its convs (TensorRT 8.4): the
+// quantized ones without their folded BatchNormalization and the Relu fused with it, the same multiset of names read
+// op by op.
+TEST_P(RealDataSimulatorResnet, NamesItsConvsAsTheA100EngineDoes)
+{
+    REQUIRE_SHARED();
+    const auto [model, folder] = GetParam();
+    std::filesystem::path layerInfo;
+    for (const auto& entry : std::filesystem::directory_iterator(realdata(folder)))
+    {
+        if (entry.path().string().ends_with(".graph.json"))
+        {
+            layerInfo = entry.path();
+        }
+    }
+    ASSERT_FALSE(layerInfo.empty());
+    const EnginePlan engine = readLayerInfo(layerInfo.string());
+    std::multiset<std::string> real;
+    for (const auto& layer : engine.layers)
+    {
+        const std::string ops = opsOfName(layer.baseName());
+        if (ops.find("Conv") != std::string::npos && layer.name.find("Reformatting") == std::string::npos)
+        {
+            real.insert(ops);
+        }
+    }
+    const OnnxGraph graph = readOnnx(sharedModel(model).string());
+    const Prediction prediction = predictEngine(graph, version(8, 4));
+    std::multiset<std::string> predicted;
+    for (const auto& layer : prediction.layers)
+    {
+        const std::string ops = opsOfName(layer.name);
+        if (ops.find("Conv") != std::string::npos)
+        {
+            predicted.insert(ops);
+        }
+    }
+    std::string realText;
+    std::string predictedText;
+    for (const auto& ops : real)
+    {
+        realText += "\n  " + ops;
+    }
+    for (const auto& ops : predicted)
+    {
+        predictedText += "\n  " + ops;
+    }
+    EXPECT_EQ(predicted, real) << "predicted:" << predictedText << "\nreal:" << realText;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -55,10 +55,13 @@ bool isEliminatedOp(std::string_view op)
     return isOneOfOps(op, {"Identity", "Dropout", "Constant"});
 }
 
-//! Activations that TensorRT names plainly inside a conv layer (others appear as PWN(...)).
+//! Epilogue ops that TensorRT names plainly inside a conv layer (others appear as PWN(...)). A Clip is PWN(...) in
+//! every real engine here: `features.1.conv.0.0.weight + QuantizeLinear_25 + Conv_29 + PWN(Clip_33)` (TensorRT 8.2
+//! and 8.4, ../shared/realdata/trex-tests-mobilenet-qat*), `Pad_6 + ... + Conv_13 + PWN(Clip_14)` (8.5.1,
+//! issue-trt-2527-qdq-trt851), `Conv_0 + PWN(Clip_3)` (8.4 implicit INT8, blogdoc-fpn-mbv2-int8-calib-trt84).
 bool isPlainEpilogueName(std::string_view op)
 {
-    return isOneOfOps(op, {"Relu", "Clip", "BatchNormalization", "Add", "Sub", "Mul", "Div"});
+    return isOneOfOps(op, {"Relu", "BatchNormalization", "Add", "Sub", "Mul", "Div"});
 }
 
 //! ONNX ops that make TensorRT hand their region to Myelin on the versions that make Myelin regions: attention,
@@ -419,6 +422,82 @@ private:
         return nullptr;
     }
 
+    // The names of a quantized conv's epilogue. TensorRT's QDQ optimizer folds a BatchNormalization into a quantized
+    // conv (QConvScaleFusion) and leaves it out of the layer's name; from 8.4 on the Relu that ScaleActivationFusion
+    // fused with that BatchNormalization first goes with it. The layer still computes both. Seen in:
+    //  - 8.5.2, ../shared/realdata/trex-notebooks-yolo-orin-trt852/trt.out: "ScaleActivationFusion: Fusing
+    //    /backbone/bn1/BatchNormalization with /backbone/relu/Relu", "Running: QConvScaleFusion on
+    //    /backbone/conv1/Conv" "Removing /backbone/bn1/BatchNormalization + /backbone/relu/Relu", and the layer
+    //    "backbone.conv1.weight + /backbone/conv1/_weight_quantizer/QuantizeLinear + /backbone/conv1/Conv". A LeakyRelu
+    //    after the BatchNormalization is not fused with it and stays in the name, as PWN(...) ("/neck/conv1/conv/Conv +
+    //    PWN(/neck/conv1/relu/LeakyRelu)"), and so do the Add and Relu after a residual conv's BatchNormalization
+    //    ("/backbone/layer1/layer1.0/conv2/Conv + /backbone/layer1/layer1.0/Add +
+    //    /backbone/layer1/layer1.0/relu_1/Relu").
+    //  - 8.4.12, ../shared/realdata/blogdoc-yolov8-qdq-orin-trt8412: the same fusion lines and layer names; the A100
+    //    ResNet18 engines of trex-pt-resnet-a100-qat* (8.4, inferred): "layer1.0.conv1.weight + QuantizeLinear_20 +
+    //    Conv_22" (BatchNormalization_23 and Relu_24 by the numbering; the model is not here).
+    //  - 8.2 (inferred), trex-tests-mobilenet-qat-2022-04: "features.1.conv.0.0.weight + QuantizeLinear_25 + Conv_29 +
+    //    PWN(Clip_33)": a BatchNormalization (30, by the numbering) left out, the Clip not fused with it named.
+    //  - 8.0, NVIDIA/TensorRT#1293 (a pytorch-quantization ResNet's profile): "layer2.2.conv1.weight +
+    //    QuantizeLinear_156_quantize_scale_node + Conv_158 + Relu_160": the BatchNormalization (159, by the numbering)
+    //    left out, the Relu after it named.
+    // Elsewhere (8.1, 8.3, 8.6 and later, an unknown version) the names are inferred, and the layer says so.
+
+    //! Versions whose names of a quantized conv with a folded BatchNormalization were seen: 8.0, 8.2, 8.4, 8.5.
+    bool foldedScaleNameSeen() const
+    {
+        return mOptions.trtMajor == 8 && (mOptions.trtMinor == 0 || mOptions.trtMinor == 2 || mOptions.trtMinor >= 4) &&
+               mOptions.trtMinor <= 5;
+    }
+    //! Versions whose name of the Relu after that BatchNormalization was seen: 8.0 (named), 8.4 and 8.5 (left out).
+    bool scaleReluNameSeen() const
+    {
+        return mOptions.trtMajor == 8 && (mOptions.trtMinor == 0 || mOptions.trtMinor == 4 || mOptions.trtMinor == 5);
+    }
+    //! Whether that Relu leaves the name: 8.4 on (and an unknown version), not 8.0 to 8.3.
+    bool scaleReluLeavesName() const { return mOptions.trtMajor != 8 || mOptions.trtMinor >= 4; }
+
+    //! Whether the name of a conv layer lists epilogue node next, which the layer takes after last; afterUnnamedScale
+    //! when last is a BatchNormalization the name leaves out. guess says why when the version's names are inferred.
+    bool namedInConvLayer(const OnnxNode& weighted, bool quantized, const OnnxNode& last, const OnnxNode& next,
+                          bool afterUnnamedScale, std::string& guess) const
+    {
+        if (!quantized || weighted.opType != "Conv")
+        {
+            return true;
+        }
+        if (next.opType == "BatchNormalization" && &last == &weighted)
+        {
+            if (!foldedScaleNameSeen())
+            {
+                guess =
+                    "name inferred: TensorRT 8.0 to 8.5 leave a BatchNormalization folded into a quantized conv out "
+                    "of the layer's name (QConvScaleFusion), 8.4 and 8.5 also a Relu right after it";
+            }
+            return false;
+        }
+        if (next.opType == "Relu" && afterUnnamedScale)
+        {
+            if (!scaleReluNameSeen())
+            {
+                guess = "name inferred: TensorRT 8.0 names a Relu right after a BatchNormalization folded into a "
+                        "quantized conv, 8.4 and 8.5 leave both out of the layer's name";
+            }
+            return !scaleReluLeavesName();
+        }
+        return true;
+    }
+
+    //! The name TensorRT gives the layer of a Quantize node: TensorRT 8.0 appends "_quantize_scale_node" (the profile
+    //! in NVIDIA/TensorRT#1293: "QuantizeLinear_151_quantize_scale_node", "layer2.2.conv1.weight +
+    //! QuantizeLinear_156_quantize_scale_node + Conv_158 + Relu_160"); the 8.2 engine of
+    //! ../shared/realdata/trex-tests-mobilenet-qat-2022-04 and later ones write the node's name ("QuantizeLinear_2").
+    std::string quantizeLayerName(const OnnxNode& q) const
+    {
+        return namesQuantizeScaleNodes() ? q.name + "_quantize_scale_node" : q.name;
+    }
+    bool namesQuantizeScaleNodes() const { return mOptions.trtMajor == 8 && mOptions.trtMinor < 2; }
+
     bool usesMyelinForGemm() const { return mOptions.trtMajor == 0 || mOptions.trtMajor >= 10; }
     bool makesMyelinRegions() const
     {
@@ -626,6 +705,121 @@ private:
         return {sigmoid, mul};
     }
 
+    //! A weighted layer's name and epilogue while it is built. nameParts holds views of the model's names (a name in
+    //! PWN(...) when flagged) and of the strings here, joined once: composing the name part by part cost a fifth of
+    //! the simulation on a 100,000-conv model.
+    struct WeightedLayerParts
+    {
+        std::vector<std::pair<std::string_view, bool>> nameParts;
+        std::string weightQuantizer; // the weight Q's name as TensorRT 8.0 writes it
+        std::string silu;            // "Sigmoid, Mul" of a fused SiLU or HardSwish
+        std::string nameGuess;       // why the name is inferred, when it is
+        bool residualTaken = false;
+        bool pooled = false;
+        bool unnamedScale = false; // the last node taken is a BatchNormalization the name leaves out
+    };
+
+    //! The weights and their quantizer lead the name in TensorRT 8.x and 10.x alike.
+    void nameWeights(const OnnxNode& weighted, WeightedLayerParts& parts) const
+    {
+        const OnnxNode* dq = producerOf(mGraph, weighted.inputs[1]);
+        const OnnxNode* q = dq != nullptr && !dq->inputs.empty() ? producerOf(mGraph, dq->inputs[0]) : nullptr;
+        if (q != nullptr && isQuantize(*q) && !q->inputs.empty())
+        {
+            parts.nameParts.emplace_back(q->inputs[0], false);
+            if (namesQuantizeScaleNodes())
+            {
+                parts.weightQuantizer = quantizeLayerName(*q);
+                parts.nameParts.emplace_back(parts.weightQuantizer, false);
+            }
+            else
+            {
+                parts.nameParts.emplace_back(q->name, false);
+            }
+        }
+        else if (dq != nullptr && isDequantize(*dq) && !dq->inputs.empty())
+        {
+            parts.nameParts.emplace_back(dq->inputs[0], false);
+        }
+    }
+
+    //! Whether the weighted layer takes next, its sole reader, into its epilogue (and so whether the epilogue now has
+    //! its residual Add or pool).
+    bool takesIntoEpilogue(const OnnxNode& weighted, const OnnxNode& next, WeightedLayerParts& parts) const
+    {
+        const bool isConv = weighted.opType == "Conv" || weighted.opType == "ConvTranspose";
+        const std::string& op = next.opType;
+        const auto inputs = activationInputs(next);
+        if (op == "BatchNormalization")
+        {
+            return !parts.residualTaken && batchNormFoldable(next);
+        }
+        if (isActivation(op))
+        {
+            return op != "PRelu";
+        }
+        if (isOneOfOps(op, {"Add", "Sub"}) && inputs.size() == 1 && !parts.residualTaken)
+        {
+            return true; // a bias: the other input is constant
+        }
+        if (isPointwiseOp(op) && inputs.size() == 1 && isOneOfOps(op, {"Mul", "Div"}) && !parts.residualTaken)
+        {
+            return true; // Convolution + Scale
+        }
+        if (isConv && op == "Add" && inputs.size() == 2 && !parts.residualTaken && !parts.pooled &&
+            residualOwner(next) == &weighted)
+        {
+            parts.residualTaken = true;
+            return true;
+        }
+        if (isConv && op == "MaxPool" && !parts.pooled && !parts.residualTaken && outputQuantizedAfter(next))
+        {
+            parts.pooled = true; // Conv + activation + MaxPool, both in INT8
+            return true;
+        }
+        return false;
+    }
+
+    //! Takes the epilogue after the weighted node into layer index: BatchNormalization, bias, scale, activations, a
+    //! SiLU, the residual Add and the activation after it, a MaxPool in INT8.
+    void takeEpilogue(const OnnxNode& weighted, bool quantized, std::uint32_t index, WeightedLayerParts& parts)
+    {
+        const bool isConv = weighted.opType == "Conv" || weighted.opType == "ConvTranspose";
+        const OnnxNode* last = &weighted;
+        for (int step = 0; step < 16; ++step)
+        {
+            if (const auto silu = siluAfter(*last); silu.first != nullptr && isConv && parts.silu.empty())
+            {
+                // A gate (Sigmoid or HardSigmoid) and Mul(x, gate(x)) run as the conv's generic activation:
+                // `conv + PWN(Sigmoid, Mul)`.
+                // A residual Add after it stays a PointWise layer of its own (reference R14).
+                assign(index, *silu.first);
+                assign(index, *silu.second);
+                parts.silu = silu.first->name + ", " + silu.second->name;
+                parts.nameParts.emplace_back(parts.silu, true);
+                last = silu.second;
+                parts.residualTaken = true;
+                parts.unnamedScale = false;
+                continue;
+            }
+            const OnnxNode* next = soleConsumer(firstOutput(*last));
+            if (next == nullptr || mLayerOf[next->index] != kNone || isQdq(*next) ||
+                !takesIntoEpilogue(weighted, *next, parts))
+            {
+                break;
+            }
+            assign(index, *next);
+            const bool named = namedInConvLayer(weighted, quantized, *last, *next, parts.unnamedScale, parts.nameGuess);
+            parts.unnamedScale = !named && next->opType == "BatchNormalization";
+            if (named)
+            {
+                const bool plain = isPlainEpilogueName(next->opType) || next->opType == "MaxPool";
+                parts.nameParts.emplace_back(next->name, !plain);
+            }
+            last = next;
+        }
+    }
+
     void buildWeighted(const OnnxNode& weighted)
     {
         const bool quantized = weighted.inputs.size() >= 2 && feedingDequantize(mGraph, weighted.inputs[0]) != nullptr;
@@ -633,23 +827,10 @@ private:
         const bool fullyConnected = weighted.opType == "Gemm" || weighted.opType == "MatMul";
         PredictedLayer layer;
         layer.role = (quantized ? "quantized-" : "float-") + weighted.opType;
-        // Views of the model's names (a name in PWN(...) when flagged), joined once: composing the name part by part
-        // cost a fifth of the simulation on a 100,000-conv model.
-        std::vector<std::pair<std::string_view, bool>> nameParts;
-        // The weights and their quantizer lead the name in TensorRT 8.x and 10.x alike.
-        if (quantized && weighted.inputs.size() >= 2)
+        WeightedLayerParts parts;
+        if (quantized)
         {
-            const OnnxNode* dq = producerOf(mGraph, weighted.inputs[1]);
-            const OnnxNode* q = dq != nullptr && !dq->inputs.empty() ? producerOf(mGraph, dq->inputs[0]) : nullptr;
-            if (q != nullptr && isQuantize(*q) && !q->inputs.empty())
-            {
-                nameParts.emplace_back(q->inputs[0], false);
-                nameParts.emplace_back(q->name, false);
-            }
-            else if (dq != nullptr && isDequantize(*dq) && !dq->inputs.empty())
-            {
-                nameParts.emplace_back(dq->inputs[0], false);
-            }
+            nameWeights(weighted, parts);
         }
         // Padding + Convolution: a Pad read only by the conv becomes part of it.
         if (isConv && !weighted.inputs.empty())
@@ -672,80 +853,18 @@ private:
         {
             assign(index, *mPendingPad);
             // The Pad leads the name: "Pad_6 + <weights> + QuantizeLinear_9 + Conv_13" (NVIDIA/TensorRT#2527).
-            nameParts.emplace(nameParts.begin(), mPendingPad->name, false);
+            parts.nameParts.emplace(parts.nameParts.begin(), mPendingPad->name, false);
             mPendingPad = nullptr;
         }
         assign(index, weighted);
-        nameParts.emplace_back(weighted.name, false);
+        parts.nameParts.emplace_back(weighted.name, false);
+        takeEpilogue(weighted, quantized, index, parts);
 
-        bool residualTaken = false;
-        bool pooled = false;
-        std::string siluPart; // "Sigmoid, Mul" of a fused SiLU or HardSwish; nameParts holds a view of it
-        const OnnxNode* last = &weighted;
-        for (int step = 0; step < 16; ++step)
-        {
-            if (const auto silu = siluAfter(*last); silu.first != nullptr && isConv && siluPart.empty())
-            {
-                // A gate (Sigmoid or HardSigmoid) and Mul(x, gate(x)) run as the conv's generic activation:
-                // `conv + PWN(Sigmoid, Mul)`.
-                // A residual Add after it stays a PointWise layer of its own (reference R14).
-                assign(index, *silu.first);
-                assign(index, *silu.second);
-                siluPart = silu.first->name + ", " + silu.second->name;
-                nameParts.emplace_back(siluPart, true);
-                last = silu.second;
-                residualTaken = true;
-                continue;
-            }
-            const OnnxNode* next = soleConsumer(firstOutput(*last));
-            if (next == nullptr || mLayerOf[next->index] != kNone || isQdq(*next))
-            {
-                break;
-            }
-            const std::string& op = next->opType;
-            const auto inputs = activationInputs(*next);
-            bool take = false;
-            if (op == "BatchNormalization" && !residualTaken && batchNormFoldable(*next))
-            {
-                take = true;
-            }
-            else if (isActivation(op) && op != "PRelu")
-            {
-                take = true;
-            }
-            else if (isOneOfOps(op, {"Add", "Sub"}) && inputs.size() == 1 && !residualTaken)
-            {
-                take = true; // a bias: the other input is constant
-            }
-            else if (isPointwiseOp(op) && inputs.size() == 1 && isOneOfOps(op, {"Mul", "Div"}) && !residualTaken)
-            {
-                take = true; // Convolution + Scale
-            }
-            else if (isConv && op == "Add" && inputs.size() == 2 && !residualTaken && !pooled &&
-                     residualOwner(*next) == &weighted)
-            {
-                take = true;
-                residualTaken = true;
-            }
-            else if (isConv && op == "MaxPool" && !pooled && !residualTaken && outputQuantizedAfter(*next))
-            {
-                take = true; // Conv + activation + MaxPool, both in INT8
-                pooled = true;
-            }
-            if (!take)
-            {
-                break;
-            }
-            assign(index, *next);
-            const bool plain = isPlainEpilogueName(op) || op == "MaxPool";
-            nameParts.emplace_back(next->name, !plain);
-            last = next;
-        }
         PredictedLayer& built = mOut.layers[index];
         built.kind = weighted.opType == "ConvTranspose" ? "CaskDeconvolution"
-                     : pooled                           ? (mOptions.trtMajor >= 10 ? "CaskConvActPool" : "ConvActPool")
+                     : parts.pooled                     ? (mOptions.trtMajor >= 10 ? "CaskConvActPool" : "ConvActPool")
                                                         : "CaskConvolution";
-        if (pooled)
+        if (parts.pooled)
         {
             built.role = "quantized-ConvActPool";
         }
@@ -754,9 +873,13 @@ private:
             built.guess = "a fully connected layer runs as a convolution; the kernel family (CaskConvolution, "
                           "CublasConvolution, CaskGemmConvolution) depends on the tactic";
         }
-        built.name = joinViews(nameParts);
+        built.name = joinViews(parts.nameParts);
+        if (!parts.nameGuess.empty())
+        {
+            built.guess = built.guess.empty() ? parts.nameGuess : built.guess + "; " + parts.nameGuess;
+        }
         built.int8Input = quantized;
-        if (weighted.opType == "Conv" && !residualTaken && !pooled)
+        if (weighted.opType == "Conv" && !parts.residualTaken && !parts.pooled)
         {
             std::string epilogue;
             for (std::uint32_t node : mLayerNodes[index])
@@ -1541,7 +1664,7 @@ private:
                 PredictedLayer layer;
                 layer.kind = "Reformat";
                 layer.role = predicted.isQuantize ? "standalone-quantize" : "standalone-dequantize";
-                layer.name = node.name;
+                layer.name = predicted.isQuantize ? quantizeLayerName(node) : node.name;
                 layer.int8Input = !predicted.isQuantize;
                 layer.int8Output = predicted.isQuantize;
                 if (mOptions.trtMajor == 8 && mOptions.trtMinor < 4)
