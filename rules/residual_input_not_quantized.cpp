@@ -3,6 +3,7 @@
 #include "qdq/layer_names.h"
 #include "qdq/patterns.h"
 #include "qdq/reformat_walks.h"
+#include "rules/precision_common.h"
 #include "rules/rules.h"
 
 #include <algorithm>
@@ -16,6 +17,7 @@ namespace
 {
 
 using namespace patterns;
+using precision::precisionText;
 
 std::string addToken(const EngineLayer& layer)
 {
@@ -110,6 +112,25 @@ const OnnxNode* widestQuantizerAfter(const OnnxGraph& graph, const OnnxNode& nod
         }
     }
     return widest;
+}
+
+//! The conv that writes a float residual tensor: a convolution or GEMM layer, not itself a Conv+Add, with an INT8
+//! input and a float output. It runs INT8-in / float-out because a float residual reads its output (the Q/DQ that
+//! quantizes the tensor for the next conv cannot fuse into it while the Add reads the float value), so the finding
+//! that explains the float residual names it too; int8-conv-float-output leaves it to this rule.
+std::optional<std::size_t> floatResidualWriter(const EnginePlan& plan, const ReformatSource& source)
+{
+    if (!source.producer)
+    {
+        return std::nullopt;
+    }
+    const EngineLayer& writer = plan.layers[*source.producer];
+    if (!precision::isWeightedLayer(writer) || precision::isResidualLayer(writer) || writer.inputs.empty() ||
+        !isQuantized(inputPrecision(writer)) || !isFloat(outputPrecision(writer)))
+    {
+        return std::nullopt;
+    }
+    return source.producer;
 }
 
 class ResidualInputNotQuantized final : public ModelOrEngineRule
@@ -310,6 +331,21 @@ private:
         // one that produced its input, else the one that uses its input as the residual.
         std::map<std::size_t, std::vector<std::size_t>> chargedTo;
         std::map<std::size_t, std::vector<std::string>> reasons;
+        // The convs that write a Conv+Add's float residual (named, not charged: they stay, writing INT8 once fixed).
+        std::map<std::size_t, std::vector<std::size_t>> writers;
+        const auto nameWriter = [&](std::size_t convAdd, const ReformatSource& residual)
+        {
+            auto writer = floatResidualWriter(plan, residual);
+            auto& named = writers[convAdd];
+            if (writer && std::find(named.begin(), named.end(), *writer) == named.end())
+            {
+                named.push_back(*writer);
+                reasons[convAdd].push_back("\"" + plan.layers[*writer].name + "\" writes the residual " +
+                                           residual.modelTensor + " in " +
+                                           precisionText(outputPrecision(plan.layers[*writer])) +
+                                           " from an INT8 input because the Add reads it unquantized");
+            }
+        };
         auto isConvAdd = [&](std::size_t layer)
         {
             const EngineLayer& l = plan.layers[layer];
@@ -354,6 +390,7 @@ private:
                     reasons[reader.layer].push_back("its residual input " + source.modelTensor +
                                                     " is also quantized separately by \"" + q.name + "\"" +
                                                     throughReformats(source.reformats.size()));
+                    nameWriter(reader.layer, source);
                     break;
                 }
             }
@@ -366,19 +403,32 @@ private:
                 continue;
             }
             const EngineLayer& l = plan.layers[layer];
-            // Float residual with an INT8 conv input and an INT8 output: the output scale cannot follow the residual.
-            if (isQuantized(l.inputs[0].precision) && isFloat(l.inputs[1].precision) && isQuantized(outputPrecision(l)))
+            if (!isQuantized(l.inputs[0].precision) || !isFloat(l.inputs[1].precision))
             {
-                reasons[layer].push_back("its residual input " + l.inputs[1].name + " is " +
-                                         std::string(precisionName(l.inputs[1].precision)) +
-                                         " while the conv input is INT8");
+                continue;
+            }
+            const std::string residualIs = "its residual input " + l.inputs[1].name + " is " +
+                                           std::string(precisionName(l.inputs[1].precision)) +
+                                           " while the conv input is INT8";
+            if (isQuantized(outputPrecision(l)))
+            {
+                // Float residual with an INT8 output: the output scale cannot follow the residual.
+                reasons[layer].push_back(residualIs);
                 if (auto producer = producerLayer(plan, l.inputs[1].name);
                     producer && context.correlation.layers[*producer].state == LayerState::kInsertedQdq)
                 {
                     chargedTo[layer].push_back(*producer);
                 }
-                chargedTo[layer];
             }
+            else if (chargedTo.count(layer) == 0)
+            {
+                // No standalone Quantize next to it (the float result goes on to a float layer), but the fused layer
+                // writes float for the same reason.
+                reasons[layer].push_back(residualIs + ", so the fused layer writes " +
+                                         precisionText(outputPrecision(l)));
+            }
+            chargedTo[layer];
+            nameWriter(layer, sourceThroughReformats(context, l.inputs[1].name));
         }
         for (auto& [layer, explained] : chargedTo)
         {
@@ -403,6 +453,15 @@ private:
             finding.evidence.push_back(
                 layerEvidence(context, layer, "Inputs[1]",
                               l.inputs[1].name + " " + std::string(precisionName(l.inputs[1].precision))));
+            for (std::size_t writer : writers[layer])
+            {
+                const EngineLayer& w = plan.layers[writer];
+                addOnce(finding.engineLayers, w.name);
+                finding.evidence.push_back(layerEvidence(context, writer, "Outputs[0]",
+                                                         precisionText(inputPrecision(w)) + " -> " + w.outputs[0].name +
+                                                             " " + precisionText(outputPrecision(w)) +
+                                                             ", the residual"));
+            }
             finding.costMs = sumTimes(context, explained);
             finding.fix =
                 "in the ONNX model, insert QuantizeLinear -> DequantizeLinear on the residual (identity) input "
