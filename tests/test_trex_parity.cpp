@@ -366,11 +366,22 @@ TEST(RealDataTrexParity, YoloOrinLogEngineBlockEveryFlaggedLayerIsNamed)
                                realdata("trex-notebooks-yolo-orin-trt852/profile.json")});
     const Report report = diagnose(inputs);
     const std::set<std::string> named = namedByFindings(report);
+    std::vector<std::string> exceptions;
     for (const TrexFlag& flag : flags)
     {
-        EXPECT_TRUE(named.count(flag.layer) != 0 || tensorCoreKernelTrexMisses(flag) || imageStemChannels(flag, layers))
-            << flag.linter << " flags \"" << flag.layer << "\", which no finding names";
+        if (named.count(flag.layer) != 0)
+        {
+            continue;
+        }
+        if (tensorCoreKernelTrexMisses(flag) || imageStemChannels(flag, layers))
+        {
+            exceptions.push_back(flag.linter + " " + flag.layer);
+            continue;
+        }
+        ADD_FAILURE() << flag.linter << " flags \"" << flag.layer << "\", which no finding names";
     }
+    // Its stem (3 image channels) runs a DP4A kernel, which kernel-without-tensor-cores names: no exception here.
+    EXPECT_EQ(exceptions, std::vector<std::string>{});
 }
 
 // The two layers of TREx's MobileNetV2 QAT engine (TRT 8.4, TITAN RTX) that no finding named before.
