@@ -16,6 +16,21 @@ namespace
 using namespace patterns;
 using namespace kernels;
 
+//! The marker of a kernel the layer list does not name, classified as DP4A by its CHW4 INT8 input.
+constexpr std::string_view kUnnamedChw4 = "unnamed, CHW4 INT8 input";
+
+//! A convolution of one of TensorRT's own runners (not CASK, not depthwise: FusedConvActConvolution) whose kernel the
+//! layer list does not name, reading INT8 four-wide vectorized (CHW4). That is the format DP4A kernels read; INT8
+//! tensor-core kernels read CHW32. In the engines of ../shared every named INT8 convolution on a CHW4 input runs a
+//! DP4A kernel (`volta_int8x4_icudnn_int8x4_...`, 7 in trex-tests-mobilenet-qat-2022-04) and every one on CHW32 a
+//! tensor-core kernel (27 there), so such a layer likely runs on CUDA cores too.
+bool unnamedOnDp4aInput(const EngineLayer& layer)
+{
+    return layer.tacticName.empty() && layer.type.find("Conv") != std::string::npos &&
+           layer.type.find("Cask") == std::string::npos && layer.type.find("Depthwise") == std::string::npos &&
+           !layer.inputs.empty() && layer.inputs[0].vectorWidth == 4 && isQuantized(layer.inputs[0].precision);
+}
+
 class KernelWithoutTensorCores final : public Rule
 {
 public:
@@ -69,7 +84,8 @@ public:
                     continue;
                 }
             }
-            else if (!context.inputs.buildLog || context.inputs.buildLog->tactics.empty())
+            else if ((!context.inputs.buildLog || context.inputs.buildLog->tactics.empty()) &&
+                     !unnamedOnDp4aInput(layer))
             {
                 continue;
             }
@@ -83,11 +99,21 @@ public:
                 continue; // depthwise convolutions have no tensor-core kernels, tiny matrices gain nothing: expected
             }
             KernelName kernel = kernelNameOf(context.inputs, i);
-            if (kernel.name.empty())
+            KernelClass kernelClass;
+            if (!kernel.name.empty())
+            {
+                kernelClass = classifyKernel(kernel.name);
+            }
+            else if (unnamedOnDp4aInput(layer))
+            {
+                kernel.name = layer.type;
+                kernel.source = "LayerType";
+                kernelClass = {TensorCoreUse::kNo, std::string(kUnnamedChw4)};
+            }
+            else
             {
                 continue; // unknown; a list without any kernel name is said in the report's notes (diagnose)
             }
-            KernelClass kernelClass = classifyKernel(kernel.name);
             if (kernelClass.use != TensorCoreUse::kNo || !hasTensorCores)
             {
                 continue;
@@ -119,6 +145,10 @@ private:
         if (marker == "scudnn" || marker == "ffma")
         {
             return "an FP32 FFMA kernel on CUDA cores";
+        }
+        if (marker == kUnnamedChw4)
+        {
+            return "a kernel the layer list does not name, by its CHW4 INT8 input a DP4A one on CUDA cores";
         }
         return "a CUDA-core (" + marker + ") kernel";
     }
@@ -242,8 +272,12 @@ private:
         }
         finding.costMs = layerTime(context, index);
         finding.evidence.push_back(
-            layerEvidence(context, index, "TacticName",
-                          kernel.name + " (\"" + marker + "\": CUDA cores; from " + kernel.source + ")"));
+            marker == kUnnamedChw4
+                ? layerEvidence(context, index, "LayerType",
+                                layer.type + " (no TacticName; input " + describeTensor(layer.inputs[0]) +
+                                    ": likely DP4A on CUDA cores, a guess from the format)")
+                : layerEvidence(context, index, "TacticName",
+                                kernel.name + " (\"" + marker + "\": CUDA cores; from " + kernel.source + ")"));
         if (kernel.source == "build log")
         {
             finding.evidence.back().file = kernel.file;

@@ -47,6 +47,7 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeBatchNormNotFolded());
         // Engine lints added by qdq-doctor (no catalogue id): why INT8 did not pay off.
         list.push_back(rules::makeKernelWithoutTensorCores());
+        list.push_back(rules::makeDepthwiseConvOnCudaCores());
         list.push_back(rules::makeChannelsNotAligned());
         list.push_back(rules::makeReformatConversion());
         list.push_back(rules::makeCopyNotEliminated());

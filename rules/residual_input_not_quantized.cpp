@@ -3,6 +3,7 @@
 #include "qdq/layer_names.h"
 #include "qdq/patterns.h"
 #include "qdq/reformat_walks.h"
+#include "rules/precision_common.h"
 #include "rules/rules.h"
 
 #include <algorithm>
@@ -16,6 +17,7 @@ namespace
 {
 
 using namespace patterns;
+using precision::precisionText;
 
 std::string addToken(const EngineLayer& layer)
 {
@@ -111,6 +113,210 @@ const OnnxNode* widestQuantizerAfter(const OnnxGraph& graph, const OnnxNode& nod
     }
     return widest;
 }
+
+//! The conv that writes a float residual tensor: a convolution or GEMM layer, not itself a Conv+Add, with an INT8
+//! input and a float output. It runs INT8-in / float-out because a float residual reads its output (the Q/DQ that
+//! quantizes the tensor for the next conv cannot fuse into it while the Add reads the float value), so the finding
+//! that explains the float residual names it too; int8-conv-float-output leaves it to this rule.
+std::optional<std::size_t> floatResidualWriter(const EnginePlan& plan, const ReformatSource& source)
+{
+    if (!source.producer)
+    {
+        return std::nullopt;
+    }
+    const EngineLayer& writer = plan.layers[*source.producer];
+    if (!precision::isWeightedLayer(writer) || precision::isResidualLayer(writer) || writer.inputs.empty() ||
+        !isQuantized(inputPrecision(writer)) || !isFloat(outputPrecision(writer)))
+    {
+        return std::nullopt;
+    }
+    return source.producer;
+}
+
+//! The engine-only reading of the rule: which fused Conv+Add each standalone Quantize (with the builder reformats
+//! before it) belongs to and why, the Conv+Add layers with a float residual, and the convs that write that residual.
+class EngineResiduals
+{
+public:
+    explicit EngineResiduals(const Context& context) : mContext(context), mPlan(*context.engine()) {}
+
+    //! Each standalone Quantize layer (with the builder reformats before it) is charged to one fused Conv+Add: the
+    //! one that produced its input, else the one that uses its input as the residual.
+    void chargeStandaloneQuantizes()
+    {
+        for (const auto& mapping : mContext.correlation.layers)
+        {
+            if (mapping.state != LayerState::kInsertedQdq)
+            {
+                continue;
+            }
+            const EngineLayer& q = mPlan.layers[mapping.layer];
+            // Only Quantize layers (INT8 output) are charged: a standalone Dequantize next to a Conv+Add comes from
+            // the Add's float output precision (residual-precision-mismatch), not from a float residual.
+            if (q.inputs.empty() || !isQuantized(outputPrecision(q)))
+            {
+                continue;
+            }
+            // The builder may put reformats between the Conv+Add and the Quantize (the TRT 8.2 MobileNetV2 engine
+            // of trex-tests-mobilenet-qat-2022-04: "Reformatting CopyNode for Input Tensor 0 to QuantizeLinear_390"
+            // turns the chw32 FP32 output of Add_387 into the linear FP32 its Scale-layer Quantize reads). They
+            // carry the same data, so the walk looks through them and the Add explains them too.
+            const ReformatSource source = sourceThroughReformats(mContext, q.inputs[0].name);
+            std::vector<std::size_t> explained = source.reformats;
+            explained.push_back(mapping.layer);
+            if (source.producer && isConvAdd(*source.producer))
+            {
+                auto& charged = mChargedTo[*source.producer];
+                charged.insert(charged.end(), explained.begin(), explained.end());
+                mReasons[*source.producer].push_back("\"" + q.name + "\" requantizes its output " + source.modelTensor +
+                                                     throughReformats(source.reformats.size()));
+                continue;
+            }
+            for (const ReformatReader& reader : readersThroughReformats(mContext, source.tensor))
+            {
+                if (reader.layer != mapping.layer && reader.input != 0 && isConvAdd(reader.layer))
+                {
+                    auto& charged = mChargedTo[reader.layer];
+                    charged.insert(charged.end(), explained.begin(), explained.end());
+                    charged.insert(charged.end(), reader.reformats.begin(), reader.reformats.end());
+                    mReasons[reader.layer].push_back("its residual input " + source.modelTensor +
+                                                     " is also quantized separately by \"" + q.name + "\"" +
+                                                     throughReformats(source.reformats.size()));
+                    nameWriter(reader.layer, source);
+                    break;
+                }
+            }
+        }
+    }
+
+    //! A float residual input to a fused Conv+Add whose other input is INT8.
+    void addFloatResiduals()
+    {
+        for (std::size_t layer = 0; layer < mPlan.layers.size(); ++layer)
+        {
+            if (!isConvAdd(layer))
+            {
+                continue;
+            }
+            const EngineLayer& l = mPlan.layers[layer];
+            if (!isQuantized(l.inputs[0].precision) || !isFloat(l.inputs[1].precision))
+            {
+                continue;
+            }
+            const ReformatSource residual = sourceThroughReformats(mContext, l.inputs[1].name);
+            const std::string residualIs = "its residual input " + l.inputs[1].name + " is " +
+                                           std::string(precisionName(l.inputs[1].precision)) +
+                                           " while the conv input is INT8";
+            if (isQuantized(outputPrecision(l)))
+            {
+                // Float residual with an INT8 output: the output scale cannot follow the residual.
+                mReasons[layer].push_back(residualIs);
+                if (auto producer = producerLayer(mPlan, l.inputs[1].name); producer && isStandalone(*producer))
+                {
+                    mChargedTo[layer].push_back(*producer);
+                }
+            }
+            else if (mChargedTo.count(layer) == 0)
+            {
+                // No standalone Quantize next to it (the float result goes on to a float layer), but the fused layer
+                // writes float for the same reason. Not where a standalone Dequantize writes the float residual: the
+                // model quantizes it, and the float output dequantized it (residual-precision-mismatch, the last
+                // block of trex-pt-resnet-a100-qat-residual).
+                if (residual.producer && isStandalone(*residual.producer))
+                {
+                    continue;
+                }
+                mReasons[layer].push_back(residualIs + ", so the fused layer writes " +
+                                          precisionText(outputPrecision(l)));
+            }
+            mChargedTo[layer];
+            nameWriter(layer, residual);
+        }
+    }
+
+    //! One finding per Conv+Add charged or named above.
+    std::vector<Finding> findings(const RuleInfo& info)
+    {
+        std::vector<Finding> result;
+        for (auto& [layer, explained] : mChargedTo)
+        {
+            std::sort(explained.begin(), explained.end());
+            explained.erase(std::unique(explained.begin(), explained.end()), explained.end());
+            result.push_back(findingFor(info, layer, explained));
+        }
+        return result;
+    }
+
+private:
+    bool isConvAdd(std::size_t layer) const
+    {
+        const EngineLayer& l = mPlan.layers[layer];
+        return l.inputs.size() >= 2 && layerNameHas(l, "Add") &&
+               (layerNameHas(l, "Conv") || layerNameHas(l, "Gemm") || l.type.find("Conv") != std::string::npos);
+    }
+
+    bool isStandalone(std::size_t layer) const
+    {
+        return mContext.correlation.layers[layer].state == LayerState::kInsertedQdq;
+    }
+
+    //! Names the conv that writes convAdd's float residual (not charged: it stays, writing INT8 once fixed).
+    void nameWriter(std::size_t convAdd, const ReformatSource& residual)
+    {
+        auto writer = floatResidualWriter(mPlan, residual);
+        auto& named = mWriters[convAdd];
+        if (writer && std::find(named.begin(), named.end(), *writer) == named.end())
+        {
+            named.push_back(*writer);
+            mReasons[convAdd].push_back("\"" + mPlan.layers[*writer].name + "\" writes the residual " +
+                                        residual.modelTensor + " in " +
+                                        precisionText(outputPrecision(mPlan.layers[*writer])) +
+                                        " from an INT8 input because the Add reads it unquantized");
+        }
+    }
+
+    Finding findingFor(const RuleInfo& info, std::size_t layer, const std::vector<std::size_t>& explained)
+    {
+        const EngineLayer& l = mPlan.layers[layer];
+        const std::string add = addToken(l);
+        Finding finding = makeFinding(info, "The residual input of " + add + " (fused into \"" + l.name +
+                                                "\") is likely not quantized: " + nameList(mReasons[layer], 3) + ".");
+        finding.likely = true;
+        finding.engineLayers.push_back(l.name);
+        finding.onnxNodes.push_back(add);
+        for (std::size_t other : explained)
+        {
+            finding.engineLayers.push_back(mPlan.layers[other].name);
+            finding.evidence.push_back(layerEvidence(
+                mContext, other, "Origin",
+                mPlan.layers[other].type +
+                    (mPlan.layers[other].origin.empty() ? "" : " (Origin: " + mPlan.layers[other].origin + ")")));
+        }
+        finding.evidence.push_back(layerEvidence(
+            mContext, layer, "Inputs[1]", l.inputs[1].name + " " + std::string(precisionName(l.inputs[1].precision))));
+        for (std::size_t writer : mWriters[layer])
+        {
+            const EngineLayer& w = mPlan.layers[writer];
+            addOnce(finding.engineLayers, w.name);
+            finding.evidence.push_back(layerEvidence(mContext, writer, "Outputs[0]",
+                                                     precisionText(inputPrecision(w)) + " -> " + w.outputs[0].name +
+                                                         " " + precisionText(outputPrecision(w)) + ", the residual"));
+        }
+        finding.costMs = sumTimes(mContext, explained);
+        finding.fix = "in the ONNX model, insert QuantizeLinear -> DequantizeLinear on the residual (identity) input "
+                      "of " +
+                      add +
+                      ", with the same scale as the Q/DQ that quantizes that tensor for the next conv, so the fused "
+                      "Conv+Add emits INT8 and the standalone Quantize (with the reformats before it) disappears";
+        return finding;
+    }
+
+    const Context& mContext;
+    const EnginePlan& mPlan;
+    std::map<std::size_t, std::vector<std::size_t>> mChargedTo; //!< Conv+Add -> the layers its fix removes
+    std::map<std::size_t, std::vector<std::string>> mReasons;   //!< Conv+Add -> why, in words
+    std::map<std::size_t, std::vector<std::size_t>> mWriters;   //!< Conv+Add -> the convs writing its residual
+};
 
 class ResidualInputNotQuantized final : public ModelOrEngineRule
 {
@@ -305,111 +511,11 @@ private:
 
     void checkEngine(const Context& context, FindingSink& sink) const override
     {
-        const EnginePlan& plan = *context.engine();
-        // Each standalone Quantize layer (with the builder reformats before it) is charged to one fused Conv+Add: the
-        // one that produced its input, else the one that uses its input as the residual.
-        std::map<std::size_t, std::vector<std::size_t>> chargedTo;
-        std::map<std::size_t, std::vector<std::string>> reasons;
-        auto isConvAdd = [&](std::size_t layer)
+        EngineResiduals residuals(context);
+        residuals.chargeStandaloneQuantizes();
+        residuals.addFloatResiduals();
+        for (Finding& finding : residuals.findings(info()))
         {
-            const EngineLayer& l = plan.layers[layer];
-            return l.inputs.size() >= 2 && layerNameHas(l, "Add") &&
-                   (layerNameHas(l, "Conv") || layerNameHas(l, "Gemm") || l.type.find("Conv") != std::string::npos);
-        };
-        for (const auto& mapping : context.correlation.layers)
-        {
-            if (mapping.state != LayerState::kInsertedQdq)
-            {
-                continue;
-            }
-            const EngineLayer& q = plan.layers[mapping.layer];
-            // Only Quantize layers (INT8 output) are charged: a standalone Dequantize next to a Conv+Add comes from
-            // the Add's float output precision (residual-precision-mismatch), not from a float residual.
-            if (q.inputs.empty() || !isQuantized(outputPrecision(q)))
-            {
-                continue;
-            }
-            // The builder may put reformats between the Conv+Add and the Quantize (the TRT 8.2 MobileNetV2 engine
-            // of trex-tests-mobilenet-qat-2022-04: "Reformatting CopyNode for Input Tensor 0 to QuantizeLinear_390"
-            // turns the chw32 FP32 output of Add_387 into the linear FP32 its Scale-layer Quantize reads). They
-            // carry the same data, so the walk looks through them and the Add explains them too.
-            const ReformatSource source = sourceThroughReformats(context, q.inputs[0].name);
-            std::vector<std::size_t> explained = source.reformats;
-            explained.push_back(mapping.layer);
-            if (source.producer && isConvAdd(*source.producer))
-            {
-                auto& charged = chargedTo[*source.producer];
-                charged.insert(charged.end(), explained.begin(), explained.end());
-                reasons[*source.producer].push_back("\"" + q.name + "\" requantizes its output " + source.modelTensor +
-                                                    throughReformats(source.reformats.size()));
-                continue;
-            }
-            for (const ReformatReader& reader : readersThroughReformats(context, source.tensor))
-            {
-                if (reader.layer != mapping.layer && reader.input != 0 && isConvAdd(reader.layer))
-                {
-                    auto& charged = chargedTo[reader.layer];
-                    charged.insert(charged.end(), explained.begin(), explained.end());
-                    charged.insert(charged.end(), reader.reformats.begin(), reader.reformats.end());
-                    reasons[reader.layer].push_back("its residual input " + source.modelTensor +
-                                                    " is also quantized separately by \"" + q.name + "\"" +
-                                                    throughReformats(source.reformats.size()));
-                    break;
-                }
-            }
-        }
-        // A float residual input to a fused Conv+Add whose other input is INT8.
-        for (std::size_t layer = 0; layer < plan.layers.size(); ++layer)
-        {
-            if (!isConvAdd(layer))
-            {
-                continue;
-            }
-            const EngineLayer& l = plan.layers[layer];
-            // Float residual with an INT8 conv input and an INT8 output: the output scale cannot follow the residual.
-            if (isQuantized(l.inputs[0].precision) && isFloat(l.inputs[1].precision) && isQuantized(outputPrecision(l)))
-            {
-                reasons[layer].push_back("its residual input " + l.inputs[1].name + " is " +
-                                         std::string(precisionName(l.inputs[1].precision)) +
-                                         " while the conv input is INT8");
-                if (auto producer = producerLayer(plan, l.inputs[1].name);
-                    producer && context.correlation.layers[*producer].state == LayerState::kInsertedQdq)
-                {
-                    chargedTo[layer].push_back(*producer);
-                }
-                chargedTo[layer];
-            }
-        }
-        for (auto& [layer, explained] : chargedTo)
-        {
-            std::sort(explained.begin(), explained.end());
-            explained.erase(std::unique(explained.begin(), explained.end()), explained.end());
-            const EngineLayer& l = plan.layers[layer];
-            std::string add = addToken(l);
-            Finding finding =
-                makeFinding(info(), "The residual input of " + add + " (fused into \"" + l.name +
-                                        "\") is likely not quantized: " + nameList(reasons[layer], 3) + ".");
-            finding.likely = true;
-            finding.engineLayers.push_back(l.name);
-            finding.onnxNodes.push_back(add);
-            for (std::size_t other : explained)
-            {
-                finding.engineLayers.push_back(plan.layers[other].name);
-                finding.evidence.push_back(layerEvidence(
-                    context, other, "Origin",
-                    plan.layers[other].type +
-                        (plan.layers[other].origin.empty() ? "" : " (Origin: " + plan.layers[other].origin + ")")));
-            }
-            finding.evidence.push_back(
-                layerEvidence(context, layer, "Inputs[1]",
-                              l.inputs[1].name + " " + std::string(precisionName(l.inputs[1].precision))));
-            finding.costMs = sumTimes(context, explained);
-            finding.fix =
-                "in the ONNX model, insert QuantizeLinear -> DequantizeLinear on the residual (identity) input "
-                "of " +
-                add +
-                ", with the same scale as the Q/DQ that quantizes that tensor for the next conv, so the fused "
-                "Conv+Add emits INT8 and the standalone Quantize (with the reformats before it) disappears";
             sink.add(std::move(finding));
         }
     }

@@ -39,6 +39,7 @@ std::unique_ptr<Rule> makeMaxPoolScaleMismatch();
 std::unique_ptr<Rule> makeHorizontalMergeLost();
 std::unique_ptr<Rule> makeFanoutScaleMismatch();
 std::unique_ptr<Rule> makeKernelWithoutTensorCores();
+std::unique_ptr<Rule> makeDepthwiseConvOnCudaCores();
 std::unique_ptr<Rule> makeChannelsNotAligned();
 std::unique_ptr<Rule> makeReformatConversion();
 std::unique_ptr<Rule> makeCopyNotEliminated();

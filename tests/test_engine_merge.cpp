@@ -251,6 +251,21 @@ void expectFallbackLayersNamed(const Report& alone, const Report& together, cons
     }
 }
 
+//! Whether `keys` holds a finding of key's rule that names every layer key names. With more files a finding may name
+//! more layers than one file alone gives it: the tensor types a names-only list lacks let batchnorm-not-folded name
+//! the INT8 convs that write float for the BatchNormalization layers too (trex-notebooks-yolo-orin-trt852).
+bool reportedWithItsLayers(const std::set<FindingKey>& keys, const FindingKey& key)
+{
+    return keys.count(key) != 0 ||
+           std::any_of(keys.begin(), keys.end(),
+                       [&](const FindingKey& other)
+                       {
+                           return std::get<0>(other) == std::get<0>(key) &&
+                                  std::includes(std::get<1>(other).begin(), std::get<1>(other).end(),
+                                                std::get<1>(key).begin(), std::get<1>(key).end());
+                       });
+}
+
 std::string describeKey(const FindingKey& key)
 {
     std::string text = std::get<0>(key) + " on";
@@ -387,7 +402,7 @@ TEST(RealDataEngineMerge, EveryFolderTogetherReportsWhatEachFileReportsAlone)
                 Report alone = diagnose(one);
                 for (const auto& key : findingKeys(alone))
                 {
-                    EXPECT_TRUE(togetherKeys.count(key))
+                    EXPECT_TRUE(reportedWithItsLayers(togetherKeys, key))
                         << what << ": " << describeKey(key) << " (found in " << path.filename() << " alone)";
                 }
                 expectFallbackLayersNamed(alone, together, what);

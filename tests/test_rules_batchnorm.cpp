@@ -99,6 +99,23 @@ TEST(RuleBatchnormNotFolded, EngineWithTheParsersFallbackLayers)
     EXPECT_TRUE(namesLayer(found.front(), "PWN((Unnamed Layer* 12) [ElementWise], (Unnamed Layer* 13) [Unary])"));
 }
 
+TEST(RuleBatchnormNotFolded, EngineNamesTheInt8ConvWritingFloatForTheFallbackLayers)
+{
+    // As above, with an INT8 input to the conv: it writes Float because the fallback layers read its output, so the
+    // finding names it too (the float conv above is not named).
+    EnginePlan plan;
+    plan.layers.push_back(layer("conv.weight + /conv/Conv", "CaskConvolution", {{"x", "Int8"}}, {{"c", "Float"}}));
+    plan.layers.push_back(layer("PWN((Unnamed Layer* 12) [ElementWise], (Unnamed Layer* 13) [Unary])", "PointWise",
+                                {{"c", "Float"}}, {{"p", "Float"}}));
+    plan.layers.push_back(layer("bn.weight + (Unnamed Layer* 14) [ElementWise] + Identity_0 + /bn/BatchNormalization",
+                                "Scale", {{"p", "Float"}}, {{"y", "Float"}}));
+    Report report = runDiagnose(std::nullopt, plan);
+    auto found = findingsOf(report, "batchnorm-not-folded");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found.front().engineLayers.size(), 3u);
+    EXPECT_TRUE(namesLayer(found.front(), "conv.weight + /conv/Conv"));
+}
+
 TEST(RuleBatchnormNotFolded, EngineWithAFoldedScaleIsSilent)
 {
     // A BatchNormalization folded by the parser into one Scale that found no convolution to fuse into: its own
@@ -133,8 +150,18 @@ TEST(RealDataRuleBatchnormNotFolded, YoloDownsampleBiasesThroughIdentity)
     EXPECT_TRUE(evidenceAt(finding, "trt.out", 964));
     EXPECT_TRUE(evidenceAt(finding, "trt.out", 403));
     // Per downsample a PointWise and a Scale layer: layer2's 4.04733 + 3.33998 ms, layer3's 2.00156 + 1.66006 ms,
-    // layer4's 1.33814 + 0.837856 ms (averageMs in profile.json).
-    EXPECT_EQ(finding.engineLayers.size(), 6u);
+    // layer4's 1.33814 + 0.837856 ms (averageMs in profile.json); and, named but not charged, the three INT8
+    // downsample convs that write Float for them (trt.out's engine block: Int8 input, Float output).
+    EXPECT_EQ(finding.engineLayers.size(), 9u);
+    for (const char* layer : {"layer2.0", "layer3.0", "layer4.0"})
+    {
+        const std::string block = std::string("/backbone/") + std::string(layer).substr(0, 6) + "/" + layer;
+        const std::string conv = "backbone." + std::string(layer) + ".downsample.0.weight + " + block +
+                                 "/downsample/downsample.0/_weight_quantizer/QuantizeLinear + " + block +
+                                 "/downsample/downsample.0/Conv";
+        EXPECT_TRUE(namesLayer(finding, conv)) << conv;
+    }
+    EXPECT_NE(finding.message.find("write float because these float layers read their output"), std::string::npos);
     EXPECT_TRUE(namesLayer(finding, kLayer2Scale));
     EXPECT_TRUE(namesLayer(finding, kLayer2PointWise));
     ASSERT_TRUE(finding.costMs.has_value());

@@ -54,9 +54,15 @@ using advice::LayerSaving;
 
 //! Rules whose findings describe an effect whose remedy is another finding's (the "symptoms": standalone Q,
 //! reformats, FP16/FP32 outputs, CUDA-core kernels).
-constexpr std::array<std::string_view, 8> kSymptomRules = {
-    "standalone-qdq",       "reformat-conversion", "copy-not-eliminated",    "kernel-without-tensor-cores",
-    "channels-not-aligned", "io-reformat",         "int8-conv-float-output", "tactic-gap"};
+constexpr std::array<std::string_view, 9> kSymptomRules = {"standalone-qdq",
+                                                           "reformat-conversion",
+                                                           "copy-not-eliminated",
+                                                           "kernel-without-tensor-cores",
+                                                           "channels-not-aligned",
+                                                           "io-reformat",
+                                                           "int8-conv-float-output",
+                                                           "tactic-gap",
+                                                           "depthwise-conv-on-cuda-cores"};
 
 //! Symptoms that name one site and the layers on both sides of it: a float output that is re-quantized further on.
 //! The causes owning those layers are one mechanism.
