@@ -10,6 +10,7 @@
 #include "qdq/readers.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <string>
@@ -580,6 +581,11 @@ private:
     ProfileState mProfileState = ProfileState::kNone;
     bool mProfileNameLast = false;
     std::size_t mProfileTables = 0;
+    //! Rows of a --dumpProfile table pasted without its "=== Profile" title and header (a common excerpt in bug
+    //! reports): the profile when the log has no table of its own.
+    std::vector<ProfileEntry> mHeaderlessRows;
+    bool mHeaderlessHasMedian = false;
+    bool takeHeaderlessProfileRow(std::string_view text, std::uint64_t lineNo);
 
     // Tactic selection (views into the input).
     std::string_view mTimingLayer;
@@ -860,6 +866,10 @@ void BuildLogParser::handleLine(std::string_view line, std::uint64_t lineNo)
     {
         return;
     }
+    if (!prefixed.trt && mProfileState == ProfileState::kNone && takeHeaderlessProfileRow(prefixed.message, lineNo))
+    {
+        return;
+    }
     handleMessage(prefixed, lineNo);
 }
 
@@ -869,6 +879,11 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
     if (mProfileState != ProfileState::kNone)
     {
         mProfileState = ProfileState::kNone;
+    }
+    if (!mInBlock && !mInBindings && takeHeaderlessProfileRow(text, lineNo))
+    {
+        ++mRecognized;
+        return;
     }
     mOptions = nullptr;
     if (text.empty())
@@ -1140,6 +1155,103 @@ bool BuildLogParser::handleProfileLine(const Prefixed& prefixed, std::uint64_t l
     entry.line = lineNo;
     mLog.profile.entries.push_back(std::move(entry));
     mLog.hasProfileTable = true;
+    return true;
+}
+
+//! A --dumpProfile row without its table: "135.15  0.0093  0.0092  1.8  name" (10.x and 8.4+: total, average,
+//! median, percent, then the name; 3 numbers without the median) or the name first and the numbers after it (8.0-8.2).
+//! The numbers are the columns of the tables this reader knows (trtexec's --dumpProfile); a "Total" row is skipped.
+bool BuildLogParser::takeHeaderlessProfileRow(std::string_view text, std::uint64_t lineNo)
+{
+    text = trim(text);
+    std::vector<std::string_view> tokens;
+    for (std::size_t at = 0; at < text.size() && tokens.size() < 6;)
+    {
+        const std::size_t end = std::min(text.find(' ', at), text.size());
+        if (end > at)
+        {
+            tokens.push_back(text.substr(at, end - at));
+        }
+        at = end + 1;
+    }
+    const auto numeric = [](std::string_view token)
+    {
+        double value = 0;
+        return !token.empty() && (std::isdigit(static_cast<unsigned char>(token[0])) != 0) && parseDouble(token, value);
+    };
+    std::size_t leading = 0;
+    while (leading < tokens.size() && leading < 4 && numeric(tokens[leading]))
+    {
+        ++leading;
+    }
+    double values[4] = {0, 0, 0, 0};
+    std::string_view name;
+    std::size_t count = 0;
+    if (leading >= 3 && leading < tokens.size())
+    {
+        count = leading;
+        std::string_view rest = text;
+        for (std::size_t k = 0; k < count; ++k)
+        {
+            rest = trim(rest);
+            const std::size_t space = rest.find(' ');
+            parseDouble(rest.substr(0, space), values[k]);
+            rest = rest.substr(space);
+        }
+        name = trim(rest);
+    }
+    else if (leading == 0)
+    {
+        // Name first: the last 3 or 4 tokens are numbers.
+        std::string_view rest = text;
+        double trailing[4] = {0, 0, 0, 0};
+        std::size_t found = 0;
+        while (found < 4)
+        {
+            const std::size_t space = rest.rfind(' ');
+            if (space == std::string_view::npos || !numeric(rest.substr(space + 1)))
+            {
+                break;
+            }
+            parseDouble(rest.substr(space + 1), trailing[found++]);
+            rest = trim(rest.substr(0, space));
+        }
+        if (found < 3)
+        {
+            return false;
+        }
+        count = found;
+        for (std::size_t k = 0; k < count; ++k)
+        {
+            values[k] = trailing[count - 1 - k];
+        }
+        name = rest;
+    }
+    if (count < 3 || name.empty() || values[1] > values[0] || values[count - 1] > 100.0)
+    {
+        return false; // not a row: the total is never below the average, the percent at most 100
+    }
+    if (name == "Total")
+    {
+        return true;
+    }
+    if (mHeaderlessRows.size() >= mLimits.maxGraphNodes)
+    {
+        throw InputError(at(lineNo), "the profile rows number more than " + std::to_string(mLimits.maxGraphNodes) +
+                                         ", over the graph size limit (raise it with --max-graph-nodes)");
+    }
+    ProfileEntry entry;
+    entry.name = std::string(name);
+    entry.timeMs = values[0];
+    entry.averageMs = values[1];
+    if (count == 4)
+    {
+        entry.medianMs = values[2];
+        mHeaderlessHasMedian = true;
+    }
+    entry.percentage = values[count - 1];
+    entry.line = lineNo;
+    mHeaderlessRows.push_back(std::move(entry));
     return true;
 }
 
@@ -1828,6 +1940,17 @@ bool sameNames(const EngineBlock& a, const EngineBlock& b)
 void BuildLogParser::finish(std::string_view /*data*/)
 {
     closeBlock();
+    if (!mLog.hasProfileTable && mHeaderlessRows.size() >= 2)
+    {
+        warn(mHeaderlessRows.front().line,
+             std::to_string(mHeaderlessRows.size()) +
+                 " profile rows without the table's title and header were read as a --dumpProfile table (columns: "
+                 "total ms, average ms" +
+                 (mHeaderlessHasMedian ? ", median ms" : "") + ", percent, layer name)");
+        mLog.profile.entries = std::move(mHeaderlessRows);
+        mLog.profile.hasMedian = mHeaderlessHasMedian;
+        mLog.hasProfileTable = true;
+    }
     if (!mBlocks.empty())
     {
         // Keep the last list; a names-only re-print of an engine already listed in detail keeps the detailed one.

@@ -237,8 +237,47 @@ InputKind classifyJson(std::string_view text)
     return InputKind::kUnknown;
 }
 
+//! "135.15  0.0093  0.0092  1.8  node_conv2d + node_relu": a row of trtexec's --dumpProfile table, pasted without the
+//! table's title and header (a common excerpt in bug reports).
+bool startsWithProfileRow(std::string_view text)
+{
+    const std::string_view line = text.substr(0, text.find('\n'));
+    std::size_t numbers = 0;
+    std::size_t at = 0;
+    while (at < line.size())
+    {
+        while (at < line.size() && (line[at] == ' ' || line[at] == '\t'))
+        {
+            ++at;
+        }
+        std::size_t end = at;
+        bool digits = false;
+        while (end < line.size() && line[end] != ' ' && line[end] != '\t')
+        {
+            const char c = line[end];
+            digits = digits || (c >= '0' && c <= '9');
+            if (!((c >= '0' && c <= '9') || c == '.'))
+            {
+                return numbers >= 3; // the name after the numbers
+            }
+            ++end;
+        }
+        if (end == at || !digits)
+        {
+            break;
+        }
+        ++numbers;
+        at = end;
+    }
+    return false;
+}
+
 bool looksLikeLog(std::string_view text)
 {
+    if (startsWithProfileRow(text))
+    {
+        return true;
+    }
     static constexpr std::array<std::string_view, 22> kMarkers = {"[TRT]",
                                                                   "TensorRT",
                                                                   "&&&& ",

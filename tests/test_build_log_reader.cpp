@@ -12,12 +12,17 @@ namespace
 {
 
 using qdq::BuildLog;
+using qdq::detectInputKind;
 using qdq::EngineLayer;
 using qdq::InputError;
+using qdq::InputKind;
 using qdq::LayerListForm;
 using qdq::OptimizerEventKind;
 using qdq::Precision;
+using qdq::readBuildLog;
+using qdq::ReaderWarning;
 using qdq::test::fixture;
+using qdq::test::readFile;
 using qdq::test::realdata;
 using qdq::test::tempDir;
 using qdq::test::writeFile;
@@ -1112,4 +1117,49 @@ TEST(BuildLogReader, TacticSkipsAreNotErrorsAndAPassedBuildSaysSo)
     ASSERT_EQ(failed.errors.size(), 1u);
     EXPECT_EQ(failed.errors[0].line, 10u);
     EXPECT_EQ(failed.passedLine, 0u);
+}
+
+// Rows of a --dumpProfile table pasted without its title and header, as bug reports quote them: 10.x rows bare (the
+// name last, with the median) and 8.0 rows behind trtexec's prefix (the name first, no median).
+TEST(BuildLogReader, ProfileRowsWithoutTheirHeaderAreReadAsTheProfile)
+{
+    EXPECT_EQ(detectInputKind(fixture("build-log/profile-rows-pasted.log").string()), InputKind::kBuildLog);
+    const BuildLog pasted = readFixture("profile-rows-pasted.log");
+    ASSERT_TRUE(pasted.hasProfileTable);
+    ASSERT_EQ(pasted.profile.entries.size(), 3u); // "Total" is not a layer
+    EXPECT_EQ(pasted.profile.entries[1].name, "node_conv2d + node_relu");
+    EXPECT_DOUBLE_EQ(pasted.profile.entries[1].timeMs, 355.08);
+    EXPECT_DOUBLE_EQ(pasted.profile.entries[1].averageMs, 0.0243);
+    EXPECT_DOUBLE_EQ(pasted.profile.entries[1].medianMs.value_or(0), 0.0246);
+    EXPECT_DOUBLE_EQ(pasted.profile.entries[1].percentage.value_or(0), 4.6);
+    EXPECT_EQ(pasted.profile.entries[2].line, 3u);
+    EXPECT_TRUE(
+        std::any_of(pasted.warnings.begin(), pasted.warnings.end(),
+                    [](const ReaderWarning& warning)
+                    { return warning.message.find("without the table's title and header") != std::string::npos; }));
+
+    const BuildLog nameFirst = readFixture("profile-rows-name-first.log");
+    ASSERT_EQ(nameFirst.profile.entries.size(), 3u);
+    EXPECT_EQ(nameFirst.profile.entries[0].name, "Reformatting CopyNode for Input Tensor 0 to Conv_0");
+    EXPECT_DOUBLE_EQ(nameFirst.profile.entries[1].averageMs, 0.3591);
+    EXPECT_FALSE(nameFirst.profile.entries[1].medianMs.has_value());
+    EXPECT_DOUBLE_EQ(nameFirst.profile.entries[1].percentage.value_or(0), 5.6);
+}
+
+// Near-identical: a log with its own table keeps it, and numbers that cannot be a profile row (an average above the
+// total, a percent above 100) are not taken for one.
+TEST(BuildLogReader, NumbersThatAreNoProfileRowsStayOut)
+{
+    const BuildLog withTable = readFixture("profile-trt80.log");
+    const std::size_t rows = withTable.profile.entries.size();
+    std::string text = readFile(fixture("build-log/profile-trt80.log"));
+    text += "[07/31/2021-01:54:25] [I] 1 3 224 input dimensions\n[07/31/2021-01:54:25] [I] 5.0 1.0 250 not a row\n";
+    const auto path = writeFile(tempDir("profile-rows") / "extra.log", text);
+    const BuildLog extra = readBuildLog(path.string());
+    EXPECT_EQ(extra.profile.entries.size(), rows);
+
+    const auto stray =
+        writeFile(tempDir("profile-rows") / "stray.log", "[07/31/2021-01:54:25] [I] 1 3 224 input dimensions\n"
+                                                         "[07/31/2021-01:54:25] [I] 5.0 1.0 250 not a row\n");
+    EXPECT_FALSE(readBuildLog(stray.string()).hasProfileTable);
 }
