@@ -1206,11 +1206,24 @@ private:
     std::uint64_t placeData(std::size_t fileIndex, std::uint64_t offset, std::uint64_t length)
     {
         const auto [place, inserted] = mPlaced.try_emplace(std::make_tuple(fileIndex, offset, length), mDataBytes);
-        if (inserted)
+        if (!inserted)
+        {
+            return place->second;
+        }
+        // A range that continues the last one (an exporter writes tensors one after another in graph order) extends
+        // it, so that pass 2 copies runs of the source in 1 MiB reads. Before, each tensor was its own read: on the
+        // bench model with 100,000 weights of 5 KB in external data, writing took 3.0 s against 1.1 s for the same
+        // model with inline weights.
+        DataPiece* last = mDataPieces.empty() ? nullptr : &mDataPieces.back();
+        if (last != nullptr && last->bytes.empty() && last->file == fileIndex && last->offset + last->length == offset)
+        {
+            last->length += length;
+        }
+        else
         {
             mDataPieces.push_back({fileIndex, offset, length, {}});
-            mDataBytes += length;
         }
+        mDataBytes += length;
         return place->second;
     }
 
