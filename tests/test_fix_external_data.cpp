@@ -176,6 +176,11 @@ TEST(FixExternalData, FixedIntoAnotherFolderLoadsFromThere)
     EXPECT_TRUE(sameSide(report.after, inlineReport.after));
     EXPECT_EQ(externalDataNotes(report), "");
     EXPECT_EQ(report.checker, "passed");
+    EXPECT_EQ(report.dataFile, output.string() + ".data");
+    EXPECT_NE(renderFixText(report).find("  output:  " + output.string() + " (its weights in " + output.string() +
+                                         ".data)\n"),
+              std::string::npos)
+        << renderFixText(report);
     EXPECT_EQ(filesIn(output.parent_path()), (std::vector<std::string>{"fixed.onnx", "fixed.onnx.data"}));
     const std::vector<std::string> locations = externalLocations(parseFile(output));
     EXPECT_FALSE(locations.empty());
@@ -216,6 +221,7 @@ TEST(FixExternalData, InlineWeightsGetNoDataFile)
     const FixReport report = fixFile(samplePath("b-yolov8-split-concat-silu"), output);
     ASSERT_FALSE(report.edits.empty());
     EXPECT_EQ(filesIn(root), (std::vector<std::string>{"fixed.onnx"}));
+    EXPECT_EQ(report.dataFile, "");
     EXPECT_TRUE(externalLocations(parseFile(output)).empty());
     EXPECT_EQ(externalDataNotes(report), "");
 }
@@ -230,6 +236,7 @@ TEST(FixExternalData, DryRunReadsTheNewLayoutAndWritesNothing)
     dry.dryRun = true;
     const FixReport report = fixFile(model, root / "out" / "fixed.onnx", dry);
     EXPECT_FALSE(report.written);
+    EXPECT_EQ(report.dataFile, "");
     EXPECT_EQ(report.edits.size(), written.edits.size());
     EXPECT_TRUE(sameSide(report.after, written.after));
     EXPECT_EQ(externalDataNotes(report), "");

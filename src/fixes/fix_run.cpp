@@ -341,8 +341,9 @@ public:
     }
 
     //! Renames the model (and its data file, first) onto output; the folder is removed. Without force nothing that
-    //! exists is replaced; a data file placed for a model that then cannot be is removed again.
-    void moveInto(const std::string& output, bool force)
+    //! exists is replaced; a data file placed for a model that then cannot be is removed again. Returns whether a data
+    //! file was moved.
+    bool moveInto(const std::string& output, bool force)
     {
         const bool withData = hasData();
         if (withData)
@@ -365,6 +366,7 @@ public:
         std::error_code ignored;
         std::filesystem::remove(mFolder, ignored);
         keep();
+        return withData;
     }
 
 private:
@@ -820,7 +822,10 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     result.output = options.output;
     if (!options.dryRun)
     {
-        candidate.moveInto(options.output, options.force); // it is the output now
+        if (candidate.moveInto(options.output, options.force)) // it is the output now
+        {
+            result.dataFile = options.output + ".data";
+        }
         result.written = true;
     }
     tell("");
