@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -348,8 +349,15 @@ std::uint64_t generateOnnx(const std::string& path, std::uint64_t targetBytes, s
 }
 
 std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers, std::uint64_t weightBytes,
-                                   std::size_t epilogueQdqEvery)
+                                   std::size_t epilogueQdqEvery, bool externalData)
 {
+    std::ofstream data;
+    std::uint64_t dataBytes = 0;
+    const std::string dataLocation = std::filesystem::path(path).filename().string() + ".data";
+    if (externalData)
+    {
+        data.open(path + ".data", std::ios::binary | std::ios::trunc);
+    }
     // Each conv's INT8 weight is k x k x 1 x 1 (k channels in and out, so that shape inference agrees along the
     // chain), with k chosen so the weights add up to about weightBytes (8 x 8 at least: the graph-only model).
     std::uint64_t channels = 8;
@@ -410,7 +418,25 @@ std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers, 
         {
             weight->add_dims(static_cast<std::int64_t>(d));
         }
-        weight->set_raw_data(std::string(channels * channels, static_cast<char>(1 + i % 7)));
+        const std::string weightData(channels * channels, static_cast<char>(1 + i % 7));
+        if (externalData)
+        {
+            data.write(weightData.data(), static_cast<std::streamsize>(weightData.size()));
+            weight->set_data_location(onnx::TensorProto::EXTERNAL);
+            for (const auto& [key, value] : {std::pair<std::string, std::string>{"location", dataLocation},
+                                             {"offset", std::to_string(dataBytes)},
+                                             {"length", std::to_string(weightData.size())}})
+            {
+                auto* entry = weight->add_external_data();
+                entry->set_key(key);
+                entry->set_value(value);
+            }
+            dataBytes += weightData.size();
+        }
+        else
+        {
+            weight->set_raw_data(weightData);
+        }
         std::string wdq = "/model/w" + std::to_string(i) + "/DequantizeLinear";
         addNode("DequantizeLinear", wdq, {weightName(i), "scale"}, wdq + "_output_0");
         addNode("Conv", layerName(i), {dq + "_output_0", wdq + "_output_0"}, layerName(i) + "_output_0");

@@ -24,8 +24,10 @@ std::uint64_t generateOnnx(const std::string& path, std::uint64_t targetBytes, s
 //! The Q/DQ ONNX model matching generateLayerInfo's names (Q -> DQ -> Conv -> Relu per layer, small weights), so
 //! that diagnose can correlate the two.
 //! With weightBytes, the weights add up to about that many bytes; with epilogueQdqEvery = n, every n-th conv has a
-//! Q/DQ pair before its Relu (a qdq-inside-conv-epilogue finding that `fix` removes).
+//! Q/DQ pair before its Relu (a qdq-inside-conv-epilogue finding that `fix` removes). With externalData, the weights
+//! go to "<path>.data" (location "<file name>.data", one after the other with offset and length, as ONNX's
+//! save_model with save_as_external_data lays them out); the returned size is the model file's.
 std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers, std::uint64_t weightBytes = 0,
-                                   std::size_t epilogueQdqEvery = 0);
+                                   std::size_t epilogueQdqEvery = 0, bool externalData = false);
 
 } // namespace qdq::bench

@@ -2,6 +2,7 @@
 // skipped (never loaded unless asked). Nodes are decoded from their bytes (parsers/onnx_node_wire.cpp); value
 // infos, opset entries and Constant values are small and parsed with the ONNX protobuf classes; initializers are
 // parsed field by field.
+#include "parsers/external_data_location.h"
 #include "parsers/file_source.h"
 #include "parsers/onnx_node_wire.h"
 #include "parsers/onnx_tensor_data.h"
@@ -1044,40 +1045,13 @@ private:
             // missing weights, with a warning naming them) and the graph is still diagnosed.
             ExternalFile file;
             file.firstTensor = constant.name;
-            if (location.front() == '/' || location.front() == '\\' || fs::path(location).is_absolute())
+            ResolvedExternalLocation where = resolveExternalDataLocation(mModelDir, location);
+            if (where.unresolvable)
             {
-                file.refused = "is an absolute path";
+                fail(offset, "cannot resolve external data location '" + printable(location, 512) + "'");
             }
-            std::size_t start = 0;
-            while (file.refused.empty() && start <= location.size())
-            {
-                std::size_t end = location.find_first_of("/\\", start);
-                if (end == std::string::npos)
-                {
-                    end = location.size();
-                }
-                if (location.compare(start, end - start, "..") == 0 && end - start == 2)
-                {
-                    file.refused = "contains a '..' component";
-                }
-                start = end + 1;
-            }
-            fs::path resolved;
-            if (file.refused.empty())
-            {
-                std::error_code error;
-                fs::path folder = fs::weakly_canonical(fs::absolute(mModelDir, error), error);
-                resolved = fs::weakly_canonical(fs::absolute(mModelDir / location, error), error);
-                if (error)
-                {
-                    fail(offset, "cannot resolve external data location '" + printable(location, 512) + "'");
-                }
-                auto mismatch = std::mismatch(folder.begin(), folder.end(), resolved.begin(), resolved.end());
-                if (mismatch.first != folder.end())
-                {
-                    file.refused = "resolves outside the model's folder (through a symbolic link)";
-                }
-            }
+            file.refused = std::move(where.refused);
+            const fs::path resolved = std::move(where.resolved);
             if (!file.refused.empty())
             {
                 file.missing = true;

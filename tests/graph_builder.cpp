@@ -1,8 +1,15 @@
 #include "graph_builder.h"
 
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
 #include <algorithm>
+#include <cstring>
 #include <deque>
+#include <fstream>
 #include <mutex>
+#include <stdexcept>
 
 namespace qdq::test
 {
@@ -71,6 +78,119 @@ std::vector<Finding> findingsOf(const Report& report, const std::string& rule)
         }
     }
     return found;
+}
+
+} // namespace qdq::test
+
+namespace qdq::test
+{
+
+namespace
+{
+
+//! The raw little-endian bytes of a tensor's data; false for a type or data field this helper does not convert.
+bool rawBytesOf(const onnx::TensorProto& tensor, std::string& bytes)
+{
+    if (tensor.has_raw_data())
+    {
+        bytes = tensor.raw_data();
+        return true;
+    }
+    const auto append = [&bytes](const void* value, std::size_t size)
+    { bytes.append(static_cast<const char*>(value), size); };
+    switch (tensor.data_type())
+    {
+    case onnx::TensorProto::FLOAT:
+        for (float value : tensor.float_data())
+        {
+            append(&value, sizeof value);
+        }
+        return true;
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT8:
+        for (std::int32_t value : tensor.int32_data())
+        {
+            bytes.push_back(static_cast<char>(value));
+        }
+        return true;
+    case onnx::TensorProto::INT32:
+        for (std::int32_t value : tensor.int32_data())
+        {
+            append(&value, sizeof value);
+        }
+        return true;
+    case onnx::TensorProto::INT64:
+        for (std::int64_t value : tensor.int64_data())
+        {
+            append(&value, sizeof value);
+        }
+        return true;
+    default:
+        return false;
+    }
+}
+
+} // namespace
+
+std::filesystem::path saveWithExternalData(const std::string& modelBytes, const std::filesystem::path& path,
+                                           const std::string& dataName, std::size_t minBytes)
+{
+    onnx::ModelProto model;
+    if (!model.ParseFromString(modelBytes))
+    {
+        throw std::runtime_error("saveWithExternalData: not a model");
+    }
+    std::string data;
+    for (onnx::TensorProto& tensor : *model.mutable_graph()->mutable_initializer())
+    {
+        std::string bytes;
+        if (!rawBytesOf(tensor, bytes) || bytes.size() < minBytes)
+        {
+            continue;
+        }
+        tensor.clear_raw_data();
+        tensor.clear_float_data();
+        tensor.clear_int32_data();
+        tensor.clear_int64_data();
+        tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+        for (const auto& [key, value] : {std::pair<std::string, std::string>{"location", dataName},
+                                         {"offset", std::to_string(data.size())},
+                                         {"length", std::to_string(bytes.size())}})
+        {
+            auto* entry = tensor.add_external_data();
+            entry->set_key(key);
+            entry->set_value(value);
+        }
+        data += bytes;
+    }
+    std::ofstream(path.parent_path() / dataName, std::ios::binary) << data;
+    std::ofstream file(path, std::ios::binary);
+    if (!model.SerializeToOstream(&file))
+    {
+        throw std::runtime_error("saveWithExternalData: cannot write " + path.string());
+    }
+    return path;
+}
+
+std::string onnxFullCheck(const std::filesystem::path& path)
+{
+    try
+    {
+        onnx::checker::check_model(path.string());
+        onnx::ModelProto model;
+        std::ifstream file(path, std::ios::binary);
+        if (!model.ParseFromIstream(&file))
+        {
+            return "cannot be parsed as an ONNX ModelProto";
+        }
+        const onnx::ShapeInferenceOptions strict(/*check_type*/ true, /*error_mode*/ 1);
+        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
+    }
+    catch (const std::exception& error)
+    {
+        return error.what();
+    }
+    return {};
 }
 
 } // namespace qdq::test

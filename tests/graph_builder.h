@@ -5,6 +5,7 @@
 #include "qdq/analysis.h"
 #include "tools/onnx_builder.h"
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,5 +28,17 @@ std::vector<Finding> findingsOf(const Report& report, const std::string& rule);
 
 //! Whether one of the findings names the ONNX node.
 bool anyNames(const std::vector<Finding>& findings, const std::string& node);
+
+//! Saves a serialized model at path with the data of every FLOAT, INT8, UINT8, INT32 and INT64 initializer of at least
+//! minBytes in the file dataName beside it, laid out as ONNX's save_model(..., save_as_external_data=True) lays it
+//! out: the raw little-endian bytes one tensor after the other, each tensor with location, offset and length and
+//! data_location EXTERNAL. Returns path.
+std::filesystem::path saveWithExternalData(const std::string& modelBytes, const std::filesystem::path& path,
+                                           const std::string& dataName, std::size_t minBytes = 0);
+
+//! ONNX's own check of a model file, as `onnx.checker.check_model(path, full_check=True)` makes it in ONNX 1.12 (whose
+//! C++ check_model has no full_check flag): the checker on the file, which looks each external data file up in the
+//! model's folder, then strict shape inference with type checks. The error, or empty when it passes.
+std::string onnxFullCheck(const std::filesystem::path& path);
 
 } // namespace qdq::test

@@ -1,5 +1,6 @@
 // The streaming model editor (include/qdq/model_edit.h): edits land exactly where asked, everything else is kept
-// byte for byte, external data locations follow the output, and outputs are written atomically.
+// byte for byte, external data moves beside the output, and outputs are written atomically.
+#include "graph_builder.h"
 #include "qdq/model_edit.h"
 #include "qdq/readers.h"
 #include "test_support.h"
@@ -659,58 +660,227 @@ const onnx::TensorProto& constantOf(const onnx::ModelProto& model)
     return model.graph().node(model.graph().node_size() - 1).attribute(0).t();
 }
 
-TEST(ModelWriter, ExternalDataLocationFollowsTheOutputToAnotherFolder)
+//! Every tensor of the model stored externally (initializers and Constant values), with its external_data entries.
+std::vector<const onnx::TensorProto*> externalTensors(const onnx::ModelProto& model)
+{
+    std::vector<const onnx::TensorProto*> tensors;
+    for (const auto& tensor : model.graph().initializer())
+    {
+        if (tensor.external_data_size() > 0 || tensor.data_location() == onnx::TensorProto::EXTERNAL)
+        {
+            tensors.push_back(&tensor);
+        }
+    }
+    for (const auto& node : model.graph().node())
+    {
+        for (const auto& attribute : node.attribute())
+        {
+            if (attribute.has_t() && (attribute.t().external_data_size() > 0 ||
+                                      attribute.t().data_location() == onnx::TensorProto::EXTERNAL))
+            {
+                tensors.push_back(&attribute.t());
+            }
+        }
+    }
+    return tensors;
+}
+
+std::string entryOf(const onnx::TensorProto& tensor, const std::string& key)
+{
+    for (const auto& entry : tensor.external_data())
+    {
+        if (entry.key() == key)
+        {
+            return entry.value();
+        }
+    }
+    return {};
+}
+
+//! The bytes a tensor's offset and length name in the data file of its folder.
+std::string externalBytes(const fs::path& folder, const onnx::TensorProto& tensor)
+{
+    const std::string data = readFile(folder / locationOf(tensor));
+    const std::size_t offset = std::stoull(entryOf(tensor, "offset").empty() ? "0" : entryOf(tensor, "offset"));
+    const std::string length = entryOf(tensor, "length");
+    return data.substr(offset, length.empty() ? std::string::npos : std::stoull(length));
+}
+
+//! The values of a constant as the project's ONNX reader loads them, weights included.
+std::vector<double> loadedValues(const fs::path& model, const std::string& name)
+{
+    OnnxReadOptions options;
+    options.loadWeights = true;
+    const OnnxGraph graph = readOnnx(model.string(), options);
+    for (const auto& warning : graph.warnings)
+    {
+        ADD_FAILURE() << model << ": " << warning.message;
+    }
+    const OnnxConstant* constant = graph.constant(name);
+    EXPECT_NE(constant, nullptr) << name;
+    EXPECT_TRUE(constant != nullptr && constant->dataLoaded) << name;
+    return constant != nullptr ? constant->values : std::vector<double>{};
+}
+
+std::size_t filesIn(const fs::path& dir)
+{
+    return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+}
+
+// `fix model.onnx -o other/fixed.onnx` used to point the weights at "../../models/weights.bin", which ONNX's loader and
+// qdq-doctor's reader both refuse. The weights now go beside the output, in fixed.onnx.data.
+TEST(ModelWriter, ExternalDataMovesBesideTheOutputInAnotherFolder)
 {
     const fs::path root = tempDir("writer-external");
     const fs::path source = externalDataModel(root / "models", "weights.bin", true);
     ASSERT_EQ(checkModelFile(source.string()), "");
-    const onnx::ModelProto before = parse(readFile(source));
+    const std::string sourceBytes = readFile(source);
+    const std::string sourceData = readFile(root / "models" / "weights.bin");
+    const onnx::ModelProto before = parse(sourceBytes);
 
-    // Deeper: ../../models/weights.bin, outside the output's folder (a note says so).
-    const fs::path deep = root / "out" / "fixed" / "model.onnx";
-    fs::create_directories(deep.parent_path());
-    FileModelSink sink(deep.string());
+    const fs::path output = root / "out" / "fixed" / "fixed.onnx";
+    fs::create_directories(output.parent_path());
+    FileModelSink sink(output.string());
     const ModelWriteResult result = writeEditedModel(source.string(), {}, sink);
-    EXPECT_EQ(result.externalLocationsRewritten, 2u);
-    const onnx::ModelProto after = parse(readFile(deep));
-    EXPECT_EQ(locationOf(weightOf(after)), "../../models/weights.bin");
-    EXPECT_EQ(locationOf(constantOf(after)), "../../models/weights.bin");
-    EXPECT_TRUE(fs::equivalent(deep.parent_path() / locationOf(weightOf(after)), root / "models" / "weights.bin"));
-    ASSERT_EQ(result.notes.size(), 1u);
-    EXPECT_NE(result.notes[0].find("outside the output's folder"), std::string::npos) << result.notes[0];
-    // Only the location changed: offset, length, dims and the rest of the tensor are as they were.
+    EXPECT_EQ(result.externalTensors, 2u);
+    EXPECT_EQ(result.dataBytes, sourceData.size());
+    EXPECT_TRUE(result.notes.empty()) << result.notes.front();
+    EXPECT_EQ(filesIn(output.parent_path()), 2u); // fixed.onnx and fixed.onnx.data, no temporary left
+    const onnx::ModelProto after = parse(readFile(output));
+
+    // Every external tensor names fixed.onnx.data, a bare file name: no '..', no absolute path, no other file.
+    const auto tensors = externalTensors(after);
+    ASSERT_EQ(tensors.size(), 2u);
+    for (const onnx::TensorProto* tensor : tensors)
+    {
+        EXPECT_EQ(locationOf(*tensor), "fixed.onnx.data") << tensor->name();
+        EXPECT_EQ(tensor->data_location(), onnx::TensorProto::EXTERNAL) << tensor->name();
+        EXPECT_FALSE(entryOf(*tensor, "offset").empty()) << tensor->name();
+        EXPECT_FALSE(entryOf(*tensor, "length").empty()) << tensor->name();
+    }
+    // The bytes each tensor names are its bytes in the input, and only the location, offset and length changed.
+    EXPECT_EQ(externalBytes(output.parent_path(), weightOf(after)), externalBytes(root / "models", weightOf(before)));
+    EXPECT_EQ(externalBytes(output.parent_path(), constantOf(after)), floatBytes(1.0f));
+    // The data file follows the graph's order: the Constant node's value (nodes come first) at 0, then the weight.
     onnx::TensorProto expected = weightOf(before);
-    expected.mutable_external_data(0)->set_value("../../models/weights.bin");
+    expected.mutable_external_data(0)->set_value("fixed.onnx.data");
+    expected.mutable_external_data(1)->set_value("4");
     EXPECT_EQ(weightOf(after).SerializeAsString(), expected.SerializeAsString());
-    // ONNX's own checker finds the data file from the new folder (it looks it up relative to the model).
-    EXPECT_NO_THROW(onnx::checker::check_model(deep.string()));
-    EXPECT_EQ(checkModelFile(deep.string()), "");
+    EXPECT_EQ(entryOf(constantOf(after), "offset"), "0");
+    // The project's reader loads the weights from the output's folder, value for value.
+    EXPECT_EQ(loadedValues(output, "conv.weight"), loadedValues(source, "conv.weight"));
+    EXPECT_EQ(loadedValues(output, "bias"), std::vector<double>{1.0});
+    // ONNX's checker finds the data in the output's folder, and the whole check passes; so does the writer's own.
+    EXPECT_EQ(test::onnxFullCheck(output), "");
+    EXPECT_EQ(checkModelFile(output.string()), "");
+    // The input is untouched.
+    EXPECT_EQ(readFile(source), sourceBytes);
+    EXPECT_EQ(readFile(root / "models" / "weights.bin"), sourceData);
+}
 
-    // In the parent folder: models/weights.bin, inside it.
-    MemoryModelSink parent(root);
-    const ModelWriteResult parentResult = writeEditedModel(source.string(), {}, parent);
-    EXPECT_EQ(locationOf(weightOf(parse(parent.bytes()))), "models/weights.bin");
-    EXPECT_TRUE(parentResult.notes.empty());
+TEST(ModelWriter, ExternalDataMovesBesideTheOutputInTheSameFolder)
+{
+    const fs::path root = tempDir("writer-external-same");
+    const fs::path source = externalDataModel(root, "model.onnx.data", true);
+    const std::string sourceData = readFile(root / "model.onnx.data");
+    FileModelSink sink((root / "fixed.onnx").string());
+    ModelEdits edits;
+    edits.replaceInitializers = {floatScalar("in/scale", 0.25f)};
+    const ModelWriteResult result = writeEditedModel(source.string(), edits, sink);
+    EXPECT_EQ(result.externalTensors, 2u);
+    EXPECT_EQ(readFile(root / "fixed.onnx.data").size(), sourceData.size());
+    EXPECT_EQ(readFile(root / "model.onnx.data"), sourceData);
+    const onnx::ModelProto after = parse(readFile(root / "fixed.onnx"));
+    for (const onnx::TensorProto* tensor : externalTensors(after))
+    {
+        EXPECT_EQ(locationOf(*tensor), "fixed.onnx.data") << tensor->name();
+    }
+    EXPECT_EQ(externalBytes(root, weightOf(after)), externalBytes(root, weightOf(parse(readFile(source)))));
+    EXPECT_EQ(loadedValues(root / "fixed.onnx", "conv.weight"), loadedValues(source, "conv.weight"));
+    EXPECT_EQ(test::onnxFullCheck(root / "fixed.onnx"), "");
+    EXPECT_EQ(filesIn(root), 4u);
+}
 
-    // Same folder, spelled differently: nothing changes.
-    MemoryModelSink same(root / "out" / ".." / "models");
-    const ModelWriteResult sameResult = writeEditedModel(source.string(), {}, same);
-    EXPECT_EQ(same.bytes(), readFile(source));
-    EXPECT_EQ(sameResult.externalLocationsRewritten, 0u);
+// A replaced tensor whose original was external goes to the data file too (the tensor stays external); a new one
+// and a replaced inline one stay inline.
+TEST(ModelWriter, ReplacedExternalTensorGoesToTheDataFile)
+{
+    const fs::path root = tempDir("writer-external-replaced");
+    const fs::path source = externalDataModel(root / "models", "weights.bin", true);
+    const onnx::ModelProto before = parse(readFile(source));
+    const onnx::TensorProto& weight = weightOf(before);
+    std::int64_t elements = 1;
+    for (std::int64_t dim : weight.dims())
+    {
+        elements *= dim;
+    }
+    std::string newWeight;
+    for (std::int64_t i = 0; i < elements; ++i)
+    {
+        newWeight += floatBytes(static_cast<float>(i) / 8.0f);
+    }
+    ModelEdits edits;
+    edits.replaceInitializers = {{"conv.weight", onnx::TensorProto::FLOAT,
+                                  std::vector<std::int64_t>(weight.dims().begin(), weight.dims().end()), newWeight},
+                                 floatScalar("in/scale", 0.25f)};
+    edits.addInitializers = {floatScalar("extra", 2.0f)};
+    const fs::path output = root / "out" / "fixed.onnx";
+    fs::create_directories(output.parent_path());
+    FileModelSink sink(output.string());
+    const ModelWriteResult result = writeEditedModel(source.string(), edits, sink);
+    EXPECT_EQ(result.externalTensors, 2u);
+    const onnx::ModelProto after = parse(readFile(output));
+    EXPECT_EQ(locationOf(weightOf(after)), "fixed.onnx.data");
+    EXPECT_EQ(externalBytes(output.parent_path(), weightOf(after)), newWeight);
+    EXPECT_FALSE(weightOf(after).has_raw_data());
+    EXPECT_EQ(externalBytes(output.parent_path(), constantOf(after)), floatBytes(1.0f));
+    for (const auto& tensor : after.graph().initializer())
+    {
+        if (tensor.name() == "in/scale" || tensor.name() == "extra")
+        {
+            EXPECT_EQ(tensor.external_data_size(), 0) << tensor.name();
+            EXPECT_TRUE(tensor.has_raw_data()) << tensor.name();
+        }
+    }
+    EXPECT_EQ(loadedValues(output, "conv.weight").at(9), 9.0 / 8.0);
+    EXPECT_EQ(test::onnxFullCheck(output), "");
+}
+
+// The near-identical model with its weights inline: nothing about external data changes, no data file is written.
+TEST(ModelWriter, InlineWeightsWriteNoDataFile)
+{
+    const fs::path root = tempDir("writer-inline");
+    fs::create_directories(root / "models");
+    const fs::path source = saveModel(root / "models" / "model.onnx", residualModel());
+    const fs::path output = root / "out" / "fixed.onnx";
+    fs::create_directories(output.parent_path());
+    FileModelSink sink(output.string());
+    const ModelWriteResult result = writeEditedModel(source.string(), {}, sink);
+    EXPECT_EQ(readFile(output), readFile(source));
+    EXPECT_EQ(result.externalTensors, 0u);
+    EXPECT_EQ(result.dataBytes, 0u);
+    EXPECT_TRUE(result.notes.empty());
+    EXPECT_FALSE(fs::exists(root / "out" / "fixed.onnx.data"));
+    EXPECT_EQ(filesIn(root / "out"), 1u);
 }
 
 TEST(ModelWriter, MissingExternalDataFileKeepsItsReferenceWithANote)
 {
     const fs::path root = tempDir("writer-external-missing");
     const fs::path source = externalDataModel(root / "models", "gone.bin", false);
-    MemoryModelSink sink(root / "out");
+    const fs::path output = root / "out" / "fixed.onnx";
+    fs::create_directories(output.parent_path());
+    FileModelSink sink(output.string());
     ModelEdits edits;
     edits.replaceInitializers = {floatScalar("in/scale", 0.25f)};
     const ModelWriteResult result = writeEditedModel(source.string(), edits, sink);
-    const onnx::ModelProto after = parse(sink.bytes());
+    const onnx::ModelProto after = parse(readFile(output));
     EXPECT_EQ(locationOf(weightOf(after)), "gone.bin");
     EXPECT_EQ(locationOf(constantOf(after)), "gone.bin");
-    EXPECT_EQ(result.externalLocationsRewritten, 0u);
+    EXPECT_EQ(weightOf(after).SerializeAsString(), weightOf(parse(readFile(source))).SerializeAsString());
+    EXPECT_EQ(result.externalTensors, 0u);
+    EXPECT_EQ(result.dataBytes, 0u);
+    EXPECT_FALSE(fs::exists(root / "out" / "fixed.onnx.data"));
     ASSERT_EQ(result.notes.size(), 1u);
     EXPECT_NE(result.notes[0].find("external data file 'gone.bin' is missing: reference kept"), std::string::npos)
         << result.notes[0];
@@ -718,6 +888,90 @@ TEST(ModelWriter, MissingExternalDataFileKeepsItsReferenceWithANote)
     graphOnly.externalDataMustExist = false;
     EXPECT_EQ(checkModelFile(source.string(), graphOnly), "");
     EXPECT_NE(checkModelFile(source.string()).find("does not exist"), std::string::npos);
+}
+
+// Data outside the input model's folder is never opened (the ONNX reader's rule): its reference is kept, with a note.
+TEST(ModelWriter, ExternalDataOutsideTheModelFolderIsNotCopied)
+{
+    const fs::path root = tempDir("writer-external-outside");
+    const fs::path source = externalDataModel(root / "models", "weights.bin", true);
+    fs::create_directories(root / "elsewhere");
+    fs::rename(root / "models" / "weights.bin", root / "elsewhere" / "weights.bin");
+    fs::create_symlink(root / "elsewhere" / "weights.bin", root / "models" / "weights.bin");
+    MemoryModelSink sink;
+    const ModelWriteResult result = writeEditedModel(source.string(), {}, sink);
+    EXPECT_EQ(sink.bytes(), readFile(source));
+    EXPECT_TRUE(sink.dataBytes().empty());
+    EXPECT_EQ(result.externalTensors, 0u);
+    ASSERT_EQ(result.notes.size(), 1u);
+    EXPECT_NE(result.notes[0].find("external data location 'weights.bin' resolves outside the model's folder"),
+              std::string::npos)
+        << result.notes[0];
+}
+
+TEST(ModelWriter, ExternalDataPastTheEndOfItsFileIsAnInputError)
+{
+    const fs::path root = tempDir("writer-external-short");
+    const fs::path source = externalDataModel(root, "weights.bin", true);
+    writeFile(root / "weights.bin", "short");
+    MemoryModelSink sink;
+    try
+    {
+        writeEditedModel(source.string(), {}, sink);
+        ADD_FAILURE() << "copied data that is not there";
+    }
+    catch (const InputError& error)
+    {
+        EXPECT_NE(error.message().find("lies outside the 5-byte file"), std::string::npos) << error.message();
+    }
+    EXPECT_TRUE(sink.bytes().empty());
+}
+
+// fixed.onnx.data follows the output's overwrite rule: kept without force, replaced with it; the input's own data
+// file is never replaced.
+TEST(ModelWriter, ExistingDataFileIsRefusedWithoutForceAndAnInputDataFileAlways)
+{
+    const fs::path root = tempDir("writer-external-exists");
+    const fs::path source = externalDataModel(root, "weights.bin", true);
+    const fs::path output = root / "fixed.onnx";
+    writeFile(root / "fixed.onnx.data", "someone else's");
+    FileModelSink refusing(output.string());
+    try
+    {
+        writeEditedModel(source.string(), {}, refusing);
+        ADD_FAILURE() << "overwrote an existing data file";
+    }
+    catch (const InputError& error)
+    {
+        EXPECT_EQ(error.where().path, (root / "fixed.onnx.data").string());
+        EXPECT_NE(error.message().find("already exists"), std::string::npos) << error.message();
+    }
+    EXPECT_EQ(readFile(root / "fixed.onnx.data"), "someone else's");
+    EXPECT_FALSE(fs::exists(output));
+    EXPECT_EQ(filesIn(root), 3u); // model.onnx, weights.bin, fixed.onnx.data: no temporary left
+
+    FileModelSink forcing(output.string(), /*force*/ true);
+    writeEditedModel(source.string(), {}, forcing);
+    EXPECT_EQ(readFile(root / "fixed.onnx.data").size(), readFile(root / "weights.bin").size());
+    EXPECT_EQ(loadedValues(output, "conv.weight"), loadedValues(source, "conv.weight"));
+    EXPECT_EQ(test::onnxFullCheck(output), "");
+
+    // weights.onnx's data file would be weights.onnx.data: the input's own data file there is kept, force or not.
+    const fs::path other = externalDataModel(root / "second", "weights.onnx.data", true);
+    const std::string data = readFile(root / "second" / "weights.onnx.data");
+    FileModelSink onInput((root / "second" / "weights.onnx").string(), /*force*/ true);
+    try
+    {
+        writeEditedModel(other.string(), {}, onInput);
+        ADD_FAILURE() << "replaced the input's data file";
+    }
+    catch (const InputError& error)
+    {
+        EXPECT_NE(error.message().find("is the external data file 'weights.onnx.data'"), std::string::npos)
+            << error.message();
+    }
+    EXPECT_EQ(readFile(root / "second" / "weights.onnx.data"), data);
+    EXPECT_FALSE(fs::exists(root / "second" / "weights.onnx"));
 }
 
 // ----- the output file ------------------------------------------------------------------------------------------
@@ -988,9 +1242,12 @@ TEST(ModelWriterRealData, SharedModelsCopyByteForByteAndTakeASmallEdit)
         SCOPED_TRACE(model.string());
         const bool withWeights = model.parent_path().filename() == "with-weights";
         const std::string original = readFile(model);
-        MemoryModelSink copy;
+        // A copy whose data file has the name the model's own has comes out byte for byte: the data file is laid out
+        // as the exporter laid it out (graph order, one tensor after another).
+        MemoryModelSink copy(model.filename().string() + ".data");
         writeEditedModel(model.string(), {}, copy);
         EXPECT_EQ(copy.bytes(), original);
+        EXPECT_EQ(copy.dataBytes(), withWeights ? readFile(model.string() + ".data") : std::string());
 
         const OnnxGraph graph = readOnnx(model.string());
         const ModelEdits edits = smallEdit(graph);
@@ -1023,8 +1280,10 @@ TEST(ModelWriterRealData, SharedModelsCopyByteForByteAndTakeASmallEdit)
         EXPECT_EQ(checkModelFile(output.string(), options), "");
         if (withWeights)
         {
-            // ONNX's checker on the whole file: it finds the weights through the rewritten location.
-            EXPECT_NO_THROW(onnx::checker::check_model(output.string()));
+            // ONNX's whole check on the file: it finds the weights in the output's own data file.
+            EXPECT_TRUE(result.notes.empty()) << result.notes.front();
+            EXPECT_EQ(result.dataBytes, fs::file_size(output.string() + ".data"));
+            EXPECT_EQ(test::onnxFullCheck(output), "");
         }
         ++checked;
     }

@@ -85,7 +85,9 @@ struct FixReport
     std::string output; //!< the fixed model ("" in a dry run without -o)
     bool dryRun = false;
     bool written = false;   //!< a file was written
-    bool unchanged = false; //!< no edit applied: the output is a byte-identical copy
+    bool unchanged = false; //!< no edit applied: the output is a byte-identical copy (but for dataFile's locations)
+    //! The external data file written beside the output (output + ".data"), or "" when the model has none to copy.
+    std::string dataFile;
     std::vector<PlannedEdit> edits;
     std::vector<SkippedEdit> skipped;
     std::vector<UnfixedFinding> unfixed;

@@ -1,7 +1,8 @@
 // Applies graph edits (remove, insert and rewire nodes; add, replace and remove initializers; rename graph outputs)
 // to an ONNX model file and writes the result, streaming: the source is walked at the protobuf wire level, every field
 // that is not edited is copied byte for byte (weights in 1 MiB chunks, never held whole), and only the edited nodes
-// and small tensors are encoded anew. A model written with no edits is byte-identical to its source.
+// and small tensors are encoded anew. A model written with no edits and without external data is byte-identical to
+// its source; one with external data gets its own data file beside it (see writeEditedModel).
 #pragma once
 
 #include "qdq/interrupt_cleanup.h"
@@ -134,27 +135,37 @@ struct ModelEdits
     }
 };
 
-//! Where the edited model goes. writeEditedModel calls begin(), write() any number of times, then commit(); on any
-//! failure it calls abort() instead.
+//! Where the edited model goes, and the external data file beside it. writeEditedModel calls begin(), write() any
+//! number of times, then (only for a model with external data to copy) beginData() and writeData() any number of
+//! times, then commit(); on any failure it calls abort() instead.
 class ModelSink
 {
 public:
     virtual ~ModelSink() = default;
 
-    //! Folder the model will live in: external data locations are rewritten relative to it. Empty: the source
-    //! model's folder (locations are kept).
-    virtual std::filesystem::path folder() const = 0;
     //! The file the model ends in, or empty for a sink that writes no file. The writer refuses a file that is the
     //! source model itself or an external data file the model references.
     virtual std::string path() const = 0;
+    //! The external data file's name as the model's tensors give it in their `location` (a bare file name, found in
+    //! the model's own folder: "fixed.onnx.data"). Empty: the sink takes no data file, and external tensors keep
+    //! their locations as they are.
+    virtual std::string dataLocation() const { return {}; }
+    //! The data file's path, or empty for a sink that writes no file: the writer refuses one that is the source model
+    //! or one of its data files.
+    virtual std::string dataPath() const { return {}; }
 
     //! Starts a write. Throws InputError when the output cannot be created.
     virtual void begin() = 0;
     //! Appends bytes. Throws InputError when they cannot be written.
     virtual void write(std::string_view bytes) = 0;
-    //! Everything was written: makes it the output. Throws InputError when that fails (then nothing is left).
+    //! Starts the data file (after the model's bytes). Throws InputError when it cannot be created.
+    virtual void beginData() {}
+    //! Appends bytes to the data file.
+    virtual void writeData(std::string_view /*bytes*/) {}
+    //! Everything was written: makes it the output (the data file first, then the model). Throws InputError when that
+    //! fails (then nothing is left).
     virtual void commit() = 0;
-    //! Drops whatever begin() and write() made. Never throws.
+    //! Drops whatever begin(), write(), beginData() and writeData() made. Never throws.
     virtual void abort() noexcept = 0;
 };
 
@@ -164,6 +175,11 @@ public:
 //! a folder, and a folder that is missing or cannot be written. The rename does not replace an output created by
 //! someone else in the meantime unless `force`. Nothing is fsync'ed: the rename makes the file appear whole to
 //! other processes, not durable across a power loss.
+//!
+//! The data file is "<output>.data" (location "<output's file name>.data"), written the same way under
+//! "<output>.data.tmp-XXXXXX" and refused in beginData() on the same terms as the output. commit() renames it into
+//! place before the model, and removes it again when the model's rename fails. Two renames are not one: a crash
+//! between them leaves the new data file beside the previous model (never a model without its data).
 class FileModelSink : public ModelSink
 {
 public:
@@ -172,41 +188,65 @@ public:
     FileModelSink(const FileModelSink&) = delete;
     FileModelSink& operator=(const FileModelSink&) = delete;
 
-    std::filesystem::path folder() const override;
+    //! The output's folder ("." for a bare file name).
+    std::filesystem::path folder() const;
     std::string path() const override { return mPath; }
+    std::string dataLocation() const override;
+    std::string dataPath() const override { return mPath + ".data"; }
     void begin() override;
     void write(std::string_view bytes) override;
+    void beginData() override;
+    void writeData(std::string_view bytes) override;
     void commit() override;
     void abort() noexcept override;
 
 private:
+    //! A file being written under a temporary name next to its final one.
+    struct Pending
+    {
+        int fd = -1;
+        std::string temporaryPath;
+        InterruptCleanup cleanup; //!< removes the temporary file if the process is interrupted
+    };
+    void open(Pending& file, const std::string& finalPath);
+    void writeTo(Pending& file, const std::string& finalPath, std::string_view bytes);
+    static void drop(Pending& file) noexcept;
+
     std::string mPath;
     bool mForce = false;
-    int mFd = -1;
-    std::string mTemporaryPath;
-    InterruptCleanup mCleanup; //!< removes the temporary file if the process is interrupted
+    Pending mModel;
+    Pending mData;
 };
 
-//! Keeps the model in memory (dry runs, tests). folder is where the model would be written (for external data
-//! locations); empty: the source model's folder.
+//! Keeps the model and its data file in memory (tests).
 class MemoryModelSink : public ModelSink
 {
 public:
-    explicit MemoryModelSink(std::filesystem::path folder = {}) : mFolder(std::move(folder)) {}
+    //! dataLocation: the location external tensors get (empty: they keep theirs).
+    explicit MemoryModelSink(std::string dataLocation = "model.onnx.data") : mDataLocation(std::move(dataLocation)) {}
 
-    std::filesystem::path folder() const override { return mFolder; }
     std::string path() const override { return {}; }
+    std::string dataLocation() const override { return mDataLocation; }
     void begin() override { mBytes.clear(); }
     void write(std::string_view bytes) override { mBytes.append(bytes); }
+    void beginData() override { mData.clear(); }
+    void writeData(std::string_view bytes) override { mData.append(bytes); }
     void commit() override {}
-    void abort() noexcept override { mBytes.clear(); }
+    void abort() noexcept override
+    {
+        mBytes.clear();
+        mData.clear();
+    }
 
     //! The model written (empty after abort()).
     const std::string& bytes() const { return mBytes; }
+    //! The data file written (empty when the model has no external data to copy).
+    const std::string& dataBytes() const { return mData; }
 
 private:
-    std::filesystem::path mFolder;
+    std::string mDataLocation;
     std::string mBytes;
+    std::string mData;
 };
 
 struct ModelWriteOptions
@@ -231,9 +271,13 @@ struct ModelWriteResult
     std::size_t initializersReplaced = 0;
     std::size_t initializersRemoved = 0;
     std::size_t graphOutputsRenamed = 0;
-    std::size_t externalLocationsRewritten = 0; //!< tensors whose external data location was made relative anew
-    //! What the user should know: missing external data files, locations that now leave the model's folder,
-    //! removed initializers still declared as graph inputs.
+    std::size_t externalTensors = 0; //!< tensors whose data now lies in the sink's data file
+    std::uint64_t dataBytes = 0;     //!< bytes of the data file (0: none was written)
+    //! The source's external data files that exist, copied or not (outside its folder): the paths the locations lead
+    //! to, one per location.
+    std::vector<std::string> sourceDataFiles;
+    //! What the user should know: missing external data files and locations outside the model's folder (references
+    //! kept), removed initializers still declared as graph inputs.
     std::vector<std::string> notes;
 };
 
@@ -242,13 +286,21 @@ struct ModelWriteResult
 //! edits and plans the output, whose graph length is then known; the second copies and writes. Memory stays at a
 //! 64 KiB read window, one buffer of options.bufferBytes and the encoded edits, whatever the model's size.
 //!
-//! External data: when the sink's folder differs from the source's, each relative "location" of a graph
-//! initializer or Constant node value is rewritten to reach the same file from the new folder (only that small
-//! TensorProto is re-encoded; the data is never read). A missing data file keeps its location and gets a note.
+//! External data: every graph initializer and Constant node value stored in an external file is moved to the sink's
+//! data file (sink.dataLocation(), in the model's own folder): its bytes are copied there in chunks, in graph order,
+//! and its TensorProto is re-encoded with the new location, offset and length (data_location EXTERNAL; other
+//! external_data keys such as a checksum are kept). An initializer replaced by an edit whose original was external
+//! goes to the data file too, and so does an added initializer of 1,024 bytes or more (ONNX's default size_threshold)
+//! when the model has a data file; smaller ones stay inline. A tensor keeps its location as it is, with a note,
+//! when its file is missing or lies outside the source model's folder (absolute, '..', a symbolic link leaving it:
+//! such files are never opened, as the ONNX reader never opens them). Tensors inside subgraphs are not looked at.
+//! The output then loads from its own folder with ONNX's loader, whatever folder it is written to. A model without
+//! external data gets no data file.
 //!
 //! Throws std::invalid_argument for edits that do not fit the model (see ModelEdits), InputError (naming the file
-//! and byte offset) for a source that cannot be read or is not a well-formed model, for an output that is the
-//! source or one of its external data files, and for write failures; the sink is aborted on every failure.
+//! and byte offset) for a source that cannot be read or is not a well-formed model, for external data that lies
+//! outside its file, for an output or data file that is the source or one of its external data files, and for write
+//! failures; the sink is aborted on every failure.
 ModelWriteResult writeEditedModel(const std::string& sourcePath, const ModelEdits& edits, ModelSink& sink,
                                   const ModelWriteOptions& options = {});
 

@@ -107,7 +107,13 @@ std::string renderFixText(const FixReport& report)
     }
     else
     {
-        out += "  output:  " + report.output + (report.unchanged ? " (no edit: a byte-identical copy)" : "") + "\n";
+        const std::string weights = report.dataFile.empty() ? "" : "its weights in " + report.dataFile;
+        out += "  output:  " + report.output +
+               (report.unchanged && weights.empty() ? " (no edit: a byte-identical copy)"
+                : report.unchanged                  ? " (no edit: the same model, " + weights + ")"
+                : weights.empty()                   ? ""
+                                                    : " (" + weights + ")") +
+               "\n";
     }
     out += "  ONNX checker and shape inference: " + report.checker + "\n";
 
@@ -307,6 +313,7 @@ std::string renderFixJson(const FixReport& report)
     json.member("dry_run", report.dryRun);
     json.member("written", report.written);
     json.member("unchanged", report.unchanged);
+    json.member("data_file", report.dataFile);
     json.member("checker", report.checker);
     json.key("edits").beginArray();
     for (const auto& edit : report.edits)

@@ -6,7 +6,9 @@
 #include "qdq/readers.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -14,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #if defined(__GLIBC__) // defined by the C library's headers, included above
@@ -290,40 +293,156 @@ Report diagnoseModelOnly(OnnxGraph graph, const std::string& path, const Simulat
     return diagnose(holder, options);
 }
 
-//! A file removed when it goes out of scope or is replaced, and when the process is interrupted, unless kept (it
-//! became the output).
-struct TemporaryFile
+//! A candidate of the fixed model, in a folder of its own: <folder>/.qdq-doctor-fix-<pid>-<n>/<the output's file name>,
+//! and, when the model has external data, its data file beside it (<name>.data, ModelSink::dataLocation). The data
+//! file already has the output's name, so the candidate's tensors name the output's data file: the candidate loads
+//! where it is (the fixed model's diagnosis reads external scales from it) and becomes the output by two renames.
+//! Removed (its files, then the folder) when it goes out of scope or is replaced, and when the process is interrupted,
+//! unless kept.
+class Candidate
 {
-    TemporaryFile() = default;
-    TemporaryFile(const TemporaryFile&) = delete;
-    TemporaryFile& operator=(const TemporaryFile&) = delete;
-    ~TemporaryFile() { remove(); }
-    const std::string& path() const { return mPath; }
-    void assign(std::string path)
+public:
+    Candidate() = default;
+    Candidate(const Candidate&) = delete;
+    Candidate& operator=(const Candidate&) = delete;
+    ~Candidate() { remove(); }
+
+    const std::string& model() const { return mModel; }
+    std::string data() const { return mModel + ".data"; }
+    bool hasData() const
+    {
+        std::error_code ignored;
+        return !mModel.empty() && std::filesystem::exists(data(), ignored);
+    }
+
+    //! Makes the folder (a new one: an existing name is an error) and names the model in it.
+    void create(const std::filesystem::path& parent, const std::string& folderName, const std::string& modelName)
     {
         remove();
-        mPath = std::move(path);
-        mCleanup.watch(mPath);
+        const std::filesystem::path folder = parent / folderName;
+        if (::mkdir(folder.c_str(), 0700) != 0)
+        {
+            throw InputError(SourceLocation{folder.string()},
+                             std::string("cannot create the fixed model's temporary folder: ") + std::strerror(errno));
+        }
+        mFolder = folder.string();
+        mModel = (folder / modelName).string();
+        mFolderCleanup.watch(mFolder, /*folder*/ true);
+        mModelCleanup.watch(mModel);
+        mDataCleanup.watch(data());
     }
+
+    //! Takes over other's files (other is left empty).
+    void takeFrom(Candidate& other)
+    {
+        remove();
+        mFolder = other.mFolder;
+        mModel = other.mModel;
+        other.keep();
+        if (!mModel.empty())
+        {
+            mFolderCleanup.watch(mFolder, /*folder*/ true);
+            mModelCleanup.watch(mModel);
+            mDataCleanup.watch(data());
+        }
+    }
+
+    //! Forgets the files (they became the output, or another Candidate took them).
     void keep()
     {
-        mPath.clear();
-        mCleanup.release();
+        mFolder.clear();
+        mModel.clear();
+        mModelCleanup.release();
+        mDataCleanup.release();
+        mFolderCleanup.release();
     }
+
     void remove()
     {
-        if (!mPath.empty())
+        if (!mModel.empty())
         {
             std::error_code ignored;
-            std::filesystem::remove(mPath, ignored);
+            std::filesystem::remove(mModel, ignored);
+            std::filesystem::remove(data(), ignored);
+            std::filesystem::remove(mFolder, ignored); // only when empty
         }
         keep();
     }
 
+    //! Renames the model (and its data file, first) onto output; the folder is removed. Without force nothing that
+    //! exists is replaced; a data file placed for a model that then cannot be is removed again. Returns whether a data
+    //! file was moved.
+    bool moveInto(const std::string& output, bool force)
+    {
+        const bool withData = hasData();
+        if (withData)
+        {
+            moveOutputFileIntoPlace(data(), output + ".data", force);
+        }
+        try
+        {
+            moveOutputFileIntoPlace(mModel, output, force);
+        }
+        catch (const InputError&)
+        {
+            if (withData)
+            {
+                std::error_code ignored;
+                std::filesystem::remove(output + ".data", ignored);
+            }
+            throw;
+        }
+        std::error_code ignored;
+        std::filesystem::remove(mFolder, ignored);
+        keep();
+        return withData;
+    }
+
 private:
-    std::string mPath;
-    InterruptCleanup mCleanup;
+    std::string mFolder;
+    std::string mModel;
+    InterruptCleanup mModelCleanup;
+    InterruptCleanup mDataCleanup;
+    InterruptCleanup mFolderCleanup;
 };
+
+//! What the fixed model may not replace, known once the first candidate is written: the output is never one of the
+//! input's external data files, and the output's data file (<output>.data, written when the model has external data)
+//! is refused on the output's terms (an existing file without --force; a folder, device, pipe or socket never), and
+//! never when it is the input model or one of its data files, force or not (the rename would replace what the input
+//! needs).
+void checkOutputsAgainstInputData(const std::string& output, const std::string& source, const ModelWriteResult& written,
+                                  bool force)
+{
+    std::error_code error;
+    const auto isInputData = [&](const std::string& path)
+    {
+        return std::filesystem::exists(path, error) &&
+               std::any_of(written.sourceDataFiles.begin(), written.sourceDataFiles.end(),
+                           [&](const std::string& file) { return std::filesystem::equivalent(path, file, error); });
+    };
+    if (isInputData(output))
+    {
+        throw InputError(SourceLocation{output}, "is an external data file of the input model; write the fixed model "
+                                                 "to another file");
+    }
+    if (written.dataBytes == 0)
+    {
+        return;
+    }
+    const std::string data = output + ".data";
+    if (std::filesystem::exists(data, error) && std::filesystem::equivalent(data, source, error))
+    {
+        throw InputError(SourceLocation{data}, "is the input model; the fixed model's data file would replace it: "
+                                               "write the fixed model under another name");
+    }
+    if (isInputData(data))
+    {
+        throw InputError(SourceLocation{data}, "is the external data file of the input model; the fixed model's data "
+                                               "file would replace it: write the fixed model under another name");
+    }
+    checkOutputFilePath(data, force);
+}
 
 //! The input model and its diagnoses (see runFix). Held by pointer and never moved: the reports hold views of the
 //! graphs' names.
@@ -421,8 +540,11 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         }
     }
 
-    // The output is checked before anything is written: it must not exist (without --force) or be the model.
+    // The output is checked before anything is written: it must not exist (without --force) or be the model. Its data
+    // file, written only for a model with external data, is checked once the first candidate says there is one.
     std::filesystem::path folder = std::filesystem::temp_directory_path();
+    const std::string candidateName =
+        std::filesystem::path(options.output.empty() ? result.source : options.output).filename().string();
     if (!options.dryRun)
     {
         std::error_code error;
@@ -458,15 +580,15 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     std::vector<UnfixedFinding> firstUnfixed;
     Inputs afterHolder;
     Report after;
-    TemporaryFile candidate;
-    TemporaryFile passSource; //!< the candidate a later pass edits (the model itself in the first pass)
+    Candidate candidate;
+    Candidate passSource; //!< the candidate a later pass edits (the model itself in the first pass)
     int pass = 0;
     bool earlierPassesChanged = false; //!< a pass before this one had edits to write
     constexpr int kMostWrites = 12;
     bool stillRefusing = false; //!< the last write's diagnosis refused more edits: the writes ran out in a round
     for (int attempt = 0; attempt < kMostWrites; ++attempt)
     {
-        const std::string& source = pass == 0 ? result.source : passSource.path();
+        const std::string& source = pass == 0 ? result.source : passSource.model();
         if (checkResult.valid())
         {
             checkResult.wait(); // the check of a candidate that is not the last is dropped
@@ -485,14 +607,24 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
             tell("planning the edits");
             plan = planFix(stage->full, stage->graph(), options, refused);
         }
-        candidate.assign(
-            (folder / (".qdq-doctor-fix-" + std::to_string(::getpid()) + "-" + std::to_string(attempt) + ".onnx"))
-                .string());
+        try
+        {
+            candidate.create(folder, ".qdq-doctor-fix-" + std::to_string(::getpid()) + "-" + std::to_string(attempt),
+                             candidateName);
+        }
+        catch (const InputError& error)
+        {
+            if (!options.dryRun)
+            {
+                throw InputError(SourceLocation{options.output}, "cannot be written: " + error.message());
+            }
+            throw;
+        }
         tell(pass > 0          ? "writing the fixed model again: pass " + std::to_string(pass + 1)
              : options.dryRun  ? "writing the fixed model to a temporary file (dry run)"
              : refused.empty() ? "writing the fixed model"
                                : "writing the fixed model again without the refused edits");
-        FileModelSink sink(candidate.path(), true);
+        FileModelSink sink(candidate.model(), true);
         ModelWriteOptions writeOptions;
         writeOptions.limits = limits;
         ModelWriteResult written;
@@ -502,7 +634,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         }
         catch (const InputError& error)
         {
-            candidate.keep(); // the writer removed what it wrote
+            candidate.remove(); // the writer removed what it wrote; the folder goes
             if (!options.dryRun && error.where().path != result.source)
             {
                 throw InputError(SourceLocation{options.output}, "cannot be written: " + error.message());
@@ -512,14 +644,18 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         if (pass == 0)
         {
             result.notes = written.notes;
+            if (!options.dryRun)
+            {
+                checkOutputsAgainstInputData(options.output, result.source, written, options.force);
+            }
         }
         stage.reset();
         // The ONNX checker and shape inference run on the second core while the candidate is read back and
         // diagnosed.
         checkResult =
-            std::async(std::launch::async, [path = candidate.path(), &check] { return runCheck(path, check); });
+            std::async(std::launch::async, [path = candidate.model(), &check] { return runCheck(path, check); });
         tell("diagnosing the fixed model (ONNX checker beside it)");
-        after = diagnoseModelOnly(readOnnx(candidate.path(), {}, limits),
+        after = diagnoseModelOnly(readOnnx(candidate.model(), {}, limits),
                                   options.output.empty() ? result.source : options.output, simulation, afterHolder);
         stillRefusing = refuseEditsNamedByNewWarnings(after, plan, passBaseKeys, refused);
         if (stillRefusing)
@@ -572,8 +708,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         }
         passBaseKeys = warningKeys(after);
         refused.clear();
-        passSource.assign(candidate.path());
-        candidate.keep();
+        passSource.takeFrom(candidate);
         nextPassPlan = std::move(candidatePlan);
         earlierPassesChanged = earlierPassesChanged || !plan.modelEdits.empty();
         ++pass;
@@ -595,11 +730,10 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
             plan.edits.clear();
             plan.modelEdits = ModelEdits{};
             checkResult.wait();
-            candidate.assign(passSource.path());
-            passSource.keep();
+            candidate.takeFrom(passSource);
             checkResult =
-                std::async(std::launch::async, [path = candidate.path(), &check] { return runCheck(path, check); });
-            after = diagnoseModelOnly(readOnnx(candidate.path(), {}, limits),
+                std::async(std::launch::async, [path = candidate.model(), &check] { return runCheck(path, check); });
+            after = diagnoseModelOnly(readOnnx(candidate.model(), {}, limits),
                                       options.output.empty() ? result.source : options.output, simulation, afterHolder);
         }
         result.notes.push_back("fix stopped after " + std::to_string(kMostWrites) +
@@ -722,8 +856,10 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     result.output = options.output;
     if (!options.dryRun)
     {
-        moveOutputFileIntoPlace(candidate.path(), options.output, options.force);
-        candidate.keep(); // it is the output now
+        if (candidate.moveInto(options.output, options.force)) // it is the output now
+        {
+            result.dataFile = options.output + ".data";
+        }
         result.written = true;
     }
     tell("");

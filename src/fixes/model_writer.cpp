@@ -4,9 +4,13 @@
 // the source to drop or to replace, and new bytes to insert at an offset), which gives the new graph length that its
 // length prefix needs. Pass 2 copies the source between splices in buffered chunks. Memory is the two buffers plus
 // the splices, whatever the model's size. Only the edited nodes, tensors and value infos are parsed with the ONNX
-// protobuf classes; everything else is copied byte for byte, unknown fields included.
+// protobuf classes; everything else is copied byte for byte, unknown fields included. External data: pass 1 gives each
+// external tensor its place in the sink's data file (re-encoding that small TensorProto with the new location, offset
+// and length), and pass 2, after the model, copies the bytes there from the source's data files through the same kind
+// of buffer.
 #include "qdq/model_edit.h"
 
+#include "parsers/external_data_location.h"
 #include "parsers/file_source.h"
 #include "parsers/onnx_node_wire.h"
 #include "qdq/diagnostics.h"
@@ -27,6 +31,7 @@
 #include <random>
 #include <stdexcept>
 #include <sys/stat.h>
+#include <tuple>
 #include <unistd.h>
 #include <unordered_map>
 #include <unordered_set>
@@ -77,6 +82,9 @@ constexpr std::uint32_t kEntryValue = 2;
 constexpr std::size_t kScanWindowBytes = 64 << 10;
 //! Largest node or tensor parsed to rewrite an external data location: anything larger holds inline data.
 constexpr std::uint64_t kMaxReencodedBytes = 1 << 20;
+//! A new tensor of this many bytes or more goes to the output's data file, when it has one: the size_threshold default
+//! of ONNX's convert_model_to_external_data (https://onnx.ai/onnx/api/external_data_helper.html).
+constexpr std::size_t kExternalThresholdBytes = 1024;
 //! Serialized protobuf messages cannot exceed 2 GiB.
 constexpr std::uint64_t kProtobufLimit = INT_MAX;
 //! checkModelFile: initializer data above these sizes is replaced by a placeholder. Shape inference reads the values
@@ -712,8 +720,8 @@ std::string encodeNode(const NewNode& node, std::size_t editIndex)
     return lengthDelimitedField(kGraphNode, proto.SerializeAsString());
 }
 
-//! The graph.initializer field of a new tensor (validated).
-std::string encodeInitializer(const NewInitializer& tensor, const std::string& where)
+//! The TensorProto of a new tensor (validated), its data inline.
+onnx::TensorProto initializerProto(const NewInitializer& tensor, const std::string& where)
 {
     if (tensor.name.empty())
     {
@@ -744,27 +752,38 @@ std::string encodeInitializer(const NewInitializer& tensor, const std::string& w
     proto.set_data_type(tensor.dataType);
     proto.set_name(tensor.name);
     proto.set_raw_data(tensor.rawData);
-    return lengthDelimitedField(kGraphInitializer, proto.SerializeAsString());
+    return proto;
+}
+
+//! The graph.initializer field of a new tensor (validated).
+std::string encodeInitializer(const NewInitializer& tensor, const std::string& where)
+{
+    return lengthDelimitedField(kGraphInitializer, initializerProto(tensor, where).SerializeAsString());
 }
 
 // ----- writing --------------------------------------------------------------------------------------------------
 
-//! The output side of pass 2: one buffer that batches small encoded pieces and receives copied source chunks.
+//! The output side of pass 2: one buffer that batches small encoded pieces and receives copied source chunks, written
+//! to the model (ModelSink::write) or to its data file (ModelSink::writeData).
 class BufferedOutput
 {
 public:
-    BufferedOutput(ModelSink& sink, WireSource& source, std::size_t bufferBytes)
-        : mSink(sink), mSource(source), mBuffer(bufferBytes, '\0')
+    using Write = void (ModelSink::*)(std::string_view);
+
+    BufferedOutput(ModelSink& sink, Write write, std::size_t bufferBytes)
+        : mSink(sink), mWrite(write), mBuffer(bufferBytes, '\0')
     {
     }
 
-    void copy(std::uint64_t from, std::uint64_t to)
+    //! Copies bytes [from, to) of a file that readInto(offset, data, length) reads.
+    template <typename ReadInto>
+    void copy(ReadInto&& readInto, std::uint64_t from, std::uint64_t to)
     {
         mCopied += to - from;
         while (from < to)
         {
             const std::uint64_t count = std::min<std::uint64_t>(to - from, mBuffer.size() - mUsed);
-            mSource.readInto(from, mBuffer.data() + mUsed, count);
+            readInto(from, mBuffer.data() + mUsed, count);
             mUsed += count;
             from += count;
             if (mUsed == mBuffer.size())
@@ -783,7 +802,7 @@ public:
         }
         if (bytes.size() >= mBuffer.size())
         {
-            mSink.write(bytes);
+            (mSink.*mWrite)(bytes);
             mWritten += bytes.size();
             return;
         }
@@ -795,7 +814,7 @@ public:
     {
         if (mUsed > 0)
         {
-            mSink.write(std::string_view(mBuffer.data(), mUsed));
+            (mSink.*mWrite)(std::string_view(mBuffer.data(), mUsed));
             mWritten += mUsed;
             mUsed = 0;
         }
@@ -807,7 +826,7 @@ public:
 
 private:
     ModelSink& mSink;
-    WireSource& mSource;
+    Write mWrite;
     std::string mBuffer;
     std::size_t mUsed = 0;
     std::uint64_t mWritten = 0;
@@ -832,15 +851,34 @@ enum SpliceRank : int
     kRankEdit = 2,           // ... then the removal or replacement of the field that starts there
 };
 
-//! What became of an external data file referenced by the model.
+//! What becomes of an external data file the source model references (one per location; see writeEditedModel).
 struct ExternalFile
 {
-    bool missing = false;
-    bool rewritten = false;
-    std::string newLocation;
-    fs::path resolved;
+    enum class Fate
+    {
+        kCopied,  //!< inside the source model's folder and present: its tensors' bytes go to the sink's data file
+        kMissing, //!< not there: the location is kept
+        kOutside, //!< absolute, '..' or through a link out of the folder: never opened, the location is kept
+    };
+    Fate fate = Fate::kMissing;
+    std::string outsideWhy; //!< kOutside: why
+    fs::path target;        //!< the file the location names, wherever it is (for refusing it as an output)
+    int fd = -1;            //!< kCopied: open for reading
+    std::uint64_t size = 0;
+    struct timespec modified
+    {
+    };
     std::size_t tensors = 0;
     std::string firstTensor;
+};
+
+//! A piece of the data file: a byte range of a source data file, or the bytes of a replaced tensor.
+struct DataPiece
+{
+    std::size_t file = 0; //!< index of the ExternalFile (when bytes is empty)
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    std::string bytes;
 };
 
 class EditedModelWriter
@@ -848,9 +886,21 @@ class EditedModelWriter
 public:
     EditedModelWriter(const std::string& sourcePath, const ModelEdits& edits, ModelSink& sink,
                       const ModelWriteOptions& options)
-        : mSourcePath(sourcePath), mEdits(edits), mSink(sink), mOptions(options)
+        : mSourcePath(sourcePath), mEdits(edits), mSink(sink), mOptions(options), mDataLocation(sink.dataLocation())
     {
     }
+    ~EditedModelWriter()
+    {
+        for (ExternalFile& file : mExternalFiles)
+        {
+            if (file.fd >= 0)
+            {
+                ::close(file.fd);
+            }
+        }
+    }
+    EditedModelWriter(const EditedModelWriter&) = delete;
+    EditedModelWriter& operator=(const EditedModelWriter&) = delete;
 
     ModelWriteResult run()
     {
@@ -859,7 +909,8 @@ public:
         mSource = &source;
         mResult.sourceBytes = source.size();
         refuseSourceAsOutput();
-        planFolders();
+        const fs::path sourceFolder = fs::path(mSourcePath).parent_path();
+        mSourceFolder = sourceFolder.empty() ? fs::path(".") : sourceFolder;
         mGraph = locateGraph(source);
         scanGraph();
         finishEdits();
@@ -871,8 +922,13 @@ public:
                                                   " MiB, over the 2 GiB a protobuf file can hold");
         }
         mSink.begin();
+        if (!mDataPieces.empty())
+        {
+            mSink.beginData(); // before any byte is written: an existing data file is refused first
+        }
         emit(outputBytes);
         source.checkUnchanged();
+        emitData();
         mSink.commit();
         writeNotes();
         return std::move(mResult);
@@ -986,7 +1042,7 @@ private:
             {
                 invalidEdit("replaceInitializers: initializer " + inQuotes(tensor.name) + " is also removed");
             }
-            if (!mReplacements.emplace(tensor.name, Replacement{std::move(bytes), false}).second)
+            if (!mReplacements.emplace(tensor.name, Replacement{std::move(bytes), &tensor, false}).second)
             {
                 invalidEdit("replaceInitializers: initializer " + inQuotes(tensor.name) + " is replaced twice");
             }
@@ -1022,95 +1078,251 @@ private:
         }
     }
 
+    //! The model's output may not be one of the source's data files, nor may the data file (when one is written) be
+    //! one of them or the source model: writing it would destroy what is being read, force or not.
     void refuseDataFileAsOutput()
     {
-        if (!mOutputExists)
-        {
-            return;
-        }
+        const std::string dataPath = mDataPieces.empty() ? std::string() : mSink.dataPath();
         std::error_code error;
-        for (const auto& [location, file] : mExternalFiles)
+        if (!dataPath.empty() && fs::exists(dataPath, error) && fs::equivalent(dataPath, mSourcePath, error))
         {
-            if (!file.missing && fs::equivalent(mSink.path(), file.resolved, error))
+            failPath(dataPath,
+                     "is the input model " + inQuotes(mSourcePath) +
+                         "; the fixed model's data file would replace it: write the model under another name");
+        }
+        for (const auto& [location, index] : mFileByLocation)
+        {
+            const ExternalFile& file = mExternalFiles[index];
+            if (file.fate == ExternalFile::Fate::kMissing)
+            {
+                continue;
+            }
+            if (mOutputExists && fs::equivalent(mSink.path(), file.target, error))
             {
                 failPath(mSink.path(), "is the external data file " + inQuotes(location) + " of tensor " +
                                            inQuotes(file.firstTensor) + "; write the edited model to another file");
             }
+            if (!dataPath.empty() && fs::exists(dataPath, error) && fs::equivalent(dataPath, file.target, error))
+            {
+                failPath(dataPath, "is the external data file " + inQuotes(location) + " of tensor " +
+                                       inQuotes(file.firstTensor) +
+                                       " of the input model; the edited model's data file would replace it: write "
+                                       "the model under another name");
+            }
         }
     }
 
-    void planFolders()
+    //! What becomes of the external data file at a location (pass 1; each location is looked up once): its index.
+    std::size_t externalFile(const std::string& location, const std::string& tensor, std::uint64_t at)
     {
-        std::error_code error;
-        fs::path sourceFolder = fs::path(mSourcePath).parent_path();
-        mSourceFolder = fs::weakly_canonical(fs::absolute(sourceFolder.empty() ? "." : sourceFolder, error), error);
-        const fs::path sinkFolder = mSink.folder();
-        if (sinkFolder.empty())
+        auto [entry, inserted] = mFileByLocation.try_emplace(location, mExternalFiles.size());
+        if (inserted)
         {
-            return;
+            mExternalFiles.push_back(lookUpExternalFile(location, at));
         }
-        mOutputFolder = fs::weakly_canonical(fs::absolute(sinkFolder, error), error);
-        mFolderChanged = mOutputFolder != mSourceFolder && !fs::equivalent(mOutputFolder, mSourceFolder, error);
-    }
-
-    //! What the location of a tensor stored in an external file becomes (pass 1; each file is looked up once).
-    const ExternalFile& externalFile(const std::string& location, const std::string& tensor)
-    {
-        auto [entry, inserted] = mExternalFiles.try_emplace(location);
-        ExternalFile& file = entry->second;
+        ExternalFile& file = mExternalFiles[entry->second];
         if (file.tensors++ == 0)
         {
             file.firstTensor = tensor;
         }
-        if (!inserted)
-        {
-            return file;
-        }
-        // An empty, NUL-holding or absolute location is kept as it is: the first two are the checker's to report,
-        // the last reaches the same file from any folder.
-        if (location.empty() || location.find('\0') != std::string::npos || fs::path(location).is_absolute())
-        {
-            file.resolved = location;
-            std::error_code error;
-            file.missing = location.empty() || location.find('\0') != std::string::npos || !fs::exists(location, error);
-            return file;
-        }
+        return entry->second;
+    }
+
+    ExternalFile lookUpExternalFile(const std::string& location, std::uint64_t at)
+    {
+        ExternalFile file;
         std::error_code error;
-        file.resolved = fs::weakly_canonical(mSourceFolder / location, error);
+        // An empty or NUL-holding location is kept as it is: the checker's to report.
+        if (location.empty() || location.find('\0') != std::string::npos)
+        {
+            return file;
+        }
+        file.target = fs::weakly_canonical(
+            fs::absolute(fs::path(location).is_absolute() ? fs::path(location) : mSourceFolder / location, error),
+            error);
+        const ResolvedExternalLocation where = resolveExternalDataLocation(mSourceFolder, location);
+        if (where.unresolvable)
+        {
+            mSource->fail(at, "cannot resolve external data location " + inQuotes(location));
+        }
         struct stat info
         {
         };
-        file.missing = error || ::stat(file.resolved.c_str(), &info) != 0;
-        if (file.missing || !mFolderChanged)
+        if (!where.refused.empty())
+        {
+            // Never opened, as the ONNX reader never opens it; kept only when it names something (else: missing).
+            file.fate =
+                ::stat(file.target.c_str(), &info) == 0 ? ExternalFile::Fate::kOutside : ExternalFile::Fate::kMissing;
+            file.outsideWhy = where.refused;
+            return file;
+        }
+        file.target = where.resolved;
+        if (::stat(file.target.c_str(), &info) != 0)
         {
             return file;
         }
-        std::string relative = file.resolved.lexically_relative(mOutputFolder).generic_string();
-        if (!relative.empty() && relative != location)
+        if (!S_ISREG(info.st_mode))
         {
-            file.rewritten = true;
-            file.newLocation = std::move(relative);
+            failPath(file.target.string(), "external data location " + inQuotes(location) + " is not a regular file");
         }
+        // Opened without blocking (a file swapped for a FIFO meanwhile would block), then checked again.
+        file.fd = ::open(file.target.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (file.fd < 0 || ::fstat(file.fd, &info) != 0 || !S_ISREG(info.st_mode))
+        {
+            const std::string why = file.fd < 0 ? std::strerror(errno) : "not a regular file";
+            if (file.fd >= 0)
+            {
+                ::close(file.fd);
+            }
+            failPath(file.target.string(), "cannot open the external data file: " + why);
+        }
+        file.fate = ExternalFile::Fate::kCopied;
+        file.size = static_cast<std::uint64_t>(info.st_size);
+        file.modified = info.st_mtim;
         return file;
     }
 
-    //! Points a tensor's external data location at the same file from the output's folder. True when it changed.
-    bool rewriteLocation(onnx::TensorProto& tensor)
+    //! An external_data offset or length: a non-negative decimal integer.
+    std::uint64_t externalNumber(const onnx::StringStringEntryProto& entry, const std::string& tensor,
+                                 std::uint64_t at) const
     {
-        bool changed = false;
+        const std::string& text = entry.value();
+        std::uint64_t value = 0;
+        bool ok = !text.empty() && text.size() <= 18;
+        for (char c : text)
+        {
+            ok = ok && c >= '0' && c <= '9';
+            value = ok ? value * 10 + static_cast<std::uint64_t>(c - '0') : 0;
+        }
+        if (!ok)
+        {
+            mSource->fail(at, "external data " + entry.key() + " " + inQuotes(text) + " of tensor " + inQuotes(tensor) +
+                                  " is not a non-negative integer");
+        }
+        return value;
+    }
+
+    //! Gives a tensor's bytes their place in the data file: the same source range twice gets one place.
+    std::uint64_t placeData(std::size_t fileIndex, std::uint64_t offset, std::uint64_t length)
+    {
+        const auto [place, inserted] = mPlaced.try_emplace(std::make_tuple(fileIndex, offset, length), mDataBytes);
+        if (!inserted)
+        {
+            return place->second;
+        }
+        // A range that continues the last one (an exporter writes tensors one after another in graph order) extends
+        // it, so that pass 2 copies runs of the source in 1 MiB reads. Before, each tensor was its own read: on the
+        // bench model with 100,000 weights of 5 KB in external data, writing took 3.0 s against 1.1 s for the same
+        // model with inline weights.
+        DataPiece* last = mDataPieces.empty() ? nullptr : &mDataPieces.back();
+        if (last != nullptr && last->bytes.empty() && last->file == fileIndex && last->offset + last->length == offset)
+        {
+            last->length += length;
+        }
+        else
+        {
+            mDataPieces.push_back({fileIndex, offset, length, {}});
+        }
+        mDataBytes += length;
+        return place->second;
+    }
+
+    //! Points a tensor at its bytes in the data file: location, offset and length first, then the other keys.
+    void setDataFilePlace(onnx::TensorProto& tensor, std::uint64_t offset, std::uint64_t length) const
+    {
+        google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto> kept;
         for (onnx::StringStringEntryProto& entry : *tensor.mutable_external_data())
+        {
+            if (entry.key() != "location" && entry.key() != "offset" && entry.key() != "length")
+            {
+                *kept.Add() = std::move(entry);
+            }
+        }
+        tensor.clear_external_data();
+        const std::pair<const char*, std::string> place[] = {
+            {"location", mDataLocation}, {"offset", std::to_string(offset)}, {"length", std::to_string(length)}};
+        for (const auto& [key, value] : place)
+        {
+            onnx::StringStringEntryProto* entry = tensor.add_external_data();
+            entry->set_key(key);
+            entry->set_value(value);
+        }
+        for (onnx::StringStringEntryProto& entry : kept)
+        {
+            *tensor.add_external_data() = std::move(entry);
+        }
+        tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+    }
+
+    //! Moves an external tensor's data to the sink's data file. True when the tensor changed (its file is copied);
+    //! false when it keeps its location (no data file, no location, a missing file or one outside the folder).
+    bool moveToDataFile(onnx::TensorProto& tensor, std::uint64_t at)
+    {
+        const onnx::StringStringEntryProto* location = nullptr;
+        const onnx::StringStringEntryProto* offsetEntry = nullptr;
+        const onnx::StringStringEntryProto* lengthEntry = nullptr;
+        for (const onnx::StringStringEntryProto& entry : tensor.external_data())
         {
             if (entry.key() == "location")
             {
-                const ExternalFile& file = externalFile(entry.value(), tensor.name());
-                if (file.rewritten)
-                {
-                    entry.set_value(file.newLocation);
-                    changed = true;
-                }
+                location = &entry;
+            }
+            else if (entry.key() == "offset")
+            {
+                offsetEntry = &entry;
+            }
+            else if (entry.key() == "length")
+            {
+                lengthEntry = &entry;
             }
         }
-        return changed;
+        if (location == nullptr)
+        {
+            return false;
+        }
+        const std::size_t fileIndex = externalFile(location->value(), tensor.name(), at);
+        const ExternalFile& file = mExternalFiles[fileIndex];
+        if (file.fate != ExternalFile::Fate::kCopied || mDataLocation.empty())
+        {
+            return false;
+        }
+        const std::uint64_t offset = offsetEntry != nullptr ? externalNumber(*offsetEntry, tensor.name(), at) : 0;
+        const std::uint64_t length = lengthEntry != nullptr ? externalNumber(*lengthEntry, tensor.name(), at)
+                                     : offset <= file.size  ? file.size - offset
+                                                            : 0;
+        if (offset > file.size || length > file.size - offset)
+        {
+            failPath(file.target.string(), "external data of tensor " + inQuotes(tensor.name()) + " (offset " +
+                                               std::to_string(offset) + ", length " + std::to_string(length) +
+                                               ") lies outside the " + std::to_string(file.size) + "-byte file");
+        }
+        setDataFilePlace(tensor, placeData(fileIndex, offset, length), length);
+        ++mResult.externalTensors;
+        return true;
+    }
+
+    //! The graph.initializer field of a new or replacing tensor whose data goes to the data file.
+    std::string externalInitializer(const NewInitializer& tensor, const std::string& where)
+    {
+        onnx::TensorProto proto = initializerProto(tensor, where);
+        proto.clear_raw_data();
+        setDataFilePlace(proto, mDataBytes, tensor.rawData.size());
+        mDataPieces.push_back({0, 0, tensor.rawData.size(), tensor.rawData});
+        mDataBytes += tensor.rawData.size();
+        ++mResult.externalTensors;
+        return lengthDelimitedField(kGraphInitializer, proto.SerializeAsString());
+    }
+
+    //! The replacement of an initializer whose original lies in a copied external file: its data goes to the data
+    //! file too, so the tensor stays external. Empty when the replacement stays inline.
+    std::string externalReplacement(const TensorHeader& original, const NewInitializer& tensor, std::uint64_t at)
+    {
+        if (!original.hasLocation || mDataLocation.empty() ||
+            mExternalFiles[externalFile(original.location, original.name, at)].fate != ExternalFile::Fate::kCopied)
+        {
+            return {};
+        }
+        return externalInitializer(tensor, "replaceInitializers");
     }
 
     // ----- pass 1 ---------------------------------------------------------------------------------------------
@@ -1118,8 +1330,8 @@ private:
     {
         WireSource& source = *mSource;
         mCheckNames = !mNewTensorNames.empty() || !mNewNodeNames.empty();
-        // Locations are looked at when they may move, or to refuse writing over a data file.
-        mLookAtExternalData = mFolderChanged || mOutputExists;
+        // Locations are looked at when their data moves to the sink's data file, or to refuse writing over a data file.
+        mLookAtExternalData = !mDataLocation.empty() || mOutputExists;
         mLastNodeEnd = mGraph.payloadOffset;
         std::uint64_t position = mGraph.payloadOffset;
         WireField field;
@@ -1231,8 +1443,7 @@ private:
         {
             for (onnx::AttributeProto& attribute : *node.mutable_attribute())
             {
-                const bool tensorChanged = attribute.has_t() && rewriteLocation(*attribute.mutable_t());
-                mResult.externalLocationsRewritten += tensorChanged ? 1 : 0;
+                const bool tensorChanged = attribute.has_t() && moveToDataFile(*attribute.mutable_t(), field.tagOffset);
                 changed = changed || tensorChanged;
             }
         }
@@ -1289,17 +1500,13 @@ private:
                 source.fail(field.tagOffset, "initializer " + inQuotes(header.name) +
                                                  " is defined more than once; it cannot be replaced");
             }
-            addSplice(field.tagOffset, field.end, kRankEdit, replacement->second.bytes);
+            const std::string external = externalReplacement(header, *replacement->second.tensor, field.tagOffset);
+            addSplice(field.tagOffset, field.end, kRankEdit, external.empty() ? replacement->second.bytes : external);
             ++mResult.initializersReplaced;
             replacement->second.found = true;
             return;
         }
         if (!mLookAtExternalData || !header.hasLocation)
-        {
-            return;
-        }
-        const ExternalFile& file = externalFile(header.location, header.name);
-        if (!file.rewritten)
         {
             return;
         }
@@ -1314,11 +1521,10 @@ private:
         {
             source.fail(field.tagOffset, "invalid TensorProto");
         }
-        if (rewriteLocation(tensor))
+        if (moveToDataFile(tensor, field.tagOffset))
         {
             addSplice(field.tagOffset, field.end, kRankEdit,
                       lengthDelimitedField(kGraphInitializer, tensor.SerializeAsString()));
-            ++mResult.externalLocationsRewritten;
         }
     }
 
@@ -1431,10 +1637,17 @@ private:
                 invalidEdit("renameGraphOutputs: the model has no graph output " + inQuotes(from));
             }
         }
-        // New initializers follow the last one; without any, they follow the nodes.
+        // New initializers follow the last one; without any, they follow the nodes. In a model whose weights are
+        // copied to a data file, those of kExternalThresholdBytes or more go there too, as ONNX's own conversion puts
+        // them; in a model without one they stay inline (no data file appears).
         const std::uint64_t initializersEnd = mInitializerCount > 0 ? mLastInitializerEnd : mLastNodeEnd;
-        for (std::string& bytes : mAddedInitializers)
+        const bool dataFile = !mDataPieces.empty();
+        for (std::size_t i = 0; i < mAddedInitializers.size(); ++i)
         {
+            const NewInitializer& tensor = mEdits.addInitializers[i];
+            std::string bytes = dataFile && tensor.rawData.size() >= kExternalThresholdBytes
+                                    ? externalInitializer(tensor, "addInitializers[" + std::to_string(i) + "]")
+                                    : std::move(mAddedInitializers[i]);
             addSplice(initializersEnd, initializersEnd, kRankNewInitializer, std::move(bytes));
             ++mResult.initializersAdded;
         }
@@ -1459,15 +1672,18 @@ private:
     // ----- pass 2 ---------------------------------------------------------------------------------------------
     void emit(std::uint64_t plannedBytes)
     {
-        BufferedOutput out(mSink, *mSource, std::max<std::size_t>(mOptions.bufferBytes, 4096));
-        out.copy(0, mGraph.tagOffset);
+        BufferedOutput out(mSink, &ModelSink::write, std::max<std::size_t>(mOptions.bufferBytes, 4096));
+        const auto source = [this](std::uint64_t offset, char* data, std::uint64_t length)
+        { mSource->readInto(offset, data, length); };
+        out.copy(source, 0, mGraph.tagOffset);
         if (mNewGraphLength == mGraph.end - mGraph.payloadOffset)
         {
-            out.copy(mGraph.tagOffset, mGraph.payloadOffset); // the length prefix as it was, however it was encoded
+            // the length prefix as it was, however it was encoded
+            out.copy(source, mGraph.tagOffset, mGraph.payloadOffset);
         }
         else
         {
-            out.copy(mGraph.tagOffset, mGraph.lengthOffset);
+            out.copy(source, mGraph.tagOffset, mGraph.lengthOffset);
             std::string length;
             appendVarint(length, mNewGraphLength);
             out.put(length);
@@ -1475,11 +1691,11 @@ private:
         std::uint64_t position = mGraph.payloadOffset;
         for (const Splice& splice : mSplices)
         {
-            out.copy(position, splice.offset);
+            out.copy(source, position, splice.offset);
             out.put(splice.bytes);
             position = splice.end;
         }
-        out.copy(position, mSource->size());
+        out.copy(source, position, mSource->size());
         out.flush();
         if (out.written() != plannedBytes)
         {
@@ -1491,23 +1707,90 @@ private:
         mResult.encodedBytes = out.encoded();
     }
 
+    //! The data file: the external tensors' bytes in the order pass 1 placed them, each source range read in chunks.
+    void emitData()
+    {
+        if (mDataPieces.empty())
+        {
+            return;
+        }
+        BufferedOutput out(mSink, &ModelSink::writeData, std::max<std::size_t>(mOptions.bufferBytes, 4096));
+        for (const DataPiece& piece : mDataPieces)
+        {
+            if (!piece.bytes.empty() || piece.length == 0)
+            {
+                out.put(piece.bytes);
+                continue;
+            }
+            const ExternalFile& file = mExternalFiles[piece.file];
+            out.copy([&file](std::uint64_t offset, char* data, std::uint64_t length)
+                     { readExternal(file, offset, data, length); },
+                     piece.offset, piece.offset + piece.length);
+        }
+        out.flush();
+        if (out.written() != mDataBytes)
+        {
+            throw std::logic_error("model writer: wrote " + std::to_string(out.written()) + " bytes of data, planned " +
+                                   std::to_string(mDataBytes));
+        }
+        for (const ExternalFile& file : mExternalFiles)
+        {
+            struct stat info
+            {
+            };
+            if (file.fd >= 0 &&
+                (::fstat(file.fd, &info) != 0 || static_cast<std::uint64_t>(info.st_size) != file.size ||
+                 info.st_mtim.tv_sec != file.modified.tv_sec || info.st_mtim.tv_nsec != file.modified.tv_nsec))
+            {
+                failPath(file.target.string(), "changed while the edited model's data file was being written");
+            }
+        }
+        mResult.dataBytes = mDataBytes;
+    }
+
+    static void readExternal(const ExternalFile& file, std::uint64_t offset, char* data, std::uint64_t length)
+    {
+        std::uint64_t done = 0;
+        while (done < length)
+        {
+            const ssize_t n = ::pread(file.fd, data + done, length - done, static_cast<off_t>(offset + done));
+            if (n < 0 && errno == EINTR)
+            {
+                continue;
+            }
+            if (n <= 0)
+            {
+                failPath(file.target.string(), n < 0 ? std::string("read failed: ") + std::strerror(errno)
+                                                     : std::string("file ended early (changed while being read?)"));
+            }
+            done += static_cast<std::uint64_t>(n);
+        }
+    }
+
     void writeNotes()
     {
-        for (const auto& [location, file] : mExternalFiles)
+        for (const auto& [location, index] : mFileByLocation)
         {
-            if (file.missing && mFolderChanged)
+            const ExternalFile& file = mExternalFiles[index];
+            if (file.fate != ExternalFile::Fate::kMissing)
+            {
+                mResult.sourceDataFiles.push_back(file.target.string());
+            }
+            const std::string tensors =
+                std::to_string(file.tensors) + " tensor(s) such as " + inQuotes(file.firstTensor);
+            if (file.fate == ExternalFile::Fate::kMissing)
             {
                 mResult.notes.push_back("external data file " + inQuotes(location) + " is missing: reference kept (" +
-                                        std::to_string(file.tensors) + " tensor(s) such as " +
-                                        inQuotes(file.firstTensor) + " keep the location as it was)");
+                                        tensors +
+                                        " keep the location as it was, which the output reads from its own "
+                                        "folder)");
             }
-            else if (file.rewritten && file.newLocation.rfind("../", 0) == 0)
+            else if (file.fate == ExternalFile::Fate::kOutside)
             {
-                mResult.notes.push_back(
-                    "external data file " + inQuotes(location) + " is now referenced as " + inQuotes(file.newLocation) +
-                    ", outside the output's folder: readers that accept only locations inside the model's folder "
-                    "(qdq-doctor's ONNX reader among them) will not load it; move it next to the output to avoid "
-                    "that");
+                mResult.notes.push_back("external data location " + inQuotes(location) + " " + file.outsideWhy +
+                                        ": only files inside the input model's folder are read, so its bytes are not "
+                                        "copied; reference kept (" +
+                                        tensors + "), which ONNX's loader refuses");
             }
         }
         for (const std::string& name : mRemovedButDeclared)
@@ -1529,6 +1812,7 @@ private:
     struct Replacement
     {
         std::string bytes;
+        const NewInitializer* tensor = nullptr;
         bool found = false;
     };
 
@@ -1560,10 +1844,13 @@ private:
     bool mCheckNames = false;
     bool mLookAtExternalData = false;
     bool mOutputExists = false;
-    bool mFolderChanged = false;
     fs::path mSourceFolder;
-    fs::path mOutputFolder;
-    std::map<std::string, ExternalFile> mExternalFiles; // by original location
+    const std::string mDataLocation; //!< the sink's: where external tensors go (empty: they stay)
+    std::vector<ExternalFile> mExternalFiles;
+    std::map<std::string, std::size_t> mFileByLocation; //!< index in mExternalFiles by original location
+    std::vector<DataPiece> mDataPieces;                 //!< the data file, in order
+    std::map<std::tuple<std::size_t, std::uint64_t, std::uint64_t>, std::uint64_t> mPlaced; //!< range -> offset
+    std::uint64_t mDataBytes = 0;
     std::uint64_t mNodeCount = 0;
     std::uint64_t mInitializerCount = 0;
     std::uint64_t mLastNodeEnd = 0;
@@ -1874,17 +2161,22 @@ std::filesystem::path FileModelSink::folder() const
     return parent.empty() ? fs::path(".") : parent;
 }
 
-void FileModelSink::begin()
+std::string FileModelSink::dataLocation() const
 {
-    abort();
-    checkOutputFilePath(mPath, mForce);
+    return fs::path(mPath).filename().string() + ".data";
+}
+
+void FileModelSink::open(Pending& file, const std::string& finalPath)
+{
+    drop(file);
+    checkOutputFilePath(finalPath, mForce);
     std::random_device entropy;
     std::mt19937 generator(entropy());
     static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     std::uniform_int_distribution<std::size_t> letter(0, sizeof(kLetters) - 2);
     for (int attempt = 0; attempt < 100; ++attempt)
     {
-        std::string candidate = mPath + ".tmp-";
+        std::string candidate = finalPath + ".tmp-";
         for (int i = 0; i < 6; ++i)
         {
             candidate.push_back(kLetters[letter(generator)]);
@@ -1893,81 +2185,127 @@ void FileModelSink::begin()
         const int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
         if (fd >= 0)
         {
-            mFd = fd;
-            mTemporaryPath = std::move(candidate);
-            mCleanup.watch(mTemporaryPath);
+            file.fd = fd;
+            file.temporaryPath = std::move(candidate);
+            file.cleanup.watch(file.temporaryPath);
             return;
         }
         if (errno != EEXIST)
         {
-            failPath(mPath,
+            failPath(finalPath,
                      "cannot create a file in folder " + inQuotes(folder().string()) + ": " + std::strerror(errno));
         }
     }
-    failPath(mPath, "cannot create a temporary file next to it");
+    failPath(finalPath, "cannot create a temporary file next to it");
 }
 
-void FileModelSink::write(std::string_view bytes)
+void FileModelSink::writeTo(Pending& file, const std::string& finalPath, std::string_view bytes)
 {
-    if (mFd < 0)
+    if (file.fd < 0)
     {
-        failPath(mPath, "write without begin()");
+        failPath(finalPath, "write without begin()");
     }
     while (!bytes.empty())
     {
-        const ssize_t n = ::write(mFd, bytes.data(), bytes.size());
+        const ssize_t n = ::write(file.fd, bytes.data(), bytes.size());
         if (n < 0 && errno == EINTR)
         {
             continue;
         }
         if (n <= 0)
         {
-            failPath(mPath, std::string("cannot write: ") + std::strerror(n < 0 ? errno : EIO));
+            failPath(finalPath, std::string("cannot write: ") + std::strerror(n < 0 ? errno : EIO));
         }
         bytes.remove_prefix(static_cast<std::size_t>(n));
     }
 }
 
+void FileModelSink::drop(Pending& file) noexcept
+{
+    if (file.fd >= 0)
+    {
+        ::close(file.fd);
+        file.fd = -1;
+    }
+    if (!file.temporaryPath.empty())
+    {
+        ::unlink(file.temporaryPath.c_str());
+        file.temporaryPath.clear();
+    }
+    file.cleanup.release();
+}
+
+void FileModelSink::begin()
+{
+    abort();
+    open(mModel, mPath);
+}
+
+void FileModelSink::write(std::string_view bytes)
+{
+    writeTo(mModel, mPath, bytes);
+}
+
+void FileModelSink::beginData()
+{
+    if (mModel.fd < 0)
+    {
+        failPath(mPath, "beginData without begin()");
+    }
+    open(mData, dataPath());
+}
+
+void FileModelSink::writeData(std::string_view bytes)
+{
+    writeTo(mData, dataPath(), bytes);
+}
+
 void FileModelSink::commit()
 {
-    if (mFd < 0)
+    if (mModel.fd < 0)
     {
         failPath(mPath, "commit without begin()");
     }
-    const int closed = ::close(mFd);
-    mFd = -1;
-    if (closed != 0)
+    for (auto [file, path] : {std::pair<Pending*, std::string>{&mData, dataPath()}, {&mModel, mPath}})
     {
-        const int error = errno;
-        abort();
-        failPath(mPath, std::string("cannot write: ") + std::strerror(error));
+        if (file->fd >= 0 && ::close(file->fd) != 0)
+        {
+            const int error = errno;
+            file->fd = -1;
+            abort();
+            failPath(path, std::string("cannot write: ") + std::strerror(error));
+        }
+        file->fd = -1;
     }
+    // The data file first: a model in place always finds its data.
+    const bool withData = !mData.temporaryPath.empty();
     try
     {
-        moveOutputFileIntoPlace(mTemporaryPath, mPath, mForce);
+        if (withData)
+        {
+            moveOutputFileIntoPlace(mData.temporaryPath, dataPath(), mForce);
+            mData.temporaryPath.clear();
+            mData.cleanup.release();
+        }
+        moveOutputFileIntoPlace(mModel.temporaryPath, mPath, mForce);
     }
     catch (const InputError&)
     {
+        if (withData && mData.temporaryPath.empty())
+        {
+            ::unlink(dataPath().c_str()); // placed by this commit, for a model that is not
+        }
         abort();
         throw;
     }
-    mTemporaryPath.clear();
-    mCleanup.release();
+    mModel.temporaryPath.clear();
+    mModel.cleanup.release();
 }
 
 void FileModelSink::abort() noexcept
 {
-    if (mFd >= 0)
-    {
-        ::close(mFd);
-        mFd = -1;
-    }
-    if (!mTemporaryPath.empty())
-    {
-        ::unlink(mTemporaryPath.c_str());
-        mTemporaryPath.clear();
-    }
-    mCleanup.release();
+    drop(mData);
+    drop(mModel);
 }
 
 // ----- entry points -----------------------------------------------------------------------------------------------

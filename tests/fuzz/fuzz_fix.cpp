@@ -3,8 +3,8 @@
 // escapes, naming a file it was given", it checks what fix promises about files:
 //   - the input model is never modified;
 //   - nothing is left behind in the output's folder or the temporary folder: only the input and, on success, the
-//     output (no candidate or partial file);
-//   - a fix with no edits writes a byte-identical copy;
+//     output and, when the model has external data, its data file (no candidate or partial file);
+//   - a fix with no edits writes a byte-identical copy (when no data file is written);
 //   - fix applied to its own output changes nothing.
 // The files live in a folder of their own under the temporary folder, made once per process.
 #include "fuzz_common.h"
@@ -37,13 +37,15 @@ std::string readWhole(const std::filesystem::path& path)
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-//! Every entry of the folder is one of the expected files.
-void checkNothingLeft(bool outputExpected)
+//! Every entry of the folder is one of the expected files (the output's data file when the fixed model has external
+//! data: a fuzzed location may name a file of this folder, the model itself among them).
+void checkNothingLeft(bool outputExpected, bool dataExpected = false)
 {
     for (const auto& entry : std::filesystem::directory_iterator(gFolder))
     {
         const std::string name = entry.path().filename().string();
-        if (name == "model.onnx" || (outputExpected && name == "fixed.onnx"))
+        if (name == "model.onnx" || (outputExpected && name == "fixed.onnx") ||
+            (dataExpected && name == "fixed.onnx.data"))
         {
             continue;
         }
@@ -126,9 +128,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     {
         broken("no output written");
     }
-    checkNothingLeft(true);
+    if (!first.dataFile.empty() && first.dataFile != fixed.string() + ".data")
+    {
+        broken("the data file is not the output's", first.dataFile);
+    }
+    checkNothingLeft(true, !first.dataFile.empty());
     const std::string written = readWhole(fixed);
-    if (first.unchanged && written != bytes)
+    if (first.unchanged && first.dataFile.empty() && written != bytes)
     {
         broken("a fix without edits is not a byte-identical copy");
     }
@@ -148,6 +154,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     {
         broken("a dry run modified its input");
     }
-    checkNothingLeft(true);
+    checkNothingLeft(true, !first.dataFile.empty());
     return 0;
 }
