@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace qdq::rules::weights
@@ -173,11 +174,16 @@ template <class PassesThrough>
 bool reachesWeightedInput(const OnnxGraph& graph, const OnnxNode& node, std::size_t slot, PassesThrough&& passesThrough)
 {
     std::vector<std::uint32_t> frontier(node.outputs.ids().begin(), node.outputs.ids().end());
+    std::unordered_set<std::uint32_t> expanded; // each tensor once: shared tensors and cycles would multiply the walk
     for (int depth = 0; depth < 8 && !frontier.empty(); ++depth)
     {
         std::vector<std::uint32_t> next;
         for (std::uint32_t tensor : frontier)
         {
+            if (!expanded.insert(tensor).second)
+            {
+                continue;
+            }
             for (std::uint32_t consumerIndex : graph.consumersOf(tensor))
             {
                 const OnnxNode& consumer = graph.nodes[consumerIndex];

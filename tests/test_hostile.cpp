@@ -1032,6 +1032,39 @@ TEST(Hostile, FixSkipsRemovingAQdqPairThatReadsItsOwnOutput)
     }
 }
 
+// Found by fuzz_graph_commands: four Identity nodes and a DequantizeLinear that each read the graph input x and write
+// it again (self-loops, five producers of one tensor), two Convs reading x, x a graph output twice: diagnose and
+// predict of the previous build ran for ever on the fuzzer's model. The simulator's forward walk from a DQ (like
+// weight_paths' reachesWeightedInput) put every consumer's output on the next level without remembering what it had
+// expanded (4^16 tensors); each tensor is now expanded once. This replica, written with the builder, ends with the
+// previous build too (the difference to the fuzzer's bytes was not found in the time there was): it checks the
+// outcome on the shape of graph, with one Identity as the near-identical case.
+TEST(Hostile, ManyNodesRewritingOneTensorEndTheForwardWalk)
+{
+    fs::path dir = tempDir("hostile-rewritten-tensor");
+    for (const int writers : {4, 1})
+    {
+        GraphBuilder g;
+        const std::string x = g.input("x", {1, 4, 8, 8});
+        for (int i = 0; i < writers; ++i)
+        {
+            g.node("Identity", "/rewrite_" + std::to_string(i), {x}, {x});
+        }
+        g.node("DequantizeLinear", "/dq", {x, g.scale("s", 0.1f), g.zeroPoint("z")}, {x});
+        g.node("Conv", "/Conv", {x, g.weight("w", {4, 4, 3, 3})}, {""});
+        g.nodeWithoutOutputs("Conv", "/Conv_1", {x, x});
+        g.output(x);
+        g.output(x);
+        const std::string path = (dir / ("writers-" + std::to_string(writers) + ".onnx")).string();
+        g.save(path);
+        const std::string what = std::to_string(writers) + " Identity node(s) rewriting x";
+        expectEveryCommandEnds(dir, path, what);
+        CliRun run = runBounded({"predict", path});
+        expectSane(run, what);
+        EXPECT_EQ(run.exitStatus, 0) << what << ": " << run.err;
+    }
+}
+
 TEST(Hostile, DanglingInputsAndDuplicateNamesGiveWarningsAndAReport)
 {
     fs::path dir = tempDir("hostile-duplicates");

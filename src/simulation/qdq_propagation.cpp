@@ -8,6 +8,7 @@
 
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace qdq
 {
@@ -445,11 +446,18 @@ private:
         bool floatConsumer = false;
         bool allQuantizers = true; // every path ends at a Q: a DQ -> Q pair
         bool allEqual = true;
+        // Each tensor is expanded once: tensors written by several nodes, or read back by what they feed (a cycle),
+        // would otherwise multiply the frontier at every level.
+        std::unordered_set<std::uint32_t> expanded;
         for (int depth = 0; depth < 16 && !frontier.empty(); ++depth)
         {
             std::vector<std::uint32_t> next;
             for (std::uint32_t tensor : frontier)
             {
+                if (!expanded.insert(tensor).second)
+                {
+                    continue;
+                }
                 const NodeRefs consumers(mGraph.nodes.data(), mGraph.consumersOf(tensor));
                 if (consumers.empty())
                 {
