@@ -49,10 +49,12 @@ private:
             {
                 continue;
             }
-            // Walk back: Q/DQ, then the activation, BN, the conv.
+            // Walk back: Q/DQ, then the activation, BN, the conv. Each walk takes at most kMostSteps nodes: a graph
+            // the reader accepts may hold a cycle (q: b -> a, dq: a -> b), and a real chain is a few nodes.
+            constexpr std::size_t kMostSteps = 64;
             std::vector<const OnnxNode*> between;
             const OnnxNode* node = producerOf(graph, pool.inputs[0]);
-            while (node != nullptr && isQdq(*node) && !node->inputs.empty())
+            while (node != nullptr && isQdq(*node) && !node->inputs.empty() && between.size() < kMostSteps)
             {
                 between.push_back(node);
                 node = producerOf(graph, node->inputs[0]);
@@ -64,7 +66,9 @@ private:
             const OnnxNode* activation = node;
             node = producerOf(graph, activation->inputs[0]);
             std::vector<const OnnxNode*> insideEpilogue;
-            while (node != nullptr && (isQdq(*node) || node->opType == "BatchNormalization") && !node->inputs.empty())
+            for (std::size_t step = 0; node != nullptr && (isQdq(*node) || node->opType == "BatchNormalization") &&
+                                       !node->inputs.empty() && step < kMostSteps;
+                 ++step)
             {
                 if (isQdq(*node))
                 {
@@ -226,7 +230,10 @@ private:
             }
             auto producer = producerLayer(plan, pool.inputs[0].name);
             std::vector<std::size_t> extra;
-            while (producer && context.correlation.layers[*producer].state != LayerState::kMapped)
+            // At most kMostLayers: a layer list may hold a cycle of layers that execute no node.
+            constexpr std::size_t kMostLayers = 64;
+            while (producer && context.correlation.layers[*producer].state != LayerState::kMapped &&
+                   extra.size() < kMostLayers)
             {
                 extra.push_back(*producer); // reformats or Q/DQ between conv and pool
                 const auto& inputs = plan.layers[*producer].inputs;

@@ -29,7 +29,9 @@ bool isPooling(std::string_view opType)
 //! Whether tensor is computed from constants and shapes only (an exporter's pads subgraph: ConstantOfShape, Concat,
 //! Reshape, Slice, Transpose, Cast of initializers), so its values are known when the engine is built. A network
 //! input's values (not through Shape or Size) make it a run-time value.
-bool knownAtBuildTime(const OnnxGraph& graph, const std::string& tensor, int depth = 0)
+bool knownAtBuildTime(const OnnxGraph& graph, const std::string& tensor, int depth, TensorMemo& memo);
+
+bool decideKnownAtBuildTime(const OnnxGraph& graph, const std::string& tensor, int depth, TensorMemo& memo)
 {
     if (tensor.empty() || isConstantTensor(graph, tensor) || graph.constant(tensor) != nullptr)
     {
@@ -46,12 +48,25 @@ bool knownAtBuildTime(const OnnxGraph& graph, const std::string& tensor, int dep
     }
     for (const auto& input : producer->inputs)
     {
-        if (!knownAtBuildTime(graph, input, depth + 1))
+        if (!knownAtBuildTime(graph, input, depth + 1, memo))
         {
             return false;
         }
     }
     return true;
+}
+
+//! Each tensor decided once (TensorMemo): a pads subgraph that reads one tensor twice at every level stays linear.
+bool knownAtBuildTime(const OnnxGraph& graph, const std::string& tensor, int depth, TensorMemo& memo)
+{
+    return memo.decide(graph.tensors.find(TensorKey(tensor)),
+                       [&] { return decideKnownAtBuildTime(graph, tensor, depth, memo); });
+}
+
+bool knownAtBuildTime(const OnnxGraph& graph, const std::string& tensor)
+{
+    TensorMemo memo;
+    return decideKnownAtBuildTime(graph, tensor, 0, memo);
 }
 
 //! Why TensorRT cannot fold the Pad into the convolution or pooling that reads it; empty when it can. `likely` is set

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace qdq::rules::walks
@@ -260,7 +261,11 @@ inline std::vector<std::string> unquantizedInputs(const OnnxGraph& graph, const 
     return result;
 }
 
-inline ConcatSource concatSource(const OnnxGraph& graph, const std::string& tensor, int depth = 0)
+//! The inputs of nested Concats already traced in one concatSource walk: a Concat that reads one tensor many times,
+//! or nested Concats sharing inputs, are traced once each (without it, n inputs at each of 4 levels cost n^4).
+using ConcatSourcesSeen = std::unordered_map<std::uint32_t, ConcatSource>;
+
+inline ConcatSource concatSource(const OnnxGraph& graph, const std::string& tensor, int depth, ConcatSourcesSeen& seen)
 {
     ConcatSource source;
     std::string current = tensor;
@@ -297,7 +302,14 @@ inline ConcatSource concatSource(const OnnxGraph& graph, const std::string& tens
             worst.kind = ConcatSource::Kind::kConstant;
             for (const auto& input : producer->inputs)
             {
-                ConcatSource inner = concatSource(graph, input, depth + 1);
+                const std::uint32_t id = graph.tensors.find(TensorKey(input));
+                const auto traced = id == OnnxGraph::kNone ? seen.end() : seen.find(id);
+                ConcatSource inner =
+                    traced != seen.end() ? traced->second : concatSource(graph, input, depth + 1, seen);
+                if (id != OnnxGraph::kNone)
+                {
+                    seen.emplace(id, inner);
+                }
                 if (inner.kind == ConcatSource::Kind::kCannotAbsorb ||
                     (worst.kind == ConcatSource::Kind::kConstant && inner.kind != ConcatSource::Kind::kConstant))
                 {
@@ -388,6 +400,12 @@ inline ConcatSource concatSource(const OnnxGraph& graph, const std::string& tens
     }
     source.why = "the producer could not be found";
     return source;
+}
+
+inline ConcatSource concatSource(const OnnxGraph& graph, const std::string& tensor)
+{
+    ConcatSourcesSeen seen;
+    return concatSource(graph, tensor, 0, seen);
 }
 
 // ---- engine side ------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace qdq::rules::weights
@@ -87,7 +88,11 @@ inline const OnnxConstant* weightConstant(const OnnxGraph& graph, const OnnxNode
 }
 
 //! True when tensor is computed from constants only (initializers, Constant nodes, and ops on them).
-inline bool isConstantComputed(const OnnxGraph& graph, const std::string& tensor, int depth = 0)
+inline bool isConstantComputed(const OnnxGraph& graph, const std::string& tensor, int depth,
+                               patterns::TensorMemo& memo);
+
+inline bool decideConstantComputed(const OnnxGraph& graph, const std::string& tensor, int depth,
+                                   patterns::TensorMemo& memo)
 {
     if (patterns::isConstantTensor(graph, tensor))
     {
@@ -109,13 +114,26 @@ inline bool isConstantComputed(const OnnxGraph& graph, const std::string& tensor
         {
             continue;
         }
-        if (!isConstantComputed(graph, input, depth + 1))
+        if (!isConstantComputed(graph, input, depth + 1, memo))
         {
             return false;
         }
         any = true;
     }
     return any;
+}
+
+//! Each tensor decided once (patterns::TensorMemo): shared inputs stay linear, a cycle ends the walk.
+inline bool isConstantComputed(const OnnxGraph& graph, const std::string& tensor, int depth, patterns::TensorMemo& memo)
+{
+    return memo.decide(graph.tensors.find(TensorKey(tensor)),
+                       [&] { return decideConstantComputed(graph, tensor, depth, memo); });
+}
+
+inline bool isConstantComputed(const OnnxGraph& graph, const std::string& tensor)
+{
+    patterns::TensorMemo memo;
+    return decideConstantComputed(graph, tensor, 0, memo);
 }
 
 //! The output-channel axis TensorRT expects for a per-channel weight scale of a weighted op, or nullopt when the
@@ -156,11 +174,16 @@ template <class PassesThrough>
 bool reachesWeightedInput(const OnnxGraph& graph, const OnnxNode& node, std::size_t slot, PassesThrough&& passesThrough)
 {
     std::vector<std::uint32_t> frontier(node.outputs.ids().begin(), node.outputs.ids().end());
+    std::unordered_set<std::uint32_t> expanded; // each tensor once: shared tensors and cycles would multiply the walk
     for (int depth = 0; depth < 8 && !frontier.empty(); ++depth)
     {
         std::vector<std::uint32_t> next;
         for (std::uint32_t tensor : frontier)
         {
+            if (!expanded.insert(tensor).second)
+            {
+                continue;
+            }
             for (std::uint32_t consumerIndex : graph.consumersOf(tensor))
             {
                 const OnnxNode& consumer = graph.nodes[consumerIndex];

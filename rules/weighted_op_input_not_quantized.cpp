@@ -17,7 +17,9 @@ using namespace patterns;
 
 //! True when tensor is dequantized: produced by a DQ, walking back through commuting ops (every non-constant input
 //! of a Concat must be dequantized).
-bool activationQuantized(const OnnxGraph& graph, const std::string& tensor, int depth = 0)
+bool activationQuantized(const OnnxGraph& graph, const std::string& tensor, int depth, TensorMemo& memo);
+
+bool decideActivationQuantized(const OnnxGraph& graph, const std::string& tensor, int depth, TensorMemo& memo)
 {
     const OnnxNode* producer = producerOf(graph, tensor);
     if (producer == nullptr || depth > 64)
@@ -41,7 +43,7 @@ bool activationQuantized(const OnnxGraph& graph, const std::string& tensor, int 
             {
                 continue;
             }
-            if (!activationQuantized(graph, input, depth + 1))
+            if (!activationQuantized(graph, input, depth + 1, memo))
             {
                 return false;
             }
@@ -49,7 +51,20 @@ bool activationQuantized(const OnnxGraph& graph, const std::string& tensor, int 
         }
         return any;
     }
-    return activationQuantized(graph, producer->inputs[0], depth + 1);
+    return activationQuantized(graph, producer->inputs[0], depth + 1, memo);
+}
+
+//! Each tensor decided once (TensorMemo): a Concat of one tensor at every level stays linear, a cycle ends the walk.
+bool activationQuantized(const OnnxGraph& graph, const std::string& tensor, int depth, TensorMemo& memo)
+{
+    return memo.decide(graph.tensors.find(TensorKey(tensor)),
+                       [&] { return decideActivationQuantized(graph, tensor, depth, memo); });
+}
+
+bool activationQuantized(const OnnxGraph& graph, const std::string& tensor)
+{
+    TensorMemo memo;
+    return decideActivationQuantized(graph, tensor, 0, memo);
 }
 
 bool isWeightedLayer(const EngineLayer& layer)

@@ -1,5 +1,6 @@
 #include "tools/onnx_builder.h"
 
+#include "qdq/onnx_guard.h"
 #include "qdq/readers.h"
 
 #include <onnx/defs/schema.h>
@@ -51,7 +52,8 @@ struct GraphBuilder::Impl
         onnx::ModelProto inferred = model;
         try
         {
-            onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance());
+            // Guarded (qdq/onnx_guard.h): libonnx's Conv inference dies on some graphs the fuzzers build.
+            onnx::shape_inference::InferShapes(inferred, guardedSchemaRegistry());
         }
         catch (const std::exception&)
         {
@@ -238,6 +240,22 @@ std::string GraphBuilder::node(const std::string& opType, const std::string& nam
         node->add_output(out);
     }
     return outputs.front();
+}
+
+void GraphBuilder::nodeWithoutOutputs(const std::string& opType, const std::string& name,
+                                      std::vector<std::string> inputs, const std::string& domain)
+{
+    auto* node = mImpl->graph->add_node();
+    node->set_op_type(opType);
+    node->set_name(name);
+    if (!domain.empty())
+    {
+        node->set_domain(domain);
+    }
+    for (const auto& in : inputs)
+    {
+        node->add_input(in);
+    }
 }
 
 void GraphBuilder::intAttribute(const std::string& nodeName, const std::string& attribute, long value)

@@ -44,6 +44,9 @@ public:
     //! Adds a node; returns its first output name ("<name>_out" when outputs empty).
     std::string node(const std::string& opType, const std::string& name, std::vector<std::string> inputs,
                      std::vector<std::string> outputs = {}, const std::string& domain = "");
+    //! Adds a node that writes no tensor at all (the reader must accept it: nothing in ONNX's wire format forbids it).
+    void nodeWithoutOutputs(const std::string& opType, const std::string& name, std::vector<std::string> inputs,
+                            const std::string& domain = "");
     void intAttribute(const std::string& nodeName, const std::string& attribute, long value);
 
     //! x -> Q(scale) -> DQ(scale); returns the DQ output. Node names: <prefix>/QuantizeLinear,

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace qdq::patterns
@@ -97,7 +98,34 @@ bool isConstantTensor(const OnnxGraph& graph, const std::string& tensor);
 bool isConstantLike(const OnnxGraph& graph, const std::string& tensor, int depth = 0);
 //! True when tensor is computed from a Shape or Size (and constants) only: a build-time value such as the sizes of a
 //! Resize that F.interpolate(size=x.shape[-2:]) exports, never an activation.
-bool isShapeValue(const OnnxGraph& graph, const std::string& tensor, int depth = 0);
+bool isShapeValue(const OnnxGraph& graph, const std::string& tensor);
+//! The answers a recursive walk over what tensors are computed from has given so far, for one question ("is every
+//! input constant", "is it non-negative"): each tensor is decided once, so a walk over shared inputs (a chain of
+//! Add(t, t), a Concat of one tensor a hundred times) takes time linear in the tensors it meets rather than exponential
+//! in its depth, and a tensor met again while it is still being decided (a cycle, which a graph the reader accepts may
+//! hold) counts as "no". Tensors the graph does not know (kNone) are decided every time: they have no producer.
+class TensorMemo
+{
+public:
+    template <typename Decide>
+    bool decide(std::uint32_t tensor, Decide&& decideOnce)
+    {
+        if (tensor == OnnxGraph::kNone)
+        {
+            return decideOnce();
+        }
+        if (auto [known, fresh] = mAnswers.try_emplace(tensor, false); !fresh)
+        {
+            return known->second;
+        }
+        const bool answer = decideOnce();
+        mAnswers[tensor] = answer; // looked up again: deciding may have rehashed the map
+        return answer;
+    }
+
+private:
+    std::unordered_map<std::uint32_t, bool> mAnswers;
+};
 bool isGraphInput(const OnnxGraph& graph, const std::string& tensor);
 bool isGraphOutput(const OnnxGraph& graph, const std::string& tensor);
 

@@ -627,7 +627,17 @@ private:
     }
 
     //! The engine layer of the first consumer of node's output (through a following DQ for a Q).
-    std::optional<std::size_t> consumerLayer(const OnnxNode& node, int depth = 0) const
+    std::optional<std::size_t> consumerLayer(const OnnxNode& node) const
+    {
+        std::unordered_set<std::size_t> walked;
+        return consumerLayer(node, 0, walked);
+    }
+
+    //! walked: the Q/DQ nodes whose consumers were searched already. Their consumers found no layer then and would
+    //! find none again; without it, Q/DQ nodes that read and write shared tensors (two producers of one tensor, a
+    //! Q/DQ cycle) multiply the walk at every level.
+    std::optional<std::size_t> consumerLayer(const OnnxNode& node, int depth,
+                                             std::unordered_set<std::size_t>& walked) const
     {
         if (node.outputs.empty() || depth > 4)
         {
@@ -643,9 +653,9 @@ private:
                     return layer;
                 }
             }
-            if (patterns::isQdq(next))
+            if (patterns::isQdq(next) && walked.insert(consumer).second)
             {
-                if (auto layer = consumerLayer(next, depth + 1))
+                if (auto layer = consumerLayer(next, depth + 1, walked))
                 {
                     return layer;
                 }

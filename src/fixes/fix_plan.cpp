@@ -313,12 +313,20 @@ private:
                  dequantize.name + " is read by a rewritten QOperator op; fix's next pass removes it if it must");
             return;
         }
+        // A pair on a cycle through itself (q: x -> a, dq: a -> x, which a graph the reader accepts may hold): the Q
+        // (or the DQ) reads what the DQ writes, so rewiring the DQ's readers would rewire a removed node.
+        const auto reads = readers(dequantize.outputs[0]);
+        if (std::any_of(reads.begin(), reads.end(),
+                        [&](const auto& read) { return read.first == q || read.first == dq; }))
+        {
+            skip(asked, quantize.name + " reads what " + dequantize.name + " writes (the pair is a cycle)");
+            return;
+        }
         if (isGraphOutput(dequantize.outputs[0]))
         {
             planRemovalAtNetworkOutput(asked, q, dq);
             return;
         }
-        const auto reads = readers(dequantize.outputs[0]);
         if (std::string problem = claimedBy(reads); !problem.empty())
         {
             skip(asked, problem);
@@ -1352,7 +1360,20 @@ private:
     //! of a Sigmoid, of a DequantizeLinear whose range starts at 0, or of pooling, data movement, Add, Mul or Concat of
     //! such tensors. (ResNet-18 in QOperator form: the global average pooling of a clamped Add needs no Relu; one
     //! there would run as its own layer beside a lone Q/DQ pair.)
-    bool isNonNegative(const std::string& tensor, int depth = 0) const
+    bool isNonNegative(const std::string& tensor) const
+    {
+        patterns::TensorMemo memo; // allocates only when the walk goes past tensor's producer
+        return decideNonNegative(tensor, 0, memo);
+    }
+
+    //! Each tensor is decided once (a shared input, Add(t, t), is not walked twice; a cycle ends the walk).
+    bool isNonNegative(const std::string& tensor, int depth, patterns::TensorMemo& memo) const
+    {
+        return memo.decide(mGraph.tensors.find(TensorKey(tensor)),
+                           [&] { return decideNonNegative(tensor, depth, memo); });
+    }
+
+    bool decideNonNegative(const std::string& tensor, int depth, patterns::TensorMemo& memo) const
     {
         const OnnxNode* producer = patterns::producerOf(mGraph, tensor);
         if (producer == nullptr || depth > 32)
@@ -1386,18 +1407,18 @@ private:
             const OnnxNode* source =
                 producer->inputs.empty() ? nullptr : patterns::quantizingSource(mGraph, producer->inputs[0]);
             return source != nullptr && patterns::isQuantize(*source) && !source->inputs.empty() &&
-                   isNonNegative(source->inputs[0], depth + 1);
+                   isNonNegative(source->inputs[0], depth + 1, memo);
         }
         if (op == "Concat" || op == "Add" || op == "Mul")
         {
             return !producer->inputs.empty() &&
                    std::all_of(producer->inputs.begin(), producer->inputs.end(),
-                               [&](const std::string& input) { return isNonNegative(input, depth + 1); });
+                               [&](const std::string& input) { return isNonNegative(input, depth + 1, memo); });
         }
         if ((patterns::isCommuting(op) && op != "Pad") || op == "AveragePool" || op == "GlobalAveragePool" ||
             op == "Resize")
         {
-            return !producer->inputs.empty() && isNonNegative(producer->inputs[0], depth + 1);
+            return !producer->inputs.empty() && isNonNegative(producer->inputs[0], depth + 1, memo);
         }
         return false;
     }

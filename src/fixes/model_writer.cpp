@@ -14,6 +14,7 @@
 #include "parsers/file_source.h"
 #include "parsers/onnx_node_wire.h"
 #include "qdq/diagnostics.h"
+#include "qdq/onnx_guard.h"
 
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -2368,7 +2369,8 @@ std::string checkModelFile(const std::string& path, const ModelCheckOptions& opt
         {
             const onnx::ShapeInferenceOptions strict(/*check_type*/ true, /*error_mode*/ 1,
                                                      /*enable_data_propagation*/ false);
-            onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
+            // Guarded: libonnx's Conv inference dies on a weight of higher rank than the input (qdq/onnx_guard.h).
+            onnx::shape_inference::InferShapes(model, guardedSchemaRegistry(), strict);
         }
     }
     catch (const std::exception& error)

@@ -160,7 +160,12 @@ const OnnxNode* selfGateOf(const OnnxGraph& graph, const OnnxNode& mul)
     return nullptr;
 }
 
-bool isShapeValue(const OnnxGraph& graph, const std::string& tensor, int depth)
+namespace
+{
+
+bool isShapeValue(const OnnxGraph& graph, const std::string& tensor, int depth, TensorMemo& memo);
+
+bool decideShapeValue(const OnnxGraph& graph, const std::string& tensor, int depth, TensorMemo& memo)
 {
     const OnnxNode* producer = producerOf(graph, tensor);
     if (producer == nullptr || depth > 8)
@@ -173,7 +178,7 @@ bool isShapeValue(const OnnxGraph& graph, const std::string& tensor, int depth)
     }
     // The integer arithmetic exporters write around a Shape. Any other producer (a conv, an activation, a Q/DQ) ends
     // the walk at once; the walk follows one input at a time and stops at the first that is no shape value, so it
-    // goes at most 9 levels deep (a chain of residual Adds).
+    // goes at most 9 levels deep (a chain of residual Adds), and each tensor is decided once (TensorMemo).
     static constexpr std::string_view kShapeArithmetic[] = {
         "Gather", "Cast", "Unsqueeze", "Squeeze", "Concat", "Slice", "Mul", "Div", "Add",  "Sub",
         "Floor",  "Ceil", "Identity",  "Reshape", "Range",  "Max",   "Min", "Neg", "Equal"};
@@ -193,13 +198,27 @@ bool isShapeValue(const OnnxGraph& graph, const std::string& tensor, int depth)
         {
             continue;
         }
-        if (!isShapeValue(graph, input, depth + 1))
+        if (!isShapeValue(graph, input, depth + 1, memo))
         {
             return false;
         }
         anyShape = true;
     }
     return anyShape;
+}
+
+bool isShapeValue(const OnnxGraph& graph, const std::string& tensor, int depth, TensorMemo& memo)
+{
+    return memo.decide(graph.tensors.find(TensorKey(tensor)),
+                       [&] { return decideShapeValue(graph, tensor, depth, memo); });
+}
+
+} // namespace
+
+bool isShapeValue(const OnnxGraph& graph, const std::string& tensor)
+{
+    TensorMemo memo; // allocates only when the walk goes past tensor's producer
+    return decideShapeValue(graph, tensor, 0, memo);
 }
 
 bool isWeighted(const OnnxGraph& graph, const OnnxNode& node)

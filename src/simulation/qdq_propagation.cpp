@@ -6,7 +6,9 @@
 #include "qdq/patterns.h"
 #include "src/simulation/engine_simulator.h"
 
+#include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace qdq
 {
@@ -282,8 +284,13 @@ private:
     //! Where a Q on `tensor` ends up when TensorRT propagates it backward (across data-movement ops, one clone per
     //! Concat input): cancelled against a DQ of equal scale, a requantize against a DQ of another scale, fused into a
     //! quantized producer, or standalone in front of a float producer or a network input.
+    //! The inputs of Concats already walked in one walkBack, by tensor and the float reader met on the way: a Concat
+    //! of one tensor three times, sixteen levels deep, is walked 16 times rather than 3^16.
+    using ConcatInputsWalked = std::map<std::pair<std::uint32_t, const OnnxNode*>, BackResult>;
+
     BackResult walkBack(const std::string& tensor, std::optional<double> scale, int depth,
-                        std::string_view floatTensor = {}, const OnnxNode* floatReaderOf = nullptr) const
+                        std::string_view floatTensor = {}, const OnnxNode* floatReaderOf = nullptr,
+                        ConcatInputsWalked* walked = nullptr) const
     {
         BackResult result;
         const OnnxNode* producer = producerOf(mGraph, tensor);
@@ -326,9 +333,29 @@ private:
             std::vector<std::string> floatInputs;
             std::vector<std::string> requantized;
             bool anyFused = false;
+            ConcatInputsWalked walkedHere;
+            ConcatInputsWalked& seen = walked != nullptr ? *walked : walkedHere;
             for (const auto& input : producer->inputs)
             {
-                BackResult part = walkBack(input, scale, depth + 1, floatTensor, floatReaderOf);
+                const std::pair<std::uint32_t, const OnnxNode*> key{mGraph.tensors.find(TensorKey(input)),
+                                                                    floatReaderOf};
+                BackResult unnamed;
+                const BackResult* walkedPart = &unnamed;
+                if (key.first == OnnxGraph::kNone)
+                {
+                    unnamed = walkBack(input, scale, depth + 1, floatTensor, floatReaderOf, &seen);
+                }
+                else
+                {
+                    auto known = seen.find(key);
+                    if (known == seen.end())
+                    {
+                        known = seen.emplace(key, walkBack(input, scale, depth + 1, floatTensor, floatReaderOf, &seen))
+                                    .first;
+                    }
+                    walkedPart = &known->second;
+                }
+                const BackResult& part = *walkedPart;
                 if (part.fate == PredictedQdq::Fate::kStandalone)
                 {
                     floatInputs.push_back(input);
@@ -371,7 +398,7 @@ private:
         }
         if (isCommuting(producer->opType) && !producer->inputs.empty())
         {
-            return walkBack(producer->inputs[0], scale, depth + 1, floatTensor, floatReaderOf);
+            return walkBack(producer->inputs[0], scale, depth + 1, floatTensor, floatReaderOf, walked);
         }
         if (const OnnxNode* quantized = quantizedProducer(tensor))
         {
@@ -419,11 +446,18 @@ private:
         bool floatConsumer = false;
         bool allQuantizers = true; // every path ends at a Q: a DQ -> Q pair
         bool allEqual = true;
+        // Each tensor is expanded once: tensors written by several nodes, or read back by what they feed (a cycle),
+        // would otherwise multiply the frontier at every level.
+        std::unordered_set<std::uint32_t> expanded;
         for (int depth = 0; depth < 16 && !frontier.empty(); ++depth)
         {
             std::vector<std::uint32_t> next;
             for (std::uint32_t tensor : frontier)
             {
+                if (!expanded.insert(tensor).second)
+                {
+                    continue;
+                }
                 const NodeRefs consumers(mGraph.nodes.data(), mGraph.consumersOf(tensor));
                 if (consumers.empty())
                 {

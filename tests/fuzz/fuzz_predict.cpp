@@ -6,6 +6,7 @@
 // and checked against an engine whose layers are the prediction's own (names, types and tensors). Any exception
 // other than InputError, a sanitizer report or a hang is a bug.
 #include "fuzz_common.h"
+#include "graph_program.h"
 #include "qdq/analysis.h"
 #include "qdq/predict.h"
 #include "qdq/prediction_check.h"
@@ -14,59 +15,13 @@
 #include <string>
 #include <vector>
 
-namespace
-{
-
-constexpr const char* kOps[] = {"Conv",
-                                "Relu",
-                                "MaxPool",
-                                "Add",
-                                "Q/DQ",
-                                "Concat",
-                                "Reshape",
-                                "Transpose",
-                                "Gemm",
-                                "Softmax",
-                                "ArgMax",
-                                "Sigmoid",
-                                "Mul",
-                                "BatchNormalization",
-                                "GlobalAveragePool",
-                                "Flatten",
-                                "MatMul",
-                                "LayerNormalization",
-                                "Pad",
-                                "Resize",
-                                "Split",
-                                "Identity",
-                                "Clip",
-                                "Gather",
-                                "TopK",
-                                "NonMaxSuppression",
-                                "custom"};
-
-class Bytes
-{
-public:
-    Bytes(const std::uint8_t* data, std::size_t size) : mData(data), mSize(size) {}
-    bool empty() const { return mAt >= mSize; }
-    std::uint8_t next() { return mAt < mSize ? mData[mAt++] : 0; }
-
-private:
-    const std::uint8_t* mData;
-    std::size_t mSize;
-    std::size_t mAt = 0;
-};
-
-} // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
     if (size > 4096)
     {
         return 0;
     }
-    Bytes bytes(data, size);
+    qdq::fuzz::Bytes bytes(data, size);
     qdq::SimulationOptions options;
     const std::uint8_t flags = bytes.next();
     options.trtMajor = (flags & 3) == 0 ? 0 : (flags & 3) == 1 ? 8 : 10;
@@ -79,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::size_t step = 0;
     while (!bytes.empty() && step < 200)
     {
-        const std::string op = kOps[bytes.next() % (sizeof(kOps) / sizeof(kOps[0]))];
+        const std::string op = qdq::fuzz::kGraphOps[bytes.next() % qdq::fuzz::kGraphOpCount];
         const std::uint8_t pick = bytes.next();
         // A pick past the tensors so far names a tensor a later step writes (or none): cycles and dangling inputs.
         const std::string input =
