@@ -107,8 +107,8 @@ public:
         const auto model = graph.add("read the ONNX model", {}, [this] { readModelBeside(); });
         const auto merged = graph.add("merge the engine artifacts", {otherFiles}, [this] { mergeInputs(); });
         const auto allRead = graph.add("choose the rules", {merged, model}, [this] { chooseRules(); });
-        // The correlation needs every input. The prediction needs the model and the simulation's build flags, which
-        // come from the build log when one is given: with none, it starts as soon as the model is read.
+        // The correlation needs every input; so does the prediction, whose build flags and version come from them,
+        // unless the caller gave those.
         const auto correlation = graph.add("correlate the engine with the model", {allRead}, [this] { correlate(); });
         const auto prediction = graph.add("predict the engine from the model",
                                           predictionWaitsForEveryInput() ? std::vector{allRead} : std::vector{model},
@@ -160,15 +160,14 @@ public:
 private:
     bool modelOnItsOwnThread() const { return mLoading != nullptr && mLoading->plan.separateOnnx.has_value(); }
 
+    //! The simulation's build flags and TensorRT version come from the inputs (the build log, the version a layer
+    //! list or its metadata gives: simulationOptionsFor), so the prediction waits for every input unless they were
+    //! given. (It used to start as soon as the model was read when no build log was given; fuzz_graph_commands found
+    //! it reading Inputs::sources while the other thread appended to it, a heap-use-after-free, and a version from
+    //! the layer list could come too late.)
     bool predictionWaitsForEveryInput() const
     {
-        if (!modelOnItsOwnThread())
-        {
-            return true;
-        }
-        const auto& files = mLoading->plan.files;
-        return !mOptions.simulation && std::any_of(files.begin(), files.end(),
-                                                   [](const auto& file) { return file.kind == InputKind::kBuildLog; });
+        return !modelOnItsOwnThread() || !mOptions.simulation.has_value(); // else the model alone is read apart
     }
 
     void readOtherFiles()
