@@ -217,10 +217,14 @@ std::string GraphBuilder::typedZeroPoint(const std::string& name, int dataType)
     return name;
 }
 
-std::string GraphBuilder::node(const std::string& opType, const std::string& name, std::vector<std::string> inputs,
-                               std::vector<std::string> outputs, const std::string& domain)
+namespace
 {
-    auto* node = mImpl->graph->add_node();
+
+//! A node with its op type, name, domain and inputs; the caller adds the outputs.
+onnx::NodeProto* addNode(onnx::GraphProto& graph, const std::string& opType, const std::string& name,
+                         const std::vector<std::string>& inputs, const std::string& domain)
+{
+    auto* node = graph.add_node();
     node->set_op_type(opType);
     node->set_name(name);
     if (!domain.empty())
@@ -231,6 +235,15 @@ std::string GraphBuilder::node(const std::string& opType, const std::string& nam
     {
         node->add_input(in);
     }
+    return node;
+}
+
+} // namespace
+
+std::string GraphBuilder::node(const std::string& opType, const std::string& name, std::vector<std::string> inputs,
+                               std::vector<std::string> outputs, const std::string& domain)
+{
+    auto* node = addNode(*mImpl->graph, opType, name, inputs, domain);
     if (outputs.empty())
     {
         outputs.push_back(name + "_out");
@@ -245,17 +258,7 @@ std::string GraphBuilder::node(const std::string& opType, const std::string& nam
 void GraphBuilder::nodeWithoutOutputs(const std::string& opType, const std::string& name,
                                       std::vector<std::string> inputs, const std::string& domain)
 {
-    auto* node = mImpl->graph->add_node();
-    node->set_op_type(opType);
-    node->set_name(name);
-    if (!domain.empty())
-    {
-        node->set_domain(domain);
-    }
-    for (const auto& in : inputs)
-    {
-        node->add_input(in);
-    }
+    addNode(*mImpl->graph, opType, name, inputs, domain);
 }
 
 void GraphBuilder::intAttribute(const std::string& nodeName, const std::string& attribute, long value)
