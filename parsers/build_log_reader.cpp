@@ -1066,6 +1066,22 @@ bool BuildLogParser::handleOptionLine(const Prefixed& prefixed)
     return true;
 }
 
+//! One --dumpProfile row: total, average, [median,] percent.
+ProfileEntry profileRow(std::string_view name, const double (&values)[4], bool withMedian, std::uint64_t lineNo)
+{
+    ProfileEntry entry;
+    entry.name = std::string(name);
+    entry.timeMs = values[0];
+    entry.averageMs = values[1];
+    if (withMedian)
+    {
+        entry.medianMs = values[2];
+    }
+    entry.percentage = values[withMedian ? 3 : 2];
+    entry.line = lineNo;
+    return entry;
+}
+
 bool BuildLogParser::handleProfileLine(const Prefixed& prefixed, std::uint64_t lineNo)
 {
     std::string_view text = trim(prefixed.message);
@@ -1139,21 +1155,7 @@ bool BuildLogParser::handleProfileLine(const Prefixed& prefixed, std::uint64_t l
         throw InputError(at(lineNo), "the profile table has more than " + std::to_string(mLimits.maxGraphNodes) +
                                          " rows, over the graph size limit (raise it with --max-graph-nodes)");
     }
-    ProfileEntry entry;
-    entry.name = std::string(name);
-    entry.timeMs = values[0];
-    entry.averageMs = values[1];
-    if (mLog.profile.hasMedian)
-    {
-        entry.medianMs = values[2];
-        entry.percentage = values[3];
-    }
-    else
-    {
-        entry.percentage = values[2];
-    }
-    entry.line = lineNo;
-    mLog.profile.entries.push_back(std::move(entry));
+    mLog.profile.entries.push_back(profileRow(name, values, mLog.profile.hasMedian, lineNo));
     mLog.hasProfileTable = true;
     return true;
 }
@@ -1240,18 +1242,8 @@ bool BuildLogParser::takeHeaderlessProfileRow(std::string_view text, std::uint64
         throw InputError(at(lineNo), "the profile rows number more than " + std::to_string(mLimits.maxGraphNodes) +
                                          ", over the graph size limit (raise it with --max-graph-nodes)");
     }
-    ProfileEntry entry;
-    entry.name = std::string(name);
-    entry.timeMs = values[0];
-    entry.averageMs = values[1];
-    if (count == 4)
-    {
-        entry.medianMs = values[2];
-        mHeaderlessHasMedian = true;
-    }
-    entry.percentage = values[count - 1];
-    entry.line = lineNo;
-    mHeaderlessRows.push_back(std::move(entry));
+    mHeaderlessHasMedian = mHeaderlessHasMedian || count == 4;
+    mHeaderlessRows.push_back(profileRow(name, values, count == 4, lineNo));
     return true;
 }
 
