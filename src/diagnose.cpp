@@ -90,11 +90,11 @@ public:
     Diagnosis(const Inputs& inputs, const AnalysisOptions& options, const Loading* loading,
               const WhileRulesRun& whileRulesRun)
         : mInputs(inputs), mOptions(options), mLoading(loading), mWhileRulesRun(whileRulesRun), mRules(allRules()),
-          mSinks(mRules.size()),
-          mRuleRuns(mRules.size(), false), mContexts{{{inputs, mNoCorrelation, mNoPrediction, options},
-                                                      {inputs, mNoCorrelation, mReport.prediction, options}},
-                                                     {{inputs, mReport.correlation, mNoPrediction, options},
-                                                      {inputs, mReport.correlation, mReport.prediction, options}}}
+          mSinks(mRules.size()), mRuleRuns(mRules.size(), false),
+          mContexts{{{inputs, mNoCorrelation, mNoPrediction, options, false, &mReport.buildMode},
+                     {inputs, mNoCorrelation, mReport.prediction, options, false, &mReport.buildMode}},
+                    {{inputs, mReport.correlation, mNoPrediction, options, false, &mReport.buildMode},
+                     {inputs, mReport.correlation, mReport.prediction, options, false, &mReport.buildMode}}}
     {
     }
 
@@ -206,6 +206,9 @@ private:
     void chooseRules()
     {
         mReport.inputs = mInputs.sources;
+        // The build mode: given by the caller, else from the inputs and the command line's request (which throws on
+        // a contradiction: exit 2).
+        mReport.buildMode = mOptions.simulation ? *mOptions.simulation : resolveBuildMode(mInputs, mOptions.buildMode);
         const bool haveOnnx = mInputs.onnx.has_value();
         const bool haveEngine = mInputs.engine() != nullptr;
         const bool graphRebuilt = haveOnnx && mInputs.onnx->rebuiltFromLog;
@@ -241,8 +244,9 @@ private:
     {
         if (mInputs.onnx && mOptions.predict)
         {
-            mReport.prediction = predictEngine(*mInputs.onnx, mOptions.simulation ? *mOptions.simulation
-                                                                                  : simulationOptionsFor(mInputs));
+            // Without the caller's options this runs after chooseRules, which resolved the build mode.
+            mReport.prediction =
+                predictEngine(*mInputs.onnx, mOptions.simulation ? *mOptions.simulation : mReport.buildMode);
         }
     }
 
@@ -276,7 +280,8 @@ private:
         if ((rule.info().needs & kReadsModelValues) && context.inputs.onnx && context.inputs.onnx->rebuiltFromLog)
         {
             // The graph lacks the values the rule reads: it judges the engine artifacts alone.
-            const Context withoutGraph{context.inputs, context.correlation, context.prediction, context.options, true};
+            const Context withoutGraph{context.inputs, context.correlation, context.prediction, context.options,
+                                       true,           context.mode};
             rule.check(withoutGraph, mSinks[r]);
         }
         else

@@ -64,6 +64,20 @@ void addLimitOptions(CLI::App& app, GlobalOptions& options)
     app.add_flag("--progress", options.progress, "Report progress on stderr for large inputs (default: on a TTY)");
 }
 
+//! --trt-version, --strongly-typed and --weakly-typed, the same on diagnose, predict, fix and diff.
+void addBuildModeOptions(CLI::App& app, qdq::BuildModeRequest& request)
+{
+    app.add_option("--trt-version", request.trtVersion,
+                   "TensorRT version of the build, e.g. 10.16 or 11 (default: from the build log, else 10.x)");
+    auto* strong = app.add_flag_callback(
+        "--strongly-typed", [&request] { request.typing = qdq::Typing::kStrong; },
+        "The network is built strongly typed (trtexec --stronglyTyped; always in TensorRT 11)");
+    auto* weak = app.add_flag_callback(
+        "--weakly-typed", [&request] { request.typing = qdq::Typing::kWeak; },
+        "The network is built weakly typed with precision flags (TensorRT 8.x-10.x)");
+    strong->excludes(weak);
+}
+
 qdq::ProgressCallback progressReporter(const GlobalOptions& options, const std::string& path)
 {
     if (!options.progress && !::isatty(STDERR_FILENO))
@@ -174,7 +188,7 @@ struct PredictOptions
     std::string file;
     std::string format = "text";
     std::string precision;
-    std::string trtVersion;
+    qdq::BuildModeRequest buildMode;
 };
 
 //! `predict MODEL.onnx|BUILD.log`: the engine the simulator expects, from the model or the graph a build log holds.
@@ -196,14 +210,16 @@ int runPredict(const PredictOptions& predictOptions, const GlobalOptions& option
                               "predict needs an ONNX model, or a verbose build log with the ONNX parser's lines "
                               "(trtexec --verbose)");
     }
-    qdq::SimulationOptions simulation = qdq::simulationOptionsFor(inputs);
+    qdq::SimulationOptions simulation = qdq::resolveBuildMode(inputs, predictOptions.buildMode);
     if (!predictOptions.precision.empty())
     {
+        if (simulation.stronglyTyped())
+        {
+            throw qdq::InputError(qdq::SourceLocation{"--precision"},
+                                  "a strongly typed build has no precision flags (" + simulation.typingSource +
+                                      "): the model's types decide each layer's precision");
+        }
         qdq::applyPrecisionFlag(predictOptions.precision, simulation);
-    }
-    if (!predictOptions.trtVersion.empty())
-    {
-        qdq::applyTrtVersion(predictOptions.trtVersion, simulation);
     }
     if (predictOptions.format == "json")
     {
@@ -264,6 +280,7 @@ struct DiagnoseOptions
     bool force = false;
     bool dot = false;              //!< also write the .dot text of every picture
     std::string collapse = "auto"; //!< "none": the whole-graph pictures draw every layer
+    qdq::BuildModeRequest buildMode;
 };
 
 //! Drawing options for --collapse: "auto" collapses chains of similar layers in pictures of more than 200 layers,
@@ -410,7 +427,7 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
     qdq::Inputs& inputs = inputsStorage.emplace();
     const qdq::Report& report = reportStorage.emplace(qdq::loadAndDiagnose(
         diagnoseOptions.files, options.limits(), progressReporter(options, progressName), inputs,
-        qdq::AnalysisOptions{},
+        qdq::AnalysisOptions{true, std::nullopt, diagnoseOptions.buildMode},
         stream ? qdq::WhileRulesRun([&](const qdq::Report& partial) { stream->head(partial, inputs); })
                : qdq::WhileRulesRun{}));
     // The JSON of a 100,000-layer engine is hundreds of MB: it is streamed, never held whole.
@@ -482,6 +499,7 @@ struct DiffOptions
     bool force = false;
     bool dot = false;
     std::size_t top = 20;
+    qdq::BuildModeRequest buildMode;
 };
 
 int runDiff(const DiffOptions& diffOptions, const GlobalOptions& options)
@@ -496,8 +514,8 @@ int runDiff(const DiffOptions& diffOptions, const GlobalOptions& options)
         qdq::loadInputs(candidateFiles, options.limits(), progressReporter(options, diffOptions.candidate.front()));
     // A side given as a model alone is the engine the simulator predicts for it: diff then holds the prediction
     // against a real engine, region by region.
-    const bool baselinePredicted = qdq::standInPredictedEngine(baseline, &candidate);
-    const bool candidatePredicted = qdq::standInPredictedEngine(candidate, &baseline);
+    const bool baselinePredicted = qdq::standInPredictedEngine(baseline, &candidate, diffOptions.buildMode);
+    const bool candidatePredicted = qdq::standInPredictedEngine(candidate, &baseline, diffOptions.buildMode);
     qdq::DiffReport report = qdq::diffEngines(baseline, candidate);
     if (baselinePredicted)
     {
@@ -695,6 +713,7 @@ int run(int argc, char** argv)
     diagnose->add_option("--fail-on", diagnoseOptions.failOn, "Exit 1 when findings of this severity or worse exist")
         ->check(CLI::IsMember({"warning", "error"}));
     diagnose->add_flag("--dot", diagnoseOptions.dot, "With -o, also write the DOT text of every picture");
+    addBuildModeOptions(*diagnose, diagnoseOptions.buildMode);
     diagnose
         ->add_option("--collapse", diagnoseOptions.collapse,
                      "With -o: auto collapses chains of similar layers in pictures over 200 layers, none draws "
@@ -716,6 +735,7 @@ int run(int argc, char** argv)
                      "Write diff.json, diff.txt, diff.svg and diff.html here");
     diff->add_flag("--force", diffOptions.force, "Replace existing files in the output folder");
     diff->add_flag("--dot", diffOptions.dot, "With -o, also write diff.dot");
+    addBuildModeOptions(*diff, diffOptions.buildMode);
     addLimitOptions(*diff, options);
 
     auto* graphCommand =
@@ -748,8 +768,7 @@ int run(int argc, char** argv)
         ->add_option("--precision", predictOptions.precision,
                      "Build flags: fp32, fp16, int8, best (default: from the log, else --int8 --fp16)")
         ->check(CLI::IsMember({"fp32", "fp16", "int8", "best"}));
-    predict->add_option("--trt-version", predictOptions.trtVersion,
-                        "TensorRT version to simulate, e.g. 8.4 or 10.16 (default: from the log, else 10.x)");
+    addBuildModeOptions(*predict, predictOptions.buildMode);
     addLimitOptions(*predict, options);
 
     auto* fixCommand = app.add_subcommand(
@@ -764,6 +783,7 @@ int run(int argc, char** argv)
     fixCommand->add_flag("--dry-run", fixOptions.fix.dryRun, "Write nothing; print the same report");
     fixCommand->add_flag("--force", fixOptions.fix.force, "Replace an existing output file");
     fixCommand->add_option("--format", fixOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    addBuildModeOptions(*fixCommand, fixOptions.fix.buildMode);
     addLimitOptions(*fixCommand, options);
 
     auto* demo = app.add_subcommand("demo", "Run diagnose on the sample compiled into the binary");

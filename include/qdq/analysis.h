@@ -316,14 +316,42 @@ struct PredictedQdq
 };
 std::string_view predictedFateName(PredictedQdq::Fate fate);
 
-//! What the engine simulator assumes about the build.
+//! How TensorRT types the network ("Precision Control" page of the TensorRT docs). Weak typing: the builder picks
+//! each layer's precision among those the flags (--fp16, --int8, --best) allow. Strong typing: each tensor has the
+//! type the graph gives it (Q/DQ for the quantized parts, the model's float type elsewhere); no flag chooses a
+//! precision. Weak typing was deprecated in 10.12 and removed in 11.0, where every network is strongly typed.
+enum class Typing
+{
+    kWeak,
+    kStrong,
+};
+std::string_view typingName(Typing typing); //!< "weakly typed", "strongly typed"
+
+//! What the engine simulator and the rules assume about the build: the build mode. Resolved once per command from
+//! the inputs and the command line (resolveBuildMode); every fact says where it came from.
 struct SimulationOptions
 {
     bool int8 = true; //!< --int8 (Q/DQ regions run INT8 whatever the flags; kept for the report)
-    bool fp16 = true; //!< --fp16: float regions run FP16, else FP32
+    bool fp16 = true; //!< --fp16: float regions run FP16, else FP32 (weak typing only)
     int trtMajor = 0; //!< 0: unknown (the simulator follows 10.x and marks version-dependent layers as guesses)
     int trtMinor = 0;
     std::string precisionSource; //!< where the flags came from: "default", "--precision", "build.log:12"
+    Typing typing = Typing::kWeak;
+    std::string versionSource; //!< the file or option that told the version; empty while it is unknown
+    std::string typingSource;  //!< why this typing: the option, the log's command line, the version, or "assumed: ..."
+    bool typingAssumed = true; //!< nothing told the typing: the report says which mode it assumed and why
+
+    bool stronglyTyped() const { return typing == Typing::kStrong; }
+    //! Whether advice may name the weak-typing precision flags (--fp16, --int8, --best, --bf16): a weakly typed build
+    //! of TensorRT 8.x-10.x. A strongly typed build ignores them, and TensorRT 11 removed them.
+    bool precisionFlagsApply() const { return typing == Typing::kWeak && trtMajor < 11; }
+};
+
+//! The build mode a user states on the command line (--trt-version, --strongly-typed, --weakly-typed).
+struct BuildModeRequest
+{
+    std::string trtVersion;       //!< "11", "10.16": empty when not given
+    std::optional<Typing> typing; //!< unset when neither typing option was given
 };
 
 struct Prediction
@@ -338,8 +366,11 @@ struct Prediction
 struct AnalysisOptions
 {
     bool predict = true;
-    //! Build flags and TensorRT version for the engine simulator; unset: from the inputs (simulationOptionsFor).
+    //! Build flags and TensorRT version for the engine simulator; unset: from the inputs and buildMode
+    //! (resolveBuildMode).
     std::optional<SimulationOptions> simulation;
+    //! What the command line says about the build; checked against the inputs (resolveBuildMode).
+    BuildModeRequest buildMode;
 };
 
 //! What every rule gets. Read-only.
@@ -353,7 +384,11 @@ struct Context
     //! rule sees no graph and judges the engine artifacts alone.
     bool graphHidden = false;
 
+    //! The build mode the diagnosis resolved (Report::buildMode); unset in contexts made by hand: the default mode.
+    const SimulationOptions* mode = nullptr;
+
     const OnnxGraph* graph() const { return inputs.onnx && !graphHidden ? &*inputs.onnx : nullptr; }
+    const SimulationOptions& buildMode() const;
     const EnginePlan* engine() const { return inputs.engine(); }
     const Profile* timings() const { return inputs.timings(); }
 };
@@ -458,9 +493,14 @@ Correlation correlate(const Inputs& inputs);
 //! Predicts the engine TensorRT will build from the model's graph (ONNX, or rebuilt from a build log): the fate of
 //! every Q/DQ node and the layer list, with TensorRT's documented fusions.
 Prediction predictEngine(const OnnxGraph& graph, const SimulationOptions& options = {});
-//! The build flags and TensorRT version the inputs tell (build log options and command line, any file's version);
-//! --int8 --fp16 and an unknown version otherwise.
+//! The build mode the inputs tell (build log options and command line, any file's version); a weakly typed
+//! --int8 --fp16 build of an unknown version otherwise, marked as assumed.
 SimulationOptions simulationOptionsFor(const Inputs& inputs);
+//! simulationOptionsFor with the command line's request applied: a version or typing the inputs contradict, a
+//! version qdq-doctor does not know, or weak typing with TensorRT 11 throws InputError naming the option and file.
+SimulationOptions resolveBuildMode(const Inputs& inputs, const BuildModeRequest& request);
+//! The build mode in one line for reports: "TensorRT 10.16.0 (from build.log), weakly typed --int8 --fp16 (...)".
+std::string describeBuildMode(const SimulationOptions& mode);
 
 //! One real engine layer next to the prediction.
 struct LayerAgreement
@@ -522,6 +562,8 @@ struct Report
     //! With a model (or a log's graph) and a real engine: where the simulator and TensorRT agree and disagree. Facts,
     //! not findings: the places where TensorRT did what the documentation does not say.
     std::optional<PredictionCheck> predictionCheck;
+    //! The build mode the prediction and the rules assumed (resolveBuildMode), shown in every report.
+    SimulationOptions buildMode;
     double totalMs = 0.0;
     double standaloneQdqMs = 0.0;
     double reformatMs = 0.0;

@@ -23,6 +23,7 @@ struct FixOptions
     std::vector<std::string> rules; //!< slugs whose edits are applied; empty: every fixable rule
     bool dryRun = false;            //!< write nothing; the report is the same
     bool force = false;             //!< replace an existing output
+    BuildModeRequest buildMode;     //!< --trt-version, --strongly-typed, --weakly-typed
 };
 
 //! One edit of the plan: what a finding asked for and what it did to the model.
@@ -104,6 +105,7 @@ struct FixReport
     //! With a profile: what those fixes are expected to save in the given engine, each layer counted once (their
     //! findings' savingMs, docs/savings.md).
     std::optional<double> expectedSavingMs;
+    SimulationOptions buildMode;    //!< the build mode both diagnoses assumed (resolveBuildMode)
     std::string checker;            //!< "passed", or the ONNX checker's / shape inference's message
     std::vector<std::string> notes; //!< writer notes (external data), further passes, what was not checked
 };

@@ -52,6 +52,7 @@ EnginePlan predictedEnginePlan(const Prediction& prediction, const OnnxGraph& gr
 //! When inputs hold a model (or a log's graph) but no engine layer list, predicts the engine and stands it in as the
 //! layer list; returns whether it did. builtWith: the inputs of the engine it will be compared with, whose build
 //! flags and TensorRT version the prediction then assumes.
-bool standInPredictedEngine(Inputs& inputs, const Inputs* builtWith = nullptr);
+//! request: the command line's build mode (resolveBuildMode).
+bool standInPredictedEngine(Inputs& inputs, const Inputs* builtWith = nullptr, const BuildModeRequest& request = {});
 
 } // namespace qdq

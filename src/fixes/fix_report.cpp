@@ -1,6 +1,7 @@
 // The fix report: every edit with the findings that asked for it, what was skipped and left to the user, and the
 // model before and after (findings, predicted layers). Text for people, JSON for scripts (docs/fix-schema.md).
 #include "qdq/fix.h"
+#include "src/reporters/build_mode_json.h"
 #include "src/reporters/json_writer.h"
 
 #include <map>
@@ -116,6 +117,7 @@ std::string renderFixText(const FixReport& report)
                "\n";
     }
     out += "  ONNX checker and shape inference: " + report.checker + "\n";
+    out += "  build mode: " + describeBuildMode(report.buildMode) + "\n";
 
     out += "\nEdits (" + std::to_string(report.edits.size()) + "):\n";
     if (report.edits.empty())
@@ -315,6 +317,8 @@ std::string renderFixJson(const FixReport& report)
     json.member("unchanged", report.unchanged);
     json.member("data_file", report.dataFile);
     json.member("checker", report.checker);
+    json.key("build_mode");
+    writeBuildModeJson(json, report.buildMode);
     json.key("edits").beginArray();
     for (const auto& edit : report.edits)
     {

@@ -489,7 +489,8 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         }
         if (first)
         {
-            simulation = simulationOptionsFor(stage->inputs);
+            simulation = resolveBuildMode(stage->inputs, options.buildMode);
+            result.buildMode = simulation;
         }
         AnalysisOptions analysis;
         analysis.simulation = simulation;

@@ -9,6 +9,7 @@
 #include "qdq/patterns.h"
 #include "qdq/precision_summary.h"
 
+#include "src/reporters/build_mode_json.h"
 #include "src/reporters/html_assets.h"
 #include "src/reporters/json_writer.h"
 
@@ -573,6 +574,8 @@ std::string renderReportHtml(const Report& report, const Inputs& inputs, const H
     json.key("inputs");
     writeSources(json, report.inputs);
     json.member("trt_version", inputs.trtVersion());
+    json.key("build_mode");
+    writeBuildModeJson(json, report.buildMode);
     writeSummary(json, report, inputs);
 
     TensorTable tensors;

@@ -4,6 +4,7 @@
 #include "qdq/precision_summary.h"
 #include "qdq/root_causes.h"
 
+#include "src/reporters/build_mode_json.h"
 #include "src/reporters/json_writer.h"
 
 #include <algorithm>
@@ -83,6 +84,8 @@ void writeReportHead(JsonWriter& json, const Report& report, const Inputs& input
         json.endObject();
     }
     json.endArray();
+    json.key("build_mode");
+    writeBuildModeJson(json, report.buildMode);
 
     auto layerTotals = report.correlation.layerTotals();
     auto qdqTotals = report.correlation.qdqTotals();
@@ -527,6 +530,7 @@ std::string renderReportText(const Report& report, const Inputs& inputs)
         }
         out << "\n";
     }
+    out << "  build mode: " << printable(describeBuildMode(report.buildMode), 2000) << "\n";
     out << "\n";
     if (report.findings.empty())
     {

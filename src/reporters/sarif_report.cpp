@@ -156,6 +156,16 @@ public:
         run["invocations"] = Json::array({std::move(invocation)});
         run["artifacts"] = std::move(mArtifacts);
         run["results"] = std::move(results);
+        // The build mode every finding assumed (SARIF's property bag of the run).
+        const SimulationOptions& mode = mReport.buildMode;
+        run["properties"] = {{"buildMode",
+                              {{"trtVersion", mode.trtMajor == 0 ? Json(nullptr)
+                                                                 : Json(std::to_string(mode.trtMajor) + "." +
+                                                                        std::to_string(mode.trtMinor))},
+                               {"typing", mode.stronglyTyped() ? "strong" : "weak"},
+                               {"typingSource", mode.typingSource},
+                               {"typingAssumed", mode.typingAssumed},
+                               {"summary", describeBuildMode(mode)}}}};
 
         Json log;
         log["$schema"] = kSchema;

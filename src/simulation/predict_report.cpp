@@ -2,6 +2,7 @@
 #include "qdq/predict.h"
 
 #include "qdq/patterns.h"
+#include "src/reporters/build_mode_json.h"
 #include "src/reporters/json_writer.h"
 #include "src/simulation/engine_simulator.h"
 
@@ -126,6 +127,10 @@ std::string versionText(const SimulationOptions& options)
 
 std::string flagsText(const SimulationOptions& options)
 {
+    if (options.stronglyTyped())
+    {
+        return "strongly typed (no precision flags)";
+    }
     std::string flags;
     if (options.int8)
     {
@@ -225,6 +230,8 @@ void writeJson(const Prediction& prediction, const OnnxGraph& graph, const std::
     json.member("tensorrt_version", versionText(prediction.options));
     json.member("flags_from", prediction.options.precisionSource);
     json.endObject();
+    json.key("build_mode");
+    writeBuildModeJson(json, prediction.options);
     json.key("summary").beginObject();
     json.member("layers", static_cast<std::uint64_t>(summary.layers));
     json.member("layers_executing_onnx_nodes", static_cast<std::uint64_t>(summary.computeLayers));
@@ -313,6 +320,7 @@ std::string renderPredictionText(const Prediction& prediction, const OnnxGraph& 
     std::string out = "Predicted engine for " + source + "\n";
     out += "Build: " + flagsText(prediction.options) + ", TensorRT " + versionText(prediction.options) +
            " (flags from " + prediction.options.precisionSource + ")\n";
+    out += "Build mode: " + describeBuildMode(prediction.options) + "\n";
     out += "Layers: " + std::to_string(summary.layers) + " (" + std::to_string(summary.computeLayers) +
            " executing ONNX nodes, " + std::to_string(summary.standaloneQdq) + " standalone Q/DQ, " +
            std::to_string(summary.requantize) + " requantize, " + std::to_string(summary.reformats) +

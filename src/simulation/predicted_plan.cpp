@@ -105,17 +105,17 @@ EnginePlan predictedEnginePlan(const Prediction& prediction, const OnnxGraph& gr
     return plan;
 }
 
-bool standInPredictedEngine(Inputs& inputs, const Inputs* builtWith)
+bool standInPredictedEngine(Inputs& inputs, const Inputs* builtWith, const BuildModeRequest& request)
 {
     if (!inputs.onnx || inputs.engine() != nullptr)
     {
         return false;
     }
     // The build flags and version of the engine it is compared with, when that one tells them.
-    SimulationOptions options = simulationOptionsFor(inputs);
+    SimulationOptions options = resolveBuildMode(inputs, request);
     if (builtWith != nullptr)
     {
-        SimulationOptions other = simulationOptionsFor(*builtWith);
+        SimulationOptions other = resolveBuildMode(*builtWith, request);
         if (other.trtMajor != 0 || builtWith->buildLog)
         {
             options = other;

@@ -100,6 +100,15 @@
       return source.kind + ': ' + source.path + (source.trt_version ? ' (TensorRT ' + source.trt_version + ')' : '');
     }).join(' \u00b7 ');
   }
+  // The build mode the prediction and the rules assumed: the version, weak or strong typing, and why.
+  function buildModeLine(mode) {
+    if (!mode) { return ''; }
+    var version = mode.trt_version ? 'TensorRT ' + esc(mode.trt_version) : 'TensorRT version unknown';
+    var typing = mode.typing === 'strong' ? 'strongly typed' : 'weakly typed ' + esc(mode.precision_flags.join(' '));
+    return '<p class="inputs" id="build-mode" title="' + esc(mode.summary) + '">Build mode: ' + version + ' \u00b7 ' +
+      typing + (mode.typing_assumed ? ' <span class="guess">(assumed: ' + esc(mode.typing_source.replace(/^assumed: /, '')) +
+      ')</span>' : ' <span class="count">(' + esc(mode.typing_source) + ')</span>') + '</p>';
+  }
   function count(id, value) {
     return '<span id="' + id + '" data-count="' + value + '">' + value + '</span>';
   }
@@ -355,7 +364,8 @@
     var acc = S.layers, q = S.qdq_nodes, sev = S.findings;
     var title = D.inputs.length ? basename(mainInput(D.inputs).path) : 'no input';
     var summary = '<h1>Diagnosis of ' + esc(title) + (D.trt_version ? ' <span class="count">TensorRT ' + esc(D.trt_version) +
-      '</span>' : '') + '</h1><p class="inputs">' + inputsShort(D.inputs) + '</p><div class="cards">';
+      '</span>' : '') + '</h1><p class="inputs">' + inputsShort(D.inputs) + '</p>' + buildModeLine(D.build_mode) +
+      '<div class="cards">';
     summary += '<div class="card"><div class="label">Total time</div><div class="value" id="total-ms" data-ms="' +
       (totalMs === null ? '' : totalMs) + '">' + (S.has_timings ? fmtMs(totalMs) : 'no profile') + '</div>' +
       '<div class="sub">' + (S.has_timings ? 'sum of per-layer averages, per inference' :

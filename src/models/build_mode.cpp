@@ -1,0 +1,245 @@
+// The build mode: which TensorRT version built (or will build) the engine, and whether the network is weakly or
+// strongly typed. Every command resolves it once, from the inputs and the command line, and every report shows it.
+//
+// Sources for the facts used here:
+// - "Precision Control" (TensorRT 10.x and 11.0 docs) and the 10.12 / 11.0 release notes: weak typing was deprecated
+//   in 10.12 and removed in 11.0; from 11.0 every network is strongly typed and --fp16, --int8, --best and --bf16 no
+//   longer exist. Before 11.0, trtexec builds strongly typed only with --stronglyTyped.
+// - ../shared/realdata/cookbook-mnist-trt10141/result-02.log: a 10.14 weakly typed build prints "Weakly-typed networks
+//   have been deprecated" and "Precision: FP32+FP16" with --fp16 on its command line.
+#include "qdq/analysis.h"
+#include "qdq/diagnostics.h"
+#include "qdq/predict.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace qdq
+{
+namespace
+{
+
+// The TensorRT releases whose behaviour qdq-doctor follows; another version is an input error, not a silent guess.
+constexpr int kOldestKnownMajor = 8;
+constexpr int kNewestKnownMajor = 11;
+// The first release whose networks are always strongly typed (TensorRT 11.0 release notes).
+constexpr int kStrongTypingOnlyMajor = 11;
+
+struct Version
+{
+    int major = 0;
+    int minor = 0;
+};
+
+Version parseVersion(const std::string& text)
+{
+    Version version;
+    version.major = std::atoi(text.c_str());
+    const auto dot = text.find('.');
+    version.minor = dot == std::string::npos ? 0 : std::atoi(text.c_str() + dot + 1);
+    return version;
+}
+
+bool hasFlag(const std::string& commandLine, const char* flag)
+{
+    return commandLine.find(flag) != std::string::npos;
+}
+
+//! The weak-typing flags a build log's options or command line name (unchanged from the simulator's first form).
+void readPrecisionFlags(const BuildLog& log, SimulationOptions& options)
+{
+    for (const auto& [key, value] : log.buildOptions)
+    {
+        if (key == "Precision")
+        {
+            options.fp16 = value.find("FP16") != std::string::npos || value.find("BF16") != std::string::npos;
+            options.int8 = value.find("INT8") != std::string::npos;
+            options.precisionSource = log.sourcePath + " (Build Options: Precision: " + value + ")";
+            return;
+        }
+    }
+    if (!log.commandLine.empty())
+    {
+        const std::string& cmd = log.commandLine;
+        const bool best = hasFlag(cmd, "--best");
+        options.fp16 = best || hasFlag(cmd, "--fp16");
+        options.int8 = best || hasFlag(cmd, "--int8");
+        options.precisionSource = log.sourcePath + " (command line)";
+    }
+}
+
+//! The typing a build log tells: its command line (--stronglyTyped, or a trtexec line without it), or its version.
+void readTyping(const BuildLog& log, SimulationOptions& options)
+{
+    if (options.trtMajor >= kStrongTypingOnlyMajor)
+    {
+        options.typing = Typing::kStrong;
+        options.typingSource = log.sourcePath + ": TensorRT " + std::to_string(options.trtMajor) +
+                               ", which builds every network strongly typed";
+        options.typingAssumed = false;
+        return;
+    }
+    if (log.commandLine.empty())
+    {
+        return;
+    }
+    options.typing = hasFlag(log.commandLine, "--stronglyTyped") ? Typing::kStrong : Typing::kWeak;
+    options.typingSource = log.sourcePath + ": trtexec command line " +
+                           (options.typing == Typing::kStrong ? "with --stronglyTyped" : "without --stronglyTyped");
+    options.typingAssumed = false;
+}
+
+//! Under strong typing no flag picks a precision: the float parts run in the graph's own type, which the
+//! simulator reads from the model (an FP32 model: FP32).
+void dropPrecisionFlags(SimulationOptions& options)
+{
+    options.fp16 = false;
+    options.int8 = true;
+    options.precisionSource = "strongly typed: each tensor keeps the model's type (Q/DQ decide the quantized parts)";
+}
+
+void applyRequestedVersion(const Inputs& inputs, const std::string& requested, SimulationOptions& options)
+{
+    SimulationOptions parsed;
+    applyTrtVersion(requested, parsed);
+    if (parsed.trtMajor < kOldestKnownMajor || parsed.trtMajor > kNewestKnownMajor)
+    {
+        throw InputError(SourceLocation{"--trt-version"},
+                         "qdq-doctor knows TensorRT " + std::to_string(kOldestKnownMajor) + ".x to " +
+                             std::to_string(kNewestKnownMajor) + ".x, not '" + printable(requested, 64) + "'");
+    }
+    const std::string told = inputs.trtVersion();
+    if (!told.empty())
+    {
+        const Version fromInputs = parseVersion(told);
+        const bool minorGiven = requested.find('.') != std::string::npos;
+        if (fromInputs.major != parsed.trtMajor || (minorGiven && fromInputs.minor != parsed.trtMinor))
+        {
+            throw InputError(SourceLocation{"--trt-version"}, "TensorRT " + printable(requested, 64) + " contradicts " +
+                                                                  options.versionSource +
+                                                                  ", which was built with TensorRT " + printable(told));
+        }
+        return; // the inputs' version is the more precise one
+    }
+    options.trtMajor = parsed.trtMajor;
+    options.trtMinor = parsed.trtMinor;
+    options.versionSource = "--trt-version " + printable(requested, 64);
+}
+
+void applyRequestedTyping(Typing requested, SimulationOptions& options)
+{
+    const char* option = requested == Typing::kStrong ? "--strongly-typed" : "--weakly-typed";
+    if (requested == Typing::kWeak && options.trtMajor >= kStrongTypingOnlyMajor)
+    {
+        throw InputError(SourceLocation{option}, "TensorRT " + std::to_string(options.trtMajor) + " (" +
+                                                     options.versionSource +
+                                                     ") has no weak typing: every network is strongly typed");
+    }
+    if (!options.typingAssumed && options.typing != requested)
+    {
+        throw InputError(SourceLocation{option}, std::string(option) + " contradicts " + options.typingSource + " (" +
+                                                     std::string(typingName(options.typing)) + ")");
+    }
+    options.typing = requested;
+    options.typingSource = option;
+    options.typingAssumed = false;
+}
+
+} // namespace
+
+std::string_view typingName(Typing typing)
+{
+    return typing == Typing::kStrong ? "strongly typed" : "weakly typed";
+}
+
+SimulationOptions simulationOptionsFor(const Inputs& inputs)
+{
+    SimulationOptions options;
+    options.precisionSource = "default (--int8 --fp16)";
+    options.typingSource = "assumed: no build log tells it; pass --strongly-typed, or --trt-version 11, where every "
+                           "network is strongly typed";
+    const std::string version = inputs.trtVersion();
+    if (!version.empty())
+    {
+        const Version parsed = parseVersion(version);
+        options.trtMajor = parsed.major;
+        options.trtMinor = parsed.minor;
+        options.versionSource =
+            inputs.buildLog && inputs.buildLog->trtVersion ? inputs.buildLog->sourcePath : std::string("the inputs");
+        for (const auto& source : inputs.sources)
+        {
+            if (source.trtVersion && *source.trtVersion == version && !inputs.buildLog)
+            {
+                options.versionSource = source.path;
+                break;
+            }
+        }
+    }
+    if (inputs.buildLog)
+    {
+        readPrecisionFlags(*inputs.buildLog, options);
+        readTyping(*inputs.buildLog, options);
+    }
+    if (options.stronglyTyped())
+    {
+        dropPrecisionFlags(options);
+    }
+    return options;
+}
+
+SimulationOptions resolveBuildMode(const Inputs& inputs, const BuildModeRequest& request)
+{
+    SimulationOptions options = simulationOptionsFor(inputs);
+    if (!request.trtVersion.empty())
+    {
+        applyRequestedVersion(inputs, request.trtVersion, options);
+        if (options.trtMajor >= kStrongTypingOnlyMajor && options.typingAssumed)
+        {
+            options.typing = Typing::kStrong;
+            options.typingSource = "TensorRT " + std::to_string(options.trtMajor) +
+                                   " builds every network strongly typed (" + options.versionSource + ")";
+            options.typingAssumed = false;
+        }
+    }
+    if (request.typing)
+    {
+        applyRequestedTyping(*request.typing, options);
+    }
+    if (options.stronglyTyped())
+    {
+        dropPrecisionFlags(options);
+    }
+    return options;
+}
+
+std::string describeBuildMode(const SimulationOptions& mode)
+{
+    std::string text = "TensorRT ";
+    if (mode.trtMajor == 0)
+    {
+        text += "version unknown (the simulator follows 10.x)";
+    }
+    else
+    {
+        text += std::to_string(mode.trtMajor) + "." + std::to_string(mode.trtMinor) + " (" + mode.versionSource + ")";
+    }
+    text += ", " + std::string(typingName(mode.typing));
+    if (!mode.stronglyTyped())
+    {
+        text += std::string(mode.int8 ? " --int8" : "") + (mode.fp16 ? " --fp16" : "");
+        if (!mode.int8 && !mode.fp16)
+        {
+            text += " (FP32)";
+        }
+    }
+    text += " (" + mode.typingSource + ")";
+    return text;
+}
+
+const SimulationOptions& Context::buildMode() const
+{
+    static const SimulationOptions kDefault = [] { return simulationOptionsFor(Inputs{}); }();
+    return mode != nullptr ? *mode : kDefault;
+}
+
+} // namespace qdq
