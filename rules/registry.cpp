@@ -56,6 +56,8 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeMyelinHeadDominates());
         list.push_back(rules::makeExplicitPadLayer());
         list.push_back(rules::makeInputLayoutTranspose());
+        // Transformers: Myelin regions (issue 28).
+        list.push_back(rules::makeMyelinGemmRanFloat());
         return list;
     }();
     return rules;

@@ -51,6 +51,7 @@ std::unique_ptr<Rule> makeDepthwiseActNotFused();
 std::unique_ptr<Rule> makeRefitScaleGroup();
 std::unique_ptr<Rule> makeBatchNormNotFolded();
 std::unique_ptr<Rule> makeMyelinHeadDominates();
+std::unique_ptr<Rule> makeMyelinGemmRanFloat();
 std::unique_ptr<Rule> makeExplicitPadLayer();
 std::unique_ptr<Rule> makeInputLayoutTranspose();
 

@@ -243,9 +243,20 @@ private:
         {
             for (const auto& output : layer.outputs)
             {
+                // A layer of optimization profile N > 0 writes the model's tensor under "name [profile N]"
+                // (../shared/realdata/cookbook-profilingverbosity-trt1016/log-main.py.log line 4236: "z [profile 1]").
+                const std::string_view tensor = output.name;
                 if (const OnnxNode* producer = mGraph->producer(output.name))
                 {
                     nodeIds.push_back(static_cast<std::uint32_t>(producer->index));
+                }
+                else if (const auto suffix = tensor.rfind(" [profile ");
+                         suffix != std::string_view::npos && tensor.back() == ']')
+                {
+                    if (const OnnxNode* profileProducer = mGraph->producer(tensor.substr(0, suffix)))
+                    {
+                        nodeIds.push_back(static_cast<std::uint32_t>(profileProducer->index));
+                    }
                 }
             }
             if (!nodeIds.empty())

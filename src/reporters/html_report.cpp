@@ -12,6 +12,7 @@
 #include "src/reporters/build_mode_json.h"
 #include "src/reporters/html_assets.h"
 #include "src/reporters/json_writer.h"
+#include "src/reporters/myelin_report.h"
 
 #include <algorithm>
 #include <map>
@@ -576,6 +577,11 @@ std::string renderReportHtml(const Report& report, const Inputs& inputs, const H
     json.member("trt_version", inputs.trtVersion());
     json.key("build_mode");
     writeBuildModeJson(json, report.buildMode);
+    if (const EnginePlan* engine = inputs.engine())
+    {
+        writeMyelinRegionsJson(
+            json, findMyelinRegions(*engine, report.correlation, inputs.onnx ? &*inputs.onnx : nullptr), *engine);
+    }
     writeSummary(json, report, inputs);
 
     TensorTable tensors;

@@ -6,6 +6,7 @@
 
 #include "src/reporters/build_mode_json.h"
 #include "src/reporters/json_writer.h"
+#include "src/reporters/myelin_report.h"
 
 #include <algorithm>
 #include <climits>
@@ -105,6 +106,15 @@ void writeReportHead(JsonWriter& json, const Report& report, const Inputs& input
     json.endObject();
     // Depends only on the inputs and the correlation: written with the head, while the rules still run.
     writePrecisionSummary(json, summarizePrecision(report, inputs));
+    if (const EnginePlan* plan = inputs.engine())
+    {
+        writeMyelinRegionsJson(
+            json, findMyelinRegions(*plan, report.correlation, inputs.onnx ? &*inputs.onnx : nullptr), *plan);
+    }
+    else
+    {
+        json.key("myelin_regions").beginArray().endArray();
+    }
 
     const EnginePlan* plan = inputs.engine();
     const auto& mappings = report.correlation.layers;
@@ -605,6 +615,11 @@ std::string renderReportText(const Report& report, const Inputs& inputs)
             << patterns::formatMs(report.reformatMs) << " in reformats\n";
     }
     writePrecisionSummaryText(out, summarizePrecision(report, inputs));
+    if (const EnginePlan* plan = inputs.engine())
+    {
+        writeMyelinRegionsText(out, findMyelinRegions(*plan, report.correlation, inputs.onnx ? &*inputs.onnx : nullptr),
+                               *plan);
+    }
     if (report.predictionCheck)
     {
         const PredictionCheck& check = *report.predictionCheck;

@@ -340,6 +340,42 @@
     });
   }
 
+  // ---- Myelin regions: one box each, opening to its kernels and the ONNX nodes they execute -------------------------
+  function myelinHtml(regions, L, layerByName) {
+    var html = '<h2>Myelin regions <span class="count">' + regions.length + '</span></h2><p class="hint">The parts ' +
+      'TensorRT compiled with Myelin. Precision from the GEMM kernels where the layer list shows them ' +
+      '(--profilingVerbosity=detailed), else from the region\'s tensors.</p>';
+    regions.forEach(function (region, r) {
+      var kinds = Object.keys(region.kernel_kinds).map(function (kind) {
+        return esc(kind) + ' ' + region.kernel_kinds[kind];
+      }).join(', ');
+      var floatGemms = region.gemms.filter(function (gemm) {
+        return gemm.quantized_nodes.length && !/INT8|FP8/.test(gemm.precision);
+      });
+      html += '<details class="myelin-region" id="myelin-' + r + '"' + (r === 0 ? ' open' : '') + '><summary><span class="mono">' +
+        esc(region.id) + '</span> \u00b7 ' + (region.kernels_listed ? region.layers.length + ' kernels (' + kinds + ') \u00b7 ' : '') +
+        region.onnx_nodes.length + ' ONNX nodes \u00b7 ' + region.qdq_nodes.length + ' Q/DQ absorbed \u00b7 <b>' +
+        esc(region.precision) + '</b>' + (region.time_ms !== null ? ' \u00b7 ' + fmtMs(region.time_ms) : '') +
+        (floatGemms.length ? ' \u00b7 <span class="warn">' + floatGemms.length + ' quantized GEMM' +
+          (floatGemms.length > 1 ? 's' : '') + ' ran in float</span>' : '') +
+        (region.attention ? ' \u00b7 attention ' + esc(region.attention) : '') + '</summary>';
+      html += '<table class="myelin-kernels"><thead><tr><th>' + (region.kernels_listed ? 'Kernel' : 'Layer') +
+        '</th><th>Kind</th><th>Precision</th><th>Time</th><th>ONNX nodes</th></tr></thead><tbody>';
+      region.layers.forEach(function (name) {
+        var i = layerByName[name], layer = i === undefined ? null : L[i];
+        html += '<tr><td class="mono">' + esc(name) + '</td><td>' + esc(layer ? layer.t : '') + '</td><td>' +
+          esc(layer ? layer.p : '') + '</td><td>' + (layer && layer.ms !== null && layer.ms !== undefined ? fmtMs(layer.ms) : '') +
+          '</td><td class="mono">' + (layer ? layer.o.slice(0, 6).map(esc).join('<br>') +
+            (layer.o.length > 6 ? '<br><span class="hint">+' + (layer.o.length - 6) + ' more (list below)</span>' : '') : '') +
+          '</td></tr>';
+      });
+      html += '</tbody></table><p class="hint">Precision basis: ' + esc(region.precision_basis) + '.</p>';
+      html += '<details class="myelin-nodes"><summary>' + region.onnx_nodes.length + ' ONNX nodes</summary><p class="mono">' +
+        region.onnx_nodes.map(esc).join(' \u00b7 ') + '</p></details></details>';
+    });
+    return html;
+  }
+
   // ---- diagnose -----------------------------------------------------------------------------------------------------
   function renderDiagnose() {
     var L = D.layers, F = D.findings, S = D.summary, T = D.tensors;
@@ -353,9 +389,14 @@
     L.forEach(function (layer, i) { if (!(layer.n in layerByName)) { layerByName[layer.n] = i; } });
 
     var graphTitle = predicted ? 'Predicted engine' : 'Engine graph';
-    app.innerHTML = headerHtml([['summary', 'Summary'], ['findings', 'Findings (' + F.length + ')'],
-      ['graph', predicted ? 'Predicted engine' : 'Graph'], ['layers', 'Layers (' + L.length + ')'], ['notes', 'Notes']]) +
+    var regions = D.myelin_regions || [];
+    var sections = [['summary', 'Summary'], ['findings', 'Findings (' + F.length + ')'],
+      ['graph', predicted ? 'Predicted engine' : 'Graph']];
+    if (regions.length) { sections.push(['myelin', 'Myelin (' + regions.length + ')']); }
+    sections.push(['layers', 'Layers (' + L.length + ')'], ['notes', 'Notes']);
+    app.innerHTML = headerHtml(sections) +
       '<main><section id="summary"></section><section id="findings"></section><section id="graph"></section>' +
+      (regions.length ? '<section id="myelin"></section>' : '') +
       '<section id="layers"></section><section id="notes"></section>' +
       '<footer>' + esc(D.tool) + ' \u00b7 self-contained report: it loads nothing from the network</footer></main>';
     wireNav();
@@ -903,6 +944,8 @@
       var row = event.target.closest('tr[data-i]');
       if (row) { select(Number(row.getAttribute('data-i')), true); }
     });
+
+    if (regions.length) { $('myelin').innerHTML = myelinHtml(regions, L, layerByName); }
 
     // Notes.
     var notes = '<h2>Notes</h2>';

@@ -1,0 +1,327 @@
+// Myelin regions of an engine (include/qdq/myelin_regions.h).
+#include "qdq/myelin_regions.h"
+
+#include "qdq/patterns.h"
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_map>
+
+namespace qdq
+{
+namespace
+{
+
+bool contains(std::string_view text, std::string_view part)
+{
+    return text.find(part) != std::string_view::npos;
+}
+
+//! The precision a GEMM kernel's tactic name tells. Real names: `sm80_xmma_gemm_i8i8_i8i32_f32_tn_n_...` (INT8,
+//! ivit-simple-mlp-qdq-trt10-myelin), `sm86_xmma_gemm_f32f32_tf32f32_f32_nn_n_...` (FP32 with TF32 math, same file),
+//! `cutlass3x_sm100_tensorop_s128x256x16gemm_f16_f16_f32_f16_f16_...` (FP16, lix-engine-analysis-dmt-fp16). The FP8
+//! and BF16 markers (`e4m3`, `bf16`) are CUTLASS's type names; no real FP8 Myelin engine is in ../shared (a guess).
+Precision precisionFromTactic(std::string_view tactic)
+{
+    if (contains(tactic, "i8i8") || contains(tactic, "_s8_") || contains(tactic, "int8"))
+    {
+        return Precision::kINT8;
+    }
+    if (contains(tactic, "e4m3") || contains(tactic, "fp8"))
+    {
+        return Precision::kFP8;
+    }
+    if (contains(tactic, "bf16"))
+    {
+        return Precision::kBF16;
+    }
+    if (contains(tactic, "f16f16") || contains(tactic, "_f16_") || contains(tactic, "h16") || contains(tactic, "hmma"))
+    {
+        return Precision::kFP16;
+    }
+    if (contains(tactic, "f32f32") || contains(tactic, "tf32") || contains(tactic, "sgemm"))
+    {
+        return Precision::kFP32;
+    }
+    return Precision::kUnknown;
+}
+
+MyelinGemm gemmOf(const EnginePlan& plan, std::size_t layer, const LayerMapping& mapping,
+                  const std::unordered_map<std::string_view, bool>& qdqNames)
+{
+    const EngineLayer& record = plan.layers[layer];
+    MyelinGemm gemm;
+    gemm.layer = layer;
+    const Precision input = patterns::inputPrecision(record);
+    if (input != Precision::kUnknown)
+    {
+        gemm.precision = input;
+        gemm.precisionEvidence = "input tensor " + record.inputs.front().format.str();
+    }
+    else
+    {
+        gemm.precision = precisionFromTactic(record.tacticName);
+        gemm.precisionEvidence = "tactic " + record.tacticName;
+    }
+    for (std::string_view node : mapping.onnxNodes)
+    {
+        if (qdqNames.count(node) != 0)
+        {
+            gemm.quantizedNodes.push_back(node);
+        }
+    }
+    return gemm;
+}
+
+std::string joinPrecisions(const std::map<Precision, std::size_t>& counts)
+{
+    std::string text;
+    std::size_t total = 0;
+    for (const auto& [precision, count] : counts)
+    {
+        text += (text.empty() ? "" : " and ") + std::string(precisionName(precision));
+        total += count;
+    }
+    if (counts.size() > 1)
+    {
+        text += " (" + std::to_string(total) + " GEMMs)";
+    }
+    return text;
+}
+
+//! The precision of a region whose kernels are not listed: its input and output tensors.
+std::string tensorPrecision(const EngineLayer& layer)
+{
+    const Precision in = patterns::inputPrecision(layer);
+    const Precision out = patterns::outputPrecision(layer);
+    if (in == Precision::kUnknown && out == Precision::kUnknown)
+    {
+        return "unknown";
+    }
+    if (in == out)
+    {
+        return std::string(precisionName(in)) + " in/out";
+    }
+    return std::string(precisionName(in)) + " in, " + std::string(precisionName(out)) + " out";
+}
+
+void summarizePrecision(const EnginePlan& plan, MyelinRegion& region)
+{
+    if (!region.gemms.empty())
+    {
+        region.precision = joinPrecisions(region.gemmsByPrecision);
+        region.precisionBasis = "the precision of its GEMM kernels (input tensors, else tactic names)";
+        return;
+    }
+    if (!region.kernelsListed)
+    {
+        region.precision = tensorPrecision(plan.layers[region.layers.front()]);
+        region.precisionBasis = "the region's input and output tensors (its kernels are not listed: export the layer "
+                                "list with --profilingVerbosity=detailed)";
+        return;
+    }
+    region.precision = "no GEMM";
+    region.precisionBasis = "the region has no GEMM kernel";
+}
+
+//! Whether the op, through element-wise ops and Q/DQ (a scale, a mask Add, a Q/DQ pair), is reached from a MatMul
+//! (upstream) or reaches one (downstream), within a few nodes.
+bool nearMatMul(const OnnxGraph& graph, const OnnxNode& start, bool upstream)
+{
+    static constexpr std::string_view kPassed[] = {
+        "Add", "Mul", "Div", "Where", "Cast", "QuantizeLinear", "DequantizeLinear"};
+    std::vector<const OnnxNode*> frontier = {&start};
+    for (int depth = 0; depth < 4 && !frontier.empty(); ++depth)
+    {
+        std::vector<const OnnxNode*> next;
+        for (const OnnxNode* node : frontier)
+        {
+            std::vector<const OnnxNode*> around;
+            if (upstream)
+            {
+                for (const auto& input : node->inputs)
+                {
+                    if (const OnnxNode* producer = graph.producer(input))
+                    {
+                        around.push_back(producer);
+                    }
+                }
+            }
+            else
+            {
+                for (const auto& output : node->outputs)
+                {
+                    for (std::uint32_t consumer : graph.consumers(output))
+                    {
+                        around.push_back(&graph.nodes[consumer]);
+                    }
+                }
+            }
+            for (const OnnxNode* other : around)
+            {
+                if (other->opType == "MatMul")
+                {
+                    return true;
+                }
+                if (std::find(std::begin(kPassed), std::end(kPassed), other->opType) != std::end(kPassed))
+                {
+                    next.push_back(other);
+                }
+            }
+        }
+        frontier = std::move(next);
+    }
+    return false;
+}
+
+//! Fused attention shows as kernels with `_mha` in their names (a maintainer in NVIDIA/TensorRT#3243: "If the MHA is
+//! fused, there should be kernel names with `_mha` in the profile"; the layer list with detailed verbosity lists
+//! the same kernels).
+void findAttention(const EnginePlan& plan, const OnnxGraph& graph, MyelinRegion& region)
+{
+    const OnnxNode* softmax = nullptr;
+    for (std::string_view name : region.onnxNodes)
+    {
+        const OnnxNode* node = graph.findNode(name);
+        if (node != nullptr && node->opType == "Softmax" && nearMatMul(graph, *node, true) &&
+            nearMatMul(graph, *node, false))
+        {
+            softmax = node;
+            break;
+        }
+    }
+    if (softmax == nullptr || !region.kernelsListed)
+    {
+        return;
+    }
+    for (std::size_t layer : region.layers)
+    {
+        const EngineLayer& record = plan.layers[layer];
+        if (contains(record.name, "_mha") || contains(record.tacticName, "_mha"))
+        {
+            region.attention = "fused (kernel " + record.name + ")";
+            return;
+        }
+    }
+    region.attention = "not fused: no `_mha` kernel in the region, the attention of " + softmax->name +
+                       " runs as separate GEMM and Softmax kernels";
+}
+
+} // namespace
+
+std::string_view myelinGraphOf(std::string_view name)
+{
+    // `..._myl<digits>` or `..._myl<digits>_<digits>` at the end of the name.
+    std::size_t end = name.size();
+    std::size_t digits = end;
+    while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1])))
+    {
+        --digits;
+    }
+    if (digits < end && digits > 0 && name[digits - 1] == '_')
+    {
+        // Maybe the kernel index: look for the graph number before it.
+        std::size_t graphEnd = digits - 1;
+        std::size_t graphDigits = graphEnd;
+        while (graphDigits > 0 && std::isdigit(static_cast<unsigned char>(name[graphDigits - 1])))
+        {
+            --graphDigits;
+        }
+        if (graphDigits < graphEnd && graphDigits >= 4 && name.substr(graphDigits - 4, 4) == "_myl")
+        {
+            return name.substr(graphDigits - 3, graphEnd - graphDigits + 3);
+        }
+    }
+    if (digits < end && digits >= 4 && name.substr(digits - 4, 4) == "_myl")
+    {
+        return name.substr(digits - 3, end - digits + 3);
+    }
+    return {};
+}
+
+bool isMyelinLayer(const EngineLayer& layer)
+{
+    return layer.type == "Myelin" || layer.name.starts_with("{ForeignNode[") ||
+           layer.tacticName.find("__myl_") != std::string::npos || !myelinGraphOf(layer.baseName()).empty();
+}
+
+std::vector<MyelinRegion> findMyelinRegions(const EnginePlan& plan, const Correlation& correlation,
+                                            const OnnxGraph* graph)
+{
+    std::vector<MyelinRegion> regions;
+    if (correlation.layers.size() != plan.layers.size())
+    {
+        return regions;
+    }
+    std::unordered_map<std::string_view, bool> qdqNames;
+    for (const auto& node : correlation.qdqNodes)
+    {
+        qdqNames.emplace(node.node, node.isQuantize);
+    }
+    std::unordered_map<std::string, std::size_t> regionOfGraph;
+    for (std::size_t i = 0; i < plan.layers.size(); ++i)
+    {
+        const EngineLayer& layer = plan.layers[i];
+        if (!isMyelinLayer(layer))
+        {
+            continue;
+        }
+        const std::string_view myelinGraph = myelinGraphOf(layer.baseName());
+        std::size_t index = regions.size();
+        if (!myelinGraph.empty())
+        {
+            auto [it, added] = regionOfGraph.emplace(std::string(myelinGraph), regions.size());
+            index = it->second;
+            if (added)
+            {
+                regions.emplace_back();
+                regions.back().id = std::string(myelinGraph);
+                regions.back().kernelsListed = true;
+            }
+        }
+        else
+        {
+            regions.emplace_back();
+            regions.back().id = layer.baseName();
+        }
+        MyelinRegion& region = regions[index];
+        region.layers.push_back(i);
+        ++region.kernelKinds[layer.type.empty() ? std::string("Myelin") : layer.type];
+        const LayerMapping& mapping = correlation.layers[i];
+        region.onnxNodes.insert(region.onnxNodes.end(), mapping.onnxNodes.begin(), mapping.onnxNodes.end());
+        if (mapping.timeMs)
+        {
+            region.timeMs = region.timeMs.value_or(0.0) + *mapping.timeMs;
+        }
+        if (region.kernelsListed && layer.type == "gemm")
+        {
+            region.gemms.push_back(gemmOf(plan, i, mapping, qdqNames));
+            const MyelinGemm& gemm = region.gemms.back();
+            ++region.gemmsByPrecision[gemm.precision];
+            if (mapping.timeMs)
+            {
+                region.gemmMsByPrecision[gemm.precision] += *mapping.timeMs;
+            }
+        }
+    }
+    for (auto& region : regions)
+    {
+        std::sort(region.onnxNodes.begin(), region.onnxNodes.end());
+        region.onnxNodes.erase(std::unique(region.onnxNodes.begin(), region.onnxNodes.end()), region.onnxNodes.end());
+        for (std::string_view node : region.onnxNodes)
+        {
+            if (qdqNames.count(node) != 0)
+            {
+                region.qdqNodes.push_back(node);
+            }
+        }
+        summarizePrecision(plan, region);
+        if (graph != nullptr)
+        {
+            findAttention(plan, *graph, region);
+        }
+    }
+    return regions;
+}
+
+} // namespace qdq
