@@ -5,6 +5,7 @@
 // their own float layers (docs/rules/batchnorm-not-folded.md).
 #include "qdq/layer_names.h"
 #include "qdq/patterns.h"
+#include "rules/build_mode_advice.h"
 #include "rules/precision_common.h"
 #include "rules/rules.h"
 
@@ -319,9 +320,11 @@ private:
             "into the convolution before it, only when all four are weights; otherwise it computes "
             "(x - mean) / sqrt(var + epsilon) * scale + bias with elementwise layers." +
             engineText;
-        finding.fix = "constant-fold the model before building, so that the parameters are initializers again: "
-                      "`polygraphy surgeon sanitize model.onnx --fold-constants -o folded.onnx` (or onnx-simplifier); "
-                      "building with --fp16 does not fold them";
+        finding.fix =
+            "constant-fold the model before building, so that the parameters are initializers again: "
+            "`polygraphy surgeon sanitize model.onnx --fold-constants -o folded.onnx` (or onnx-simplifier); " +
+            std::string(precisionFlagsApply(context) ? "building with --fp16 does not fold them"
+                                                     : "an FP16 model does not fold them either");
         if (viaIdentity)
         {
             // A guess: torch.onnx replaces an initializer equal to another by an Identity of that one.

@@ -1,6 +1,7 @@
 // R16 concat-quantize-hoisted: the Q after a Concat is split into one clone per Concat input; clones landing on
 // producers that cannot absorb them (float ops, ConvTranspose, plugins, network inputs) run as standalone Quantize
 // layers, one per input, where the implicit engine has one Quantize after an elided concat.
+#include "rules/build_mode_advice.h"
 #include "rules/rules.h"
 #include "rules/scale_walks.h"
 
@@ -115,15 +116,15 @@ private:
             fix += "if every Concat producer can be quantized, keep " + q.name +
                    " after the Concat and give all Concat inputs its scale so each clone fuses into its producer "
                    "(see concat-scale-mismatch); otherwise move the Q/DQ from the Concat output to after the next "
-                   "non-commuting op, or drop it and let the consumer run FP16. Note: " +
-                   kLimitation;
+                   "non-commuting op, or drop it and let the consumer run in " +
+                   floatTypeWithoutQdq(context) + ". Note: " + kLimitation;
             if (onlyFloat)
             {
                 fix = "quantize " + nameList(producers, 3) +
                       " (Q/DQ on their inputs) if they have an INT8 implementation, so the clones fuse; otherwise "
                       "move the Q/DQ from the Concat output to after the next non-commuting op, or drop it and let "
-                      "the consumer run FP16. Note: " +
-                      kLimitation;
+                      "the consumer run in " +
+                      floatTypeWithoutQdq(context) + ". Note: " + kLimitation;
             }
             finding.fix = fix;
             attachEngine(context, {q.name}, finding);
@@ -238,8 +239,8 @@ private:
                 ", so it absorbs the clone), or give all Concat inputs the scale of " +
                 (q.empty() ? std::string("the Q after the Concat") : q) +
                 "; if the producer can only run in float, move the Q/DQ off the Concat output (after the next "
-                "non-commuting op) or let the consumer run FP16. Note: " +
-                kLimitation;
+                "non-commuting op) or let the consumer run in " +
+                floatTypeWithoutQdq(context) + ". Note: " + kLimitation;
             sink.add(std::move(finding));
         }
     }

@@ -1,6 +1,7 @@
 // R25 convtranspose-epilogue-not-fused: DQ -> ConvTranspose -> {BatchNormalization | activation} -> Q. TensorRT does
 // not fuse BN into a quantized ConvTranspose, and the ConvTranspose + activation fusion is fragile, so the
 // deconvolution runs INT8-in / float-out followed by separate BN/activation layers and a standalone Quantize.
+#include "rules/build_mode_advice.h"
 #include "rules/precision_common.h"
 #include "rules/rules.h"
 
@@ -114,7 +115,8 @@ private:
             {
                 fixes.push_back("quantize the ConvTranspose weights per tensor");
             }
-            fixes.push_back("or keep " + node.name + " in FP16 (remove its input Q/DQ)");
+            fixes.push_back("or keep " + node.name + " in " + floatTypeWithoutQdq(context) +
+                            " (remove its input Q/DQ)");
             finding.fix = nameList(fixes, 4);
             if (const EnginePlan* plan = context.engine())
             {
@@ -207,7 +209,8 @@ private:
             finding.costMs = sumTimes(context, separate);
             finding.fix = "in the ONNX model, fold the BatchNormalization into the ConvTranspose weights; if the "
                           "activation still does not fuse, put Q/DQ directly after the ConvTranspose (ConvT -> Q -> DQ "
-                          "-> activation); use per-tensor ConvTranspose weights; or keep the ConvTranspose in FP16";
+                          "-> activation); use per-tensor ConvTranspose weights; or keep the ConvTranspose in " +
+                          floatTypeWithoutQdq(context);
             sink.add(std::move(finding));
         }
     }

@@ -1,6 +1,14 @@
 // R24 fp32-island: in an explicitly quantized (Q/DQ) build, layers outside the Q/DQ regions run in the network's float
 // type: FP32 unless FP16 is enabled (weak typing, --fp16) or the ONNX itself is FP16 (strong typing). A Q/DQ engine
 // built without FP16 leaves its unquantized layers in FP32 with Int8<->FP32 conversions around them.
+//
+// Under strong typing (TensorRT 10 --stronglyTyped, every TensorRT 11 build) no flag picks a precision: each tensor has
+// the graph's type ("Precision Control" page, "Strongly Typed Networks",
+// https://docs.nvidia.com/deeplearning/tensorrt/11.0.0/inference-library/precision-control.html), so an FP32 Q/DQ
+// model runs its unquantized part in FP32 and the remedy is in the graph (FP16 initializers and Casts; "Migrating from
+// TensorRT 10.x to 11.x" names ModelOpt AutoCast as the replacement of BuilderFlag::kFP16). The finding then says that
+// part of the graph is FP32, with its cost: the profile's time, else the predicted layer count.
+#include "rules/build_mode_advice.h"
 #include "rules/precision_common.h"
 #include "rules/rules.h"
 
@@ -21,16 +29,30 @@ public:
         static const RuleInfo kInfo{
             "fp32-island",
             "R24",
-            "Unquantized layers of a Q/DQ network run in FP32 because the build did not enable FP16",
+            "Unquantized layers of a Q/DQ network run in FP32: the build did not enable FP16 (weak typing) or the "
+            "graph is FP32 (strong typing)",
             Severity::kWarning,
-            "8.0-10.x",
+            "8.0-11.x",
             kNeedsOnnxOrEngine | kReadsPrediction | kReadsCorrelation,
-            "a build flag (--fp16, or BuilderFlag::kFP16), not the graph"};
+            "weak typing: a build flag, not the graph; strong typing: the model's float type, which `fix --autocast "
+            "fp16` changes"};
         return kInfo;
     }
 
     void check(const Context& context, FindingSink& sink) const override
     {
+        if (context.buildMode().stronglyTyped())
+        {
+            if (context.engine() != nullptr)
+            {
+                checkStronglyTypedEngine(context, sink);
+            }
+            else if (context.graph() != nullptr)
+            {
+                checkStronglyTypedGraph(context, sink);
+            }
+            return;
+        }
         if (context.engine() != nullptr)
         {
             checkEngine(context, sink);
@@ -53,7 +75,6 @@ private:
     {
         Fp16Setting fp16 = Fp16Setting::kUnknown;
         std::string precision; //!< the Build Options Precision value
-        bool stronglyTyped = false;
     };
 
     static BuildConfig buildConfig(const Context& context)
@@ -64,7 +85,6 @@ private:
         {
             return config;
         }
-        config.stronglyTyped = log->commandLine.find("--stronglyTyped") != std::string::npos;
         for (const auto& [key, value] : log->buildOptions)
         {
             if (key == "Precision")
@@ -83,20 +103,6 @@ private:
             }
         }
         return config;
-    }
-
-    static std::string fixText(bool stronglyTyped, int trtMajor)
-    {
-        if (stronglyTyped)
-        {
-            return "the build is strongly typed: convert the unquantized part of the ONNX model to FP16 (e.g. NVIDIA "
-                   "ModelOpt AutoCast) and keep the Q/DQ";
-        }
-        return "rebuild with FP16 enabled as well (trtexec --int8 --fp16, or BuilderFlag::kFP16) so the unquantized "
-               "layers run FP16" +
-               std::string(trtMajor >= 10 ? "; with strong typing (TensorRT 11 drops weak typing) convert the "
-                                            "unquantized part of the ONNX model to FP16 instead"
-                                          : "");
     }
 
     static bool isQdqEngine(const Context& context)
@@ -232,7 +238,7 @@ private:
             finding.evidence.push_back(evidence);
         }
         finding.costMs = sumTimes(context, costly);
-        finding.fix = fixText(config.stronglyTyped, context.inputs.trtMajor());
+        finding.fix = fp16Remedy(context);
         sink.add(std::move(finding));
     }
 
@@ -288,7 +294,200 @@ private:
             finding.evidence.push_back(
                 nodeEvidence(context, *first, "not between DequantizeLinear and QuantizeLinear"));
         }
-        finding.fix = fixText(config.stronglyTyped, context.inputs.trtMajor());
+        finding.fix = fp16Remedy(context);
+        sink.add(std::move(finding));
+    }
+
+    //! Whether the predicted layer runs float ops of the model (not only Q/DQ, data movement or shape arithmetic);
+    //! those ops are added to nodes.
+    static bool runsFloatOps(const OnnxGraph& graph, const PredictedLayer& layer, std::vector<std::string>& nodes)
+    {
+        if (layer.role.rfind("quantized-", 0) == 0 || layer.role == "requantize" ||
+            layer.role.rfind("standalone-", 0) == 0 || layer.role == "reformat")
+        {
+            return false;
+        }
+        bool any = false;
+        for (auto name : layer.onnxNodes)
+        {
+            const OnnxNode* node = graph.findNode(name);
+            // Integer ops (QLinearConv, ...) are not float: quantized-op-not-importable explains them.
+            if (node != nullptr && !isQdq(*node) && !isCommuting(node->opType) && node->opType != "Shape" &&
+                node->opType != "Constant" && node->opType != "Gather" && node->opType != "Cast" &&
+                !isOperatorFormatQuantized(*node))
+            {
+                nodes.push_back(node->name);
+                any = true;
+            }
+        }
+        return any;
+    }
+
+    //! The remedy under strong typing, and what the FP32 part costs.
+    static std::string strongFix()
+    {
+        return "this part of the graph is FP32: make it FP16 in the graph (FP16 initializers and Cast nodes: "
+               "`qdq-doctor fix --autocast fp16`, or NVIDIA ModelOpt AutoCast) and keep the Q/DQ; a strongly typed "
+               "build has no flag that picks FP16";
+    }
+
+    //! A mixed model (some float layers FP16) keeps the others FP32 on purpose, mostly (AutoCast keeps reductions and
+    //! values outside the FP16 range in FP32): said as info. A model whose whole float part is FP32: a warning.
+    static void setStrongSeverity(Finding& finding, bool mixed)
+    {
+        finding.severity = mixed ? Severity::kInfo : Severity::kWarning;
+        finding.likely = false;
+    }
+
+    //! The predicted engine's FP32 part under strong typing: float layers the graph types FP32, INT8 layers that
+    //! write their float output in FP32, and how many float layers or outputs are FP16 instead.
+    struct Fp32Part
+    {
+        std::vector<std::string> floatLayers;
+        std::vector<std::string> floatOps;
+        std::vector<std::string> writers;     //!< INT8-in layers writing an FP32 output
+        std::vector<std::string> writerNodes; //!< their ops (not their Q/DQ)
+        std::size_t halfLayers = 0;
+    };
+
+    static Fp32Part fp32PartOf(const OnnxGraph& graph, const Prediction& prediction)
+    {
+        Fp32Part part;
+        for (const auto& layer : prediction.layers)
+        {
+            const bool half = layer.outputPrecision == "FP16" || layer.outputPrecision == "BF16";
+            if (layer.role.rfind("quantized-", 0) == 0 && layer.int8Input && !layer.int8Output)
+            {
+                if (layer.outputPrecision == "FP32")
+                {
+                    part.writers.push_back(layer.name);
+                    for (auto name : layer.onnxNodes)
+                    {
+                        const OnnxNode* node = graph.findNode(name);
+                        if (node != nullptr && !isQdq(*node))
+                        {
+                            part.writerNodes.push_back(node->name);
+                        }
+                    }
+                }
+                part.halfLayers += half ? 1 : 0;
+                continue;
+            }
+            std::vector<std::string> ops;
+            if (!runsFloatOps(graph, layer, ops))
+            {
+                continue;
+            }
+            if (layer.inputPrecision == "FP32" || layer.outputPrecision == "FP32")
+            {
+                part.floatLayers.push_back(layer.name);
+                part.floatOps.insert(part.floatOps.end(), ops.begin(), ops.end());
+            }
+            part.halfLayers += half ? 1 : 0;
+        }
+        return part;
+    }
+
+    //! Strong typing, ONNX only: the predicted layers whose float part the graph types FP32.
+    void checkStronglyTypedGraph(const Context& context, FindingSink& sink) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        if (graph.quantizeCount() == 0)
+        {
+            return;
+        }
+        const Fp32Part part = fp32PartOf(graph, context.prediction);
+        if (part.floatLayers.empty() && part.writers.empty())
+        {
+            return;
+        }
+        const bool mixed = part.halfLayers > 0;
+        std::string what;
+        if (!part.floatLayers.empty())
+        {
+            what = std::to_string(part.floatLayers.size()) +
+                   " predicted layer(s) outside the Q/DQ regions run in FP32 (" + nameList(part.floatLayers, 4) + ")";
+        }
+        if (!part.writers.empty())
+        {
+            what += std::string(what.empty() ? "" : ", and ") + std::to_string(part.writers.size()) +
+                    " INT8 layer(s) write their float output in FP32 (" + nameList(part.writers, 3) + ")";
+        }
+        Finding finding = makeFinding(
+            info(),
+            what + ": the build is strongly typed (" + context.buildMode().typingSource +
+                "), so TensorRT gives each tensor the graph's type, and this part of the graph is FP32. Cost: " +
+                std::to_string(part.floatLayers.size()) + " FP32 layer(s) and " + std::to_string(part.writers.size()) +
+                " FP32 output(s) of the predicted engine (no profile to time them)" +
+                (mixed ? "; " + std::to_string(part.halfLayers) +
+                             " other float layer(s) or outputs are FP16, so these may have been kept FP32 on "
+                             "purpose (reductions, values outside the FP16 range): check that they need to be."
+                       : "."));
+        setStrongSeverity(finding, mixed);
+        finding.onnxNodes = part.floatOps;
+        finding.onnxNodes.insert(finding.onnxNodes.end(), part.writerNodes.begin(), part.writerNodes.end());
+        const auto& firstOf = part.floatOps.empty() ? part.writerNodes : part.floatOps;
+        if (const OnnxNode* node = firstOf.empty() ? nullptr : graph.findNode(firstOf.front()))
+        {
+            finding.evidence.push_back(nodeEvidence(context, *node, "FP32 in the graph, not between Q/DQ"));
+        }
+        finding.fix = strongFix();
+        sink.add(std::move(finding));
+    }
+
+    //! Strong typing with an engine: its FP32-only compute layers are the graph's FP32 part; their time (or count).
+    void checkStronglyTypedEngine(const Context& context, FindingSink& sink) const
+    {
+        const EnginePlan& plan = *context.engine();
+        if (!isQdqEngine(context))
+        {
+            return;
+        }
+        std::vector<std::size_t> island;
+        for (std::size_t index = 0; index < plan.layers.size(); ++index)
+        {
+            const EngineLayer& layer = plan.layers[index];
+            const LayerState state = context.correlation.layers[index].state;
+            if ((state == LayerState::kMapped || state == LayerState::kUnattributed) && onlyFp32(layer) &&
+                layer.type != "Constant" && layer.type != "NoOp" && layer.type != "Shuffle" &&
+                layer.type != "TrainStation")
+            {
+                island.push_back(index);
+            }
+        }
+        if (island.empty())
+        {
+            return;
+        }
+        const bool mixed = anyFloat16(plan);
+        std::vector<std::string> names = layerNames(context, island);
+        const std::optional<double> cost = sumTimes(context, island);
+        Finding finding = makeFinding(
+            info(), std::to_string(island.size()) +
+                        " unquantized layer(s) run in FP32 in this strongly typed engine (" + nameList(names, 4) +
+                        "): TensorRT gives each tensor the graph's type (" + context.buildMode().typingSource +
+                        "), so this part of the graph is FP32" + (cost ? "" : "; no profile times them") +
+                        (mixed ? "; the engine has FP16 layers too, so these may have been kept FP32 on purpose: "
+                                 "check that they need to be."
+                               : "."));
+        setStrongSeverity(finding, mixed);
+        finding.engineLayers = names;
+        for (std::size_t index : island)
+        {
+            for (const auto& node : context.correlation.layers[index].onnxNodes)
+            {
+                finding.onnxNodes.emplace_back(node);
+            }
+            if (finding.evidence.size() < 6)
+            {
+                finding.evidence.push_back(
+                    layerEvidence(context, index, "",
+                                  plan.layers[index].type + " " + precisionText(inputPrecision(plan.layers[index])) +
+                                      " -> " + precisionText(outputPrecision(plan.layers[index]))));
+            }
+        }
+        finding.costMs = cost;
+        finding.fix = strongFix();
         sink.add(std::move(finding));
     }
 };

@@ -114,7 +114,7 @@ public:
             finding.costMs = *converting;
             const std::string outText(precisionName(outputPrecision(layer)));
             // FP16 only where the build enables it: without --fp16 a layer taken out of INT8 runs in FP32.
-            const std::string floatType = floatTypeOfBuild(context.inputs);
+            const std::string floatType = floatTypeOfBuild(context);
             finding.message = "INT8 layer \"" + layer.name + "\" (" + formatMs(*own) +
                               ") is likely slower than it would be in " + floatType +
                               ": it is an INT8 island, its input quantized "

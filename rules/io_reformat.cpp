@@ -1,6 +1,7 @@
 // R23 io-reformat: work at the network boundary: the Quantize of a float network input (expected, info) and builder
 // reformats of network inputs/outputs whose type or layout differs from the adjacent kernel (e.g. FP16 I/O next to
 // FP32 layers).
+#include "rules/build_mode_advice.h"
 #include "rules/precision_common.h"
 #include "rules/rules.h"
 
@@ -183,8 +184,12 @@ private:
             finding.fix = "declare the I/O formats the adjacent kernels use (" +
                           (kernelFormats.empty() ? std::string("trtexec --inputIOFormats / --outputIOFormats")
                                                  : nameList(kernelFormats, 4)) +
-                          "), or make the first/last float layers run in the I/O type (--fp16, or an FP16 ONNX under "
-                          "strong typing)";
+                          "), or make the first/last float layers run in the I/O type (" +
+                          (precisionFlagsApply(context)
+                               ? "--fp16, or an FP16 ONNX under strong typing)" + assumedTypingNote(context)
+                               : std::string("strongly typed: the graph's type there, so "
+                                             "FP16 I/O for FP16 layers, or FP32 layers at "
+                                             "FP32 I/O)"));
             sink.add(std::move(finding));
         }
     }

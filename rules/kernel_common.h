@@ -6,6 +6,7 @@
 #include "qdq/layer_names.h"
 #include "qdq/patterns.h"
 #include "qdq/precision_summary.h"
+#include "rules/build_mode_advice.h"
 #include "rules/precision_common.h"
 #include "rules/rules.h"
 
@@ -236,10 +237,15 @@ inline std::optional<bool> buildHasFp16(const Inputs& inputs)
 }
 
 //! The float precision a layer taken out of INT8 would run in, for advice: "FP16" only where the build has FP16
-//! enabled; otherwise the graph's float type (FP32 in a build without --fp16).
-inline std::string floatTypeOfBuild(const Inputs& inputs)
+//! enabled; otherwise the graph's float type (FP32 in a weakly typed build without --fp16). Under strong typing the
+//! graph's type, whatever flags a log shows (rules/build_mode_advice.h).
+inline std::string floatTypeOfBuild(const Context& context)
 {
-    const std::optional<bool> fp16 = buildHasFp16(inputs);
+    if (!context.buildMode().precisionFlagsApply())
+    {
+        return "the graph's float type (strongly typed: FP32 where the model is FP32, FP16 where it is FP16)";
+    }
+    const std::optional<bool> fp16 = buildHasFp16(context.inputs);
     if (fp16 && *fp16)
     {
         return "FP16";
@@ -248,7 +254,7 @@ inline std::string floatTypeOfBuild(const Inputs& inputs)
     {
         return "the graph's float type (FP32 here: this build has no --fp16)";
     }
-    return "the graph's float type (FP16 only in a build with --fp16)";
+    return "the graph's float type (FP16 only in a build with --fp16)" + assumedTypingNote(context);
 }
 
 //! A tensor-core tactic the build log timed for a layer, slower than the kernel TensorRT chose for it.

@@ -1,6 +1,7 @@
 // kernel-without-tensor-cores: a convolution, deconvolution or GEMM layer whose kernel runs on CUDA cores (DP4A,
 // SIMT/FFMA, GEMV) although the GPU has tensor cores, read from the kernel name (TacticName, or the build log's
 // tactic choice). Says when no file names the kernels.
+#include "rules/build_mode_advice.h"
 #include "rules/kernel_common.h"
 #include "rules/rules.h"
 
@@ -194,8 +195,7 @@ private:
         cause.fix = "nothing to pad: the input channels are the image's";
         if (precision == Precision::kINT8)
         {
-            cause.fix += "; if the layer is slow, compare a build where it runs in " +
-                         floatTypeOfBuild(context.inputs) +
+            cause.fix += "; if the layer is slow, compare a build where it runs in " + floatTypeOfBuild(context) +
                          " (remove the Q/DQ on its input and weights) with qdq-doctor diff: TensorRT has float "
                          "first-layer kernels for some shapes (see int8-slower-than-fp16)";
         }
@@ -300,7 +300,11 @@ private:
         if (cause.why.empty() && precision == Precision::kFP32)
         {
             cause.why = "FP32 math uses tensor cores only through TF32";
-            cause.fix = "build with --fp16 (or quantize the layer), and do not disable TF32 (--noTF32)";
+            cause.fix = precisionFlagsApply(context)
+                            ? "build with --fp16 (or quantize the layer), and do not disable TF32 (--noTF32)" +
+                                  assumedTypingNote(context)
+                            : "make the layer FP16 in the graph (`qdq-doctor fix --autocast fp16`) or quantize it "
+                              "(strongly typed: it runs in the graph's type), and do not disable TF32 (--noTF32)";
         }
         if (cause.why.empty())
         {

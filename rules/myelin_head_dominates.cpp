@@ -3,6 +3,7 @@
 // layer after it) selects boxes (TopK, NMS): the detection post-processing (box decode, top-k, NMS-like ops)
 // compiled into one layer, usually in float
 // (docs/rules/myelin-head-dominates.md).
+#include "rules/build_mode_advice.h"
 #include "rules/kernel_common.h"
 #include "rules/rules.h"
 
@@ -202,7 +203,11 @@ private:
             finding.fix += engineHasHalf(plan)
                                ? "; the layer runs in FP32 although the build has FP16: likely a cast or a type "
                                  "constraint in the post-processing keeps it in float"
-                               : "; or build with FP16 as well (--fp16) so its float part can run in FP16";
+                           : precisionFlagsApply(context)
+                               ? "; or build with FP16 as well (--fp16) so its float part can run in FP16" +
+                                     assumedTypingNote(context)
+                               : "; or make its float part FP16 in the graph (strongly typed: the layer runs in "
+                                 "the graph's type; `qdq-doctor fix --autocast fp16`)";
         }
         return finding;
     }

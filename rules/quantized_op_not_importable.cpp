@@ -3,6 +3,7 @@
 // importer for them: it logs "No importer registered for op: QLinearConv. Attempting to import as plugin." and fails
 // ("Plugin not found").
 #include "qdq/patterns.h"
+#include "rules/build_mode_advice.h"
 #include "rules/rules.h"
 
 #include <map>
@@ -70,7 +71,7 @@ private:
         return !op.empty() && isIntegerOpName(op);
     }
 
-    static std::string fixFor(bool staticOps, bool dynamicOps, bool weightOnly)
+    static std::string fixFor(const Context& context, bool staticOps, bool dynamicOps, bool weightOnly)
     {
         std::string fix;
         if (staticOps || dynamicOps)
@@ -87,7 +88,10 @@ private:
         if (dynamicOps)
         {
             fix += "; TensorRT has no dynamic INT8 (scales computed at run time): calibrate static scales as above, "
-                   "or build the float model with FP16";
+                   "or build the float model in FP16" +
+                   std::string(precisionFlagsApply(context) ? " (--fp16)" + assumedTypingNote(context)
+                                                            : " (strongly typed: an FP16 model, e.g. `qdq-doctor fix "
+                                                              "--autocast fp16` of the float model)");
         }
         if (weightOnly)
         {
@@ -115,7 +119,8 @@ private:
                         "engine is built. TensorRT takes quantization only as QuantizeLinear/DequantizeLinear around "
                         "float ops; give the ONNX model to list every such node.");
         finding.evidence = std::move(lines);
-        finding.fix = fixFor(scheme == Scheme::kStatic, scheme == Scheme::kDynamic, scheme == Scheme::kWeightOnly);
+        finding.fix =
+            fixFor(context, scheme == Scheme::kStatic, scheme == Scheme::kDynamic, scheme == Scheme::kWeightOnly);
         sink.add(std::move(finding));
     }
 
@@ -195,8 +200,9 @@ private:
             ". Attempting to import as plugin.\", then \"Plugin not found\". TensorRT takes quantization only as "
             "QuantizeLinear/DequantizeLinear around float ops." +
             moved;
-        finding.fix = fixFor(schemes[static_cast<int>(Scheme::kStatic)], schemes[static_cast<int>(Scheme::kDynamic)],
-                             schemes[static_cast<int>(Scheme::kWeightOnly)]);
+        finding.fix =
+            fixFor(context, schemes[static_cast<int>(Scheme::kStatic)], schemes[static_cast<int>(Scheme::kDynamic)],
+                   schemes[static_cast<int>(Scheme::kWeightOnly)]);
         for (auto& line : buildLogErrorEvidence(context, failsOnIntegerOp))
         {
             finding.evidence.push_back(std::move(line));

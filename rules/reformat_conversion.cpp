@@ -2,6 +2,7 @@
 // explains, with where its conversion comes from: the precision and format its producer writes and its consumer
 // reads. A fallback explanation (Finding::fallbackGroup): where io-reformat, standalone-qdq, conv-act-pool-blocked or
 // another rule names the layer, diagnose keeps theirs, so that each layer is explained once.
+#include "rules/build_mode_advice.h"
 #include "rules/kernel_common.h"
 #include "rules/precision_common.h"
 #include "rules/rules.h"
@@ -176,9 +177,14 @@ private:
             cause = "the producer runs in " + from + " and the consumer in " + to;
             finding.fix =
                 (isFloat(in.precision) && isFloat(out.precision))
-                    ? "run both in one float type: build with --fp16 (weak typing) or give the model one "
-                      "float type (strong typing); a layer without an FP16 kernel, or a precision constraint, "
-                      "keeps one side in FP32"
+                    ? (precisionFlagsApply(context)
+                           ? "run both in one float type: build with --fp16 (weak typing) or give the model one "
+                             "float type (strong typing); a layer without an FP16 kernel, or a precision constraint, "
+                             "keeps one side in FP32" +
+                                 assumedTypingNote(context)
+                           : "run both in one float type: strongly typed, each layer runs in the graph's type, so "
+                             "give the model one float type there (remove the Cast between them, or make both FP16: "
+                             "`qdq-doctor fix --autocast fp16`)")
                     : "give both layers one type (the model's Cast ops or output types)";
         }
         else

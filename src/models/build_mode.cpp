@@ -126,6 +126,24 @@ void applyRequestedVersion(const Inputs& inputs, const std::string& requested, S
     options.versionSource = "--trt-version " + printable(requested, 64);
 }
 
+//! A log without a version whose command line builds weakly typed (it names a precision flag) cannot be a TensorRT 11
+//! build: 11.0 removed --fp16, --int8, --best and --bf16 (TensorRT 11.0 release notes, "Migrating from TensorRT 10.x to
+//! 11.x"). A command line that merely lacks --stronglyTyped is an 11.x one too (the flag is a no-op there).
+void refuseWeakLogOnStrongOnlyVersion(const Inputs& inputs, const SimulationOptions& options)
+{
+    const std::string& cmd = inputs.buildLog ? inputs.buildLog->commandLine : std::string();
+    for (const char* flag : {"--fp16", "--int8", "--best", "--bf16"})
+    {
+        if (hasFlag(cmd, flag))
+        {
+            throw InputError(SourceLocation{"--trt-version"},
+                             "TensorRT " + std::to_string(options.trtMajor) + " has no weak typing and no " + flag +
+                                 ", but " + inputs.buildLog->sourcePath + "'s trtexec command line names " + flag +
+                                 ": that build is an older, weakly typed one");
+        }
+    }
+}
+
 void applyRequestedTyping(Typing requested, SimulationOptions& options)
 {
     const char* option = requested == Typing::kStrong ? "--strongly-typed" : "--weakly-typed";
@@ -193,7 +211,11 @@ SimulationOptions resolveBuildMode(const Inputs& inputs, const BuildModeRequest&
     if (!request.trtVersion.empty())
     {
         applyRequestedVersion(inputs, request.trtVersion, options);
-        if (options.trtMajor >= kStrongTypingOnlyMajor && options.typingAssumed)
+        if (options.trtMajor >= kStrongTypingOnlyMajor && !options.typingAssumed && options.typing == Typing::kWeak)
+        {
+            refuseWeakLogOnStrongOnlyVersion(inputs, options);
+        }
+        if (options.trtMajor >= kStrongTypingOnlyMajor && (options.typingAssumed || options.typing == Typing::kWeak))
         {
             options.typing = Typing::kStrong;
             options.typingSource = "TensorRT " + std::to_string(options.trtMajor) +

@@ -208,6 +208,12 @@ public:
         }
         placeQdqNodes();
         finishPrecisions();
+        if (mOptions.stronglyTyped())
+        {
+            // Each tensor keeps the graph's type; the network I/O has the graph's types too, so no I/O reformat.
+            applyStrongTyping(mGraph, mOrder, mOut);
+            return;
+        }
         addIoReformats();
     }
 

@@ -14,4 +14,14 @@ Prediction predictQdqFates(const OnnxGraph& graph, const SimulationOptions& opti
 //! Fills prediction.layers (and prediction.eliminated) from the graph and prediction.qdq.
 void buildPredictedLayers(const OnnxGraph& graph, const SimulationOptions& options, Prediction& prediction);
 
+//! The strong-typing pass (src/simulation/strong_typing.cpp): the element type of every tensor as the graph gives it
+//! (value_info, initializers, Cast `to`, a DQ's scale type, ...), inferred where the model does not say; by tensor id.
+std::vector<OnnxDataType> inferTensorTypes(const OnnxGraph& graph, const std::vector<std::uint32_t>& order);
+//! "FP32", "FP16", "BF16" for a float element type; "" for another.
+std::string_view strongTypeName(OnnxDataType type);
+//! Under strong typing: each layer's float input and output precision is its tensors' type in the graph (an FP32
+//! model runs FP32, an FP16 one FP16, a Cast converts); the quantized sides stay as the Q/DQ decided. order: the
+//! nodes in topological order.
+void applyStrongTyping(const OnnxGraph& graph, const std::vector<std::uint32_t>& order, Prediction& prediction);
+
 } // namespace qdq::simulation
