@@ -56,6 +56,11 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeMyelinHeadDominates());
         list.push_back(rules::makeExplicitPadLayer());
         list.push_back(rules::makeInputLayoutTranspose());
+        // Transformer Q/DQ placement (issue 28).
+        list.push_back(rules::makeAttentionOperandNotDequantized());
+        list.push_back(rules::makeSoftmaxOutputNotQuantized());
+        list.push_back(rules::makeAttentionScaleAfterMatmul());
+        list.push_back(rules::makeQdqOnAttentionScores());
         return list;
     }();
     return rules;

@@ -53,5 +53,9 @@ std::unique_ptr<Rule> makeBatchNormNotFolded();
 std::unique_ptr<Rule> makeMyelinHeadDominates();
 std::unique_ptr<Rule> makeExplicitPadLayer();
 std::unique_ptr<Rule> makeInputLayoutTranspose();
+std::unique_ptr<Rule> makeAttentionOperandNotDequantized();
+std::unique_ptr<Rule> makeSoftmaxOutputNotQuantized();
+std::unique_ptr<Rule> makeAttentionScaleAfterMatmul();
+std::unique_ptr<Rule> makeQdqOnAttentionScores();
 
 } // namespace qdq::rules
