@@ -10,6 +10,7 @@
 
 #include "qdq/patterns.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -332,6 +333,46 @@ inline std::vector<Attention> findAttentions(const OnnxGraph& graph)
         found.push_back(std::move(attention));
     }
     return found;
+}
+
+//! Whether the attention has the documented quantized placement: each MatMul reads a DequantizeLinear directly at
+//! each input, a Q -> DQ pair after the Softmax, none on the scores (TensorRT developer guide, MHA fusion: Q/DQ
+//! "before the first batched matrix multiplication, after softmax"; ModelOpt's FP8 attention recipe).
+inline bool hasDocumentedPlacement(const Attention& attention)
+{
+    if (!attention.query.direct() || !attention.key.direct() || !attention.value.direct() ||
+        attention.probsQuantize == nullptr)
+    {
+        return false;
+    }
+    return std::none_of(attention.scoreOps.begin(), attention.scoreOps.end(),
+                        [](const OnnxNode* op) { return isQdq(*op); });
+}
+
+//! The Q and DQ nodes that attentions with the documented placement consume: the DQs their MatMuls read, the Qs
+//! writing what those DQs read, and the pair after the Softmax.
+inline std::vector<const OnnxNode*> documentedAttentionQdq(const OnnxGraph& graph)
+{
+    std::vector<const OnnxNode*> nodes;
+    for (const Attention& attention : findAttentions(graph))
+    {
+        if (!hasDocumentedPlacement(attention))
+        {
+            continue;
+        }
+        for (const Operand* operand : {&attention.query, &attention.key, &attention.value})
+        {
+            nodes.push_back(operand->dequantize);
+            const OnnxNode* q = producerOf(graph, operand->dequantize->inputs[0]);
+            if (q != nullptr && isQuantize(*q))
+            {
+                nodes.push_back(q);
+            }
+        }
+        nodes.push_back(attention.probsQuantize);
+        nodes.push_back(attention.probsDequantize);
+    }
+    return nodes;
 }
 
 //! "Transpose /attn/Transpose_1 -> Mul /attn/Mul_1" for messages.

@@ -469,8 +469,16 @@ TEST(RuleQdqOnAttentionScores, FindsThePairOnTheScoresOfEachDeitBlock)
     EXPECT_TRUE(findingsOf(report, "attention-scale-after-matmul").empty());
     const auto scores = findingsOf(report, "qdq-on-attention-scores");
     ASSERT_EQ(scores.size(), 12u);
-    EXPECT_TRUE(namesNode(scores[0], "/blocks/blocks.0/attn/MatMul_output_0_QuantizeLinear"));
-    EXPECT_TRUE(namesNode(scores[11], "/blocks/blocks.11/attn/Softmax"));
+    for (int block = 0; block < 12; ++block)
+    {
+        const std::string prefix = "/blocks/blocks." + std::to_string(block) + "/attn/";
+        EXPECT_TRUE(std::any_of(scores.begin(), scores.end(),
+                                [&](const Finding& finding) {
+                                    return namesNode(finding, prefix + "MatMul_output_0_QuantizeLinear") &&
+                                           namesNode(finding, prefix + "Softmax");
+                                }))
+            << prefix;
+    }
 }
 
 TEST(RuleAttentionScaleAfterMatmul, SilentOnTheFloatDeit)
@@ -482,4 +490,22 @@ TEST(RuleAttentionScaleAfterMatmul, SilentOnTheFloatDeit)
     {
         EXPECT_TRUE(findingsOf(report, rule).empty()) << rule;
     }
+}
+
+// standalone-qdq leaves out the Q/DQ that an attention with the documented placement hands to TensorRT's fused
+// attention; the same attention with its Softmax output in float keeps them among the predicted standalone nodes.
+TEST(RuleStandaloneQdqAttention, LeavesTheQdqOfADocumentedAttentionOut)
+{
+    AttentionShape shape;
+    shape.name = "standalone-documented";
+    for (const Finding& finding : findingsOn(attentionModel(shape), "standalone-qdq"))
+    {
+        EXPECT_FALSE(namesNode(finding, "/attn/v_q/DequantizeLinear")) << finding.message;
+        EXPECT_FALSE(namesNode(finding, "/attn/probs_q/QuantizeLinear")) << finding.message;
+    }
+    shape.softmaxQuantized = false;
+    shape.name = "standalone-softmax-float";
+    const auto findings = findingsOn(attentionModel(shape), "standalone-qdq");
+    EXPECT_TRUE(std::any_of(findings.begin(), findings.end(),
+                            [](const Finding& finding) { return namesNode(finding, "/attn/v_q/DequantizeLinear"); }));
 }
