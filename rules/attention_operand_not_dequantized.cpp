@@ -164,7 +164,7 @@ private:
             insertQdqEdit(matMul, movedTensor, q.name,
                           "the scale of " + q.name +
                               (plan.scaleFactor == 1.0 ? std::string(": a Transpose or Reshape moves no value")
-                                                       : " times " + walksFormat(plan.scaleFactor) +
+                                                       : " times " + formatNumber(plan.scaleFactor) +
                                                              ", the scaling constant it now quantizes after: "
                                                              "DQ(Q(x, s)) * c == DQ(Q(x * c, s * c)) for c > 0"));
         insert.consumers.clear();
@@ -182,12 +182,12 @@ private:
         finding.edits.push_back(std::move(insert));
         finding.fix = "move the Q/DQ pair " + q.name + " -> " + dq.name + " after " + moved + " (scale " +
                       (plan.scaleFactor == 1.0 ? std::string("unchanged")
-                                               : "times " + walksFormat(plan.scaleFactor) + ", the scaling constant") +
+                                               : "times " + formatNumber(plan.scaleFactor) + ", the scaling constant") +
                       ") so that a DequantizeLinear feeds " + matMul.name + " directly";
         sink.add(std::move(finding));
     }
 
-    static std::string walksFormat(double value)
+    static std::string formatNumber(double value)
     {
         char buffer[32];
         std::snprintf(buffer, sizeof(buffer), "%.6g", value);
