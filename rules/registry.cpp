@@ -56,8 +56,12 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeMyelinHeadDominates());
         list.push_back(rules::makeExplicitPadLayer());
         list.push_back(rules::makeInputLayoutTranspose());
-        // Transformers: Myelin regions (issue 28).
+        // Transformers (issue 28): Myelin regions, then Q/DQ placement around attention.
         list.push_back(rules::makeMyelinGemmRanFloat());
+        list.push_back(rules::makeAttentionOperandNotDequantized());
+        list.push_back(rules::makeSoftmaxOutputNotQuantized());
+        list.push_back(rules::makeAttentionScaleAfterMatmul());
+        list.push_back(rules::makeQdqOnAttentionScores());
         return list;
     }();
     return rules;

@@ -54,5 +54,9 @@ std::unique_ptr<Rule> makeMyelinHeadDominates();
 std::unique_ptr<Rule> makeMyelinGemmRanFloat();
 std::unique_ptr<Rule> makeExplicitPadLayer();
 std::unique_ptr<Rule> makeInputLayoutTranspose();
+std::unique_ptr<Rule> makeAttentionOperandNotDequantized();
+std::unique_ptr<Rule> makeSoftmaxOutputNotQuantized();
+std::unique_ptr<Rule> makeAttentionScaleAfterMatmul();
+std::unique_ptr<Rule> makeQdqOnAttentionScores();
 
 } // namespace qdq::rules

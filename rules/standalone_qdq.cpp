@@ -2,6 +2,7 @@
 #include "qdq/layer_names.h"
 #include "qdq/patterns.h"
 #include "qdq/reformat_walks.h"
+#include "rules/attention_common.h"
 #include "rules/rules.h"
 
 #include <map>
@@ -286,6 +287,9 @@ private:
         inputs.severity = Severity::kInfo;
         inputs.likely = lone.likely = true;
         std::map<std::string, std::vector<std::string>> byReason;
+        // The Q/DQ of an attention with the documented placement are consumed by TensorRT's fused attention (developer
+        // guide, MHA fusion); the simulator predicts activation MatMuls apart from it.
+        const std::vector<const OnnxNode*> attentionQdq = attention::documentedAttentionQdq(graph);
         for (const auto& predicted : context.prediction.qdq)
         {
             if (predicted.fate != PredictedQdq::Fate::kStandalone)
@@ -293,7 +297,7 @@ private:
                 continue;
             }
             const OnnxNode* node = graph.findNode(predicted.node);
-            if (node == nullptr)
+            if (node == nullptr || std::find(attentionQdq.begin(), attentionQdq.end(), node) != attentionQdq.end())
             {
                 continue;
             }

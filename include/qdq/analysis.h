@@ -229,6 +229,12 @@ struct FixEdit
     std::vector<std::string> nodes;
     std::string scaleFrom;   //!< a Q or DQ node whose (per-tensor) scale and zero point the new or changed nodes use
     std::string scaleReason; //!< why that scale: the one TensorRT keeps, the largest, ...
+    //! kInsertQdq: the new pair's scale is scaleFrom's times this (a Mul by this positive constant moved from after
+    //! a DQ to before the new Q: DQ(Q(x, s)) * c == DQ(Q(x * c, s * c))).
+    double scaleFactor = 1.0;
+    //! kInsertQdq: when positive, the new pair's scale, with zero point 0 of scaleFrom's quantized type (int8 for a
+    //! uint8 one); scaleFrom then gives only the type and the op set (the Softmax output's data-independent scale).
+    double fixedScale = 0.0;
 };
 
 struct Finding

@@ -1511,7 +1511,9 @@ private:
             const FixEdit& edit = mAsked[i].edit;
             const std::uint32_t from =
                 edit.kind == FixEdit::Kind::kInsertQdq ? nodeIndex(edit.scaleFrom) : OnnxGraph::kNone;
-            if (from != OnnxGraph::kNone && perTensorQdq(from) != nullptr)
+            // A scale of its own (a moved scaling Mul, the Softmax's fixed scale) is no scale to share.
+            const bool ownScale = edit.scaleFactor != 1.0 || edit.fixedScale > 0.0;
+            if (from != OnnxGraph::kNone && perTensorQdq(from) != nullptr && !ownScale)
             {
                 auto& asks = byTensor[edit.tensor];
                 order.push_back(edit.tensor);
@@ -1578,6 +1580,7 @@ private:
         {
             std::vector<const Asked*> asked;
             std::vector<std::pair<std::uint32_t, std::uint32_t>> reads;
+            QdqParameters parameters;
         };
         std::map<std::pair<std::string, std::string>, Group> groups; // (tensor, scale source)
         std::vector<std::pair<std::string, std::string>> order;
@@ -1594,9 +1597,8 @@ private:
                 skip(asked, refusal->second);
                 continue;
             }
-            const std::uint32_t scaleNode = nodeIndex(edit.scaleFrom);
-            const QdqParameters* parameters = scaleNode == OnnxGraph::kNone ? nullptr : mGraph.qdqOf(scaleNode);
-            if (parameters == nullptr || parameters->scale.size() != 1)
+            const std::optional<QdqParameters> parameters = insertionParameters(edit);
+            if (!parameters)
             {
                 skip(asked, edit.scaleFrom.empty()
                                 ? (edit.scaleReason.empty() ? std::string("no scale to copy") : edit.scaleReason)
@@ -1669,11 +1671,54 @@ private:
             }
             it->second.asked.push_back(&asked);
             it->second.reads.insert(it->second.reads.end(), reads.begin(), reads.end());
+            it->second.parameters = *parameters;
         }
         for (const auto& key : order)
         {
-            planPair(groups[key].asked, groups[key].reads);
+            planPair(groups[key].asked, groups[key].reads, groups[key].parameters);
         }
+    }
+
+    //! The scale and zero point a new pair takes: scaleFrom's (per-tensor), times scaleFactor, or the fixed scale
+    //! with zero point 0 of scaleFrom's quantized type (int8 for uint8: TensorRT takes signed INT8 only). nullopt
+    //! when scaleFrom has no one per-tensor scale.
+    std::optional<QdqParameters> insertionParameters(const FixEdit& edit) const
+    {
+        const std::uint32_t scaleNode = nodeIndex(edit.scaleFrom);
+        const QdqParameters* source = scaleNode == OnnxGraph::kNone ? nullptr : mGraph.qdqOf(scaleNode);
+        if (source == nullptr || (source->scale.size() != 1 && edit.fixedScale <= 0.0))
+        {
+            return std::nullopt;
+        }
+        QdqParameters parameters = *source;
+        if (edit.fixedScale > 0.0)
+        {
+            parameters.scale = {edit.fixedScale};
+            if (parameters.hasZeroPoint || parameters.zeroPointType != OnnxDataType::kUndefined)
+            {
+                parameters.hasZeroPoint = true;
+                parameters.zeroPoint = {0.0};
+                if (parameters.zeroPointType == OnnxDataType::kUint8 ||
+                    parameters.zeroPointType == OnnxDataType::kUndefined)
+                {
+                    parameters.zeroPointType = OnnxDataType::kInt8;
+                }
+            }
+            else if (!parameters.outputDtype)
+            {
+                // No zero point and no type: ONNX's default is uint8; TensorRT takes int8 with zero point 0.
+                parameters.hasZeroPoint = true;
+                parameters.zeroPoint = {0.0};
+                parameters.zeroPointType = OnnxDataType::kInt8;
+            }
+            parameters.axis.reset();
+            parameters.blockSize.reset();
+        }
+        else
+        {
+            parameters.scale[0] *= edit.scaleFactor;
+        }
+        return parameters;
     }
 
     //! New initializers holding a per-tensor Q/DQ's scale (FLOAT) and zero point (INT8/UINT8, when it has one),
@@ -1692,8 +1737,11 @@ private:
             NewInitializer zeroPoint;
             zeroPoint.name = freshName(base + "/zero_point");
             const bool isUnsigned = parameters.zeroPointType == OnnxDataType::kUint8;
-            zeroPoint.dataType = isUnsigned ? 2 : 3; // UINT8 : INT8
-            const long value = std::lround(parameters.zeroPoint[0]);
+            const bool isFloat8 = parameters.zeroPointType >= OnnxDataType::kFloat8E4M3FN &&
+                                  parameters.zeroPointType <= OnnxDataType::kFloat8E5M2FNUZ;
+            // UINT8, INT8, or the FLOAT8 type (one byte; its zero point is 0, all bits clear)
+            zeroPoint.dataType = isFloat8 ? static_cast<std::int32_t>(parameters.zeroPointType) : isUnsigned ? 2 : 3;
+            const long value = isFloat8 ? 0 : std::lround(parameters.zeroPoint[0]);
             zeroPoint.rawData.assign(
                 1, static_cast<char>(isUnsigned ? static_cast<unsigned char>(value)
                                                 : static_cast<unsigned char>(static_cast<signed char>(value))));
@@ -1704,12 +1752,11 @@ private:
     }
 
     void planPair(const std::vector<const Asked*>& asked,
-                  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& reads)
+                  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& reads, const QdqParameters& parameters)
     {
         const Asked& first = *asked.front();
         const FixEdit& edit = first.edit;
         const std::uint32_t scaleNode = nodeIndex(edit.scaleFrom);
-        const QdqParameters& parameters = *mGraph.qdqOf(scaleNode);
         // Names say where the nodes came from: qdq_doctor/<rule>/<tensor>/QuantizeLinear.
         const std::string base =
             "qdq_doctor/" + first.rule + "/" + (edit.tensor.rfind('/', 0) == 0 ? edit.tensor.substr(1) : edit.tensor);
@@ -1769,7 +1816,12 @@ private:
         {
             planned.added.push_back(zeroPointName);
         }
-        planned.scale = formatScale(parameters.scale[0]) + " from " + edit.scaleFrom + ": " + edit.scaleReason;
+        planned.scale =
+            formatScale(parameters.scale[0]) +
+            (edit.fixedScale > 0.0     ? " (fixed; type of " + edit.scaleFrom + ")"
+             : edit.scaleFactor != 1.0 ? " = the scale of " + edit.scaleFrom + " x " + formatScale(edit.scaleFactor)
+                                       : " from " + edit.scaleFrom) +
+            ": " + edit.scaleReason;
         for (const auto& [node, slot] : reads)
         {
             planned.touched.push_back(mGraph.nodes[node].name);
