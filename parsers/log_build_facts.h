@@ -1,0 +1,32 @@
+// The lines of TensorRT 10.x and 11.x build logs that tell how the engine was built, verbose or not: the typing
+// (trtexec's command line, options block and warnings), the compiler backend, Myelin's regions and kernels, the
+// backend strategies of optimization levels that try several, and the build summary. The build-log reader hands
+// each logger line to readBuildFactLine.
+#pragma once
+
+#include "qdq/build_log.h"
+
+#include <cstdint>
+#include <string_view>
+
+namespace qdq
+{
+
+//! What readBuildFactLine keeps between lines: whether a Myelin tactic table is being read.
+struct BuildFactState
+{
+    bool inMyelinTable = false;
+};
+
+//! Reads one logger message (prefix stripped) into log when it is one of the lines above; false otherwise.
+bool readBuildFactLine(std::string_view message, std::uint64_t lineNo, BuildLog& log, BuildFactState& state);
+
+//! A `=== Build Options ===` entry that tells the typing: 10.x trtexec prints `Precision: Strongly Typed` for a
+//! --stronglyTyped build.
+void readOptionTyping(std::string_view key, std::string_view value, std::uint64_t lineNo, BuildLog& log);
+
+//! The trtexec command line's typing (with or without --stronglyTyped), put first among the evidence. Called once the
+//! whole log is read; commandLineLine is the line it came from (0 when unknown).
+void readCommandLineTyping(std::uint64_t commandLineLine, BuildLog& log);
+
+} // namespace qdq
