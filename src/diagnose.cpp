@@ -442,6 +442,31 @@ std::vector<std::string> tacticSkipReasons(const std::vector<LogMessage>& skips)
     return reasons;
 }
 
+//! Tactics left out because the workspace pool was too small ("UNSUPPORTED_STATE: Skipping tactic 0 due to
+//! insufficient memory ...", a warning): the log itself says to raise the pool ("Try increasing the workspace size
+//! with IBuilderConfig::setMemoryPoolLimit." / "Example of equivalent trtexec option: --memPoolSize=workspace:16384",
+//! cookbook-mnist-trt10141/result-02.log, whose options block shows a 1 KiB pool).
+void addMemorySkipNote(Report& report, const BuildLog& log)
+{
+    if (log.memorySkips.empty())
+    {
+        return;
+    }
+    std::string pool;
+    for (const auto& [key, value] : log.buildOptions)
+    {
+        if (key == "Memory Pools")
+        {
+            pool = " (Build Options: Memory Pools: " + value.substr(0, value.find(',')) + ")";
+        }
+    }
+    report.notes.push_back(log.sourcePath + ":" + std::to_string(log.memorySkips.front().line) + ": " +
+                           std::to_string(log.memorySkips.size()) +
+                           " tactic(s) were left out for insufficient workspace memory" + pool +
+                           ": kernels that need a larger workspace were never timed, so the engine cannot use them; "
+                           "raise the pool (trtexec --memPoolSize=workspace:<size>) and compare");
+}
+
 //! The build's outcome as the log tells it: a failed build no finding explains is said first (or "No findings" reads
 //! as a clean build); tactic-skip error lines are counted and explained, never taken for a failure.
 void addBuildOutcomeNotes(Report& report, const BuildLog& log)
@@ -471,6 +496,7 @@ void addBuildOutcomeNotes(Report& report, const BuildLog& log)
                                                           "\". No rule of qdq-doctor explains it.");
         }
     }
+    addMemorySkipNote(report, log);
     if (log.tacticSkips.empty())
     {
         return;
@@ -499,7 +525,7 @@ void addBuildOutcomeNotes(Report& report, const BuildLog& log)
         std::any_of(log.tacticSkips.begin(), log.tacticSkips.end(),
                     [](const LogMessage& skip) { return skip.text.find("(fp8[") != std::string::npos; });
     const int major = log.trtVersion ? std::atoi(log.trtVersion->c_str()) : 0;
-    const bool stronglyTyped = log.commandLine.find("stronglyTyped") != std::string::npos || major >= 11;
+    const bool stronglyTyped = (log.typing() != nullptr && log.typing()->stronglyTyped) || major >= 11;
     if (fp8Skipped && !stronglyTyped)
     {
         report.notes.push_back(log.sourcePath +
