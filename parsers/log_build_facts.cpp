@@ -132,7 +132,7 @@ bool readTypingWarning(std::string_view m, std::uint64_t lineNo, BuildLog& log)
 
 //! "Building graph using backend strategy N", "Use backend strategy N with estimated inference time (X) ...",
 //! "Skip backend strategy Nsince its estimated inference time (X) is not faster ...".
-bool readBackendStrategy(std::string_view m, std::uint64_t lineNo, BuildLog& log)
+bool readBackendStrategy(std::string_view m, std::uint64_t lineNo, BuildLog& log, BuildFactState& state)
 {
     static constexpr std::string_view kBuilding = "Building graph using backend strategy ";
     static constexpr std::string_view kUse = "Use backend strategy ";
@@ -172,6 +172,19 @@ bool readBackendStrategy(std::string_view m, std::uint64_t lineNo, BuildLog& log
         {
             strategy.kept = id && strategy.id == static_cast<int>(*id);
         }
+        state.keptBuild = log.summary;
+    }
+    else if (state.keptBuild)
+    {
+        // The memory and time lines of the build not kept give way to the kept build's; the counts stay.
+        BuildSummary kept = *state.keptBuild;
+        kept.engineGenerations = log.summary.engineGenerations;
+        kept.compilerBackendBuildLine = log.summary.compilerBackendBuildLine;
+        kept.compilerBackendExecutionLine = log.summary.compilerBackendExecutionLine;
+        kept.myelinOffloadAllLine = log.summary.myelinOffloadAllLine;
+        kept.onnxOpset = log.summary.onnxOpset;
+        kept.onnxProducer = log.summary.onnxProducer;
+        log.summary = std::move(kept);
     }
     return true;
 }
@@ -363,7 +376,7 @@ bool readBuildFactLine(std::string_view message, std::uint64_t lineNo, BuildLog&
             log.memorySkips.push_back({std::string(trimmed(message)), lineNo});
             return true;
         }
-        return readBackendStrategy(message, lineNo, log);
+        return readBackendStrategy(message, lineNo, log, state);
     case 'F':
         if (startsWith(message, "For layer ") &&
             message.find(" a non-conforming implementation was chosen") != message.npos)

@@ -7,15 +7,19 @@
 #include "qdq/build_log.h"
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace qdq
 {
 
-//! What readBuildFactLine keeps between lines: whether a Myelin tactic table is being read.
+//! What readBuildFactLine keeps between lines.
 struct BuildFactState
 {
     bool inMyelinTable = false;
+    //! The summary of the build whose backend strategy was kept ("Use backend strategy N ..." follows that build):
+    //! put back when a later strategy's build is not kept, so that the summary describes the engine the log lists.
+    std::optional<BuildSummary> keptBuild;
 };
 
 //! Reads one logger message (prefix stripped) into log when it is one of the lines above; false otherwise.

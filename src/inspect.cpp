@@ -194,9 +194,11 @@ void renderLogContents(const FileSummary::LogContents& log, std::ostream& out)
     const BuildSummary& summary = log.summary;
     if (summary.engineGenerations > 0)
     {
-        out << "    engine generations: " << summary.engineGenerations << " (the last took "
+        out << "    engine generations: " << summary.engineGenerations << " (the engine kept took "
             << formatNumber(summary.generationSeconds.value_or(0)) << " s"
-            << (summary.engineGenerations > 1 ? "; the Myelin and skip lines above come from all of them" : "")
+            << (summary.engineGenerations > 1 ? "; the Myelin and skip lines above come from all of them, the memory "
+                                                "below from the kept build where the log names one"
+                                              : "")
             << ")\n";
     }
     if (summary.onnxOpset || !summary.onnxProducer.empty())
