@@ -9,6 +9,7 @@
 #include "src/task_graph.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <map>
@@ -460,11 +461,35 @@ void addMemorySkipNote(Report& report, const BuildLog& log)
             pool = " (Build Options: Memory Pools: " + value.substr(0, value.find(',')) + ")";
         }
     }
-    report.notes.push_back(log.sourcePath + ":" + std::to_string(log.memorySkips.front().line) + ": " +
-                           std::to_string(log.memorySkips.size()) +
-                           " tactic(s) were left out for insufficient workspace memory" + pool +
-                           ": kernels that need a larger workspace were never timed, so the engine cannot use them; "
-                           "raise the pool (trtexec --memPoolSize=workspace:<size>) and compare");
+    // A log of several backend strategies builds the network once per strategy (log_build_facts.h): the skips of a
+    // strategy that was not kept did not shape the engine listed.
+    std::size_t inKeptBuild = log.memorySkips.size();
+    const BackendStrategy* kept = nullptr;
+    for (std::size_t i = 0; i < log.backendStrategies.size(); ++i)
+    {
+        if (!log.backendStrategies[i].kept)
+        {
+            continue;
+        }
+        kept = &log.backendStrategies[i];
+        const std::uint64_t end = i + 1 < log.backendStrategies.size() ? log.backendStrategies[i + 1].line : UINT64_MAX;
+        inKeptBuild = static_cast<std::size_t>(std::count_if(log.memorySkips.begin(), log.memorySkips.end(),
+                                                             [&](const LogMessage& skip)
+                                                             { return skip.line >= kept->line && skip.line < end; }));
+    }
+    std::string note = log.sourcePath + ":" + std::to_string(log.memorySkips.front().line) + ": " +
+                       std::to_string(log.memorySkips.size()) +
+                       " tactic(s) were left out for insufficient workspace memory" + pool;
+    if (kept != nullptr && inKeptBuild == 0)
+    {
+        note += ", all in builds of backend strategies that were not kept (the engine listed is strategy " +
+                std::to_string(kept->id) + "'s): a larger pool may still change which strategy wins";
+    }
+    else
+    {
+        note += ": kernels that need a larger workspace were never timed, so the engine cannot use them";
+    }
+    report.notes.push_back(note + "; raise the pool (trtexec --memPoolSize=workspace:<size>) and compare");
 }
 
 //! The build's outcome as the log tells it: a failed build no finding explains is said first (or "No findings" reads
