@@ -229,26 +229,33 @@ bool readMyelinTuningLine(std::string_view m, std::uint64_t lineNo, BuildLog& lo
     {
         return true;
     }
-    // "30, 0.0134048, 1.00000, 1.35264, sm80_xmma_gemm_..., 0x2c5964633a5ce,"
-    std::vector<std::string_view> fields;
-    std::size_t start = 0;
-    while (start <= text.size() && fields.size() < 6)
-    {
-        const std::size_t comma = text.find(',', start);
-        fields.push_back(trimmed(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start)));
-        if (comma == std::string_view::npos)
-        {
-            break;
-        }
-        start = comma + 1;
-    }
-    if (fields.size() < 5 || !leadingCount(fields[0]))
+    // "30, 0.0134048, 1.00000, 1.35264, sm80_xmma_gemm_..., 0x2c5964633a5ce,": most rows are only counted (a table
+    // may have hundreds); the first, the fastest, is split into its fields.
+    const std::size_t comma = text.find(',');
+    if (comma == std::string_view::npos || !leadingCount(text.substr(0, comma)))
     {
         state.inMyelinTable = false;
         return true;
     }
     MyelinOpTuning& op = log.myelinOps.back();
-    if (op.tacticsTimed++ == 0)
+    if (op.tacticsTimed++ > 0)
+    {
+        return true;
+    }
+    std::string_view fields[5];
+    std::size_t count = 0;
+    std::size_t start = 0;
+    while (count < 5 && start <= text.size())
+    {
+        const std::size_t end = text.find(',', start);
+        fields[count++] = trimmed(text.substr(start, end == std::string_view::npos ? text.npos : end - start));
+        if (end == std::string_view::npos)
+        {
+            break;
+        }
+        start = end + 1;
+    }
+    if (count == 5)
     {
         op.fastestMs = leadingNumber(fields[1]);
         op.fastestKernel = std::string(fields[4]);
@@ -342,7 +349,8 @@ bool readSummaryLine(std::string_view m, std::uint64_t lineNo, BuildLog& log)
         }
         return true;
     }
-    if (m.find("all operators supported by Myelin will be offloaded to Myelin") != std::string_view::npos)
+    if (startsWith(m, "InternalBuildFlags::") &&
+        m.find("all operators supported by Myelin will be offloaded to Myelin") != std::string_view::npos)
     {
         summary.myelinOffloadAllLine = summary.myelinOffloadAllLine == 0 ? lineNo : summary.myelinOffloadAllLine;
         return true;
