@@ -6,6 +6,7 @@
 // string_views into the input until a choice is recorded.
 
 #include "parsers/file_source.h"
+#include "parsers/log_build_facts.h"
 #include "parsers/log_layer_line.h"
 #include "qdq/readers.h"
 
@@ -512,7 +513,7 @@ private:
     void handleLine(std::string_view line, std::uint64_t lineNo);
     void handleContinuation(std::string_view line, std::uint64_t lineNo);
     void handleMessage(const Prefixed& prefixed, std::uint64_t lineNo);
-    bool handleOptionLine(const Prefixed& prefixed);
+    bool handleOptionLine(const Prefixed& prefixed, std::uint64_t lineNo);
     bool handleProfileLine(const Prefixed& prefixed, std::uint64_t lineNo);
     void handleTactic(std::string_view message, std::uint64_t lineNo);
     bool handleFallback(std::string_view message, std::uint64_t lineNo);
@@ -552,6 +553,8 @@ private:
 
     std::uint64_t mRecognized = 0;
     bool mSawStart = false;
+    std::uint64_t mCommandLineLine = 0;
+    BuildFactState mFacts;
     int mVersionPriority = 0;
     std::string mCurrentPass;
 
@@ -821,6 +824,7 @@ void BuildLogParser::handleLine(std::string_view line, std::uint64_t lineNo)
             if (hash != std::string_view::npos)
             {
                 mLog.commandLine = std::string(trim(line.substr(hash + 3)));
+                mCommandLineLine = lineNo;
             }
         }
         return;
@@ -832,6 +836,10 @@ void BuildLogParser::handleLine(std::string_view line, std::uint64_t lineNo)
         return;
     }
     ++mRecognized;
+    if (prefixed.severity == Severity::kVerbose)
+    {
+        ++mLog.verboseLines;
+    }
     mPendingJsonName.clear();
     // Any logger line ends a multi-line payload (engine layer list, bindings).
     if (mInBlock || mInBindings)
@@ -862,7 +870,7 @@ void BuildLogParser::handleLine(std::string_view line, std::uint64_t lineNo)
     {
         return;
     }
-    if (mOptions != nullptr && handleOptionLine(prefixed))
+    if (mOptions != nullptr && handleOptionLine(prefixed, lineNo))
     {
         return;
     }
@@ -1030,10 +1038,11 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
     if (startsWith(text, "$ ") && mLog.commandLine.empty() && text.find("trtexec") != std::string_view::npos)
     {
         mLog.commandLine = std::string(trim(text.substr(2)));
+        mCommandLineLine = lineNo;
     }
 }
 
-bool BuildLogParser::handleOptionLine(const Prefixed& prefixed)
+bool BuildLogParser::handleOptionLine(const Prefixed& prefixed, std::uint64_t lineNo)
 {
     std::string_view text = trim(prefixed.message);
     if (prefixed.trt || prefixed.severity != Severity::kInfo || text.empty() || startsWith(text, "==="))
@@ -1062,6 +1071,7 @@ bool BuildLogParser::handleOptionLine(const Prefixed& prefixed)
         mOptions = nullptr;
         return false;
     }
+    readOptionTyping(key, value, lineNo, mLog);
     mOptions->emplace_back(std::string(key), std::string(value));
     return true;
 }
@@ -1910,6 +1920,10 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         mSawStart = true;
         return;
     }
+    if (readBuildFactLine(m, lineNo, mLog, mFacts))
+    {
+        return;
+    }
     handleFallback(m, lineNo);
 }
 
@@ -1932,6 +1946,7 @@ bool sameNames(const EngineBlock& a, const EngineBlock& b)
 void BuildLogParser::finish(std::string_view /*data*/)
 {
     closeBlock();
+    readCommandLineTyping(mCommandLineLine, mLog);
     if (!mLog.hasProfileTable && mHeaderlessRows.size() >= 2)
     {
         warn(mHeaderlessRows.front().line,

@@ -9,6 +9,7 @@
 #include "src/task_graph.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <map>
@@ -442,6 +443,55 @@ std::vector<std::string> tacticSkipReasons(const std::vector<LogMessage>& skips)
     return reasons;
 }
 
+//! Tactics left out because the workspace pool was too small ("UNSUPPORTED_STATE: Skipping tactic 0 due to
+//! insufficient memory ...", a warning): the log itself says to raise the pool ("Try increasing the workspace size
+//! with IBuilderConfig::setMemoryPoolLimit." / "Example of equivalent trtexec option: --memPoolSize=workspace:16384",
+//! cookbook-mnist-trt10141/result-02.log, whose options block shows a 1 KiB pool).
+void addMemorySkipNote(Report& report, const BuildLog& log)
+{
+    if (log.memorySkips.empty())
+    {
+        return;
+    }
+    std::string pool;
+    for (const auto& [key, value] : log.buildOptions)
+    {
+        if (key == "Memory Pools")
+        {
+            pool = " (Build Options: Memory Pools: " + value.substr(0, value.find(',')) + ")";
+        }
+    }
+    // A log of several backend strategies builds the network once per strategy (log_build_facts.h): the skips of a
+    // strategy that was not kept did not shape the engine listed.
+    std::size_t inKeptBuild = log.memorySkips.size();
+    const BackendStrategy* kept = nullptr;
+    for (std::size_t i = 0; i < log.backendStrategies.size(); ++i)
+    {
+        if (!log.backendStrategies[i].kept)
+        {
+            continue;
+        }
+        kept = &log.backendStrategies[i];
+        const std::uint64_t end = i + 1 < log.backendStrategies.size() ? log.backendStrategies[i + 1].line : UINT64_MAX;
+        inKeptBuild = static_cast<std::size_t>(std::count_if(log.memorySkips.begin(), log.memorySkips.end(),
+                                                             [&](const LogMessage& skip)
+                                                             { return skip.line >= kept->line && skip.line < end; }));
+    }
+    std::string note = log.sourcePath + ":" + std::to_string(log.memorySkips.front().line) + ": " +
+                       std::to_string(log.memorySkips.size()) +
+                       " tactic(s) were left out for insufficient workspace memory" + pool;
+    if (kept != nullptr && inKeptBuild == 0)
+    {
+        note += ", all in builds of backend strategies that were not kept (the engine listed is strategy " +
+                std::to_string(kept->id) + "'s): a larger pool may still change which strategy wins";
+    }
+    else
+    {
+        note += ": kernels that need a larger workspace were never timed, so the engine cannot use them";
+    }
+    report.notes.push_back(note + "; raise the pool (trtexec --memPoolSize=workspace:<size>) and compare");
+}
+
 //! The build's outcome as the log tells it: a failed build no finding explains is said first (or "No findings" reads
 //! as a clean build); tactic-skip error lines are counted and explained, never taken for a failure.
 void addBuildOutcomeNotes(Report& report, const BuildLog& log)
@@ -471,6 +521,7 @@ void addBuildOutcomeNotes(Report& report, const BuildLog& log)
                                                           "\". No rule of qdq-doctor explains it.");
         }
     }
+    addMemorySkipNote(report, log);
     if (log.tacticSkips.empty())
     {
         return;
@@ -499,7 +550,7 @@ void addBuildOutcomeNotes(Report& report, const BuildLog& log)
         std::any_of(log.tacticSkips.begin(), log.tacticSkips.end(),
                     [](const LogMessage& skip) { return skip.text.find("(fp8[") != std::string::npos; });
     const int major = log.trtVersion ? std::atoi(log.trtVersion->c_str()) : 0;
-    const bool stronglyTyped = log.commandLine.find("stronglyTyped") != std::string::npos || major >= 11;
+    const bool stronglyTyped = (log.typing() != nullptr && log.typing()->stronglyTyped) || major >= 11;
     if (fp8Skipped && !stronglyTyped)
     {
         report.notes.push_back(log.sourcePath +

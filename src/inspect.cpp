@@ -1,11 +1,14 @@
 #include "qdq/inspect.h"
 
+#include "qdq/analysis.h"
 #include "qdq/log_graph.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>
+#include <ostream>
+#include <set>
 #include <sstream>
 
 namespace qdq
@@ -55,6 +58,220 @@ std::string formatMs(double value)
     char buffer[64];
     std::snprintf(buffer, sizeof(buffer), "%.6f", value);
     return buffer;
+}
+
+std::string formatNumber(double value)
+{
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), "%g", value);
+    return buffer;
+}
+
+//! Myelin's fastest kernel of every op tuning with a tactic table, in log order (an op is tuned once per format
+//! combination and per build, so it may come several times).
+std::vector<std::string> myelinKernelLines(const BuildLog& log)
+{
+    std::vector<std::string> lines;
+    for (const auto& op : log.myelinOps)
+    {
+        if (op.fastestKernel.empty())
+        {
+            continue;
+        }
+        std::string line = op.op + ": " + op.fastestKernel + " (" + std::to_string(op.tacticsTimed) + " tactics timed";
+        if (op.fastestMs)
+        {
+            line += ", fastest " + formatNumber(*op.fastestMs) + " ms";
+        }
+        lines.push_back(line + ", line " + std::to_string(op.line) + ")");
+    }
+    return lines;
+}
+
+std::vector<std::string> backendStrategyLines(const BuildLog& log)
+{
+    std::vector<std::string> lines;
+    for (const auto& strategy : log.backendStrategies)
+    {
+        std::string line = std::to_string(strategy.id) + " (line " + std::to_string(strategy.line) + "): ";
+        line += strategy.kept ? "kept" : strategy.skipped ? "not kept" : "no verdict in the log";
+        if (strategy.estimatedTime)
+        {
+            line += ", estimated inference time " + formatNumber(*strategy.estimatedTime);
+        }
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+//! The build mode the log alone tells, as every command would resolve it from this log.
+void readBuildModeOfLog(BuildLog& log, FileSummary::LogContents& contents)
+{
+    Inputs inputs; // the log is lent to it and taken back: a verbose log can be large
+    inputs.buildLog = std::move(log);
+    const SimulationOptions mode = simulationOptionsFor(inputs);
+    contents.buildMode = describeBuildMode(mode);
+    contents.typing = mode.stronglyTyped() ? "strong" : "weak";
+    contents.typingSource = mode.typingSource;
+    contents.typingAssumed = mode.typingAssumed;
+    log = std::move(*inputs.buildLog);
+}
+
+FileSummary::LogContents logContentsOf(BuildLog& log)
+{
+    FileSummary::LogContents contents;
+    readBuildModeOfLog(log, contents);
+    contents.verboseLines = log.verboseLines;
+    contents.layerList = log.hasEngineBlock;
+    contents.profileTable = log.hasProfileTable;
+    contents.parsedOnnxNodes = log.parsedNodes.size();
+    contents.tacticSkips = log.tacticSkips.size();
+    contents.memorySkips = log.memorySkips.size();
+    for (const auto& layer : log.nonConformingLayers)
+    {
+        contents.nonConformingLayers.push_back(layer.text + " (line " + std::to_string(layer.line) + ")");
+    }
+    contents.errors = log.errors.size();
+    contents.compilerBackendBuildLine = log.summary.compilerBackendBuildLine;
+    contents.compilerBackendExecutionLine = log.summary.compilerBackendExecutionLine;
+    contents.myelinOffloadAllLine = log.summary.myelinOffloadAllLine;
+    std::set<std::string> regions;
+    for (const auto& region : log.myelinRegions)
+    {
+        regions.insert(region.name);
+    }
+    contents.myelinRegions = regions.size();
+    contents.myelinKernels = myelinKernelLines(log);
+    contents.backendStrategies = backendStrategyLines(log);
+    contents.summary = log.summary;
+    contents.gpuComputeMeanMs = log.gpuComputeMeanMs;
+    return contents;
+}
+
+std::string lineOrNo(std::uint64_t line)
+{
+    return line != 0 ? "yes (line " + std::to_string(line) + ")" : "no";
+}
+
+//! The text block of a build log's contents.
+void renderLogContents(const FileSummary::LogContents& log, std::ostream& out)
+{
+    out << "  build mode:         " << printable(log.buildMode) << "\n";
+    out << "  build log holds:\n";
+    out << "    verbose lines:      " << log.verboseLines
+        << (log.verboseLines == 0 ? " (written without --verbose)" : "") << "\n";
+    out << "    layer list:         " << (log.layerList ? "yes" : "no") << "\n";
+    out << "    profile table:      " << (log.profileTable ? "yes" : "no") << "\n";
+    out << "    ONNX parser lines:  "
+        << (log.parsedOnnxNodes > 0 ? "yes (" + std::to_string(log.parsedOnnxNodes) + " nodes)" : "no") << "\n";
+    out << "    compiler backend:   build " << lineOrNo(log.compilerBackendBuildLine) << ", execution "
+        << lineOrNo(log.compilerBackendExecutionLine) << "\n";
+    out << "    Myelin regions:     " << log.myelinRegions << " with ONNX metadata";
+    if (log.myelinOffloadAllLine != 0)
+    {
+        out << "; the build at line " << log.myelinOffloadAllLine << " offloaded every operator Myelin supports";
+    }
+    out << "\n";
+    constexpr std::size_t kKernelLinesShown = 20;
+    for (std::size_t i = 0; i < log.myelinKernels.size() && i < kKernelLinesShown; ++i)
+    {
+        out << "      Myelin kernel " << printable(log.myelinKernels[i]) << "\n";
+    }
+    if (log.myelinKernels.size() > kKernelLinesShown)
+    {
+        out << "      ... " << log.myelinKernels.size() - kKernelLinesShown << " more in --format json\n";
+    }
+    for (const auto& strategy : log.backendStrategies)
+    {
+        out << "    backend strategy:   " << printable(strategy) << "\n";
+    }
+    out << "    tactic skips:       " << log.tacticSkips << " at error severity, " << log.memorySkips
+        << " for insufficient workspace memory\n";
+    for (const auto& layer : log.nonConformingLayers)
+    {
+        out << "    precision ignored:  " << printable(layer) << " (a faster non-conforming implementation)\n";
+    }
+    const BuildSummary& summary = log.summary;
+    if (summary.engineGenerations > 0)
+    {
+        out << "    engine generations: " << summary.engineGenerations << " (the engine kept took "
+            << formatNumber(summary.generationSeconds.value_or(0)) << " s"
+            << (summary.engineGenerations > 1 ? "; the Myelin and skip lines above come from all of them, the memory "
+                                                "below from the kept build where the log names one"
+                                              : "")
+            << ")\n";
+    }
+    if (summary.onnxOpset || !summary.onnxProducer.empty())
+    {
+        out << "    ONNX model:         opset " << (summary.onnxOpset ? std::to_string(*summary.onnxOpset) : "?")
+            << (summary.onnxProducer.empty() ? "" : ", from " + printable(summary.onnxProducer)) << "\n";
+    }
+    if (summary.engineSizeMiB)
+    {
+        out << "    engine size:        " << formatNumber(*summary.engineSizeMiB) << " MiB\n";
+    }
+    if (summary.buildSeconds)
+    {
+        out << "    built in:           " << formatNumber(*summary.buildSeconds) << " s\n";
+    }
+    if (summary.activationBytes || summary.weightsBytes)
+    {
+        out << "    memory:             activations " << summary.activationBytes.value_or(0) << " bytes, weights "
+            << summary.weightsBytes.value_or(0) << " bytes\n";
+    }
+    if (summary.throughputQps)
+    {
+        out << "    throughput:         " << formatNumber(*summary.throughputQps) << " qps\n";
+    }
+    if (log.gpuComputeMeanMs)
+    {
+        out << "    GPU compute mean:   " << formatNumber(*log.gpuComputeMeanMs) << " ms\n";
+    }
+}
+
+template <typename T>
+nlohmann::ordered_json optionalJson(const std::optional<T>& value)
+{
+    return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json lineJson(std::uint64_t line)
+{
+    return line != 0 ? nlohmann::ordered_json(line) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json logContentsJson(const FileSummary::LogContents& log)
+{
+    nlohmann::ordered_json json;
+    json["build_mode"] = log.buildMode;
+    json["typing"] = log.typing;
+    json["typing_source"] = log.typingSource;
+    json["typing_assumed"] = log.typingAssumed;
+    json["verbose_lines"] = log.verboseLines;
+    json["layer_list"] = log.layerList;
+    json["profile_table"] = log.profileTable;
+    json["parsed_onnx_nodes"] = log.parsedOnnxNodes;
+    json["compiler_backend_build_line"] = lineJson(log.compilerBackendBuildLine);
+    json["compiler_backend_execution_line"] = lineJson(log.compilerBackendExecutionLine);
+    json["myelin_offload_all_line"] = lineJson(log.myelinOffloadAllLine);
+    json["myelin_regions"] = log.myelinRegions;
+    json["myelin_kernels"] = log.myelinKernels;
+    json["backend_strategies"] = log.backendStrategies;
+    json["tactic_skips"] = log.tacticSkips;
+    json["memory_tactic_skips"] = log.memorySkips;
+    json["non_conforming_layers"] = log.nonConformingLayers;
+    json["errors"] = log.errors;
+    json["onnx_opset"] = optionalJson(log.summary.onnxOpset);
+    json["onnx_producer"] = log.summary.onnxProducer;
+    json["engine_generations"] = log.summary.engineGenerations;
+    json["engine_generation_seconds"] = optionalJson(log.summary.generationSeconds);
+    json["engine_size_mib"] = optionalJson(log.summary.engineSizeMiB);
+    json["build_seconds"] = optionalJson(log.summary.buildSeconds);
+    json["activation_memory_bytes"] = optionalJson(log.summary.activationBytes);
+    json["weights_memory_bytes"] = optionalJson(log.summary.weightsBytes);
+    json["throughput_qps"] = optionalJson(log.summary.throughputQps);
+    json["gpu_compute_mean_ms"] = optionalJson(log.gpuComputeMeanMs);
+    return json;
 }
 
 } // namespace
@@ -172,6 +389,7 @@ FileSummary inspectFile(const std::string& path, const InspectOptions& options)
         {
             summary.warnings.push_back(warning.describe());
         }
+        summary.logContents = logContentsOf(log);
         std::optional<OnnxGraph> graph;
         try
         {
@@ -283,6 +501,10 @@ std::string renderInspectJson(const std::vector<FileSummary>& summaries)
             graph["warnings"] = rebuilt.warnings;
             item["rebuilt_graph"] = std::move(graph);
         }
+        if (summary.logContents)
+        {
+            item["log"] = logContentsJson(*summary.logContents);
+        }
         item["warnings"] = summary.warnings;
         array.push_back(std::move(item));
     }
@@ -339,6 +561,10 @@ std::string renderInspectText(const std::vector<FileSummary>& summaries)
             {
                 out << "    " << precision << ": " << count << "\n";
             }
+        }
+        if (summary.logContents)
+        {
+            renderLogContents(*summary.logContents, out);
         }
         if (summary.rebuiltGraph)
         {

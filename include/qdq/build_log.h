@@ -114,11 +114,70 @@ struct LogMessage
     std::uint64_t line = 0;
 };
 
+//! A line that tells whether the network was built weakly or strongly typed.
+struct TypingEvidence
+{
+    bool stronglyTyped = false;
+    std::string what; //!< the evidence in words: "trtexec command line with --stronglyTyped", ...
+    std::uint64_t line = 0;
+};
+
+//! `ForeignNode {ForeignNode[a...b]} metadata: [ONNX Layer: a][ONNX Layer: b]` (10.x): the ONNX nodes of a Myelin
+//! region, printed before the region is timed.
+struct MyelinRegion
+{
+    std::string name; //!< {ForeignNode[a...b]}
+    std::vector<std::string> onnxNodes;
+    std::uint64_t line = 0;
+};
+
+//! Myelin's tuning of one op of a region (10.x): ` (foreignNode) Autotuning op X: [ONNX Layer: ...]`, then its
+//! "Sorted table of all evaluated tactics" (fastest first: tactic_id, cost in ms, cost/fastest_cost, ...,
+//! kernel_name, tactic_hash, ...).
+struct MyelinOpTuning
+{
+    std::string op;
+    std::vector<std::string> onnxNodes;
+    std::string fastestKernel; //!< kernel_name of the table's first row; empty when the log has no table
+    std::optional<double> fastestMs;
+    std::size_t tacticsTimed = 0; //!< rows of the table
+    std::uint64_t line = 0;
+};
+
+//! One engine build of a 10.x builder that tries several backend strategies (`Building graph using backend strategy
+//! N`), with the verdict the log gives it.
+struct BackendStrategy
+{
+    int id = 0;
+    std::uint64_t line = 0;
+    std::optional<double> estimatedTime; //!< "estimated inference time (X)" of the verdict (the log prints no unit)
+    bool kept = false;                   //!< "Use backend strategy N ... as the initial choice"
+    bool skipped = false;                //!< "Skip backend strategy N since ... is not faster"
+};
+
+//! What a log says about the engine it built, verbose or not (trtexec's and the builder's info lines).
+struct BuildSummary
+{
+    std::optional<double> engineSizeMiB;          //!< "Created engine with size: 6.3747 MiB"
+    std::optional<double> buildSeconds;           //!< "Engine built in 13.8436 sec."
+    std::optional<double> generationSeconds;      //!< the last "Engine generation completed in X seconds."
+    std::size_t engineGenerations = 0;            //!< "Engine generation completed" lines (one per build)
+    std::optional<std::uint64_t> activationBytes; //!< the last "Total Activation Memory: N bytes"
+    std::optional<std::uint64_t> weightsBytes;    //!< the last "Total Weights Memory: N bytes"
+    std::optional<double> throughputQps;          //!< "Throughput: X qps" (inference run)
+    std::optional<int> onnxOpset;                 //!< the ONNX parser's "Opset version:    17" (info level)
+    std::string onnxProducer; //!< "Producer name:" and "Producer version:" joined: "pytorch 2.10.0a0+..."
+    std::uint64_t compilerBackendBuildLine = 0;     //!< first "Compiler backend is used during engine build."
+    std::uint64_t compilerBackendExecutionLine = 0; //!< first "Compiler backend is used during engine execution."
+    std::uint64_t myelinOffloadAllLine = 0;         //!< "... all operators supported by Myelin will be offloaded"
+};
+
 struct BuildLog
 {
     std::string sourcePath;
     std::uint64_t lineCount = 0;
     std::uint64_t byteCount = 0;
+    std::uint64_t verboseLines = 0; //!< logger lines at verbose severity: 0 for a log written without --verbose
 
     std::optional<std::string> trtVersion;                         //!< "8.5.2", "10.16.0" ...
     std::vector<std::pair<std::string, std::string>> modelOptions; //!< === Model Options ===
@@ -158,6 +217,34 @@ struct BuildLog
     //! The first line that says an engine was built ("Engine built in", "Created engine with size", "&&&& PASSED");
     //! 0 when none does.
     std::uint64_t passedLine = 0;
+    //! "UNSUPPORTED_STATE: Skipping tactic N due to insufficient memory on requested size of B ..." warnings: tactics
+    //! left out because the workspace pool was too small for them.
+    std::vector<LogMessage> memorySkips;
+    //! "For layer X a non-conforming implementation was chosen than was requested ...": layers (text: X) whose
+    //! requested precision TensorRT ignored because another ran faster (8.0 to 10.x, verbose).
+    std::vector<LogMessage> nonConformingLayers;
+
+    //! What tells the typing: the trtexec command line first, then the options block and trtexec's warnings.
+    std::vector<TypingEvidence> typingEvidence;
+    BuildSummary summary;
+    std::vector<BackendStrategy> backendStrategies;
+    std::vector<MyelinRegion> myelinRegions;
+    std::vector<MyelinOpTuning> myelinOps;
+
+    //! The typing the log tells: a strongly typed line wins; null when no line tells.
+    const TypingEvidence* typing() const
+    {
+        const TypingEvidence* weak = nullptr;
+        for (const auto& evidence : typingEvidence)
+        {
+            if (evidence.stronglyTyped)
+            {
+                return &evidence;
+            }
+            weak = weak != nullptr ? weak : &evidence;
+        }
+        return weak;
+    }
     std::vector<LogMessage> warningsInLog; //!< TensorRT's own warnings ([W])
     std::vector<ReaderWarning> warnings;   //!< the reader's warnings about the file
 };

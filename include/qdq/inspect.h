@@ -40,6 +40,34 @@ struct FileSummary
         std::vector<std::string> warnings;
     };
     std::optional<RebuiltGraph> rebuiltGraph;
+
+    //! What a build log holds besides its layers: the build mode it tells, what TensorRT 10.x/11.x printed about the
+    //! compiler backend and Myelin, the backend strategies tried, tactic skips and the build summary (a log written
+    //! without --verbose still has most of these).
+    struct LogContents
+    {
+        std::string buildMode;    //!< describeBuildMode of the log alone
+        std::string typing;       //!< "strong" / "weak"
+        std::string typingSource; //!< the line that told it, or why it was assumed
+        bool typingAssumed = true;
+        std::uint64_t verboseLines = 0;
+        bool layerList = false;
+        bool profileTable = false;
+        std::size_t parsedOnnxNodes = 0;
+        std::size_t tacticSkips = 0;
+        std::size_t memorySkips = 0;
+        std::vector<std::string> nonConformingLayers; //!< layers whose requested precision was ignored
+        std::size_t errors = 0;
+        std::uint64_t compilerBackendBuildLine = 0;
+        std::uint64_t compilerBackendExecutionLine = 0;
+        std::uint64_t myelinOffloadAllLine = 0;
+        std::size_t myelinRegions = 0;              //!< distinct {ForeignNode[...]} regions with a metadata line
+        std::vector<std::string> myelinKernels;     //!< "op: kernel (N tactics timed, fastest X ms)"
+        std::vector<std::string> backendStrategies; //!< "4 (line 511): kept, estimated time 0.22528"
+        BuildSummary summary;
+        std::optional<double> gpuComputeMeanMs;
+    };
+    std::optional<LogContents> logContents;
 };
 
 struct InspectOptions

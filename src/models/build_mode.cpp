@@ -68,7 +68,9 @@ void readPrecisionFlags(const BuildLog& log, SimulationOptions& options)
     }
 }
 
-//! The typing a build log tells: its command line (--stronglyTyped, or a trtexec line without it), or its version.
+//! The typing a build log tells: its version (11.x is always strong), else the evidence the reader found
+//! (log_build_facts.h): a strongly typed line (--stronglyTyped on the command line, "Precision: Strongly Typed" in
+//! the options block) wins over the weak ones (a trtexec command line without it, the 10.12+ deprecation warning).
 void readTyping(const BuildLog& log, SimulationOptions& options)
 {
     if (options.trtMajor >= kStrongTypingOnlyMajor)
@@ -79,13 +81,14 @@ void readTyping(const BuildLog& log, SimulationOptions& options)
         options.typingAssumed = false;
         return;
     }
-    if (log.commandLine.empty())
+    const TypingEvidence* evidence = log.typing();
+    if (evidence == nullptr)
     {
         return;
     }
-    options.typing = hasFlag(log.commandLine, "--stronglyTyped") ? Typing::kStrong : Typing::kWeak;
-    options.typingSource = log.sourcePath + ": trtexec command line " +
-                           (options.typing == Typing::kStrong ? "with --stronglyTyped" : "without --stronglyTyped");
+    options.typing = evidence->stronglyTyped ? Typing::kStrong : Typing::kWeak;
+    options.typingSource =
+        log.sourcePath + (evidence->line != 0 ? ":" + std::to_string(evidence->line) : "") + ": " + evidence->what;
     options.typingAssumed = false;
 }
 
