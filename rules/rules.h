@@ -53,5 +53,9 @@ std::unique_ptr<Rule> makeBatchNormNotFolded();
 std::unique_ptr<Rule> makeMyelinHeadDominates();
 std::unique_ptr<Rule> makeExplicitPadLayer();
 std::unique_ptr<Rule> makeInputLayoutTranspose();
+std::unique_ptr<Rule> makeQuantizedTypeNotOnGpu();
+std::unique_ptr<Rule> makeQuantizedTypeNeedsNewerTensorRt();
+std::unique_ptr<Rule> makeInt4NotWeightOnly();
+std::unique_ptr<Rule> makeBlockQuantizationShape();
 
 } // namespace qdq::rules
