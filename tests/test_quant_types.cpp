@@ -357,6 +357,21 @@ TEST(RuleBlockQuantizationShape, DynamicQuantizersOutsideTheirDocumentedBlockTri
     EXPECT_EQ(findingsOf(diagnoseWith(nvfp4Gemm({8, 2}, 32)), "block-quantization-shape").size(), 1u);
 }
 
+// invalid-scale leaves the block scales TensorRT computes (dynamic quantizers) or dequantizes (NVFP4's double
+// quantization) alone; a scale computed from an activation by another op is still reported.
+TEST(RuleInvalidScale, BlockScalesOfDynamicQuantizersAreNotReportedOtherComputedScalesAre)
+{
+    EXPECT_TRUE(findingsOf(diagnoseWith(nvfp4Gemm()), "invalid-scale").empty());
+    EXPECT_TRUE(findingsOf(diagnoseWith(mxfp8Gemm(32)), "invalid-scale").empty());
+    GraphBuilder g;
+    g.opset("", 21);
+    const std::string x = g.input("x", {4, 32});
+    const std::string computed = g.node("ReduceMax", "/x/amax", {x});
+    const std::string q = g.node("QuantizeLinear", "/x/q", {x, computed});
+    g.output(g.node("Relu", "/relu", {g.node("DequantizeLinear", "/x/dq", {q, computed})}), {4, 32});
+    EXPECT_FALSE(findingsOf(diagnoseWith(g.build()), "invalid-scale").empty());
+}
+
 // ---- the GPU ------------------------------------------------------------------------------------------------------
 
 TEST(TargetGpu, GpuOptionTakesCapabilitiesAndNames)
@@ -484,7 +499,8 @@ TEST(QuantizedTypes, FixSaysWhatTheOnnxCheckerCouldNotCover)
 // ---- real models ----------------------------------------------------------------------------------------------------
 
 // The Q/DQ models of ../shared/models are INT8 (PyTorch QAT and ONNX Runtime exports, opset 13-17): every Q/DQ node is
-// counted once, as INT8, and none gets an opset note.
+// counted once, as INT8, or as INT32 where ONNX Runtime quantized a bias (resnet18-ort-qdq: one per Conv and Gemm), and
+// none gets an opset note.
 TEST(QuantizedTypes, SharedInt8ModelsCountEveryQdqNodeAsInt8)
 {
     REQUIRE_SHARED();
@@ -497,16 +513,27 @@ TEST(QuantizedTypes, SharedInt8ModelsCountEveryQdqNodeAsInt8)
         }
         const OnnxGraph graph = readOnnx(entry.path().string());
         ++models;
-        const std::vector<QuantizedTypeCount> counts = countQuantizedTypes(graph);
-        if (graph.qdq.empty())
+        std::size_t counted = 0;
+        for (const QuantizedTypeCount& count : countQuantizedTypes(graph))
         {
-            EXPECT_TRUE(counts.empty()) << entry.path();
-            continue;
+            EXPECT_TRUE(count.type == QuantizedType::kInt8 || count.type == QuantizedType::kInt32)
+                << entry.path() << " " << quantizedTypeLabel(count.type);
+            counted += count.nodes;
         }
-        ASSERT_EQ(counts.size(), 1u) << entry.path();
-        EXPECT_EQ(counts[0].type, QuantizedType::kInt8) << entry.path();
-        EXPECT_EQ(counts[0].nodes, graph.qdq.size()) << entry.path();
+        EXPECT_EQ(counted, graph.qdq.size()) << entry.path();
         EXPECT_FALSE(anyWarningNames(graph, "which ONNX's")) << entry.path();
+        if (entry.path().filename() == "resnet18-ort-qdq.onnx")
+        {
+            const auto counts = countQuantizedTypes(graph);
+            ASSERT_EQ(counts.size(), 2u);
+            EXPECT_EQ(counts[1].type, QuantizedType::kInt32);
+            std::size_t convsAndGemms = 0;
+            for (const OnnxNode& node : graph.nodes)
+            {
+                convsAndGemms += node.opType == "Conv" || node.opType == "Gemm" ? 1 : 0;
+            }
+            EXPECT_EQ(counts[1].nodes, convsAndGemms);
+        }
     }
     EXPECT_GE(models, 10u);
 }

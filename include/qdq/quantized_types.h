@@ -35,7 +35,8 @@
 namespace qdq
 {
 
-//! A quantized type as TensorRT names it. MXFP8 is FP8 with E8M0 block scales computed at run time.
+//! A quantized type as TensorRT names it. MXFP8 is FP8 with E8M0 block scales computed at run time. INT32 is ONNX
+//! Runtime's quantized bias (a DQ of an INT32 constant), which TensorRT does not import (rule quantized-bias).
 enum class QuantizedType
 {
     kUnknown,
@@ -44,8 +45,10 @@ enum class QuantizedType
     kInt4,
     kFp4,
     kMxfp8,
+    kInt32,
 };
-std::string_view quantizedTypeLabel(QuantizedType type); //!< "INT8", "FP8", "INT4", "FP4", "MXFP8", "unknown"
+//! "INT8", "FP8", "INT4", "FP4", "MXFP8", "INT32", "unknown"
+std::string_view quantizedTypeLabel(QuantizedType type);
 
 //! The quantized type of an ONNX element type; kUnknown for a float or another type.
 QuantizedType quantizedTypeOfElement(OnnxDataType type);

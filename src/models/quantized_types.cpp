@@ -175,6 +175,8 @@ std::string_view quantizedTypeLabel(QuantizedType type)
         return "FP4";
     case QuantizedType::kMxfp8:
         return "MXFP8";
+    case QuantizedType::kInt32:
+        return "INT32";
     case QuantizedType::kUnknown:
         break;
     }
@@ -198,6 +200,8 @@ QuantizedType quantizedTypeOfElement(OnnxDataType type)
         return QuantizedType::kInt4;
     case OnnxDataType::kFloat4E2M1:
         return QuantizedType::kFp4;
+    case OnnxDataType::kInt32:
+        return QuantizedType::kInt32;
     default:
         return QuantizedType::kUnknown;
     }
@@ -215,7 +219,7 @@ bool isDynamicBlockQuantize(const OnnxNode& node)
 
 std::vector<QuantizedTypeCount> countQuantizedTypes(const OnnxGraph& graph)
 {
-    std::array<std::size_t, 6> counts{};
+    std::array<std::size_t, 7> counts{};
     for (const QdqParameters& parameters : graph.qdq)
     {
         ++counts[static_cast<std::size_t>(quantizedTypeOfQdq(graph, parameters.node))];
@@ -273,6 +277,7 @@ QuantizedTypeNeeds needsOf(QuantizedType type)
         needs.trtSource = "TensorRT CHANGELOG 10.0.0 EA: added INT4 quantization";
         break;
     case QuantizedType::kInt8:
+    case QuantizedType::kInt32:
     case QuantizedType::kUnknown:
         break;
     }
