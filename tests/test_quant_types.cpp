@@ -252,8 +252,12 @@ TEST(QuantizedTypes, Fp8BeforeOpset19IsANoteNamingFileAndNode)
     EXPECT_TRUE(anyWarningNames(old, "node '/x/QuantizeLinear' (QuantizeLinear) uses float8e4m3fn"));
     EXPECT_TRUE(anyWarningNames(old, "opset 19"));
     EXPECT_NE(old.warnings.front().describe().find("fp8.onnx"), std::string::npos);
-    // The rest is still analysed: the Q/DQ are there.
+    // The rest is still analysed: the Q/DQ are there, and the report's notes carry the note.
     EXPECT_EQ(old.qdq.size(), 3u);
+    const Report report = diagnoseWith(old);
+    EXPECT_TRUE(std::any_of(report.notes.begin(), report.notes.end(),
+                            [](const std::string& note)
+                            { return note.find("/x/QuantizeLinear") != std::string::npos; }));
     EXPECT_TRUE(fp8Gemm(19).warnings.empty());
 }
 
@@ -400,6 +404,19 @@ TEST(TargetGpu, UnknownGpuOptionIsExitTwo)
     GraphBuilder g;
     g.output(g.node("Relu", "/r", {g.input("x", {1, 4})}), {1, 4});
     g.save(model.string());
+    // inspect names the model's quantized types.
+    const std::filesystem::path fp8 = tempDir("gpu-option") / "fp8-q.onnx";
+    {
+        GraphBuilder q;
+        q.opset("", 19);
+        const std::string s = q.scale("s", 0.02f);
+        const std::string zp = q.typedZeroPoint("zp", kFp8E4M3);
+        const std::string x = q.node("QuantizeLinear", "/x/q", {q.input("x", {1, 4}), s, zp});
+        q.output(q.node("DequantizeLinear", "/x/dq", {x, s, zp}), {1, 4});
+        q.save(fp8.string());
+    }
+    const CommandResult inspected = runCli({"inspect", fp8.string()});
+    EXPECT_NE(inspected.out.find("FP8 2"), std::string::npos) << inspected.out;
     const CommandResult bad = runCli({"diagnose", "--gpu", "banana", model.string()});
     EXPECT_EQ(bad.exitStatus, 2);
     EXPECT_NE(bad.err.find("--gpu"), std::string::npos) << bad.err;
