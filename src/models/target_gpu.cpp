@@ -220,10 +220,13 @@ std::string capabilityText(const TargetGpu& gpu)
 
 std::string TargetGpu::describe() const
 {
-    std::string text = name.empty() ? "a GPU" : name; // kernel names tell no name: "a GPU (compute capability ...)"
-    text += lowerBound ? " (compute capability " + capabilityText(*this) + " or later"
-                       : " (compute capability " + capabilityText(*this);
-    return text + ", from " + source + ")";
+    const std::string capability =
+        "compute capability " + capabilityText(*this) + (lowerBound ? " or later" : std::string());
+    if (name.empty()) // kernel names tell no product name
+    {
+        return capability + " (from " + source + ")";
+    }
+    return name + " (" + capability + ", from " + source + ")";
 }
 
 TargetGpu parseGpuOption(const std::string& text)
