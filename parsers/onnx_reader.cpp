@@ -7,6 +7,7 @@
 #include "parsers/onnx_node_wire.h"
 #include "parsers/onnx_tensor_data.h"
 #include "parsers/onnx_tensor_interner.h"
+#include "qdq/quantized_types.h"
 #include "qdq/readers.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -74,18 +75,26 @@ bool isStandardDomain(const std::string& domain)
 //! QuantizeLinear/DequantizeLinear, and the TensorRT-domain ops TensorRT's parser imports as them: NVIDIA ModelOpt
 //! exports FP8 and INT4 as trt::TRT_FP8QuantizeLinear, TRT_FP8DequantizeLinear, TRT_INT4QuantizeLinear and
 //! TRT_INT4DequantizeLinear (onnx-tensorrt's importers for them call its Q/DQ helper with the type set), in the "trt"
-//! domain (or none: a graph rebuilt from a build log names no domain).
+//! domain (or none: a graph rebuilt from a build log names no domain). Its NVFP4 and MXFP8 exports quantize
+//! activations at run time with trt::TRT_FP4DynamicQuantize(x, scale) -> (x_fp4, fp8 block scales) and
+//! trt::TRT_MXFP8DynamicQuantize(x) -> (x_fp8, e8m0 block scales), dequantized by trt::DequantizeLinear and
+//! trt::TRT_MXFP8DequantizeLinear with axis and block_size (NVIDIA/Model-Optimizer
+//! modelopt/torch/quantization/export_onnx.py; TensorRT CHANGELOG 10.12: "custom MXFP8 quantization operations").
+//! The dynamic quantizers count as the Quantize of their pair: they write the quantized tensor the DQ reads.
 OnnxNode::QdqKind qdqKindOf(std::string_view opType, std::string_view domain)
 {
     if (opType.starts_with("TRT_") && !domain.empty() && domain != "trt")
     {
         return OnnxNode::QdqKind::kNone; // the user's plugin of that name
     }
-    if (opType == "QuantizeLinear" || opType == "TRT_FP8QuantizeLinear" || opType == "TRT_INT4QuantizeLinear")
+    if (opType == "QuantizeLinear" || opType == "TRT_FP8QuantizeLinear" || opType == "TRT_INT4QuantizeLinear" ||
+        opType == "TRT_MXFP8QuantizeLinear" || opType == "TRT_FP4DynamicQuantize" ||
+        opType == "TRT_MXFP8DynamicQuantize")
     {
         return OnnxNode::QdqKind::kQuantize;
     }
-    if (opType == "DequantizeLinear" || opType == "TRT_FP8DequantizeLinear" || opType == "TRT_INT4DequantizeLinear")
+    if (opType == "DequantizeLinear" || opType == "TRT_FP8DequantizeLinear" || opType == "TRT_INT4DequantizeLinear" ||
+        opType == "TRT_MXFP8DequantizeLinear")
     {
         return OnnxNode::QdqKind::kDequantize;
     }
@@ -95,7 +104,7 @@ OnnxNode::QdqKind qdqKindOf(std::string_view opType, std::string_view domain)
 //! The type a TensorRT-domain Q/DQ op quantizes to, or nothing for the ONNX ops.
 std::optional<OnnxDataType> tensorRtQdqType(std::string_view opType)
 {
-    if (opType.starts_with("TRT_FP8"))
+    if (opType.starts_with("TRT_FP8") || opType.starts_with("TRT_MXFP8"))
     {
         return OnnxDataType::kFloat8E4M3FN;
     }
@@ -103,7 +112,18 @@ std::optional<OnnxDataType> tensorRtQdqType(std::string_view opType)
     {
         return OnnxDataType::kInt4;
     }
+    if (opType.starts_with("TRT_FP4"))
+    {
+        return OnnxDataType::kFloat4E2M1;
+    }
     return std::nullopt;
+}
+
+//! Q/DQ ops TensorRT's parser reads: the ONNX ones in the standard domain, ModelOpt's trt::DequantizeLinear (its
+//! NVFP4 export), and the TRT_ ops of the trt domain.
+bool importedAsQdq(const OnnxNode& node)
+{
+    return isStandardDomain(node.domain) || node.domain == "trt" || tensorRtQdqType(node.opType).has_value();
 }
 
 //! Where the model's bytes come from, for the few tensors that are read after the streaming pass.
@@ -1484,6 +1504,11 @@ private:
         linkGraph();
         checkCycles();
         collectQdq();
+        // FP8 / INT4 / FP4 Q/DQ in an opset that lacks the type: a note naming the node; the rest is analysed.
+        for (ReaderWarning& note : quantizedTypeOpsetNotes(mGraph))
+        {
+            mGraph.warnings.push_back(std::move(note));
+        }
         loadQuantizedOpParameters();
         warnLocalFunctionCalls();
         if (mOptions.loadWeights)
@@ -1804,7 +1829,7 @@ private:
         {
             const bool isQuantize = node.qdqKind == OnnxNode::QdqKind::kQuantize;
             const std::optional<OnnxDataType> tensorRtType = tensorRtQdqType(node.opType);
-            if (node.qdqKind == OnnxNode::QdqKind::kNone || !(isStandardDomain(node.domain) || tensorRtType))
+            if (node.qdqKind == OnnxNode::QdqKind::kNone || !importedAsQdq(node))
             {
                 continue;
             }
@@ -1861,7 +1886,7 @@ private:
             }
             parameters.axis = node.intAttribute("axis");
             parameters.blockSize = node.intAttribute("block_size");
-            if (isQuantize)
+            if (isQuantize && !node.opType.starts_with("TRT_FP4"))
             {
                 parameters.outputDtype = node.intAttribute("output_dtype");
             }

@@ -1,5 +1,6 @@
 // R02 invalid-scale: a Q/DQ scale that is zero, negative or not finite, or that is not a build-time constant.
 #include "qdq/patterns.h"
+#include "qdq/quantized_types.h"
 #include "rules/rules.h"
 #include "rules/weight_paths.h"
 
@@ -50,6 +51,16 @@ private:
         return buildLogErrorEvidence(context, mentionsScale);
     }
 
+    //! Block scales TensorRT computes or dequantizes itself: the scales output of a dynamic block quantizer
+    //! (trt::TRT_FP4DynamicQuantize, TRT_MXFP8DynamicQuantize), or NVFP4's FP8 block scales behind a DQ (double
+    //! quantization). TensorRT's DynamicQuantize layer writes its block scales at run time for the DQ that follows it
+    //! ("DynamicQuantize" operator page; NVIDIA/Model-Optimizer export_onnx.py writes these patterns).
+    static bool isComputedBlockScale(const OnnxGraph& graph, const std::string& scaleName)
+    {
+        const OnnxNode* producer = producerOf(graph, scaleName);
+        return producer != nullptr && (isDynamicBlockQuantize(*producer) || isDequantize(*producer));
+    }
+
     void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
@@ -66,6 +77,10 @@ private:
                 continue; // a missing scale is a malformed model, not this rule
             }
             const std::string& scaleName = node.inputs[1];
+            if (!parameters.scaleIsConstant && isComputedBlockScale(graph, scaleName))
+            {
+                continue;
+            }
             if (!parameters.scaleIsConstant)
             {
                 if (notConstant[scaleName].empty() && badValues.count(scaleName) == 0)

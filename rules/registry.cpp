@@ -62,6 +62,11 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeSoftmaxOutputNotQuantized());
         list.push_back(rules::makeAttentionScaleAfterMatmul());
         list.push_back(rules::makeQdqOnAttentionScores());
+        // Quantized types beyond INT8: FP8, INT4, FP4, MXFP8 (issue 27 item 6).
+        list.push_back(rules::makeQuantizedTypeNotOnGpu());
+        list.push_back(rules::makeQuantizedTypeNeedsNewerTensorRt());
+        list.push_back(rules::makeInt4NotWeightOnly());
+        list.push_back(rules::makeBlockQuantizationShape());
         return list;
     }();
     return rules;

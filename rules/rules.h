@@ -58,5 +58,9 @@ std::unique_ptr<Rule> makeAttentionOperandNotDequantized();
 std::unique_ptr<Rule> makeSoftmaxOutputNotQuantized();
 std::unique_ptr<Rule> makeAttentionScaleAfterMatmul();
 std::unique_ptr<Rule> makeQdqOnAttentionScores();
+std::unique_ptr<Rule> makeQuantizedTypeNotOnGpu();
+std::unique_ptr<Rule> makeQuantizedTypeNeedsNewerTensorRt();
+std::unique_ptr<Rule> makeInt4NotWeightOnly();
+std::unique_ptr<Rule> makeBlockQuantizationShape();
 
 } // namespace qdq::rules

@@ -1,4 +1,5 @@
 #include "qdq/inspect.h"
+#include "qdq/quantized_types.h"
 
 #include "qdq/analysis.h"
 #include "qdq/log_graph.h"
@@ -291,6 +292,16 @@ FileSummary inspectFile(const std::string& path, const InspectOptions& options)
         summary.facts.emplace_back("quantize_nodes", std::to_string(graph.quantizeCount()));
         summary.facts.emplace_back("dequantize_nodes", std::to_string(graph.dequantizeCount()));
         summary.facts.emplace_back("initializers", std::to_string(graph.constants.size()));
+        std::string types; // the Q/DQ nodes by quantized type (qdq/quantized_types.h): "FP8 12, INT4 4"
+        for (const QuantizedTypeCount& count : countQuantizedTypes(graph))
+        {
+            types += (types.empty() ? "" : ", ") + std::string(quantizedTypeLabel(count.type)) + " " +
+                     std::to_string(count.nodes);
+        }
+        if (!types.empty())
+        {
+            summary.facts.emplace_back("quantized_types", types);
+        }
         std::string opsets;
         for (const auto& [domain, version] : graph.opsets)
         {

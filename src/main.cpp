@@ -64,7 +64,7 @@ void addLimitOptions(CLI::App& app, GlobalOptions& options)
     app.add_flag("--progress", options.progress, "Report progress on stderr for large inputs (default: on a TTY)");
 }
 
-//! --trt-version, --strongly-typed and --weakly-typed, the same on diagnose, predict, fix and diff.
+//! --trt-version, --strongly-typed, --weakly-typed and --gpu, the same on diagnose, predict, fix and diff.
 void addBuildModeOptions(CLI::App& app, qdq::BuildModeRequest& request)
 {
     app.add_option("--trt-version", request.trtVersion,
@@ -76,6 +76,9 @@ void addBuildModeOptions(CLI::App& app, qdq::BuildModeRequest& request)
         "--weakly-typed", [&request] { request.typing = qdq::Typing::kWeak; },
         "The network is built weakly typed with precision flags (TensorRT 8.x-10.x)");
     strong->excludes(weak);
+    app.add_option("--gpu", request.gpu,
+                   "GPU of the build: compute capability (sm89, sm_90, 8.9) or a name (A100, L4, H100, B200); "
+                   "default: from the build log's device lines or the kernel names");
 }
 
 qdq::ProgressCallback progressReporter(const GlobalOptions& options, const std::string& path)

@@ -28,7 +28,7 @@ TEST(BuildMode, NothingToldIsAssumedWeakAndSaysSo)
 
 TEST(BuildMode, VersionElevenIsStronglyTypedWithoutPrecisionFlags)
 {
-    const SimulationOptions mode = resolveBuildMode(Inputs{}, BuildModeRequest{"11", std::nullopt});
+    const SimulationOptions mode = resolveBuildMode(Inputs{}, BuildModeRequest{"11", std::nullopt, ""});
     EXPECT_EQ(mode.trtMajor, 11);
     EXPECT_TRUE(mode.stronglyTyped());
     EXPECT_FALSE(mode.typingAssumed);
@@ -36,7 +36,7 @@ TEST(BuildMode, VersionElevenIsStronglyTypedWithoutPrecisionFlags)
     EXPECT_FALSE(mode.fp16); // the float parts of an FP32 model run FP32
     EXPECT_EQ(mode.versionSource, "--trt-version 11");
     // Ten point x stays weak unless told otherwise: strong typing is opt-in there.
-    const SimulationOptions ten = resolveBuildMode(Inputs{}, BuildModeRequest{"10.16", std::nullopt});
+    const SimulationOptions ten = resolveBuildMode(Inputs{}, BuildModeRequest{"10.16", std::nullopt, ""});
     EXPECT_EQ(ten.typing, Typing::kWeak);
     EXPECT_TRUE(ten.typingAssumed);
     EXPECT_EQ(ten.trtMinor, 16);
@@ -44,7 +44,7 @@ TEST(BuildMode, VersionElevenIsStronglyTypedWithoutPrecisionFlags)
 
 TEST(BuildMode, StronglyTypedOnTenIsStrongAndNamesTheOption)
 {
-    const SimulationOptions mode = resolveBuildMode(Inputs{}, BuildModeRequest{"10.16", Typing::kStrong});
+    const SimulationOptions mode = resolveBuildMode(Inputs{}, BuildModeRequest{"10.16", Typing::kStrong, ""});
     EXPECT_TRUE(mode.stronglyTyped());
     EXPECT_EQ(mode.typingSource, "--strongly-typed");
     EXPECT_FALSE(mode.precisionFlagsApply());
@@ -58,16 +58,16 @@ TEST(BuildMode, UnknownOrMalformedVersionsAreInputErrors)
         {
             continue; // empty: not given
         }
-        EXPECT_THROW(resolveBuildMode(Inputs{}, BuildModeRequest{version, std::nullopt}), InputError) << version;
+        EXPECT_THROW(resolveBuildMode(Inputs{}, BuildModeRequest{version, std::nullopt, ""}), InputError) << version;
     }
-    EXPECT_NO_THROW(resolveBuildMode(Inputs{}, BuildModeRequest{"8.0", std::nullopt}));
-    EXPECT_NO_THROW(resolveBuildMode(Inputs{}, BuildModeRequest{"11.1.0", std::nullopt}));
+    EXPECT_NO_THROW(resolveBuildMode(Inputs{}, BuildModeRequest{"8.0", std::nullopt, ""}));
+    EXPECT_NO_THROW(resolveBuildMode(Inputs{}, BuildModeRequest{"11.1.0", std::nullopt, ""}));
 }
 
 TEST(BuildMode, WeakTypingWithElevenIsAnInputError)
 {
-    EXPECT_THROW(resolveBuildMode(Inputs{}, BuildModeRequest{"11", Typing::kWeak}), InputError);
-    EXPECT_NO_THROW(resolveBuildMode(Inputs{}, BuildModeRequest{"10.11", Typing::kWeak}));
+    EXPECT_THROW(resolveBuildMode(Inputs{}, BuildModeRequest{"11", Typing::kWeak, ""}), InputError);
+    EXPECT_NO_THROW(resolveBuildMode(Inputs{}, BuildModeRequest{"10.11", Typing::kWeak, ""}));
 }
 
 TEST(RealDataBuildMode, RealTenFourteenLogTellsVersionAndWeakTyping)
@@ -89,12 +89,12 @@ TEST(RealDataBuildMode, RequestsThatContradictTheRealLogAreInputErrors)
 {
     REQUIRE_SHARED();
     const Inputs inputs = loadFiles({realdata(kMnistLog1014)});
-    EXPECT_THROW(resolveBuildMode(inputs, BuildModeRequest{"", Typing::kStrong}), InputError);
-    EXPECT_THROW(resolveBuildMode(inputs, BuildModeRequest{"10.16", std::nullopt}), InputError);
-    EXPECT_THROW(resolveBuildMode(inputs, BuildModeRequest{"11", std::nullopt}), InputError);
+    EXPECT_THROW(resolveBuildMode(inputs, BuildModeRequest{"", Typing::kStrong, ""}), InputError);
+    EXPECT_THROW(resolveBuildMode(inputs, BuildModeRequest{"10.16", std::nullopt, ""}), InputError);
+    EXPECT_THROW(resolveBuildMode(inputs, BuildModeRequest{"11", std::nullopt, ""}), InputError);
     // Agreeing requests are fine: the same version (major alone, or major.minor), the same typing.
-    EXPECT_NO_THROW(resolveBuildMode(inputs, BuildModeRequest{"10", Typing::kWeak}));
-    EXPECT_NO_THROW(resolveBuildMode(inputs, BuildModeRequest{"10.14", std::nullopt}));
+    EXPECT_NO_THROW(resolveBuildMode(inputs, BuildModeRequest{"10", Typing::kWeak, ""}));
+    EXPECT_NO_THROW(resolveBuildMode(inputs, BuildModeRequest{"10.14", std::nullopt, ""}));
 }
 
 TEST(RealDataBuildMode, CommandLineErrorsExitTwoNamingTheOption)

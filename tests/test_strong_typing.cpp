@@ -107,7 +107,7 @@ Report diagnoseIn(const BuildModeRequest& request, const std::optional<OnnxGraph
     return diagnose(*inputs, options);
 }
 
-const BuildModeRequest kEleven{"11", std::nullopt};
+const BuildModeRequest kEleven{"11", std::nullopt, ""};
 const BuildModeRequest kNothingSaid{};
 
 SimulationOptions modeOf(const BuildModeRequest& request)
@@ -330,7 +330,7 @@ TEST(StrongTypingSimulator, TensorTypesFollowTheGraph)
     EXPECT_EQ(reluLayer->inputPrecision, "FP16");
     EXPECT_EQ(reluLayer->outputPrecision, "FP16");
     // --strongly-typed on 10.x: the same.
-    const Prediction ten = predictEngine(graph, modeOf(BuildModeRequest{"10.16", Typing::kStrong}));
+    const Prediction ten = predictEngine(graph, modeOf(BuildModeRequest{"10.16", Typing::kStrong, ""}));
     ASSERT_NE(predictedLayerOf(ten, "/r/Relu"), nullptr);
     EXPECT_EQ(predictedLayerOf(ten, "/r/Relu")->outputPrecision, "FP16");
     // Weakly typed without --fp16 (an FP32 build): FP32, as before, whatever the graph says.
@@ -399,7 +399,7 @@ TEST(StrongTypingFp32Island, StronglyTypedEngineCostsTheProfileTimeOfItsFp32Laye
 {
     const EnginePlan plan = islandEngine(kFp32);
     const Report report =
-        diagnoseIn(BuildModeRequest{"10.16", Typing::kStrong}, std::nullopt, plan, profileFor(plan, 0.25));
+        diagnoseIn(BuildModeRequest{"10.16", Typing::kStrong, ""}, std::nullopt, plan, profileFor(plan, 0.25));
     const auto findings = findingsIn(report, "fp32-island");
     ASSERT_EQ(findings.size(), 1u);
     EXPECT_EQ(findings[0].severity, Severity::kWarning);
@@ -412,7 +412,7 @@ TEST(StrongTypingFp32Island, StronglyTypedEngineWithFp16FloatLayersIsSilent)
 {
     const EnginePlan plan = islandEngine(kFp16);
     const Report report =
-        diagnoseIn(BuildModeRequest{"10.16", Typing::kStrong}, std::nullopt, plan, profileFor(plan, 0.25));
+        diagnoseIn(BuildModeRequest{"10.16", Typing::kStrong, ""}, std::nullopt, plan, profileFor(plan, 0.25));
     EXPECT_TRUE(findingsIn(report, "fp32-island").empty());
 }
 
@@ -439,7 +439,7 @@ TEST(StrongTypingAdvice, NoFindingOnAnyBuiltModelAdvisesAFlagUnderStrongTyping)
 {
     for (bool fp16 : {false, true})
     {
-        for (const BuildModeRequest& request : {kEleven, BuildModeRequest{"", Typing::kStrong}})
+        for (const BuildModeRequest& request : {kEleven, BuildModeRequest{"", Typing::kStrong, ""}})
         {
             for (const auto& text : adviceTexts(diagnoseIn(request, convThenResize(fp16))))
             {

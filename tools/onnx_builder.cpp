@@ -217,6 +217,25 @@ std::string GraphBuilder::typedZeroPoint(const std::string& name, int dataType)
     return name;
 }
 
+std::string GraphBuilder::typedConstant(const std::string& name, int dataType, std::vector<long> dims,
+                                        unsigned char byte)
+{
+    auto* tensor = mImpl->graph->add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(dataType);
+    long count = 1;
+    for (long d : dims)
+    {
+        tensor->add_dims(d);
+        count *= d;
+    }
+    // INT4, UINT4 and FLOAT4E2M1 (21-23) pack two elements per byte; the others here take one byte each.
+    const bool packed = dataType >= 21 && dataType <= 23;
+    tensor->set_raw_data(
+        std::string(static_cast<std::size_t>(packed ? (count + 1) / 2 : count), static_cast<char>(byte)));
+    return name;
+}
+
 namespace
 {
 
@@ -360,6 +379,14 @@ void GraphBuilder::intsAttribute(const std::string& nodeName, const std::string&
 
 void GraphBuilder::opset(const std::string& domain, long version)
 {
+    for (auto& existing : *mImpl->model.mutable_opset_import())
+    {
+        if (existing.domain() == domain)
+        {
+            existing.set_version(version); // the standard domain's 17 becomes the asked version
+            return;
+        }
+    }
     auto* entry = mImpl->model.add_opset_import();
     entry->set_domain(domain);
     entry->set_version(version);

@@ -40,6 +40,9 @@ public:
     std::string zeroPoint(const std::string& name, bool unsignedType = false, int value = 0);
     //! A zero-valued scalar zero point of any ONNX element type (FLOAT8E4M3FN = 17, INT4 = 22, ...), as raw data.
     std::string typedZeroPoint(const std::string& name, int dataType);
+    //! An initializer of a one-byte or packed 4-bit ONNX element type (INT8 = 3, FLOAT8E4M3FN = 17, INT4 = 22,
+    //! FLOAT4E2M1 = 23, ...) with the given dims, every byte `byte` (4-bit types: two elements per byte), as raw data.
+    std::string typedConstant(const std::string& name, int dataType, std::vector<long> dims, unsigned char byte = 0x11);
 
     //! Adds a node; returns its first output name ("<name>_out" when outputs empty).
     std::string node(const std::string& opType, const std::string& name, std::vector<std::string> inputs,
@@ -60,7 +63,8 @@ public:
     void floatAttribute(const std::string& nodeName, const std::string& attribute, float value);
     void stringAttribute(const std::string& nodeName, const std::string& attribute, const std::string& value);
     void intsAttribute(const std::string& nodeName, const std::string& attribute, std::vector<long> values);
-    //! Declares an operator set (e.g. a custom plugin domain).
+    //! Declares an operator set (e.g. a custom plugin domain), or sets the version of one already declared (the
+    //! standard domain "" starts at 17).
     void opset(const std::string& domain, long version);
     //! Writes the serialized model to a file.
     void save(const std::string& path) const;

@@ -8,6 +8,7 @@
 #include "qdq/onnx_graph.h"
 #include "qdq/profile.h"
 #include "qdq/readers.h"
+#include "qdq/target_gpu.h"
 
 #include <deque>
 #include <functional>
@@ -346,6 +347,8 @@ struct SimulationOptions
     std::string versionSource; //!< the file or option that told the version; empty while it is unknown
     std::string typingSource;  //!< why this typing: the option, the log's command line, the version, or "assumed: ..."
     bool typingAssumed = true; //!< nothing told the typing: the report says which mode it assumed and why
+    //! The GPU of the build (--gpu, the log's device lines, kernel names); unset when nothing tells it.
+    std::optional<TargetGpu> gpu;
 
     bool stronglyTyped() const { return typing == Typing::kStrong; }
     //! Whether advice may name the weak-typing precision flags (--fp16, --int8, --best, --bf16): a weakly typed build
@@ -358,6 +361,7 @@ struct BuildModeRequest
 {
     std::string trtVersion;       //!< "11", "10.16": empty when not given
     std::optional<Typing> typing; //!< unset when neither typing option was given
+    std::string gpu;              //!< --gpu: "sm89", "H100", ...; empty when not given
 };
 
 struct Prediction

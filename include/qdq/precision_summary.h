@@ -107,6 +107,13 @@ struct PrecisionSummary
         std::vector<std::string> notInt8Names; //!< the first few operations that do not run INT8
     } int8;
 
+    //! The model's Q/DQ nodes by quantized type ("INT8", "FP8", "INT4", "FP4", "MXFP8"; Group::layers counts the
+    //! nodes, ms is 0), from the model alone (qdq/quantized_types.h); empty without a model or Q/DQ.
+    std::vector<Group> quantizedTypes;
+    //! The quantized types joined for the int8 line ("INT8", "FP8", "FP8/INT4"): the quantized operations run "in"
+    //! them. "INT8" without a model.
+    std::string quantizedLabel = "INT8";
+
     std::vector<std::string> notes;
 };
 

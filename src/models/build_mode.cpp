@@ -205,6 +205,7 @@ SimulationOptions simulationOptionsFor(const Inputs& inputs)
     {
         dropPrecisionFlags(options);
     }
+    options.gpu = gpuFromInputs(inputs); // the log's device lines, else kernel names (qdq/target_gpu.h)
     return options;
 }
 
@@ -234,6 +235,7 @@ SimulationOptions resolveBuildMode(const Inputs& inputs, const BuildModeRequest&
     {
         dropPrecisionFlags(options);
     }
+    options.gpu = resolveTargetGpu(inputs, request.gpu); // --gpu, checked against the inputs (qdq/target_gpu.h)
     return options;
 }
 
@@ -258,6 +260,10 @@ std::string describeBuildMode(const SimulationOptions& mode)
         }
     }
     text += " (" + mode.typingSource + ")";
+    if (mode.gpu)
+    {
+        text += ", GPU " + mode.gpu->describe();
+    }
     return text;
 }
 

@@ -1,6 +1,7 @@
 // The precision summary (precision_summary.h): time and layers by precision and by layer kind, tensor-core share,
 // and how many quantized operations run in INT8.
 #include "qdq/precision_summary.h"
+#include "qdq/quantized_types.h"
 
 #include "qdq/layer_names.h"
 #include "qdq/patterns.h"
@@ -465,9 +466,29 @@ void summarizeInt8(PrecisionSummary& summary, const Report& report, const Inputs
 
 } // namespace
 
+//! The model's Q/DQ nodes by quantized type, and the label of the types the quantized operations run in.
+static void summarizeQuantizedTypes(PrecisionSummary& summary, const Inputs& inputs)
+{
+    if (!inputs.onnx)
+    {
+        return;
+    }
+    std::string label;
+    for (const QuantizedTypeCount& count : countQuantizedTypes(*inputs.onnx))
+    {
+        summary.quantizedTypes.push_back({std::string(quantizedTypeLabel(count.type)), count.nodes, 0.0});
+        label += (label.empty() ? "" : "/") + std::string(quantizedTypeLabel(count.type));
+    }
+    if (!label.empty())
+    {
+        summary.quantizedLabel = label;
+    }
+}
+
 PrecisionSummary summarizePrecision(const Report& report, const Inputs& inputs)
 {
     PrecisionSummary summary;
+    summarizeQuantizedTypes(summary, inputs);
     const EnginePlan* plan = inputs.engine();
     const Profile* profile = inputs.timings();
     summary.hasTimings = profile != nullptr;

@@ -67,6 +67,12 @@ void writePrecisionSummary(JsonWriter& json, const PrecisionSummary& summary)
     json.member("unknown", std::uint64_t{int8.unknown});
     json.member("share", int8.share ? std::optional<double>(roundMs(*int8.share)) : std::nullopt);
     json.member("not_int8_names", int8.notInt8Names).endObject();
+    json.key("quantized_types").beginArray();
+    for (const auto& group : summary.quantizedTypes)
+    {
+        json.beginObject().member("type", group.name).member("qdq_nodes", std::uint64_t{group.layers}).endObject();
+    }
+    json.endArray();
     json.member("notes", summary.notes);
     json.endObject();
 }
@@ -366,6 +372,16 @@ std::string groupLine(const PrecisionSummary& summary, const std::vector<Precisi
 //! The summary's lines of the text report: time by precision and by kind, tensor cores, INT8 share.
 void writePrecisionSummaryText(std::ostream& out, const PrecisionSummary& summary)
 {
+    if (!summary.quantizedTypes.empty())
+    {
+        out << "Quantized:     ";
+        for (std::size_t i = 0; i < summary.quantizedTypes.size(); ++i)
+        {
+            out << (i == 0 ? "" : ", ") << summary.quantizedTypes[i].name << " (" << summary.quantizedTypes[i].layers
+                << " Q/DQ nodes)";
+        }
+        out << "\n";
+    }
     if (summary.layers == 0 && !summary.hasTimings)
     {
         return;
@@ -399,8 +415,10 @@ void writePrecisionSummaryText(std::ostream& out, const PrecisionSummary& summar
     const auto& int8 = summary.int8;
     if (!int8.basis.empty())
     {
-        out << "INT8:          " << int8.int8 << " of " << int8.quantized
-            << (int8.basis == "model" ? " quantized operations" : " layers with fused Q/DQ") << " run in INT8";
+        const std::string label = summary.quantizedLabel + ":";
+        out << label << std::string(label.size() < 15 ? 15 - label.size() : 1, ' ') << int8.int8 << " of "
+            << int8.quantized << (int8.basis == "model" ? " quantized operations" : " layers with fused Q/DQ")
+            << " run in " << summary.quantizedLabel;
         if (int8.share)
         {
             out << " (" << percent(*int8.share) << " of those with known precision)";
