@@ -360,6 +360,14 @@ void GraphBuilder::intsAttribute(const std::string& nodeName, const std::string&
 
 void GraphBuilder::opset(const std::string& domain, long version)
 {
+    for (auto& existing : *mImpl->model.mutable_opset_import())
+    {
+        if (existing.domain() == domain) // one entry per domain: the default domain's 17 is replaced
+        {
+            existing.set_version(version);
+            return;
+        }
+    }
     auto* entry = mImpl->model.add_opset_import();
     entry->set_domain(domain);
     entry->set_version(version);

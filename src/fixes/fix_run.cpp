@@ -586,7 +586,8 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     int pass = 0;
     bool earlierPassesChanged = false; //!< a pass before this one had edits to write
     constexpr int kMostWrites = 12;
-    bool stillRefusing = false; //!< the last write's diagnosis refused more edits: the writes ran out in a round
+    bool stillRefusing = false;   //!< the last write's diagnosis refused more edits: the writes ran out in a round
+    bool autocastChanged = false; //!< --autocast changed a candidate
     for (int attempt = 0; attempt < kMostWrites; ++attempt)
     {
         const std::string& source = pass == 0 ? result.source : passSource.model();
@@ -641,6 +642,24 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
                 throw InputError(SourceLocation{options.output}, "cannot be written: " + error.message());
             }
             throw;
+        }
+        if (options.autocast.enabled())
+        {
+            tell("writing the float part in " + autocastTargetName(options.autocast.target));
+            try
+            {
+                AutocastSummary summary = autocastModelFile(candidate.model(), options.autocast, limits);
+                if (summary.changed || !result.autocast)
+                {
+                    autocastChanged = autocastChanged || summary.changed;
+                    result.autocast = std::move(summary);
+                }
+            }
+            catch (const InputError& error)
+            {
+                candidate.remove();
+                throw InputError(SourceLocation{result.source}, error.message());
+            }
         }
         if (pass == 0)
         {
@@ -775,7 +794,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         }
     }
     // Unchanged: no pass changed the model (a second pass may run and refuse everything the first refused).
-    result.unchanged = !earlierPassesChanged && plan.modelEdits.empty();
+    result.unchanged = !earlierPassesChanged && plan.modelEdits.empty() && !autocastChanged;
     result.after = sideOf(after, *afterHolder.onnx);
     for (const auto& finding : after.findings)
     {

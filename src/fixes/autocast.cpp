@@ -1,0 +1,1315 @@
+// `fix --autocast fp16|bf16` (include/qdq/autocast.h, docs/fix.md#autocast). Under strong typing TensorRT runs each
+// tensor in the type the graph gives it, so an FP32 Q/DQ model runs its unquantized part in FP32; the remedy is in the
+// graph (../shared/docs/tensorrt-10-11.md section 1; ModelOpt's AutoCast does it in Python:
+// https://nvidia.github.io/Model-Optimizer/guides/8_autocast.html).
+//
+// Steps: infer every tensor's element type; give each node that reads or writes a float tensor a precision (low, or
+// FP32 with a documented reason); give each constant the type its readers need; rewire the readers of a tensor whose
+// precision differs from what they need through one Cast per tensor and type; convert initializers, Constant nodes,
+// Cast targets, value infos and (with --autocast-io) the graph's inputs and outputs.
+#include "qdq/autocast.h"
+
+#include "qdq/diagnostics.h"
+
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <unistd.h>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace qdq
+{
+
+namespace
+{
+
+constexpr int kFloat = onnx::TensorProto::FLOAT;
+constexpr int kFloat16 = onnx::TensorProto::FLOAT16;
+constexpr int kBfloat16 = onnx::TensorProto::BFLOAT16;
+//! FP16's largest finite value and smallest normal value (IEEE 754 binary16).
+constexpr double kFp16Max = 65504.0;
+constexpr double kFp16MinNormal = 6.103515625e-05;
+//! FP16's smallest subnormal, 2^-24: a non-zero value below half of it becomes 0.
+constexpr double kFp16MinSubnormal = 5.9604644775390625e-08;
+//! Q/DQ take FLOAT16 and BFLOAT16 scales from opset 19 (onnx.ai/onnx/operators/onnx__QuantizeLinear.html,
+//! onnx__DequantizeLinear.html; Model-Optimizer PR #809 "Opset 19 is the first to support fp16 scales in Q/DQ nodes").
+constexpr std::int64_t kFirstOpsetWithLowScales = 19;
+//! Model-Optimizer's AutoCast uses opset 22 for BF16 (PR #809): most ONNX ops list bfloat16 from their version 22.
+constexpr std::int64_t kFirstOpsetWithBf16Ops = 22;
+
+// ----- element conversion ------------------------------------------------------------------------------------------
+
+std::uint32_t floatBits(float value)
+{
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+//! IEEE binary16 of value, rounded to nearest even; beyond the range: infinity; NaN stays NaN.
+std::uint16_t toHalf(float value)
+{
+    const std::uint32_t bits = floatBits(value);
+    const std::uint32_t sign = (bits >> 16) & 0x8000u;
+    const std::uint32_t exponent = (bits >> 23) & 0xFFu;
+    std::uint32_t mantissa = bits & 0x7FFFFFu;
+    if (exponent == 0xFF)
+    {
+        return static_cast<std::uint16_t>(sign | 0x7C00u | (mantissa != 0 ? 0x200u : 0u));
+    }
+    const int halfExponent = static_cast<int>(exponent) - 127 + 15;
+    if (halfExponent >= 31)
+    {
+        return static_cast<std::uint16_t>(sign | 0x7C00u);
+    }
+    if (halfExponent <= 0)
+    {
+        if (halfExponent < -10)
+        {
+            return static_cast<std::uint16_t>(sign);
+        }
+        mantissa |= 0x800000u;
+        const int shift = 14 - halfExponent;
+        std::uint32_t half = mantissa >> shift;
+        const std::uint32_t rest = mantissa & ((1u << shift) - 1);
+        const std::uint32_t halfway = 1u << (shift - 1);
+        if (rest > halfway || (rest == halfway && (half & 1u) != 0))
+        {
+            ++half;
+        }
+        return static_cast<std::uint16_t>(sign | half);
+    }
+    std::uint32_t half = (static_cast<std::uint32_t>(halfExponent) << 10) | (mantissa >> 13);
+    const std::uint32_t rest = mantissa & 0x1FFFu;
+    if (rest > 0x1000u || (rest == 0x1000u && (half & 1u) != 0))
+    {
+        ++half; // may carry into the exponent, up to infinity: the rounding IEEE asks for
+    }
+    return static_cast<std::uint16_t>(sign | half);
+}
+
+//! bfloat16 of value (the upper half of its bits), rounded to nearest even; NaN stays NaN.
+std::uint16_t toBfloat16(float value)
+{
+    const std::uint32_t bits = floatBits(value);
+    if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x7FFFFFu) != 0)
+    {
+        return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
+    }
+    const std::uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);
+    return static_cast<std::uint16_t>((bits + rounding) >> 16);
+}
+
+//! The float values of a FLOAT tensor held in the model (raw_data or float_data).
+std::vector<float> floatValues(const onnx::TensorProto& tensor)
+{
+    std::vector<float> values;
+    if (tensor.has_raw_data())
+    {
+        values.resize(tensor.raw_data().size() / sizeof(float));
+        std::memcpy(values.data(), tensor.raw_data().data(), values.size() * sizeof(float));
+    }
+    else
+    {
+        values.assign(tensor.float_data().begin(), tensor.float_data().end());
+    }
+    return values;
+}
+
+bool isExternal(const onnx::TensorProto& tensor)
+{
+    return tensor.data_location() == onnx::TensorProto::EXTERNAL || tensor.external_data_size() > 0;
+}
+
+//! Rewrites a FLOAT tensor as lowType (raw little-endian data). Returns its bytes before and after.
+std::pair<std::uint64_t, std::uint64_t> convertTensor(onnx::TensorProto& tensor, int lowType)
+{
+    const std::vector<float> values = floatValues(tensor);
+    std::string raw(values.size() * 2, '\0');
+    for (std::size_t i = 0; i < values.size(); ++i)
+    {
+        const std::uint16_t element = lowType == kFloat16 ? toHalf(values[i]) : toBfloat16(values[i]);
+        raw[2 * i] = static_cast<char>(element & 0xFF);
+        raw[2 * i + 1] = static_cast<char>(element >> 8);
+    }
+    tensor.clear_float_data();
+    tensor.set_raw_data(std::move(raw));
+    tensor.set_data_type(lowType);
+    return {values.size() * 4, values.size() * 2};
+}
+
+// ----- the graph as autocast sees it -------------------------------------------------------------------------------
+
+bool isStandardDomain(const std::string& domain)
+{
+    return domain.empty() || domain == "ai.onnx";
+}
+
+const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name)
+{
+    for (const auto& attribute : node.attribute())
+    {
+        if (attribute.name() == name)
+        {
+            return &attribute;
+        }
+    }
+    return nullptr;
+}
+
+std::int64_t intAttribute(const onnx::NodeProto& node, const std::string& name, std::int64_t fallback)
+{
+    const onnx::AttributeProto* attribute = findAttribute(node, name);
+    return attribute != nullptr ? attribute->i() : fallback;
+}
+
+//! The element type a node gives its outputs, from its inputs' types (ONNX operator type constraints); 0 unknown.
+int outputType(const onnx::NodeProto& node, std::size_t output, const std::unordered_map<std::string, int>& types)
+{
+    const auto typeOf = [&](int input) -> int
+    {
+        if (input >= node.input_size() || node.input(input).empty())
+        {
+            return 0;
+        }
+        const auto found = types.find(node.input(input));
+        return found == types.end() ? 0 : found->second;
+    };
+    const std::string& op = node.op_type();
+    if (!isStandardDomain(node.domain()))
+    {
+        return 0;
+    }
+    if (op == "Constant")
+    {
+        if (const auto* value = findAttribute(node, "value"))
+        {
+            return value->t().data_type();
+        }
+        return findAttribute(node, "value_float") || findAttribute(node, "value_floats") ? kFloat : 0;
+    }
+    if (op == "Cast")
+    {
+        return static_cast<int>(intAttribute(node, "to", 0));
+    }
+    if (op == "CastLike")
+    {
+        return typeOf(1);
+    }
+    if (op == "DequantizeLinear")
+    {
+        return typeOf(1) != 0 ? typeOf(1) : kFloat;
+    }
+    if (op == "QuantizeLinear" || op == "DynamicQuantizeLinear")
+    {
+        if (op == "DynamicQuantizeLinear")
+        {
+            return output == 1 ? kFloat : onnx::TensorProto::UINT8;
+        }
+        const std::int64_t dtype = intAttribute(node, "output_dtype", 0);
+        return dtype != 0 ? static_cast<int>(dtype) : (typeOf(2) != 0 ? typeOf(2) : onnx::TensorProto::UINT8);
+    }
+    static const std::set<std::string> int64Outputs = {"Shape",  "Size",   "NonZero",
+                                                       "ArgMax", "ArgMin", "NonMaxSuppression"};
+    if (int64Outputs.count(op) != 0)
+    {
+        return onnx::TensorProto::INT64;
+    }
+    static const std::set<std::string> boolOutputs = {
+        "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN", "IsInf"};
+    if (boolOutputs.count(op) != 0)
+    {
+        return onnx::TensorProto::BOOL;
+    }
+    if (op == "ConstantOfShape")
+    {
+        const auto* value = findAttribute(node, "value");
+        return value != nullptr ? value->t().data_type() : kFloat;
+    }
+    if (op == "RandomNormal" || op == "RandomUniform" || op == "EyeLike" || op == "RandomNormalLike" ||
+        op == "RandomUniformLike" || op == "Multinomial" || op == "Bernoulli")
+    {
+        const std::int64_t dtype = intAttribute(node, "dtype", 0);
+        return dtype != 0 ? static_cast<int>(dtype) : (op.find("Like") != std::string::npos ? typeOf(0) : kFloat);
+    }
+    if ((op == "TopK" || op == "MaxPool" || op == "Unique") && output > 0)
+    {
+        return onnx::TensorProto::INT64;
+    }
+    if (op == "Where")
+    {
+        return typeOf(1);
+    }
+    if (op == "OneHot")
+    {
+        return typeOf(2);
+    }
+    return typeOf(0);
+}
+
+struct Slot
+{
+    std::size_t node = 0;
+    int input = 0;
+};
+
+//! Element types, producers, readers and constants of the main graph.
+struct GraphFacts
+{
+    std::unordered_map<std::string, int> types;
+    std::unordered_map<std::string, std::size_t> producer; //!< tensor -> node index
+    std::unordered_map<std::string, std::vector<Slot>> readers;
+    std::unordered_map<std::string, onnx::TensorProto*> initializers;
+    std::unordered_set<std::string> graphInputs; //!< those that are not initializers
+    std::unordered_set<std::string> graphOutputs;
+
+    int type(const std::string& tensor) const
+    {
+        const auto found = types.find(tensor);
+        return found == types.end() ? 0 : found->second;
+    }
+    bool isFloat(const std::string& tensor) const { return !tensor.empty() && type(tensor) == kFloat; }
+};
+
+GraphFacts gatherFacts(onnx::GraphProto& graph)
+{
+    GraphFacts facts;
+    for (auto& initializer : *graph.mutable_initializer())
+    {
+        facts.types[initializer.name()] = initializer.data_type();
+        facts.initializers[initializer.name()] = &initializer;
+    }
+    // An initializer that is also declared as a graph input (IR < 4 exports) is a constant here: TensorRT's parser
+    // takes such inputs as weights.
+    for (const auto& input : graph.input())
+    {
+        if (facts.initializers.count(input.name()) == 0)
+        {
+            facts.graphInputs.insert(input.name());
+            facts.types[input.name()] = input.type().tensor_type().elem_type();
+        }
+    }
+    // Declared types (value_info, outputs) win over inference: they are what the exporter wrote.
+    std::unordered_map<std::string, int> declared;
+    for (const auto& info : graph.value_info())
+    {
+        declared[info.name()] = info.type().tensor_type().elem_type();
+    }
+    for (const auto& output : graph.output())
+    {
+        facts.graphOutputs.insert(output.name());
+        declared[output.name()] = output.type().tensor_type().elem_type();
+    }
+    for (int i = 0; i < graph.node_size(); ++i)
+    {
+        const onnx::NodeProto& node = graph.node(i);
+        for (int k = 0; k < node.input_size(); ++k)
+        {
+            if (!node.input(k).empty())
+            {
+                facts.readers[node.input(k)].push_back({static_cast<std::size_t>(i), k});
+            }
+        }
+        for (int k = 0; k < node.output_size(); ++k)
+        {
+            const std::string& name = node.output(k);
+            if (name.empty())
+            {
+                continue;
+            }
+            facts.producer.emplace(name, static_cast<std::size_t>(i));
+            const auto found = declared.find(name);
+            const int inferred = outputType(node, static_cast<std::size_t>(k), facts.types);
+            facts.types[name] = found != declared.end() && found->second != 0 ? found->second : inferred;
+        }
+    }
+    return facts;
+}
+
+std::int64_t defaultOpset(const onnx::ModelProto& model)
+{
+    for (const auto& opset : model.opset_import())
+    {
+        if (isStandardDomain(opset.domain()))
+        {
+            return opset.version();
+        }
+    }
+    return 0;
+}
+
+// ----- which nodes stay FP32 -----------------------------------------------------------------------------------------
+
+enum class Precision
+{
+    kNone, //!< no float tensor in or out: untouched
+    kLow,
+    kFp32,
+};
+
+struct Keep
+{
+    std::string reason;
+    std::string why;
+};
+
+class NodePrecisions
+{
+public:
+    NodePrecisions(const onnx::GraphProto& graph, const GraphFacts& facts, const AutocastOptions& options,
+                   std::int64_t opset)
+        : mGraph(graph), mFacts(facts), mOptions(options), mOpset(opset), mPrecision(graph.node_size()),
+          mKeep(graph.node_size())
+    {
+        markFloatNodes();
+        keepQdqWithFp32Scales();
+        keepByOpType();
+        keepHandWrittenLayerNorms();
+        keepReadersOfOutOfRangeConstants();
+        keepDqReaders();
+        keepQuantizedEpilogues();
+    }
+
+    Precision precision(std::size_t node) const { return mPrecision[node]; }
+    const std::optional<Keep>& keep(std::size_t node) const { return mKeep[node]; }
+    std::size_t qdqKeptFp32() const { return mQdqKept; }
+
+private:
+    bool low() const { return mOptions.target == AutocastOptions::Target::kFp16; }
+
+    void setFp32(std::size_t node, std::string reason, std::string why)
+    {
+        if (mPrecision[node] == Precision::kLow)
+        {
+            mPrecision[node] = Precision::kFp32;
+            mKeep[node] = Keep{std::move(reason), std::move(why)};
+        }
+    }
+
+    const std::string& op(std::size_t node) const { return mGraph.node(static_cast<int>(node)).op_type(); }
+
+    void markFloatNodes()
+    {
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            const onnx::NodeProto& node = mGraph.node(i);
+            const bool readsFloat = std::any_of(node.input().begin(), node.input().end(),
+                                                [&](const std::string& t) { return mFacts.isFloat(t); });
+            const bool writesFloat = std::any_of(node.output().begin(), node.output().end(),
+                                                 [&](const std::string& t) { return mFacts.isFloat(t); });
+            // A Constant node computes nothing: its value takes the type its readers want (Rewriter::constantType).
+            const bool constant = node.op_type() == "Constant" && isStandardDomain(node.domain());
+            mPrecision[i] = (readsFloat || writesFloat) && !constant ? Precision::kLow : Precision::kNone;
+        }
+    }
+
+    //! The constant values of a tensor (an initializer or a Constant node's value), when the model holds them.
+    std::optional<std::vector<float>> constantValues(const std::string& tensor) const
+    {
+        if (const auto found = mFacts.initializers.find(tensor); found != mFacts.initializers.end())
+        {
+            if (found->second->data_type() != kFloat || isExternal(*found->second))
+            {
+                return std::nullopt;
+            }
+            return floatValues(*found->second);
+        }
+        const auto producer = mFacts.producer.find(tensor);
+        if (producer == mFacts.producer.end())
+        {
+            return std::nullopt;
+        }
+        const onnx::NodeProto& node = mGraph.node(static_cast<int>(producer->second));
+        if (node.op_type() != "Constant" || !isStandardDomain(node.domain()))
+        {
+            return std::nullopt;
+        }
+        if (const auto* value = findAttribute(node, "value"); value != nullptr && value->t().data_type() == kFloat)
+        {
+            return floatValues(value->t());
+        }
+        if (const auto* value = findAttribute(node, "value_float"))
+        {
+            return std::vector<float>{value->f()};
+        }
+        if (const auto* value = findAttribute(node, "value_floats"))
+        {
+            return std::vector<float>(value->floats().begin(), value->floats().end());
+        }
+        return std::nullopt;
+    }
+
+    //! Q/DQ keep FP32 scales before opset 19 (no FLOAT16 scale there), and where a scale does not fit the low type's
+    //! normal range (a scale that becomes subnormal or 0 in FP16 would change every quantized value).
+    void keepQdqWithFp32Scales()
+    {
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            const onnx::NodeProto& node = mGraph.node(i);
+            if (mPrecision[i] != Precision::kLow || !isStandardDomain(node.domain()) ||
+                (node.op_type() != "QuantizeLinear" && node.op_type() != "DequantizeLinear"))
+            {
+                continue;
+            }
+            std::string why;
+            if (mOpset < kFirstOpsetWithLowScales)
+            {
+                why = "opset " + std::to_string(mOpset) +
+                      " < 19: QuantizeLinear and DequantizeLinear take FP32 "
+                      "scales only (FLOAT16/BFLOAT16 scales arrive with opset 19); a DQ writes FP32 here";
+            }
+            else if (const auto scale = node.input_size() > 1 ? constantValues(node.input(1)) : std::nullopt; !scale)
+            {
+                why = "its scale is not a constant FP32 tensor in the model: it is left as it is";
+            }
+            else if (low())
+            {
+                const auto outside =
+                    std::find_if(scale->begin(), scale->end(),
+                                 [](float v) { return !(std::fabs(v) >= kFp16MinNormal && std::fabs(v) <= kFp16Max); });
+                if (outside != scale->end())
+                {
+                    char text[160];
+                    std::snprintf(text, sizeof text,
+                                  "its scale %.3g is outside FP16's normal range [6.1e-05, 65504]: it would lose its "
+                                  "precision or become 0",
+                                  static_cast<double>(*outside));
+                    why = text;
+                }
+            }
+            if (!why.empty())
+            {
+                setFp32(static_cast<std::size_t>(i), "qdq-fp32-scale", why);
+                ++mQdqKept;
+            }
+        }
+    }
+
+    void keepByOpType()
+    {
+        // Reductions and normalizations accumulate over many elements: sums overflow FP16's 65504 and means lose
+        // precision. TensorRT warns "Running layernorm after self-attention with FP16 Reduce or Pow may cause
+        // overflow. Forcing Reduce or Pow Layers in FP32 precision ... can help" (pytorch/TensorRT #4061,
+        // NVIDIA/TensorRT #3692, whose log lists the ReduceMean, Pow, Sqrt, Div of hand-written LayerNorms).
+        static const std::set<std::string> reductions = {"ReduceMean",      "ReduceSum",          "ReduceSumSquare",
+                                                         "ReduceL1",        "ReduceL2",           "ReduceLogSum",
+                                                         "ReduceLogSumExp", "ReduceProd",         "Softmax",
+                                                         "LogSoftmax",      "LayerNormalization", "GroupNormalization"};
+        // Exp overflows FP16 above 11.09 and Pow(x, 2) above |x| = 255.9 (NVIDIA/TensorRT #3101, ttyio: "only 5
+        // exponent bits in fp16 ... overflow depends on the input data flow into operation like pow"). BF16 has FP32's
+        // exponent: these keep FP32 only for FP16.
+        static const std::set<std::string> overflowing = {"Exp", "Pow"};
+        // Ops whose float types ONNX fixes: NonMaxSuppression reads float boxes only; the Random* ops and EyeLike take
+        // their output type from an attribute this pass does not rewrite.
+        static const std::set<std::string> fixedTypes = {
+            "NonMaxSuppression", "RandomNormal", "RandomUniform", "RandomNormalLike",
+            "RandomUniformLike", "Multinomial",  "Bernoulli",     "EyeLike"};
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            const onnx::NodeProto& node = mGraph.node(i);
+            const auto index = static_cast<std::size_t>(i);
+            if (!isStandardDomain(node.domain()))
+            {
+                setFp32(index, "custom-op",
+                        "a custom-domain op (plugin): its plugin decides its types; its float inputs and outputs stay "
+                        "FP32");
+                continue;
+            }
+            const bool hasSubgraph =
+                std::any_of(node.attribute().begin(), node.attribute().end(),
+                            [](const onnx::AttributeProto& a) { return a.has_g() || a.graphs_size() > 0; });
+            if (hasSubgraph)
+            {
+                setFp32(index, "subgraph", "an op with a subgraph, which autocast does not convert");
+            }
+            else if (reductions.count(node.op_type()) != 0)
+            {
+                setFp32(index, "reduction",
+                        "reductions and normalizations accumulate statistics over many elements: in " +
+                            autocastTargetName(mOptions.target) + " their sums overflow or lose precision");
+            }
+            else if (low() && overflowing.count(node.op_type()) != 0)
+            {
+                setFp32(index, "overflow-op",
+                        "overflows FP16 (largest value 65504: Exp beyond 11.09, Pow(x, 2) beyond |x| = 255.9)");
+            }
+            else if (fixedTypes.count(node.op_type()) != 0)
+            {
+                setFp32(index, "fixed-type", "ONNX fixes the op's float type (or an attribute does)");
+            }
+        }
+    }
+
+    //! The first reader of tensor with opType among candidates, or none.
+    std::optional<std::size_t> readerOf(const std::string& tensor, std::initializer_list<const char*> opTypes) const
+    {
+        const auto found = mFacts.readers.find(tensor);
+        if (found == mFacts.readers.end())
+        {
+            return std::nullopt;
+        }
+        for (const Slot& slot : found->second)
+        {
+            for (const char* opType : opTypes)
+            {
+                if (op(slot.node) == opType)
+                {
+                    return slot.node;
+                }
+            }
+        }
+        return std::nullopt;
+    }
+
+    const std::string& out(std::size_t node) const { return mGraph.node(static_cast<int>(node)).output(0); }
+
+    //! mean = ReduceMean(x); d = Sub(x, mean); v = ReduceMean(Pow(d, 2) or Mul(d, d)); Add(v, eps) -> Sqrt -> Div(d,
+    //! .): the LayerNorm of exports before opset 17 (TensorRT's log names exactly these nodes, NVIDIA/TensorRT #3692).
+    void keepHandWrittenLayerNorms()
+    {
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            if (op(static_cast<std::size_t>(i)) != "ReduceMean" || mGraph.node(i).output_size() == 0)
+            {
+                continue;
+            }
+            const auto sub = readerOf(out(static_cast<std::size_t>(i)), {"Sub"});
+            const auto square = sub ? readerOf(out(*sub), {"Pow", "Mul"}) : std::nullopt;
+            const auto variance = square ? readerOf(out(*square), {"ReduceMean"}) : std::nullopt;
+            if (!variance)
+            {
+                continue;
+            }
+            std::vector<std::size_t> chain = {static_cast<std::size_t>(i), *sub, *square, *variance};
+            auto next = readerOf(out(*variance), {"Add"});
+            for (const auto& step : {std::initializer_list<const char*>{"Sqrt"}, {"Div", "Reciprocal"}})
+            {
+                if (!next)
+                {
+                    break;
+                }
+                chain.push_back(*next);
+                next = readerOf(out(*next), step);
+            }
+            if (next)
+            {
+                chain.push_back(*next);
+            }
+            for (std::size_t node : chain)
+            {
+                mPrecision[node] = mPrecision[node] == Precision::kNone ? Precision::kNone : Precision::kLow;
+                mKeep[node].reset();
+                setFp32(node, "layernorm-pattern",
+                        "part of a hand-written LayerNorm (ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> "
+                        "Div): its variance overflows or loses precision in " +
+                            autocastTargetName(mOptions.target));
+            }
+        }
+    }
+
+    //! An initializer with values beyond FP16's range keeps its readers in FP32 (ModelOpt AutoCast's init_max, 65504
+    //! by default). BF16 has FP32's range.
+    void keepReadersOfOutOfRangeConstants()
+    {
+        if (!low())
+        {
+            return;
+        }
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            const onnx::NodeProto& node = mGraph.node(i);
+            if (mPrecision[i] != Precision::kLow)
+            {
+                continue;
+            }
+            for (const std::string& input : node.input())
+            {
+                if (!mFacts.isFloat(input))
+                {
+                    continue;
+                }
+                const auto values = constantValues(input);
+                if (!values)
+                {
+                    continue;
+                }
+                const auto big = std::find_if(values->begin(), values->end(),
+                                              [](float v) { return std::isfinite(v) && std::fabs(v) > kFp16Max; });
+                if (big != values->end())
+                {
+                    setFp32(static_cast<std::size_t>(i), "init-range",
+                            "reads a constant with a value beyond FP16's largest, 65504 (ModelOpt AutoCast's "
+                            "init_max)");
+                    break;
+                }
+            }
+        }
+    }
+
+    bool writesFp32Dq(const std::string& tensor) const
+    {
+        const auto producer = mFacts.producer.find(tensor);
+        return producer != mFacts.producer.end() && op(producer->second) == "DequantizeLinear" &&
+               mPrecision[producer->second] == Precision::kFp32;
+    }
+
+    //! A DQ that keeps FP32 writes FP32; a Cast between it and its reader would keep TensorRT from fusing the DQ into
+    //! the op (../shared/docs/tensorrt-10-11.md section 1, Model-Optimizer PR #1289, which folds such Casts into FP16
+    //! scales where the opset allows). Its readers stay FP32, and Casts follow their outputs instead.
+    void keepDqReaders()
+    {
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            const onnx::NodeProto& node = mGraph.node(i);
+            if (mPrecision[i] != Precision::kLow || node.op_type() == "QuantizeLinear")
+            {
+                continue;
+            }
+            for (const std::string& input : node.input())
+            {
+                if (writesFp32Dq(input))
+                {
+                    setFp32(static_cast<std::size_t>(i), "dq-reader",
+                            "reads a DequantizeLinear that keeps an FP32 scale: a Cast between them would keep "
+                            "TensorRT from fusing the DQ into the op");
+                    break;
+                }
+            }
+        }
+    }
+
+    //! The float readers of a node's outputs (1 for a chain TensorRT can fuse into the node).
+    std::size_t floatReaders(std::size_t node) const
+    {
+        std::size_t readers = 0;
+        for (const std::string& output : mGraph.node(static_cast<int>(node)).output())
+        {
+            const auto found = mFacts.readers.find(output);
+            readers += found == mFacts.readers.end() ? 0 : found->second.size();
+            readers += mFacts.graphOutputs.count(output);
+        }
+        return readers;
+    }
+
+    //! The ops TensorRT fuses into a quantized convolution or GEMM after it (Conv -> BatchNormalization -> Add -> Relu
+    //! -> MaxPool) stay FP32 with it: a Cast right after the conv would keep the BatchNormalization from folding and
+    //! the activation from fusing. Such a node is one of the fusible ops, every float input comes from an FP32 DQ, its
+    //! reader or another such node, and at least one of those is read by this node alone (a chain). The Cast to the
+    //! target type follows the chain's last node.
+    void keepQuantizedEpilogues()
+    {
+        // What TensorRT fuses into a convolution or GEMM: BatchNormalization (Convolution + Scale), activations
+        // (Convolution + ReLU / Clip / GELU / Generic Activation), an elementwise sum, min or max (Convolution +
+        // ElementWise), pointwise chains, max pooling (Convolution + Pooling): the "Layer Fusion Catalog" summarized
+        // in ../shared/docs/tensorrt-qdq-reference.md section 1.8. An average pooling or a Flatten is a layer of its
+        // own: it takes the target type behind a Cast.
+        static const std::set<std::string> fusible = {"BatchNormalization",
+                                                      "Relu",
+                                                      "LeakyRelu",
+                                                      "PRelu",
+                                                      "Clip",
+                                                      "Sigmoid",
+                                                      "Tanh",
+                                                      "HardSigmoid",
+                                                      "HardSwish",
+                                                      "Elu",
+                                                      "Selu",
+                                                      "Softplus",
+                                                      "Gelu",
+                                                      "Add",
+                                                      "Sub",
+                                                      "Mul",
+                                                      "Div",
+                                                      "Max",
+                                                      "Min",
+                                                      "Sum",
+                                                      "MaxPool",
+                                                      "Identity"};
+        const std::size_t count = mPrecision.size();
+        std::vector<bool> fp32Source(count, false); //!< a DQ reader or an epilogue node kept FP32
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            const onnx::NodeProto& node = mGraph.node(static_cast<int>(i));
+            if (mPrecision[i] != Precision::kLow)
+            {
+                fp32Source[i] = mPrecision[i] == Precision::kFp32 && mKeep[i] && mKeep[i]->reason == "dq-reader";
+                continue;
+            }
+            if (fusible.count(node.op_type()) == 0)
+            {
+                continue;
+            }
+            bool all = true;
+            bool chain = false;
+            for (const std::string& input : node.input())
+            {
+                const auto producer = mFacts.producer.find(input);
+                const bool constant = mFacts.initializers.count(input) != 0 ||
+                                      (producer != mFacts.producer.end() && op(producer->second) == "Constant");
+                if (!mFacts.isFloat(input) || constant)
+                {
+                    continue;
+                }
+                const bool fromSource = producer != mFacts.producer.end() && fp32Source[producer->second];
+                all = all && (fromSource || writesFp32Dq(input));
+                chain = chain || (fromSource && floatReaders(producer->second) == 1);
+            }
+            if (all && chain)
+            {
+                fp32Source[i] = true;
+                setFp32(i, "quantized-epilogue",
+                        "fused by TensorRT into the quantized op before it (BatchNormalization, activation, residual "
+                        "Add, max pooling): a Cast inside the chain would cut that fusion, so the Cast follows it");
+            }
+        }
+    }
+
+    const onnx::GraphProto& mGraph;
+    const GraphFacts& mFacts;
+    const AutocastOptions& mOptions;
+    std::int64_t mOpset = 0;
+    std::vector<Precision> mPrecision;
+    std::vector<std::optional<Keep>> mKeep;
+    std::size_t mQdqKept = 0;
+};
+
+// ----- rewriting -----------------------------------------------------------------------------------------------------
+
+//! Inputs ONNX types as FP32 whatever the node's type: Resize's scales (input 2) and Upsample's scales (input 1).
+bool slotIsFp32Only(const onnx::NodeProto& node, int input)
+{
+    return isStandardDomain(node.domain()) &&
+           ((node.op_type() == "Resize" && input == 2) || (node.op_type() == "Upsample" && input == 1));
+}
+
+class Rewriter
+{
+public:
+    Rewriter(onnx::ModelProto& model, GraphFacts& facts, const NodePrecisions& precisions,
+             const AutocastOptions& options, AutocastSummary& summary, const std::string& path)
+        : mGraph(*model.mutable_graph()), mFacts(facts), mPrecisions(precisions), mOptions(options), mSummary(summary),
+          mPath(path), mLowType(options.target == AutocastOptions::Target::kFp16 ? kFloat16 : kBfloat16)
+    {
+    }
+
+    void run()
+    {
+        decideTensorTypes();
+        if (!anythingToDo())
+        {
+            return;
+        }
+        mSummary.changed = true;
+        renameLowGraphOutputs();
+        rewireReaders();
+        convertConstantsAndNodes();
+        retypeValueInfos();
+        rebuildNodeList();
+    }
+
+private:
+    //! The type each reader slot needs.
+    int wanted(const Slot& slot) const
+    {
+        const onnx::NodeProto& node = mGraph.node(static_cast<int>(slot.node));
+        if (slotIsFp32Only(node, slot.input))
+        {
+            return kFloat;
+        }
+        return mPrecisions.precision(slot.node) == Precision::kLow ? mLowType : kFloat;
+    }
+
+    //! The type of each float tensor as written: its producer's precision; a graph input's (low with castIo); a
+    //! constant's: low when every reader wants low, else FP32 (with a low copy for low readers).
+    void decideTensorTypes()
+    {
+        for (const auto& [name, type] : mFacts.types)
+        {
+            if (type != kFloat)
+            {
+                continue;
+            }
+            int written = kFloat;
+            if (mFacts.graphInputs.count(name) != 0)
+            {
+                written = mOptions.castIo ? mLowType : kFloat;
+            }
+            else if (const auto producer = mFacts.producer.find(name); producer != mFacts.producer.end())
+            {
+                const onnx::NodeProto& node = mGraph.node(static_cast<int>(producer->second));
+                const bool constant = node.op_type() == "Constant" && isStandardDomain(node.domain());
+                written = constant                                                     ? constantType(name)
+                          : mPrecisions.precision(producer->second) == Precision::kLow ? mLowType
+                                                                                       : kFloat;
+            }
+            else if (const auto initializer = mFacts.initializers.find(name); initializer != mFacts.initializers.end())
+            {
+                written = constantType(name);
+                if (written == mLowType && isExternal(*initializer->second))
+                {
+                    throw InputError(SourceLocation{mPath},
+                                     "--autocast: initializer '" + name +
+                                         "' is in external data, which autocast does not convert yet; load the model "
+                                         "with its weights inline (onnx.load + onnx.save without external data)");
+                }
+            }
+            mWritten[name] = written;
+        }
+    }
+
+    int constantType(const std::string& name) const
+    {
+        const auto found = mFacts.readers.find(name);
+        if (found == mFacts.readers.end() || found->second.empty())
+        {
+            return kFloat;
+        }
+        const bool allLow = std::all_of(found->second.begin(), found->second.end(),
+                                        [&](const Slot& slot) { return wanted(slot) == mLowType; });
+        return allLow && mFacts.graphOutputs.count(name) == 0 ? mLowType : kFloat;
+    }
+
+    bool anythingToDo() const
+    {
+        for (std::size_t i = 0; i < static_cast<std::size_t>(mGraph.node_size()); ++i)
+        {
+            if (mPrecisions.precision(i) == Precision::kLow)
+            {
+                return true;
+            }
+        }
+        return std::any_of(mWritten.begin(), mWritten.end(), [&](const auto& entry) { return entry.second != kFloat; });
+    }
+
+    std::string typeSuffix(int type) const { return type == kFloat ? "fp32" : autocastTargetName(mOptions.target); }
+
+    //! A float graph output written in the low type while the output keeps FP32 (or the reverse): the producer writes
+    //! "<name>/autocast_<type>" and a Cast after it writes the output's name.
+    void renameLowGraphOutputs()
+    {
+        for (const auto& output : mGraph.output())
+        {
+            const std::string& name = output.name();
+            const auto written = mWritten.find(name);
+            const auto producer = mFacts.producer.find(name);
+            if (written == mWritten.end() || producer == mFacts.producer.end())
+            {
+                continue;
+            }
+            const int want = mOptions.castIo ? mLowType : kFloat;
+            if (written->second == want)
+            {
+                continue;
+            }
+            const std::string renamed = name + "/autocast_" + typeSuffix(written->second);
+            onnx::NodeProto& node = *mGraph.mutable_node(static_cast<int>(producer->second));
+            for (auto& out : *node.mutable_output())
+            {
+                out = out == name ? renamed : out;
+            }
+            mReadName[name] = renamed;
+            addCast(renamed, name, want, producer->second);
+        }
+    }
+
+    const std::string& readName(const std::string& tensor) const
+    {
+        const auto found = mReadName.find(tensor);
+        return found == mReadName.end() ? tensor : found->second;
+    }
+
+    void addCast(const std::string& from, const std::string& to, int type, std::optional<std::size_t> after)
+    {
+        onnx::NodeProto cast;
+        cast.set_op_type("Cast");
+        cast.set_name("qdq_doctor/autocast/" + to);
+        cast.add_input(from);
+        cast.add_output(to);
+        auto* attribute = cast.add_attribute();
+        attribute->set_name("to");
+        attribute->set_type(onnx::AttributeProto::INT);
+        attribute->set_i(type);
+        (after ? mAfter[*after] : mAtStart).push_back(std::move(cast));
+        ++mSummary.castsInserted;
+    }
+
+    //! Each reader slot that wants another type than the tensor is written in reads a Cast (one per tensor and type,
+    //! right after the producer) or, for a constant, a copy in that type.
+    void rewireReaders()
+    {
+        std::map<std::pair<std::string, int>, std::string> made;
+        for (const auto& [tensor, slots] : mFacts.readers)
+        {
+            const auto written = mWritten.find(tensor);
+            if (written == mWritten.end())
+            {
+                continue;
+            }
+            for (const Slot& slot : slots)
+            {
+                const int want = wanted(slot);
+                std::string source = readName(tensor);
+                if (want != written->second)
+                {
+                    auto [entry, inserted] = made.try_emplace({tensor, want});
+                    if (inserted)
+                    {
+                        entry->second = tensor + "/autocast_" + typeSuffix(want);
+                        makeOtherType(tensor, source, entry->second, want);
+                    }
+                    source = entry->second;
+                }
+                if (source != tensor)
+                {
+                    mGraph.mutable_node(static_cast<int>(slot.node))->set_input(slot.input, source);
+                }
+            }
+        }
+    }
+
+    void makeOtherType(const std::string& tensor, const std::string& source, const std::string& name, int type)
+    {
+        const auto initializer = mFacts.initializers.find(tensor);
+        if (initializer != mFacts.initializers.end() && !isExternal(*initializer->second) && type != kFloat)
+        {
+            onnx::TensorProto copy = *initializer->second;
+            copy.set_name(name);
+            convertTensor(copy, mLowType);
+            mNewInitializers.push_back(std::move(copy));
+            ++mSummary.constantCopies;
+            return;
+        }
+        const auto producer = mFacts.producer.find(tensor);
+        addCast(source, name, type,
+                producer == mFacts.producer.end() ? std::nullopt : std::optional<std::size_t>(producer->second));
+    }
+
+    void countUnderflow(const onnx::TensorProto& tensor)
+    {
+        if (mLowType != kFloat16)
+        {
+            return;
+        }
+        for (float value : floatValues(tensor))
+        {
+            mSummary.underflowValues += value != 0.0f && std::fabs(value) < kFp16MinSubnormal / 2 ? 1 : 0;
+        }
+    }
+
+    void convertConstantsAndNodes()
+    {
+        for (auto& [name, initializer] : mFacts.initializers)
+        {
+            if (mWritten.count(name) != 0 && mWritten[name] == mLowType)
+            {
+                countUnderflow(*initializer);
+                const auto [before, after] = convertTensor(*initializer, mLowType);
+                mSummary.bytesBefore += before;
+                mSummary.bytesAfter += after;
+                ++mSummary.initializersConverted;
+            }
+        }
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            onnx::NodeProto& node = *mGraph.mutable_node(i);
+            const auto index = static_cast<std::size_t>(i);
+            if (!isStandardDomain(node.domain()))
+            {
+                continue;
+            }
+            if (node.op_type() == "Constant")
+            {
+                if (node.output_size() == 1 && mWritten.count(node.output(0)) != 0 &&
+                    mWritten[node.output(0)] == mLowType)
+                {
+                    lowerConstantNode(node);
+                }
+            }
+            else if (mPrecisions.precision(index) == Precision::kLow)
+            {
+                ++mSummary.nodesLowered;
+                lowerTypeAttributes(node);
+            }
+        }
+    }
+
+    void lowerConstantNode(onnx::NodeProto& node)
+    {
+        onnx::TensorProto tensor;
+        for (const auto& attribute : node.attribute())
+        {
+            if (attribute.name() == "value")
+            {
+                tensor = attribute.t();
+            }
+            else if (attribute.name() == "value_float")
+            {
+                tensor.set_data_type(kFloat);
+                tensor.add_float_data(attribute.f());
+            }
+            else if (attribute.name() == "value_floats")
+            {
+                tensor.set_data_type(kFloat);
+                tensor.add_dims(attribute.floats_size());
+                for (float value : attribute.floats())
+                {
+                    tensor.add_float_data(value);
+                }
+            }
+        }
+        countUnderflow(tensor);
+        convertTensor(tensor, mLowType);
+        node.clear_attribute();
+        auto* value = node.add_attribute();
+        value->set_name("value");
+        value->set_type(onnx::AttributeProto::TENSOR);
+        *value->mutable_t() = std::move(tensor);
+        ++mSummary.initializersConverted;
+    }
+
+    //! Cast(to=FLOAT) becomes Cast(to=low); ConstantOfShape's value takes the low type.
+    void lowerTypeAttributes(onnx::NodeProto& node)
+    {
+        if (node.op_type() == "Cast")
+        {
+            for (auto& attribute : *node.mutable_attribute())
+            {
+                if (attribute.name() == "to" && attribute.i() == kFloat)
+                {
+                    attribute.set_i(mLowType);
+                }
+            }
+        }
+        else if (node.op_type() == "ConstantOfShape")
+        {
+            bool found = false;
+            for (auto& attribute : *node.mutable_attribute())
+            {
+                if (attribute.name() == "value" && attribute.t().data_type() == kFloat)
+                {
+                    convertTensor(*attribute.mutable_t(), mLowType);
+                    found = true;
+                }
+            }
+            if (!found && findAttribute(node, "value") == nullptr)
+            {
+                auto* value = node.add_attribute();
+                value->set_name("value");
+                value->set_type(onnx::AttributeProto::TENSOR);
+                value->mutable_t()->set_data_type(mLowType);
+                value->mutable_t()->add_dims(1);
+                value->mutable_t()->set_raw_data(std::string(2, '\0'));
+            }
+        }
+    }
+
+    void retypeValueInfos()
+    {
+        const auto retype = [&](onnx::ValueInfoProto& info, bool boundary)
+        {
+            auto* tensorType = info.mutable_type()->mutable_tensor_type();
+            if (tensorType->elem_type() != kFloat)
+            {
+                return;
+            }
+            if (boundary)
+            {
+                tensorType->set_elem_type(mOptions.castIo ? mLowType : kFloat);
+                return;
+            }
+            const auto written = mWritten.find(info.name());
+            if (written != mWritten.end())
+            {
+                tensorType->set_elem_type(written->second);
+            }
+        };
+        for (auto& info : *mGraph.mutable_value_info())
+        {
+            retype(info, false);
+        }
+        for (auto& input : *mGraph.mutable_input())
+        {
+            retype(input, mFacts.initializers.count(input.name()) == 0);
+        }
+        for (auto& output : *mGraph.mutable_output())
+        {
+            retype(output, true);
+        }
+    }
+
+    //! The nodes in order with the Casts placed: those of graph inputs first, each other right after its producer.
+    void rebuildNodeList()
+    {
+        if (mAtStart.empty() && mAfter.empty() && mNewInitializers.empty())
+        {
+            return;
+        }
+        google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+        nodes.Reserve(mGraph.node_size() + static_cast<int>(mSummary.castsInserted));
+        for (auto& cast : mAtStart)
+        {
+            *nodes.Add() = std::move(cast);
+        }
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            *nodes.Add() = std::move(*mGraph.mutable_node(i));
+            if (const auto found = mAfter.find(static_cast<std::size_t>(i)); found != mAfter.end())
+            {
+                for (auto& cast : found->second)
+                {
+                    *nodes.Add() = std::move(cast);
+                }
+            }
+        }
+        mGraph.mutable_node()->Swap(&nodes);
+        for (auto& initializer : mNewInitializers)
+        {
+            *mGraph.add_initializer() = std::move(initializer);
+        }
+    }
+
+    onnx::GraphProto& mGraph;
+    GraphFacts& mFacts;
+    const NodePrecisions& mPrecisions;
+    const AutocastOptions& mOptions;
+    AutocastSummary& mSummary;
+    std::string mPath;
+    int mLowType;
+    std::unordered_map<std::string, int> mWritten; //!< float tensor -> the type it is written in
+    std::unordered_map<std::string, std::string> mReadName;
+    std::vector<onnx::NodeProto> mAtStart;
+    std::map<std::size_t, std::vector<onnx::NodeProto>> mAfter;
+    std::vector<onnx::TensorProto> mNewInitializers;
+};
+
+[[noreturn]] void failPath(const std::string& path, const std::string& message)
+{
+    throw InputError(SourceLocation{path}, message);
+}
+
+} // namespace
+
+std::string autocastTargetName(AutocastOptions::Target target)
+{
+    switch (target)
+    {
+    case AutocastOptions::Target::kFp16:
+        return "fp16";
+    case AutocastOptions::Target::kBf16:
+        return "bf16";
+    case AutocastOptions::Target::kNone:
+        break;
+    }
+    return "";
+}
+
+AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& options, const std::string& modelPath)
+{
+    AutocastSummary summary;
+    summary.target = autocastTargetName(options.target);
+    summary.castIo = options.castIo;
+    summary.opset = defaultOpset(model);
+    if (!options.enabled())
+    {
+        return summary;
+    }
+    GraphFacts facts = gatherFacts(*model.mutable_graph());
+    const NodePrecisions precisions(model.graph(), facts, options, summary.opset);
+    summary.qdqScalesLowered = summary.opset >= kFirstOpsetWithLowScales;
+    summary.qdqKeptFp32 = precisions.qdqKeptFp32();
+    for (int i = 0; i < model.graph().node_size(); ++i)
+    {
+        if (const auto& keep = precisions.keep(static_cast<std::size_t>(i)))
+        {
+            const onnx::NodeProto& node = model.graph().node(i);
+            summary.kept.push_back(
+                {node.name().empty() ? node.output(0) : node.name(), node.op_type(), keep->reason, keep->why});
+        }
+    }
+    Rewriter(model, facts, precisions, options, summary, modelPath).run();
+    if (summary.opset < kFirstOpsetWithLowScales && summary.qdqKeptFp32 > 0)
+    {
+        summary.notes.push_back(
+            "opset " + std::to_string(summary.opset) +
+            " < 19: the Q/DQ scales stay FP32, the ops that read a DQ and their fused epilogues stay "
+            "FP32, and Casts follow them; exported at opset 19 or later the scales become " +
+            summary.target + " and these Casts go (Model-Optimizer PR #1289)");
+    }
+    if (options.target == AutocastOptions::Target::kBf16 && summary.opset < kFirstOpsetWithBf16Ops)
+    {
+        summary.notes.push_back("bf16: most ONNX ops list bfloat16 from version 22 (Model-Optimizer's AutoCast exports "
+                                "BF16 at opset 22, PR #809); at opset " +
+                                std::to_string(summary.opset) +
+                                " ONNX Runtime and ONNX's checker may refuse the BF16 ops (a guess for TensorRT: its "
+                                "parser reads the tensor types)");
+    }
+    if (summary.underflowValues > 0)
+    {
+        summary.notes.push_back(
+            std::to_string(summary.underflowValues) +
+            " non-zero initializer values are below half of FP16's smallest subnormal (2^-25) and became 0 "
+            "(TensorRT reports the same for weights it converts, NVIDIA/TensorRT #3101)");
+    }
+    return summary;
+}
+
+AutocastSummary autocastModelFile(const std::string& path, const AutocastOptions& options, const Limits& limits)
+{
+    (void)limits; // the file was written by fix from a model that passed the limits
+    onnx::ModelProto model;
+    {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+        {
+            failPath(path, std::string("cannot open: ") + std::strerror(errno));
+        }
+        google::protobuf::io::FileInputStream stream(fd);
+        stream.SetCloseOnDelete(true);
+        if (!model.ParseFromZeroCopyStream(&stream))
+        {
+            failPath(path, "cannot be parsed as an ONNX ModelProto");
+        }
+    }
+    AutocastSummary summary = autocastModel(model, options, path);
+    if (!summary.changed)
+    {
+        return summary;
+    }
+    const std::string temporary = path + ".autocast-tmp";
+    {
+        const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+        {
+            failPath(temporary, std::string("cannot be created: ") + std::strerror(errno));
+        }
+        google::protobuf::io::FileOutputStream stream(fd);
+        stream.SetCloseOnDelete(true);
+        const bool written = model.SerializeToZeroCopyStream(&stream) && stream.Flush();
+        if (!written)
+        {
+            std::remove(temporary.c_str());
+            failPath(temporary, "cannot be written");
+        }
+    }
+    std::error_code error;
+    std::filesystem::rename(temporary, path, error);
+    if (error)
+    {
+        std::remove(temporary.c_str());
+        failPath(path, "cannot be replaced: " + error.message());
+    }
+    return summary;
+}
+
+} // namespace qdq
