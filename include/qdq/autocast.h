@@ -34,13 +34,12 @@ struct AutocastOptions
 //! "fp16" or "bf16" ("" for kNone).
 std::string autocastTargetName(AutocastOptions::Target target);
 
-//! A float node left in FP32, and why (one of the documented reasons, docs/fix.md#autocast).
-struct AutocastKeep
+//! The float nodes left in FP32 for one of the documented reasons (docs/fix.md#autocast).
+struct AutocastKeptGroup
 {
-    std::string node;
-    std::string opType;
     std::string reason; //!< a short key: "reduction", "overflow-op", "layernorm-pattern", ...
     std::string why;    //!< the sentence the report prints
+    std::vector<std::string> nodes;
 };
 
 struct AutocastSummary
@@ -57,7 +56,7 @@ struct AutocastSummary
     std::size_t constantCopies = 0;  //!< constants copied in the other type for readers of both types
     std::size_t qdqKeptFp32 = 0;     //!< Q/DQ nodes whose scales stay FP32
     std::size_t underflowValues = 0; //!< non-zero initializer values below the low type's smallest subnormal (become 0)
-    std::vector<AutocastKeep> kept;
+    std::vector<AutocastKeptGroup> kept; //!< by reason, in the order reasons first apply in node order
     std::vector<std::string> notes;
     bool changed = false;
 };

@@ -11,6 +11,7 @@
 
 #include "qdq/diagnostics.h"
 
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/onnx_pb.h>
 
@@ -175,7 +176,8 @@ std::int64_t intAttribute(const onnx::NodeProto& node, const std::string& name, 
 }
 
 //! The element type a node gives its outputs, from its inputs' types (ONNX operator type constraints); 0 unknown.
-int outputType(const onnx::NodeProto& node, std::size_t output, const std::unordered_map<std::string, int>& types)
+template <typename TensorType>
+int outputType(const onnx::NodeProto& node, std::size_t output, const TensorType& tensorType)
 {
     const auto typeOf = [&](int input) -> int
     {
@@ -183,8 +185,7 @@ int outputType(const onnx::NodeProto& node, std::size_t output, const std::unord
         {
             return 0;
         }
-        const auto found = types.find(node.input(input));
-        return found == types.end() ? 0 : found->second;
+        return tensorType(node.input(input));
     };
     const std::string& op = node.op_type();
     if (!isStandardDomain(node.domain()))
@@ -264,40 +265,95 @@ struct Slot
     int input = 0;
 };
 
-//! Element types, producers, readers and constants of the main graph.
+//! Element types, producers, readers and constants of the main graph, by tensor id: one hash lookup per name (on the
+//! 500,000-node bench model, separate maps per fact made autocast's analysis cost more than fix's own diagnosis).
 struct GraphFacts
 {
-    std::unordered_map<std::string, int> types;
-    std::unordered_map<std::string, std::size_t> producer; //!< tensor -> node index
-    std::unordered_map<std::string, std::vector<Slot>> readers;
-    std::unordered_map<std::string, onnx::TensorProto*> initializers;
-    std::unordered_set<std::string> graphInputs; //!< those that are not initializers
-    std::unordered_set<std::string> graphOutputs;
+    static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+    std::unordered_map<std::string, std::uint32_t> ids;
+    std::vector<const std::string*> names; //!< id -> name (the key in ids)
+    std::vector<int> types;
+    std::vector<std::uint32_t> producers; //!< id -> node index, kNone
+    std::vector<std::vector<Slot>> readers;
+    std::vector<onnx::TensorProto*> initializers; //!< id -> initializer, nullptr
+    std::vector<std::uint8_t> flags;              //!< kGraphInput (not an initializer), kGraphOutput
+    static constexpr std::uint8_t kGraphInput = 1;
+    static constexpr std::uint8_t kGraphOutput = 2;
 
+    std::uint32_t id(const std::string& tensor) const
+    {
+        const auto found = ids.find(tensor);
+        return found == ids.end() ? kNone : found->second;
+    }
+    std::uint32_t intern(const std::string& tensor)
+    {
+        const auto [entry, inserted] = ids.try_emplace(tensor, static_cast<std::uint32_t>(names.size()));
+        if (inserted)
+        {
+            names.push_back(&entry->first);
+            types.push_back(0);
+            producers.push_back(kNone);
+            readers.emplace_back();
+            initializers.push_back(nullptr);
+            flags.push_back(0);
+        }
+        return entry->second;
+    }
     int type(const std::string& tensor) const
     {
-        const auto found = types.find(tensor);
-        return found == types.end() ? 0 : found->second;
+        const std::uint32_t found = id(tensor);
+        return found == kNone ? 0 : types[found];
     }
     bool isFloat(const std::string& tensor) const { return !tensor.empty() && type(tensor) == kFloat; }
+    std::optional<std::size_t> producerOf(const std::string& tensor) const
+    {
+        const std::uint32_t found = id(tensor);
+        return found == kNone || producers[found] == kNone ? std::nullopt
+                                                           : std::optional<std::size_t>(producers[found]);
+    }
+    const std::vector<Slot>* readersOf(const std::string& tensor) const
+    {
+        const std::uint32_t found = id(tensor);
+        return found == kNone ? nullptr : &readers[found];
+    }
+    onnx::TensorProto* initializerOf(const std::string& tensor) const
+    {
+        const std::uint32_t found = id(tensor);
+        return found == kNone ? nullptr : initializers[found];
+    }
+    bool isGraphInput(const std::string& tensor) const
+    {
+        const std::uint32_t found = id(tensor);
+        return found != kNone && (flags[found] & kGraphInput) != 0;
+    }
+    bool isGraphOutput(const std::string& tensor) const
+    {
+        const std::uint32_t found = id(tensor);
+        return found != kNone && (flags[found] & kGraphOutput) != 0;
+    }
 };
 
 GraphFacts gatherFacts(onnx::GraphProto& graph)
 {
     GraphFacts facts;
+    const std::size_t expected = static_cast<std::size_t>(graph.initializer_size() + 2 * graph.node_size() + 16);
+    facts.ids.reserve(expected);
+    facts.names.reserve(expected);
     for (auto& initializer : *graph.mutable_initializer())
     {
-        facts.types[initializer.name()] = initializer.data_type();
-        facts.initializers[initializer.name()] = &initializer;
+        const std::uint32_t id = facts.intern(initializer.name());
+        facts.types[id] = initializer.data_type();
+        facts.initializers[id] = &initializer;
     }
     // An initializer that is also declared as a graph input (IR < 4 exports) is a constant here: TensorRT's parser
     // takes such inputs as weights.
     for (const auto& input : graph.input())
     {
-        if (facts.initializers.count(input.name()) == 0)
+        const std::uint32_t id = facts.intern(input.name());
+        if (facts.initializers[id] == nullptr)
         {
-            facts.graphInputs.insert(input.name());
-            facts.types[input.name()] = input.type().tensor_type().elem_type();
+            facts.flags[id] |= GraphFacts::kGraphInput;
+            facts.types[id] = input.type().tensor_type().elem_type();
         }
     }
     // Declared types (value_info, outputs) win over inference: they are what the exporter wrote.
@@ -308,9 +364,10 @@ GraphFacts gatherFacts(onnx::GraphProto& graph)
     }
     for (const auto& output : graph.output())
     {
-        facts.graphOutputs.insert(output.name());
+        facts.flags[facts.intern(output.name())] |= GraphFacts::kGraphOutput;
         declared[output.name()] = output.type().tensor_type().elem_type();
     }
+    const auto tensorType = [&facts](const std::string& tensor) { return facts.type(tensor); };
     for (int i = 0; i < graph.node_size(); ++i)
     {
         const onnx::NodeProto& node = graph.node(i);
@@ -318,7 +375,7 @@ GraphFacts gatherFacts(onnx::GraphProto& graph)
         {
             if (!node.input(k).empty())
             {
-                facts.readers[node.input(k)].push_back({static_cast<std::size_t>(i), k});
+                facts.readers[facts.intern(node.input(k))].push_back({static_cast<std::size_t>(i), k});
             }
         }
         for (int k = 0; k < node.output_size(); ++k)
@@ -328,10 +385,14 @@ GraphFacts gatherFacts(onnx::GraphProto& graph)
             {
                 continue;
             }
-            facts.producer.emplace(name, static_cast<std::size_t>(i));
-            const auto found = declared.find(name);
-            const int inferred = outputType(node, static_cast<std::size_t>(k), facts.types);
-            facts.types[name] = found != declared.end() && found->second != 0 ? found->second : inferred;
+            const std::uint32_t id = facts.intern(name);
+            if (facts.producers[id] == GraphFacts::kNone)
+            {
+                facts.producers[id] = static_cast<std::uint32_t>(i);
+            }
+            const auto found = declared.empty() ? declared.end() : declared.find(name);
+            const int inferred = outputType(node, static_cast<std::size_t>(k), tensorType);
+            facts.types[id] = found != declared.end() && found->second != 0 ? found->second : inferred;
         }
     }
     return facts;
@@ -370,7 +431,7 @@ public:
     NodePrecisions(const onnx::GraphProto& graph, const GraphFacts& facts, const AutocastOptions& options,
                    std::int64_t opset)
         : mGraph(graph), mFacts(facts), mOptions(options), mOpset(opset), mPrecision(graph.node_size()),
-          mKeep(graph.node_size())
+          mKeep(graph.node_size(), -1)
     {
         markFloatNodes();
         keepQdqWithFp32Scales();
@@ -382,19 +443,34 @@ public:
     }
 
     Precision precision(std::size_t node) const { return mPrecision[node]; }
-    const std::optional<Keep>& keep(std::size_t node) const { return mKeep[node]; }
+    const std::vector<Keep>& reasons() const { return mReasons; }
+    int reasonIndex(std::size_t node) const { return mKeep[node]; }
     std::size_t qdqKeptFp32() const { return mQdqKept; }
 
 private:
     bool low() const { return mOptions.target == AutocastOptions::Target::kFp16; }
 
-    void setFp32(std::size_t node, std::string reason, std::string why)
+    //! Keeps the node in FP32 under reason (its sentence, why, is the same for every node of the reason: nodes hold
+    //! an index into mReasons, so 500,000 kept nodes hold no string each).
+    void setFp32(std::size_t node, const std::string& reason, const std::string& why)
     {
-        if (mPrecision[node] == Precision::kLow)
+        if (mPrecision[node] != Precision::kLow)
         {
-            mPrecision[node] = Precision::kFp32;
-            mKeep[node] = Keep{std::move(reason), std::move(why)};
+            return;
         }
+        mPrecision[node] = Precision::kFp32;
+        auto found = std::find_if(mReasons.begin(), mReasons.end(), [&](const Keep& k) { return k.reason == reason; });
+        if (found == mReasons.end())
+        {
+            mReasons.push_back({reason, why});
+            found = mReasons.end() - 1;
+        }
+        mKeep[node] = static_cast<int>(found - mReasons.begin());
+    }
+
+    bool keptFor(std::size_t node, const char* reason) const
+    {
+        return mKeep[node] >= 0 && mReasons[mKeep[node]].reason == reason;
     }
 
     const std::string& op(std::size_t node) const { return mGraph.node(static_cast<int>(node)).op_type(); }
@@ -417,20 +493,20 @@ private:
     //! The constant values of a tensor (an initializer or a Constant node's value), when the model holds them.
     std::optional<std::vector<float>> constantValues(const std::string& tensor) const
     {
-        if (const auto found = mFacts.initializers.find(tensor); found != mFacts.initializers.end())
+        if (const onnx::TensorProto* initializer = mFacts.initializerOf(tensor))
         {
-            if (found->second->data_type() != kFloat || isExternal(*found->second))
+            if (initializer->data_type() != kFloat || isExternal(*initializer))
             {
                 return std::nullopt;
             }
-            return floatValues(*found->second);
+            return floatValues(*initializer);
         }
-        const auto producer = mFacts.producer.find(tensor);
-        if (producer == mFacts.producer.end())
+        const auto producer = mFacts.producerOf(tensor);
+        if (!producer)
         {
             return std::nullopt;
         }
-        const onnx::NodeProto& node = mGraph.node(static_cast<int>(producer->second));
+        const onnx::NodeProto& node = mGraph.node(static_cast<int>(*producer));
         if (node.op_type() != "Constant" || !isStandardDomain(node.domain()))
         {
             return std::nullopt;
@@ -463,6 +539,7 @@ private:
                 continue;
             }
             std::string why;
+            std::string reason = "qdq-fp32-scale";
             if (mOpset < kFirstOpsetWithLowScales)
             {
                 why = "opset " + std::to_string(mOpset) +
@@ -471,7 +548,8 @@ private:
             }
             else if (const auto scale = node.input_size() > 1 ? constantValues(node.input(1)) : std::nullopt; !scale)
             {
-                why = "its scale is not a constant FP32 tensor in the model: it is left as it is";
+                reason = "qdq-scale-not-constant";
+                why = "the scale is not a constant FP32 tensor in the model: it is left as it is";
             }
             else if (low())
             {
@@ -480,17 +558,14 @@ private:
                                  [](float v) { return !(std::fabs(v) >= kFp16MinNormal && std::fabs(v) <= kFp16Max); });
                 if (outside != scale->end())
                 {
-                    char text[160];
-                    std::snprintf(text, sizeof text,
-                                  "its scale %.3g is outside FP16's normal range [6.1e-05, 65504]: it would lose its "
-                                  "precision or become 0",
-                                  static_cast<double>(*outside));
-                    why = text;
+                    reason = "qdq-scale-range";
+                    why = "a scale outside FP16's normal range [6.1e-05, 65504]: in FP16 it would lose its precision "
+                          "or become 0";
                 }
             }
             if (!why.empty())
             {
-                setFp32(static_cast<std::size_t>(i), "qdq-fp32-scale", why);
+                setFp32(static_cast<std::size_t>(i), reason, why);
                 ++mQdqKept;
             }
         }
@@ -554,12 +629,12 @@ private:
     //! The first reader of tensor with opType among candidates, or none.
     std::optional<std::size_t> readerOf(const std::string& tensor, std::initializer_list<const char*> opTypes) const
     {
-        const auto found = mFacts.readers.find(tensor);
-        if (found == mFacts.readers.end())
+        const std::vector<Slot>* found = mFacts.readersOf(tensor);
+        if (found == nullptr)
         {
             return std::nullopt;
         }
-        for (const Slot& slot : found->second)
+        for (const Slot& slot : *found)
         {
             for (const char* opType : opTypes)
             {
@@ -609,7 +684,7 @@ private:
             for (std::size_t node : chain)
             {
                 mPrecision[node] = mPrecision[node] == Precision::kNone ? Precision::kNone : Precision::kLow;
-                mKeep[node].reset();
+                mKeep[node] = -1;
                 setFp32(node, "layernorm-pattern",
                         "part of a hand-written LayerNorm (ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> "
                         "Div): its variance overflows or loses precision in " +
@@ -659,9 +734,8 @@ private:
 
     bool writesFp32Dq(const std::string& tensor) const
     {
-        const auto producer = mFacts.producer.find(tensor);
-        return producer != mFacts.producer.end() && op(producer->second) == "DequantizeLinear" &&
-               mPrecision[producer->second] == Precision::kFp32;
+        const auto producer = mFacts.producerOf(tensor);
+        return producer && op(*producer) == "DequantizeLinear" && mPrecision[*producer] == Precision::kFp32;
     }
 
     //! A DQ that keeps FP32 writes FP32; a Cast between it and its reader would keep TensorRT from fusing the DQ into
@@ -695,9 +769,9 @@ private:
         std::size_t readers = 0;
         for (const std::string& output : mGraph.node(static_cast<int>(node)).output())
         {
-            const auto found = mFacts.readers.find(output);
-            readers += found == mFacts.readers.end() ? 0 : found->second.size();
-            readers += mFacts.graphOutputs.count(output);
+            const std::vector<Slot>* found = mFacts.readersOf(output);
+            readers += found == nullptr ? 0 : found->size();
+            readers += mFacts.isGraphOutput(output) ? 1 : 0;
         }
         return readers;
     }
@@ -743,7 +817,7 @@ private:
             const onnx::NodeProto& node = mGraph.node(static_cast<int>(i));
             if (mPrecision[i] != Precision::kLow)
             {
-                fp32Source[i] = mPrecision[i] == Precision::kFp32 && mKeep[i] && mKeep[i]->reason == "dq-reader";
+                fp32Source[i] = mPrecision[i] == Precision::kFp32 && keptFor(i, "dq-reader");
                 continue;
             }
             if (fusible.count(node.op_type()) == 0)
@@ -754,16 +828,16 @@ private:
             bool chain = false;
             for (const std::string& input : node.input())
             {
-                const auto producer = mFacts.producer.find(input);
-                const bool constant = mFacts.initializers.count(input) != 0 ||
-                                      (producer != mFacts.producer.end() && op(producer->second) == "Constant");
+                const auto producer = mFacts.producerOf(input);
+                const bool constant =
+                    mFacts.initializerOf(input) != nullptr || (producer && op(*producer) == "Constant");
                 if (!mFacts.isFloat(input) || constant)
                 {
                     continue;
                 }
-                const bool fromSource = producer != mFacts.producer.end() && fp32Source[producer->second];
+                const bool fromSource = producer && fp32Source[*producer];
                 all = all && (fromSource || writesFp32Dq(input));
-                chain = chain || (fromSource && floatReaders(producer->second) == 1);
+                chain = chain || (fromSource && floatReaders(*producer) == 1);
             }
             if (all && chain)
             {
@@ -780,7 +854,8 @@ private:
     const AutocastOptions& mOptions;
     std::int64_t mOpset = 0;
     std::vector<Precision> mPrecision;
-    std::vector<std::optional<Keep>> mKeep;
+    std::vector<int> mKeep; //!< node -> index into mReasons, -1 when not kept
+    std::vector<Keep> mReasons;
     std::size_t mQdqKept = 0;
 };
 
@@ -834,29 +909,31 @@ private:
     //! constant's: low when every reader wants low, else FP32 (with a low copy for low readers).
     void decideTensorTypes()
     {
-        for (const auto& [name, type] : mFacts.types)
+        mWritten.assign(mFacts.names.size(), 0);
+        for (std::uint32_t id = 0; id < mFacts.names.size(); ++id)
         {
-            if (type != kFloat)
+            if (mFacts.types[id] != kFloat)
             {
                 continue;
             }
+            const std::string& name = *mFacts.names[id];
             int written = kFloat;
-            if (mFacts.graphInputs.count(name) != 0)
+            if ((mFacts.flags[id] & GraphFacts::kGraphInput) != 0)
             {
                 written = mOptions.castIo ? mLowType : kFloat;
             }
-            else if (const auto producer = mFacts.producer.find(name); producer != mFacts.producer.end())
+            else if (const std::uint32_t producer = mFacts.producers[id]; producer != GraphFacts::kNone)
             {
-                const onnx::NodeProto& node = mGraph.node(static_cast<int>(producer->second));
+                const onnx::NodeProto& node = mGraph.node(static_cast<int>(producer));
                 const bool constant = node.op_type() == "Constant" && isStandardDomain(node.domain());
-                written = constant                                                     ? constantType(name)
-                          : mPrecisions.precision(producer->second) == Precision::kLow ? mLowType
-                                                                                       : kFloat;
+                written = constant                                             ? constantType(id)
+                          : mPrecisions.precision(producer) == Precision::kLow ? mLowType
+                                                                               : kFloat;
             }
-            else if (const auto initializer = mFacts.initializers.find(name); initializer != mFacts.initializers.end())
+            else if (const onnx::TensorProto* initializer = mFacts.initializers[id])
             {
-                written = constantType(name);
-                if (written == mLowType && isExternal(*initializer->second))
+                written = constantType(id);
+                if (written == mLowType && isExternal(*initializer))
                 {
                     throw InputError(SourceLocation{mPath},
                                      "--autocast: initializer '" + name +
@@ -864,20 +941,27 @@ private:
                                          "with its weights inline (onnx.load + onnx.save without external data)");
                 }
             }
-            mWritten[name] = written;
+            mWritten[id] = written;
         }
     }
 
-    int constantType(const std::string& name) const
+    int constantType(std::uint32_t id) const
     {
-        const auto found = mFacts.readers.find(name);
-        if (found == mFacts.readers.end() || found->second.empty())
+        const std::vector<Slot>& readers = mFacts.readers[id];
+        if (readers.empty())
         {
             return kFloat;
         }
-        const bool allLow = std::all_of(found->second.begin(), found->second.end(),
-                                        [&](const Slot& slot) { return wanted(slot) == mLowType; });
-        return allLow && mFacts.graphOutputs.count(name) == 0 ? mLowType : kFloat;
+        const bool allLow =
+            std::all_of(readers.begin(), readers.end(), [&](const Slot& slot) { return wanted(slot) == mLowType; });
+        return allLow && (mFacts.flags[id] & GraphFacts::kGraphOutput) == 0 ? mLowType : kFloat;
+    }
+
+    //! The type a float tensor is written in (0: not a float tensor).
+    int writtenType(const std::string& tensor) const
+    {
+        const std::uint32_t id = mFacts.id(tensor);
+        return id == GraphFacts::kNone ? 0 : mWritten[id];
     }
 
     bool anythingToDo() const
@@ -889,7 +973,7 @@ private:
                 return true;
             }
         }
-        return std::any_of(mWritten.begin(), mWritten.end(), [&](const auto& entry) { return entry.second != kFloat; });
+        return std::any_of(mWritten.begin(), mWritten.end(), [&](int type) { return type != 0 && type != kFloat; });
     }
 
     std::string typeSuffix(int type) const { return type == kFloat ? "fp32" : autocastTargetName(mOptions.target); }
@@ -901,25 +985,25 @@ private:
         for (const auto& output : mGraph.output())
         {
             const std::string& name = output.name();
-            const auto written = mWritten.find(name);
-            const auto producer = mFacts.producer.find(name);
-            if (written == mWritten.end() || producer == mFacts.producer.end())
+            const int written = writtenType(name);
+            const auto producer = mFacts.producerOf(name);
+            if (written == 0 || !producer)
             {
                 continue;
             }
             const int want = mOptions.castIo ? mLowType : kFloat;
-            if (written->second == want)
+            if (written == want)
             {
                 continue;
             }
-            const std::string renamed = name + "/autocast_" + typeSuffix(written->second);
-            onnx::NodeProto& node = *mGraph.mutable_node(static_cast<int>(producer->second));
+            const std::string renamed = name + "/autocast_" + typeSuffix(written);
+            onnx::NodeProto& node = *mGraph.mutable_node(static_cast<int>(*producer));
             for (auto& out : *node.mutable_output())
             {
                 out = out == name ? renamed : out;
             }
             mReadName[name] = renamed;
-            addCast(renamed, name, want, producer->second);
+            addCast(renamed, name, want, *producer);
         }
     }
 
@@ -948,21 +1032,22 @@ private:
     //! right after the producer) or, for a constant, a copy in that type.
     void rewireReaders()
     {
-        std::map<std::pair<std::string, int>, std::string> made;
-        for (const auto& [tensor, slots] : mFacts.readers)
+        std::map<std::pair<std::uint32_t, int>, std::string> made;
+        for (std::uint32_t id = 0; id < mFacts.names.size(); ++id)
         {
-            const auto written = mWritten.find(tensor);
-            if (written == mWritten.end())
+            const int written = mWritten[id];
+            if (written == 0)
             {
                 continue;
             }
-            for (const Slot& slot : slots)
+            const std::string& tensor = *mFacts.names[id];
+            for (const Slot& slot : mFacts.readers[id])
             {
                 const int want = wanted(slot);
                 std::string source = readName(tensor);
-                if (want != written->second)
+                if (want != written)
                 {
-                    auto [entry, inserted] = made.try_emplace({tensor, want});
+                    auto [entry, inserted] = made.try_emplace({id, want});
                     if (inserted)
                     {
                         entry->second = tensor + "/autocast_" + typeSuffix(want);
@@ -980,19 +1065,17 @@ private:
 
     void makeOtherType(const std::string& tensor, const std::string& source, const std::string& name, int type)
     {
-        const auto initializer = mFacts.initializers.find(tensor);
-        if (initializer != mFacts.initializers.end() && !isExternal(*initializer->second) && type != kFloat)
+        const onnx::TensorProto* initializer = mFacts.initializerOf(tensor);
+        if (initializer != nullptr && !isExternal(*initializer) && type != kFloat)
         {
-            onnx::TensorProto copy = *initializer->second;
+            onnx::TensorProto copy = *initializer;
             copy.set_name(name);
             convertTensor(copy, mLowType);
             mNewInitializers.push_back(std::move(copy));
             ++mSummary.constantCopies;
             return;
         }
-        const auto producer = mFacts.producer.find(tensor);
-        addCast(source, name, type,
-                producer == mFacts.producer.end() ? std::nullopt : std::optional<std::size_t>(producer->second));
+        addCast(source, name, type, mFacts.producerOf(tensor));
     }
 
     void countUnderflow(const onnx::TensorProto& tensor)
@@ -1009,9 +1092,10 @@ private:
 
     void convertConstantsAndNodes()
     {
-        for (auto& [name, initializer] : mFacts.initializers)
+        for (std::uint32_t id = 0; id < mFacts.names.size(); ++id)
         {
-            if (mWritten.count(name) != 0 && mWritten[name] == mLowType)
+            onnx::TensorProto* initializer = mFacts.initializers[id];
+            if (initializer != nullptr && mWritten[id] == mLowType)
             {
                 countUnderflow(*initializer);
                 const auto [before, after] = convertTensor(*initializer, mLowType);
@@ -1030,8 +1114,7 @@ private:
             }
             if (node.op_type() == "Constant")
             {
-                if (node.output_size() == 1 && mWritten.count(node.output(0)) != 0 &&
-                    mWritten[node.output(0)] == mLowType)
+                if (node.output_size() == 1 && writtenType(node.output(0)) == mLowType)
                 {
                     lowerConstantNode(node);
                 }
@@ -1128,10 +1211,9 @@ private:
                 tensorType->set_elem_type(mOptions.castIo ? mLowType : kFloat);
                 return;
             }
-            const auto written = mWritten.find(info.name());
-            if (written != mWritten.end())
+            if (const int written = writtenType(info.name()); written != 0)
             {
-                tensorType->set_elem_type(written->second);
+                tensorType->set_elem_type(written);
             }
         };
         for (auto& info : *mGraph.mutable_value_info())
@@ -1140,7 +1222,7 @@ private:
         }
         for (auto& input : *mGraph.mutable_input())
         {
-            retype(input, mFacts.initializers.count(input.name()) == 0);
+            retype(input, mFacts.initializerOf(input.name()) == nullptr);
         }
         for (auto& output : *mGraph.mutable_output())
         {
@@ -1155,24 +1237,55 @@ private:
         {
             return;
         }
-        google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
-        nodes.Reserve(mGraph.node_size() + static_cast<int>(mSummary.castsInserted));
+        // The Casts are appended (on the graph's arena) and the list is then put in order by swapping element
+        // pointers: no node of the model is copied.
+        auto& nodes = *mGraph.mutable_node();
+        const int original = nodes.size();
+        std::vector<int> order;
+        order.reserve(static_cast<std::size_t>(original) + mSummary.castsInserted);
+        const auto append = [&](onnx::NodeProto& cast)
+        {
+            order.push_back(nodes.size());
+            *nodes.Add() = std::move(cast);
+        };
         for (auto& cast : mAtStart)
         {
-            *nodes.Add() = std::move(cast);
+            append(cast);
         }
-        for (int i = 0; i < mGraph.node_size(); ++i)
+        for (int i = 0; i < original; ++i)
         {
-            *nodes.Add() = std::move(*mGraph.mutable_node(i));
+            order.push_back(i);
             if (const auto found = mAfter.find(static_cast<std::size_t>(i)); found != mAfter.end())
             {
                 for (auto& cast : found->second)
                 {
-                    *nodes.Add() = std::move(cast);
+                    append(cast);
                 }
             }
         }
-        mGraph.mutable_node()->Swap(&nodes);
+        // order[k]: the element that goes to position k. where/at track the permutation as elements are swapped.
+        std::vector<int> where(order.size());
+        std::vector<int> at(order.size());
+        for (std::size_t k = 0; k < order.size(); ++k)
+        {
+            where[k] = static_cast<int>(k);
+            at[k] = static_cast<int>(k);
+        }
+        for (std::size_t k = 0; k < order.size(); ++k)
+        {
+            const int element = order[k];
+            const int position = where[static_cast<std::size_t>(element)];
+            if (position == static_cast<int>(k))
+            {
+                continue;
+            }
+            nodes.SwapElements(static_cast<int>(k), position);
+            const int displaced = at[k];
+            at[static_cast<std::size_t>(position)] = displaced;
+            where[static_cast<std::size_t>(displaced)] = position;
+            at[k] = element;
+            where[static_cast<std::size_t>(element)] = static_cast<int>(k);
+        }
         for (auto& initializer : mNewInitializers)
         {
             *mGraph.add_initializer() = std::move(initializer);
@@ -1186,7 +1299,7 @@ private:
     AutocastSummary& mSummary;
     std::string mPath;
     int mLowType;
-    std::unordered_map<std::string, int> mWritten; //!< float tensor -> the type it is written in
+    std::vector<int> mWritten; //!< tensor id -> the type it is written in (0: not a float tensor)
     std::unordered_map<std::string, std::string> mReadName;
     std::vector<onnx::NodeProto> mAtStart;
     std::map<std::size_t, std::vector<onnx::NodeProto>> mAfter;
@@ -1228,15 +1341,22 @@ AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& op
     const NodePrecisions precisions(model.graph(), facts, options, summary.opset);
     summary.qdqScalesLowered = summary.opset >= kFirstOpsetWithLowScales;
     summary.qdqKeptFp32 = precisions.qdqKeptFp32();
+    for (const auto& reason : precisions.reasons())
+    {
+        summary.kept.push_back({reason.reason, reason.why, {}});
+    }
     for (int i = 0; i < model.graph().node_size(); ++i)
     {
-        if (const auto& keep = precisions.keep(static_cast<std::size_t>(i)))
+        if (const int reason = precisions.reasonIndex(static_cast<std::size_t>(i)); reason >= 0)
         {
             const onnx::NodeProto& node = model.graph().node(i);
-            summary.kept.push_back(
-                {node.name().empty() ? node.output(0) : node.name(), node.op_type(), keep->reason, keep->why});
+            summary.kept[static_cast<std::size_t>(reason)].nodes.push_back(node.name().empty() ? node.output(0)
+                                                                                               : node.name());
         }
     }
+    summary.kept.erase(std::remove_if(summary.kept.begin(), summary.kept.end(),
+                                      [](const AutocastKeptGroup& group) { return group.nodes.empty(); }),
+                       summary.kept.end());
     Rewriter(model, facts, precisions, options, summary, modelPath).run();
     if (summary.opset < kFirstOpsetWithLowScales && summary.qdqKeptFp32 > 0)
     {
@@ -1267,7 +1387,9 @@ AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& op
 AutocastSummary autocastModelFile(const std::string& path, const AutocastOptions& options, const Limits& limits)
 {
     (void)limits; // the file was written by fix from a model that passed the limits
-    onnx::ModelProto model;
+    // On an arena: freed in one piece (the check copy of model_writer.cpp does the same, for the same reason).
+    google::protobuf::Arena arena;
+    onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
     {
         const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0)

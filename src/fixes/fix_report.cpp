@@ -120,30 +120,28 @@ std::string renderAutocastText(const AutocastSummary& autocast)
            (autocast.qdqKeptFp32 > 0 ? "; " + std::to_string(autocast.qdqKeptFp32) + " Q/DQ node(s) keep FP32 scales"
                                      : std::string()) +
            "\n";
-    out += "  kept in FP32 (" + std::to_string(autocast.kept.size()) + " node(s)):\n";
-    // Grouped by reason, in the order reasons first appear; the reason's sentence once (the JSON has each node's).
-    std::vector<std::string> reasons;
-    for (const auto& keep : autocast.kept)
+    std::size_t keptNodes = 0;
+    for (const auto& group : autocast.kept)
     {
-        if (std::find(reasons.begin(), reasons.end(), keep.reason) == reasons.end())
-        {
-            reasons.push_back(keep.reason);
-        }
+        keptNodes += group.nodes.size();
     }
-    for (const auto& reason : reasons)
+    out += "  kept in FP32 (" + std::to_string(keptNodes) + " node(s)):\n";
+    // By reason, its sentence once; the first names of a long group (the JSON lists every node).
+    constexpr std::size_t kMostNamesPerReason = 12;
+    for (const auto& group : autocast.kept)
     {
         std::string nodes;
-        std::string why;
-        std::size_t count = 0;
-        for (const auto& keep : autocast.kept)
+        for (std::size_t i = 0; i < group.nodes.size() && i < kMostNamesPerReason; ++i)
         {
-            if (keep.reason == reason)
-            {
-                nodes += (count++ == 0 ? "" : ", ") + keep.node;
-                why = why.empty() ? keep.why : why;
-            }
+            nodes += (i == 0 ? "" : ", ") + group.nodes[i];
         }
-        out += "    [" + reason + "] " + std::to_string(count) + ": " + why + ":\n      " + nodes + "\n";
+        if (group.nodes.size() > kMostNamesPerReason)
+        {
+            nodes += " and " + std::to_string(group.nodes.size() - kMostNamesPerReason) +
+                     " more (--format json lists them all)";
+        }
+        out += "    [" + group.reason + "] " + std::to_string(group.nodes.size()) + ": " + group.why + ":\n      " +
+               nodes + "\n";
     }
     for (const auto& note : autocast.notes)
     {
@@ -169,14 +167,10 @@ void writeAutocastJson(JsonWriter& json, const AutocastSummary& autocast)
     json.member("constant_copies", static_cast<std::uint64_t>(autocast.constantCopies));
     json.member("underflow_values", static_cast<std::uint64_t>(autocast.underflowValues));
     json.key("kept_fp32").beginArray();
-    for (const auto& keep : autocast.kept)
+    for (const auto& group : autocast.kept)
     {
-        json.beginObject()
-            .member("node", keep.node)
-            .member("op_type", keep.opType)
-            .member("reason", keep.reason)
-            .member("why", keep.why)
-            .endObject();
+        json.beginObject().member("reason", group.reason).member("why", group.why).member("nodes", group.nodes);
+        json.endObject();
     }
     json.endArray();
     json.member("notes", autocast.notes);
