@@ -191,6 +191,69 @@ TEST(FixAutocast, QuantizedEpilogueStaysFp32AndAPoolingAfterItDoesNot)
     EXPECT_EQ(types.at("/head/Sigmoid_out/autocast_fp16"), onnx::TensorProto::FLOAT16);
 }
 
+TEST(FixAutocast, ConcatBetweenFp32QdqStaysFp32AndAConcatIntoAPoolingDoesNot)
+{
+    // Two quantized convs -> Relu -> Concat at opset 17: into a Q/DQ and the next conv, TensorRT runs the Concat
+    // quantized (no Cast there); into a GlobalAveragePool (float) it goes FP16 with the pooling.
+    for (const bool quantizedAfter : {true, false})
+    {
+        GraphBuilder g;
+        std::string x = g.qdq("/in_q", g.input("images", {1, 3, 8, 8}));
+        std::string a = g.node("Relu", "/a/Relu", {g.node("Conv", "/a/Conv", {x, g.quantizedWeight("wa", 4, 3)})});
+        std::string b = g.node("Relu", "/b/Relu", {g.node("Conv", "/b/Conv", {x, g.quantizedWeight("wb", 4, 3)})});
+        std::string cat = g.node("Concat", "/cat/Concat", {a, b});
+        g.intAttribute("/cat/Concat", "axis", 1);
+        if (quantizedAfter)
+        {
+            g.output(g.node("Conv", "/next/Conv", {g.qdq("/cat_q", cat), g.quantizedWeight("wn", 4, 8)}), {1, 4, 4, 4});
+        }
+        else
+        {
+            g.output(g.node("GlobalAveragePool", "/pool/GlobalAveragePool", {cat}), {1, 8, 1, 1});
+        }
+        const auto dir = tempDir(std::string("autocast-concat-") + (quantizedAfter ? "q" : "pool"));
+        g.save((dir / "model.onnx").string());
+        const FixReport report = autocastFix(dir / "model.onnx", dir / "fixed.onnx");
+        EXPECT_EQ(report.checker, "passed");
+        const AutocastKeptGroup* keep = keptNode(report, "/cat/Concat");
+        if (quantizedAfter)
+        {
+            ASSERT_NE(keep, nullptr);
+            EXPECT_EQ(keep->reason, "quantized-data-movement");
+            EXPECT_EQ(countOp(loadModel(dir / "fixed.onnx"), "Cast"), 0u);
+        }
+        else
+        {
+            EXPECT_EQ(keep, nullptr);
+            EXPECT_EQ(elementTypes(loadModel(dir / "fixed.onnx")).at("/cat/Concat_out"), onnx::TensorProto::FLOAT16);
+        }
+    }
+}
+
+TEST(FixAutocast, ExternalDataWeightsAreConvertedAndWrittenInline)
+{
+    GraphBuilder g;
+    std::string y = g.node("Mul", "/m/Mul", {g.input("x", {1, 256}), g.weight("k", {1, 256}, 0.5f)});
+    g.output(g.node("Relu", "/relu/Relu", {y}), {1, 256});
+    const auto dir = tempDir("autocast-external");
+    saveWithExternalData(g.serialize(), dir / "model.onnx", "model.onnx.data", 512);
+    const FixReport report = autocastFix(dir / "model.onnx", dir / "fixed.onnx");
+    EXPECT_EQ(report.checker, "passed");
+    EXPECT_EQ(report.autocast->externalInlined, 1u);
+    const onnx::ModelProto fixed = loadModel(dir / "fixed.onnx");
+    for (const auto& tensor : fixed.graph().initializer())
+    {
+        if (tensor.name() == "k")
+        {
+            EXPECT_EQ(tensor.data_type(), onnx::TensorProto::FLOAT16);
+            EXPECT_EQ(tensor.external_data_size(), 0);
+            EXPECT_EQ(tensor.raw_data().size(), 512u); // 256 halves
+            // 0.5 in IEEE binary16 is 0x3800, little-endian.
+            EXPECT_EQ(static_cast<unsigned char>(tensor.raw_data()[1]), 0x38);
+        }
+    }
+}
+
 TEST(FixAutocast, SoftmaxStaysFp32AndReluDoesNot)
 {
     for (const std::string op : {"Softmax", "Relu"})

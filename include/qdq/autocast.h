@@ -54,6 +54,7 @@ struct AutocastSummary
     std::uint64_t bytesAfter = 0;
     std::size_t castsInserted = 0;
     std::size_t constantCopies = 0;  //!< constants copied in the other type for readers of both types
+    std::size_t externalInlined = 0; //!< external-data initializers converted and written inline
     std::size_t qdqKeptFp32 = 0;     //!< Q/DQ nodes whose scales stay FP32
     std::size_t underflowValues = 0; //!< non-zero initializer values below the low type's smallest subnormal (become 0)
     std::vector<AutocastKeptGroup> kept; //!< by reason, in the order reasons first apply in node order
@@ -62,8 +63,9 @@ struct AutocastSummary
 };
 
 //! Converts the model in place (the graph's own initializers, Constant nodes, Casts, value infos, graph I/O with
-//! castIo). Subgraphs are not entered: an op with a subgraph is kept in FP32. Throws InputError naming modelPath for a
-//! model it cannot convert: float initializers in external data are not converted yet.
+//! castIo). Subgraphs are not entered: an op with a subgraph is kept in FP32. An external-data initializer it converts
+//! is read from beside modelPath and written inline. Throws InputError naming modelPath for a model it cannot convert
+//! (such a data file missing or outside the model's folder).
 AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& options, const std::string& modelPath);
 
 //! Reads the model at path, converts it and writes it back to path (through a temporary file beside it, renamed onto

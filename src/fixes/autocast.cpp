@@ -22,6 +22,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -763,31 +764,42 @@ private:
         }
     }
 
-    //! The float readers of a node's outputs (1 for a chain TensorRT can fuse into the node).
-    std::size_t floatReaders(std::size_t node) const
+    //! Whether every non-constant float input of the node comes from an FP32 DQ or a node isSource marks (and there is
+    //! one at least).
+    template <typename IsSource>
+    bool fedByFp32(const onnx::NodeProto& node, const IsSource& isSource) const
     {
-        std::size_t readers = 0;
-        for (const std::string& output : mGraph.node(static_cast<int>(node)).output())
+        bool any = false;
+        for (const std::string& input : node.input())
         {
-            const std::vector<Slot>* found = mFacts.readersOf(output);
-            readers += found == nullptr ? 0 : found->size();
-            readers += mFacts.isGraphOutput(output) ? 1 : 0;
+            const auto producer = mFacts.producerOf(input);
+            const bool constant = mFacts.initializerOf(input) != nullptr || (producer && op(*producer) == "Constant");
+            if (!mFacts.isFloat(input) || constant)
+            {
+                continue;
+            }
+            if (!writesFp32Dq(input) && !(producer && isSource(*producer)))
+            {
+                return false;
+            }
+            any = true;
         }
-        return readers;
+        return any;
     }
 
-    //! The ops TensorRT fuses into a quantized convolution or GEMM after it (Conv -> BatchNormalization -> Add -> Relu
-    //! -> MaxPool) stay FP32 with it: a Cast right after the conv would keep the BatchNormalization from folding and
-    //! the activation from fusing. Such a node is one of the fusible ops, every float input comes from an FP32 DQ, its
-    //! reader or another such node, and at least one of those is read by this node alone (a chain). The Cast to the
-    //! target type follows the chain's last node.
+    //! Before opset 19 (or where a Q/DQ keeps an FP32 scale) the quantized part stays FP32 as a whole, so that no Cast
+    //! cuts what TensorRT fuses or runs quantized:
+    //! - the ops TensorRT fuses into a quantized convolution or GEMM after it (Conv -> BatchNormalization -> Sigmoid ->
+    //!   Mul -> Add -> Relu -> MaxPool), fed only by FP32 DQs, their readers and other such ops (`quantized-epilogue`);
+    //! - data movement between FP32 DQs (or those ops) and FP32 Qs (Concat, Split, Resize, Reshape, ...), which
+    //!   TensorRT runs quantized by moving the Q/DQ across it (`quantized-data-movement`).
+    //! The Cast to the target type follows the last of them, before an op that computes in float.
     void keepQuantizedEpilogues()
     {
         // What TensorRT fuses into a convolution or GEMM: BatchNormalization (Convolution + Scale), activations
         // (Convolution + ReLU / Clip / GELU / Generic Activation), an elementwise sum, min or max (Convolution +
         // ElementWise), pointwise chains, max pooling (Convolution + Pooling): the "Layer Fusion Catalog" summarized
-        // in ../shared/docs/tensorrt-qdq-reference.md section 1.8. An average pooling or a Flatten is a layer of its
-        // own: it takes the target type behind a Cast.
+        // in ../shared/docs/tensorrt-qdq-reference.md section 1.8. An average pooling is a layer of its own.
         static const std::set<std::string> fusible = {"BatchNormalization",
                                                       "Relu",
                                                       "LeakyRelu",
@@ -810,8 +822,17 @@ private:
                                                       "Sum",
                                                       "MaxPool",
                                                       "Identity"};
+        // Data movement that Q/DQ propagate across (the reference's section 1.4, "commute Q/DQ").
+        static const std::set<std::string> dataMovement = {
+            "Concat", "Split",    "Slice",  "Reshape", "Flatten", "Transpose", "Squeeze",  "Unsqueeze",
+            "Resize", "Upsample", "Gather", "Pad",     "Expand",  "Tile",      "Identity", "MaxPool"};
         const std::size_t count = mPrecision.size();
-        std::vector<bool> fp32Source(count, false); //!< a DQ reader or an epilogue node kept FP32
+        // Forward, in node order: an epilogue op fed by FP32 sources becomes one; a data-movement op fed by them is a
+        // candidate (fedFp32), counted as a source for what follows (a C2f's Split feeds its bottleneck's Add), and
+        // kept below when its readers are FP32 too.
+        std::vector<bool> fp32Source(count, false); //!< a DQ reader, an epilogue node, or a data-movement candidate
+        std::vector<bool> fedFp32(count, false);    //!< data-movement candidates
+        const auto isSource = [&](std::size_t producer) { return fp32Source[producer]; };
         for (std::size_t i = 0; i < count; ++i)
         {
             const onnx::NodeProto& node = mGraph.node(static_cast<int>(i));
@@ -820,31 +841,49 @@ private:
                 fp32Source[i] = mPrecision[i] == Precision::kFp32 && keptFor(i, "dq-reader");
                 continue;
             }
-            if (fusible.count(node.op_type()) == 0)
-            {
-                continue;
-            }
-            bool all = true;
-            bool chain = false;
-            for (const std::string& input : node.input())
-            {
-                const auto producer = mFacts.producerOf(input);
-                const bool constant =
-                    mFacts.initializerOf(input) != nullptr || (producer && op(*producer) == "Constant");
-                if (!mFacts.isFloat(input) || constant)
-                {
-                    continue;
-                }
-                const bool fromSource = producer && fp32Source[*producer];
-                all = all && (fromSource || writesFp32Dq(input));
-                chain = chain || (fromSource && floatReaders(*producer) == 1);
-            }
-            if (all && chain)
+            if (fusible.count(node.op_type()) != 0 && fedByFp32(node, isSource))
             {
                 fp32Source[i] = true;
                 setFp32(i, "quantized-epilogue",
                         "fused by TensorRT into the quantized op before it (BatchNormalization, activation, residual "
-                        "Add, max pooling): a Cast inside the chain would cut that fusion, so the Cast follows it");
+                        "Add, max pooling): a Cast inside would cut that fusion, so the Cast follows it");
+            }
+            else if (dataMovement.count(node.op_type()) != 0 && fedByFp32(node, isSource))
+            {
+                fp32Source[i] = true;
+                fedFp32[i] = true;
+            }
+        }
+        std::vector<bool> readByFp32(count, false);
+        for (std::size_t i = count; i-- > 0;)
+        {
+            const onnx::NodeProto& node = mGraph.node(static_cast<int>(i));
+            if (mPrecision[i] != Precision::kLow || !fedFp32[i])
+            {
+                readByFp32[i] = mPrecision[i] == Precision::kFp32;
+                continue;
+            }
+            bool any = false;
+            bool all = true;
+            for (const std::string& output : node.output())
+            {
+                const std::vector<Slot>* readers = mFacts.readersOf(output);
+                all = all && !mFacts.isGraphOutput(output);
+                for (std::size_t k = 0; readers != nullptr && k < readers->size(); ++k)
+                {
+                    any = true;
+                    all = all && readByFp32[(*readers)[k].node];
+                }
+            }
+            readByFp32[i] = any && all;
+        }
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (mPrecision[i] == Precision::kLow && fedFp32[i] && readByFp32[i])
+            {
+                setFp32(i, "quantized-data-movement",
+                        "moves data between FP32 Q/DQ (Concat, Split, Resize, Reshape, ...): TensorRT moves the Q/DQ "
+                        "across it and runs it quantized, and a Cast inside would stop that");
             }
         }
     }
@@ -930,19 +969,72 @@ private:
                           : mPrecisions.precision(producer) == Precision::kLow ? mLowType
                                                                                : kFloat;
             }
-            else if (const onnx::TensorProto* initializer = mFacts.initializers[id])
+            else if (onnx::TensorProto* initializer = mFacts.initializers[id])
             {
                 written = constantType(id);
                 if (written == mLowType && isExternal(*initializer))
                 {
-                    throw InputError(SourceLocation{mPath},
-                                     "--autocast: initializer '" + name +
-                                         "' is in external data, which autocast does not convert yet; load the model "
-                                         "with its weights inline (onnx.load + onnx.save without external data)");
+                    loadExternalData(*initializer, name);
                 }
             }
             mWritten[id] = written;
         }
+    }
+
+    //! An external initializer to convert is read from its data file (in the model's folder) and written inline in
+    //! the target type; the other external tensors keep their data file. Throws InputError when the file is missing,
+    //! lies outside the model's folder or is shorter than the tensor.
+    void loadExternalData(onnx::TensorProto& tensor, const std::string& name)
+    {
+        std::string location;
+        std::uint64_t offset = 0;
+        std::optional<std::uint64_t> length;
+        for (const auto& entry : tensor.external_data())
+        {
+            if (entry.key() == "location")
+            {
+                location = entry.value();
+            }
+            else if (entry.key() == "offset")
+            {
+                offset = std::stoull(entry.value());
+            }
+            else if (entry.key() == "length")
+            {
+                length = std::stoull(entry.value());
+            }
+        }
+        const std::filesystem::path relative(location);
+        const bool inside =
+            !location.empty() && relative.is_relative() &&
+            std::none_of(relative.begin(), relative.end(), [](const auto& part) { return part == ".."; });
+        const std::filesystem::path file = std::filesystem::path(mPath).parent_path() / relative;
+        std::ifstream in(file, std::ios::binary);
+        if (!inside || !in)
+        {
+            throw InputError(SourceLocation{mPath}, "--autocast: initializer '" + name + "' is in external data '" +
+                                                        location +
+                                                        "', which cannot be read beside the model: autocast converts "
+                                                        "it and needs its values");
+        }
+        std::uint64_t elements = 1;
+        for (const auto dim : tensor.dims())
+        {
+            elements *= static_cast<std::uint64_t>(dim);
+        }
+        const std::uint64_t bytes = length.value_or(elements * sizeof(float));
+        std::string data(bytes, '\0');
+        in.seekg(static_cast<std::streamoff>(offset));
+        if (!in.read(data.data(), static_cast<std::streamsize>(bytes)))
+        {
+            throw InputError(SourceLocation{file.string()}, "--autocast: the external data of initializer '" + name +
+                                                                "' ends before its " + std::to_string(bytes) +
+                                                                " bytes");
+        }
+        tensor.clear_external_data();
+        tensor.clear_data_location();
+        tensor.set_raw_data(std::move(data));
+        ++mSummary.externalInlined;
     }
 
     int constantType(std::uint32_t id) const

@@ -165,6 +165,7 @@ void writeAutocastJson(JsonWriter& json, const AutocastSummary& autocast)
     json.member("bytes_after", autocast.bytesAfter);
     json.member("casts_inserted", static_cast<std::uint64_t>(autocast.castsInserted));
     json.member("constant_copies", static_cast<std::uint64_t>(autocast.constantCopies));
+    json.member("external_inlined", static_cast<std::uint64_t>(autocast.externalInlined));
     json.member("underflow_values", static_cast<std::uint64_t>(autocast.underflowValues));
     json.key("kept_fp32").beginArray();
     for (const auto& group : autocast.kept)
