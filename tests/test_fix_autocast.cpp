@@ -483,3 +483,22 @@ TEST(RealDataFixAutocast, Resnet18QatConvsIsFp16ButTheDocumentedKeeps)
     }
     EXPECT_TRUE(report.newFindings.empty());
 }
+
+TEST(FixAutocast, CliAutocastAloneAndAutocastIoWithoutAutocast)
+{
+    GraphBuilder g;
+    std::string y = g.node("Mul", "/m/Mul", {g.input("x", {4}), g.weight("k", {4}, 2.0f)});
+    g.output(g.node("Relu", "/relu/Relu", {y}), {4});
+    const auto dir = tempDir("autocast-cli");
+    g.save((dir / "model.onnx").string());
+    const std::string model = (dir / "model.onnx").string();
+    const CommandResult alone =
+        runCli({"fix", "--autocast", "fp16", "--rules", "none", model, "-o", (dir / "fp16.onnx").string()});
+    EXPECT_EQ(alone.exitStatus, 0) << alone.out << alone.err;
+    EXPECT_NE(alone.out.find("Autocast (fp16"), std::string::npos) << alone.out << alone.err;
+    EXPECT_NE(alone.out.find("strongly typed"), std::string::npos) << alone.out << alone.err; // assumed for --autocast
+    const CommandResult ioOnly = runCli({"fix", "--autocast-io", model, "-o", (dir / "io.onnx").string()});
+    EXPECT_EQ(ioOnly.exitStatus, 2) << ioOnly.out << ioOnly.err;
+    EXPECT_NE(ioOnly.err.find("needs --autocast"), std::string::npos) << ioOnly.out << ioOnly.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "io.onnx"));
+}
