@@ -28,7 +28,6 @@
 #include <set>
 #include <unistd.h>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace qdq
 {
@@ -854,6 +853,14 @@ private:
                 fedFp32[i] = true;
             }
         }
+        keepDataMovementReadByFp32(fedFp32);
+    }
+
+    //! The data-movement candidates (fedFp32) whose every reader is an FP32 Q, an FP32 node or such a candidate: the
+    //! Q/DQ move across them, so they stay FP32 (`quantized-data-movement`).
+    void keepDataMovementReadByFp32(const std::vector<bool>& fedFp32)
+    {
+        const std::size_t count = mPrecision.size();
         std::vector<bool> readByFp32(count, false);
         for (std::size_t i = count; i-- > 0;)
         {
