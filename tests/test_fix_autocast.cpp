@@ -502,3 +502,26 @@ TEST(FixAutocast, CliAutocastAloneAndAutocastIoWithoutAutocast)
     EXPECT_NE(ioOnly.err.find("needs --autocast"), std::string::npos) << ioOnly.out << ioOnly.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "io.onnx"));
 }
+
+TEST(FixAutocast, AutocastOfItsOwnOutputChangesNothing)
+{
+    // The Casts the first run put at the graph's boundary are boundaries to the second, not float ops to lower: the
+    // second run converts nothing and writes a byte-identical copy (before, it cast the input again under the name
+    // the first run had taken, and the checker refused the graph as not in SSA form).
+    GraphBuilder g;
+    std::string y = g.node("Mul", "/m/Mul", {g.input("x", {4}), g.weight("k", {4}, 2.0f)});
+    g.output(g.node("Relu", "/relu/Relu", {y}), {4});
+    const auto dir = tempDir("autocast-twice");
+    g.save((dir / "model.onnx").string());
+    const FixReport first = autocastFix(dir / "model.onnx", dir / "once.onnx");
+    EXPECT_TRUE(first.autocast->changed);
+    const FixReport second = autocastFix(dir / "once.onnx", dir / "twice.onnx");
+    EXPECT_EQ(second.checker, "passed");
+    EXPECT_FALSE(second.autocast->changed);
+    EXPECT_TRUE(second.unchanged);
+    std::ifstream a(dir / "once.onnx", std::ios::binary);
+    std::ifstream b(dir / "twice.onnx", std::ios::binary);
+    const std::string once((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+    const std::string twice((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(once, twice);
+}

@@ -486,8 +486,22 @@ private:
                                                  [&](const std::string& t) { return mFacts.isFloat(t); });
             // A Constant node computes nothing: its value takes the type its readers want (Rewriter::constantType).
             const bool constant = node.op_type() == "Constant" && isStandardDomain(node.domain());
-            mPrecision[i] = (readsFloat || writesFloat) && !constant ? Precision::kLow : Precision::kNone;
+            mPrecision[i] =
+                (readsFloat || writesFloat) && !constant && !isBoundaryCast(node) ? Precision::kLow : Precision::kNone;
         }
+    }
+
+    //! A Cast that is not a float op to lower: one to a type other than FLOAT, or from FLOAT16/BFLOAT16 to FLOAT (a
+    //! boundary the model or an earlier autocast placed: the Cast before a graph output keeps it FP32). A Cast to FLOAT
+    //! from an integer, bool or double type is lowered (its `to` becomes the target type).
+    bool isBoundaryCast(const onnx::NodeProto& node) const
+    {
+        if (node.op_type() != "Cast" || !isStandardDomain(node.domain()))
+        {
+            return false;
+        }
+        const int from = node.input_size() > 0 ? mFacts.type(node.input(0)) : 0;
+        return intAttribute(node, "to", 0) != kFloat || from == kFloat16 || from == kBfloat16;
     }
 
     //! The constant values of a tensor (an initializer or a Constant node's value), when the model holds them.
@@ -941,12 +955,30 @@ public:
 
 private:
     //! The type each reader slot needs.
+    //! base, or base_1, base_2, ... when a tensor of the model or an earlier new one has the name (a second autocast of
+    //! an autocast model meets the names of the first).
+    std::string freshName(const std::string& base)
+    {
+        std::string name = base;
+        for (int k = 1; mFacts.id(name) != GraphFacts::kNone || mNewNames.count(name) != 0; ++k)
+        {
+            name = base + "_" + std::to_string(k);
+        }
+        mNewNames.insert(name);
+        return name;
+    }
+
+    //! The type a reader slot needs, 0 when any will do (a Cast's input).
     int wanted(const Slot& slot) const
     {
         const onnx::NodeProto& node = mGraph.node(static_cast<int>(slot.node));
         if (slotIsFp32Only(node, slot.input))
         {
             return kFloat;
+        }
+        if (node.op_type() == "Cast" && isStandardDomain(node.domain()))
+        {
+            return 0;
         }
         return mPrecisions.precision(slot.node) == Precision::kLow ? mLowType : kFloat;
     }
@@ -1051,9 +1083,11 @@ private:
         {
             return kFloat;
         }
-        const bool allLow =
-            std::all_of(readers.begin(), readers.end(), [&](const Slot& slot) { return wanted(slot) == mLowType; });
-        return allLow && (mFacts.flags[id] & GraphFacts::kGraphOutput) == 0 ? mLowType : kFloat;
+        const bool noneFp32 =
+            std::none_of(readers.begin(), readers.end(), [&](const Slot& slot) { return wanted(slot) == kFloat; });
+        const bool anyLow =
+            std::any_of(readers.begin(), readers.end(), [&](const Slot& slot) { return wanted(slot) == mLowType; });
+        return noneFp32 && anyLow && (mFacts.flags[id] & GraphFacts::kGraphOutput) == 0 ? mLowType : kFloat;
     }
 
     //! The type a float tensor is written in (0: not a float tensor).
@@ -1063,16 +1097,23 @@ private:
         return id == GraphFacts::kNone ? 0 : mWritten[id];
     }
 
+    //! Whether the model changes: a FLOAT tensor becomes the target type, or a reader wants the target type of a
+    //! tensor that stays FP32 (a Cast). A model autocast already converted has neither.
     bool anythingToDo() const
     {
-        for (std::size_t i = 0; i < static_cast<std::size_t>(mGraph.node_size()); ++i)
+        for (std::uint32_t id = 0; id < mWritten.size(); ++id)
         {
-            if (mPrecisions.precision(i) == Precision::kLow)
+            if (mWritten[id] == mLowType)
+            {
+                return true;
+            }
+            if (mWritten[id] == kFloat && std::any_of(mFacts.readers[id].begin(), mFacts.readers[id].end(),
+                                                      [&](const Slot& slot) { return wanted(slot) == mLowType; }))
             {
                 return true;
             }
         }
-        return std::any_of(mWritten.begin(), mWritten.end(), [&](int type) { return type != 0 && type != kFloat; });
+        return false;
     }
 
     std::string typeSuffix(int type) const { return type == kFloat ? "fp32" : autocastTargetName(mOptions.target); }
@@ -1095,7 +1136,7 @@ private:
             {
                 continue;
             }
-            const std::string renamed = name + "/autocast_" + typeSuffix(written);
+            const std::string renamed = freshName(name + "/autocast_" + typeSuffix(written));
             onnx::NodeProto& node = *mGraph.mutable_node(static_cast<int>(*producer));
             for (auto& out : *node.mutable_output())
             {
@@ -1144,12 +1185,12 @@ private:
             {
                 const int want = wanted(slot);
                 std::string source = readName(tensor);
-                if (want != written)
+                if (want != 0 && want != written)
                 {
                     auto [entry, inserted] = made.try_emplace({id, want});
                     if (inserted)
                     {
-                        entry->second = tensor + "/autocast_" + typeSuffix(want);
+                        entry->second = freshName(tensor + "/autocast_" + typeSuffix(want));
                         makeOtherType(tensor, source, entry->second, want);
                     }
                     source = entry->second;
@@ -1220,7 +1261,13 @@ private:
             }
             else if (mPrecisions.precision(index) == Precision::kLow)
             {
-                ++mSummary.nodesLowered;
+                // Counted when a FLOAT output of it becomes the target type (a Resize of an FP16 model reads FP32
+                // scales and is a float node, but nothing of it changes).
+                mSummary.nodesLowered +=
+                    std::any_of(node.output().begin(), node.output().end(),
+                                [&](const std::string& out) { return writtenType(out) == mLowType; })
+                        ? 1
+                        : 0;
                 lowerTypeAttributes(node);
             }
         }
@@ -1403,6 +1450,7 @@ private:
     std::vector<onnx::NodeProto> mAtStart;
     std::map<std::size_t, std::vector<onnx::NodeProto>> mAfter;
     std::vector<onnx::TensorProto> mNewInitializers;
+    std::set<std::string> mNewNames; //!< tensors this rewrite named (freshName)
 };
 
 [[noreturn]] void failPath(const std::string& path, const std::string& message)
