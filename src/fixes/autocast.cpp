@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -279,6 +280,22 @@ struct GraphFacts
     std::vector<std::uint8_t> flags;              //!< kGraphInput (not an initializer), kGraphOutput
     static constexpr std::uint8_t kGraphInput = 1;
     static constexpr std::uint8_t kGraphOutput = 2;
+    //! Each node's input and output tensor ids (kNone for an omitted input), node by node: the analysis' hot loops
+    //! walk these instead of hashing names.
+    std::vector<std::uint32_t> inputStart;
+    std::vector<std::uint32_t> inputIds;
+    std::vector<std::uint32_t> outputStart;
+    std::vector<std::uint32_t> outputIds;
+
+    std::span<const std::uint32_t> inputsOf(std::size_t node) const
+    {
+        return {inputIds.data() + inputStart[node], inputStart[node + 1] - inputStart[node]};
+    }
+    std::span<const std::uint32_t> outputsOf(std::size_t node) const
+    {
+        return {outputIds.data() + outputStart[node], outputStart[node + 1] - outputStart[node]};
+    }
+    bool isFloatId(std::uint32_t id) const { return id != kNone && types[id] == kFloat; }
 
     std::uint32_t id(const std::string& tensor) const
     {
@@ -368,15 +385,23 @@ GraphFacts gatherFacts(onnx::GraphProto& graph)
         declared[output.name()] = output.type().tensor_type().elem_type();
     }
     const auto tensorType = [&facts](const std::string& tensor) { return facts.type(tensor); };
+    facts.inputStart.reserve(static_cast<std::size_t>(graph.node_size()) + 1);
+    facts.outputStart.reserve(static_cast<std::size_t>(graph.node_size()) + 1);
     for (int i = 0; i < graph.node_size(); ++i)
     {
         const onnx::NodeProto& node = graph.node(i);
+        facts.inputStart.push_back(static_cast<std::uint32_t>(facts.inputIds.size()));
+        facts.outputStart.push_back(static_cast<std::uint32_t>(facts.outputIds.size()));
         for (int k = 0; k < node.input_size(); ++k)
         {
-            if (!node.input(k).empty())
+            if (node.input(k).empty())
             {
-                facts.readers[facts.intern(node.input(k))].push_back({static_cast<std::size_t>(i), k});
+                facts.inputIds.push_back(GraphFacts::kNone);
+                continue;
             }
+            const std::uint32_t id = facts.intern(node.input(k));
+            facts.inputIds.push_back(id);
+            facts.readers[id].push_back({static_cast<std::size_t>(i), k});
         }
         for (int k = 0; k < node.output_size(); ++k)
         {
@@ -386,6 +411,7 @@ GraphFacts gatherFacts(onnx::GraphProto& graph)
                 continue;
             }
             const std::uint32_t id = facts.intern(name);
+            facts.outputIds.push_back(id);
             if (facts.producers[id] == GraphFacts::kNone)
             {
                 facts.producers[id] = static_cast<std::uint32_t>(i);
@@ -395,6 +421,8 @@ GraphFacts gatherFacts(onnx::GraphProto& graph)
             facts.types[id] = found != declared.end() && found->second != 0 ? found->second : inferred;
         }
     }
+    facts.inputStart.push_back(static_cast<std::uint32_t>(facts.inputIds.size()));
+    facts.outputStart.push_back(static_cast<std::uint32_t>(facts.outputIds.size()));
     return facts;
 }
 
@@ -480,10 +508,11 @@ private:
         for (int i = 0; i < mGraph.node_size(); ++i)
         {
             const onnx::NodeProto& node = mGraph.node(i);
-            const bool readsFloat = std::any_of(node.input().begin(), node.input().end(),
-                                                [&](const std::string& t) { return mFacts.isFloat(t); });
-            const bool writesFloat = std::any_of(node.output().begin(), node.output().end(),
-                                                 [&](const std::string& t) { return mFacts.isFloat(t); });
+            const auto isFloat = [this](std::uint32_t id) { return mFacts.isFloatId(id); };
+            const auto inputs = mFacts.inputsOf(static_cast<std::size_t>(i));
+            const auto outputs = mFacts.outputsOf(static_cast<std::size_t>(i));
+            const bool readsFloat = std::any_of(inputs.begin(), inputs.end(), isFloat);
+            const bool writesFloat = std::any_of(outputs.begin(), outputs.end(), isFloat);
             // A Constant node computes nothing: its value takes the type its readers want (Rewriter::constantType).
             const bool constant = node.op_type() == "Constant" && isStandardDomain(node.domain());
             mPrecision[i] =
@@ -746,10 +775,11 @@ private:
         }
     }
 
-    bool writesFp32Dq(const std::string& tensor) const
+    bool writesFp32DqId(std::uint32_t id) const
     {
-        const auto producer = mFacts.producerOf(tensor);
-        return producer && op(*producer) == "DequantizeLinear" && mPrecision[*producer] == Precision::kFp32;
+        const std::uint32_t producer = id == GraphFacts::kNone ? GraphFacts::kNone : mFacts.producers[id];
+        return producer != GraphFacts::kNone && op(producer) == "DequantizeLinear" &&
+               mPrecision[producer] == Precision::kFp32;
     }
 
     //! A DQ that keeps FP32 writes FP32; a Cast between it and its reader would keep TensorRT from fusing the DQ into
@@ -764,9 +794,9 @@ private:
             {
                 continue;
             }
-            for (const std::string& input : node.input())
+            for (const std::uint32_t input : mFacts.inputsOf(static_cast<std::size_t>(i)))
             {
-                if (writesFp32Dq(input))
+                if (writesFp32DqId(input))
                 {
                     setFp32(static_cast<std::size_t>(i), "dq-reader",
                             "reads a DequantizeLinear that keeps an FP32 scale: a Cast between them would keep "
@@ -780,18 +810,21 @@ private:
     //! Whether every non-constant float input of the node comes from an FP32 DQ or a node isSource marks (and there is
     //! one at least).
     template <typename IsSource>
-    bool fedByFp32(const onnx::NodeProto& node, const IsSource& isSource) const
+    bool fedByFp32(std::size_t node, const IsSource& isSource) const
     {
         bool any = false;
-        for (const std::string& input : node.input())
+        for (const std::uint32_t input : mFacts.inputsOf(node))
         {
-            const auto producer = mFacts.producerOf(input);
-            const bool constant = mFacts.initializerOf(input) != nullptr || (producer && op(*producer) == "Constant");
-            if (!mFacts.isFloat(input) || constant)
+            if (!mFacts.isFloatId(input) || mFacts.initializers[input] != nullptr)
             {
                 continue;
             }
-            if (!writesFp32Dq(input) && !(producer && isSource(*producer)))
+            const std::uint32_t producer = mFacts.producers[input];
+            if (producer != GraphFacts::kNone && op(producer) == "Constant")
+            {
+                continue;
+            }
+            if (!writesFp32DqId(input) && !(producer != GraphFacts::kNone && isSource(producer)))
             {
                 return false;
             }
@@ -854,14 +887,14 @@ private:
                 fp32Source[i] = mPrecision[i] == Precision::kFp32 && keptFor(i, "dq-reader");
                 continue;
             }
-            if (fusible.count(node.op_type()) != 0 && fedByFp32(node, isSource))
+            if (fusible.count(node.op_type()) != 0 && fedByFp32(i, isSource))
             {
                 fp32Source[i] = true;
                 setFp32(i, "quantized-epilogue",
                         "fused by TensorRT into the quantized op before it (BatchNormalization, activation, residual "
                         "Add, max pooling): a Cast inside would cut that fusion, so the Cast follows it");
             }
-            else if (dataMovement.count(node.op_type()) != 0 && fedByFp32(node, isSource))
+            else if (dataMovement.count(node.op_type()) != 0 && fedByFp32(i, isSource))
             {
                 fp32Source[i] = true;
                 fedFp32[i] = true;
