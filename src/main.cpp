@@ -243,6 +243,7 @@ struct FixCommandOptions
     qdq::FixOptions fix;
     std::string rules; //!< comma-separated slugs
     std::string format = "text";
+    std::string autocast; //!< --autocast fp16|bf16
 };
 
 //! `fix MODEL.onnx [engine files] -o FIXED.onnx`: the findings' graph edits written as a new model (docs/fix.md).
@@ -254,7 +255,13 @@ int runFix(FixCommandOptions& fixOptions, const GlobalOptions& options)
         std::size_t end = rules.find(',', start);
         end = end == std::string::npos ? rules.size() : end;
         std::string slug = rules.substr(start, end - start);
-        if (!slug.empty())
+        if (slug == "none" && rules == "none")
+        {
+            // --rules none: no rule's edit (with --autocast: the autocast alone). A slug no rule has, so planFix
+            // lists every edit as left out by --rules.
+            fixOptions.fix.rules.push_back(slug);
+        }
+        else if (!slug.empty())
         {
             const bool known = std::any_of(qdq::allRules().begin(), qdq::allRules().end(),
                                            [&](const auto& rule) { return rule->info().slug == slug; });
@@ -265,6 +272,20 @@ int runFix(FixCommandOptions& fixOptions, const GlobalOptions& options)
             fixOptions.fix.rules.push_back(slug);
         }
         start = end + 1;
+    }
+    if (!fixOptions.autocast.empty())
+    {
+        fixOptions.fix.autocast.target =
+            fixOptions.autocast == "bf16" ? qdq::AutocastOptions::Target::kBf16 : qdq::AutocastOptions::Target::kFp16;
+        // The autocast model is for a strongly typed build: with no typing said, both diagnoses assume one.
+        if (!fixOptions.fix.buildMode.typing && fixOptions.fix.buildMode.trtVersion.empty())
+        {
+            fixOptions.fix.buildMode.typing = qdq::Typing::kStrong;
+        }
+    }
+    else if (fixOptions.fix.autocast.castIo)
+    {
+        throw qdq::InputError(qdq::SourceLocation{"--autocast-io"}, "needs --autocast fp16 or --autocast bf16");
     }
     const std::string first = fixOptions.files.files.empty() ? std::string("model") : fixOptions.files.files.front();
     qdq::FixReport report = qdq::runFix(fixOptions.files, fixOptions.fix, options.limits(),
@@ -782,10 +803,17 @@ int run(int argc, char** argv)
                      "The Q/DQ ONNX model, plus any layer-info JSON, profile JSON or build log of its engine")
         ->required();
     fixCommand->add_option("-o,--output", fixOptions.fix.output, "The fixed model to write (FIXED.onnx)");
-    fixCommand->add_option("--rules", fixOptions.rules, "Apply only these rules' edits (comma-separated slugs)");
+    fixCommand->add_option("--rules", fixOptions.rules,
+                           "Apply only these rules' edits (comma-separated slugs; none: no rule's edit)");
     fixCommand->add_flag("--dry-run", fixOptions.fix.dryRun, "Write nothing; print the same report");
     fixCommand->add_flag("--force", fixOptions.fix.force, "Replace an existing output file");
     fixCommand->add_option("--format", fixOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    fixCommand
+        ->add_option("--autocast", fixOptions.autocast,
+                     "Also write the float part in fp16 or bf16 for a strongly typed build (docs/fix.md#autocast)")
+        ->check(CLI::IsMember({"fp16", "bf16"}));
+    fixCommand->add_flag("--autocast-io", fixOptions.fix.autocast.castIo,
+                         "With --autocast: float graph inputs and outputs take the low type too");
     addBuildModeOptions(*fixCommand, fixOptions.fix.buildMode);
     addLimitOptions(*fixCommand, options);
 

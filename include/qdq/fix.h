@@ -3,6 +3,7 @@
 #pragma once
 
 #include "qdq/analysis.h"
+#include "qdq/autocast.h"
 #include "qdq/load_inputs.h"
 #include "qdq/model_edit.h"
 #include "qdq/predict.h"
@@ -24,6 +25,7 @@ struct FixOptions
     bool dryRun = false;            //!< write nothing; the report is the same
     bool force = false;             //!< replace an existing output
     BuildModeRequest buildMode;     //!< --trt-version, --strongly-typed, --weakly-typed
+    AutocastOptions autocast;       //!< --autocast fp16|bf16, --autocast-io (docs/fix.md#autocast)
 };
 
 //! One edit of the plan: what a finding asked for and what it did to the model.
@@ -108,6 +110,8 @@ struct FixReport
     SimulationOptions buildMode;    //!< the build mode both diagnoses assumed (resolveBuildMode)
     std::string checker;            //!< "passed", or the ONNX checker's / shape inference's message
     std::vector<std::string> notes; //!< writer notes (external data), further passes, what was not checked
+    //! --autocast: what the float part became and what stayed FP32, and why (of the last candidate autocast changed).
+    std::optional<AutocastSummary> autocast;
 };
 
 //! Told what fix is doing as each of its stages starts ("writing the fixed model", ...), and "" when it is done: on a

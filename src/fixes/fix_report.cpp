@@ -4,6 +4,7 @@
 #include "src/reporters/build_mode_json.h"
 #include "src/reporters/json_writer.h"
 
+#include <algorithm>
 #include <map>
 
 namespace qdq
@@ -97,6 +98,88 @@ std::string padded(const std::string& text, std::size_t width)
 
 } // namespace
 
+namespace
+{
+
+//! The --autocast section: what became the low type, and each node kept in FP32 under its reason (printed once).
+std::string renderAutocastText(const AutocastSummary& autocast)
+{
+    std::string out = "\nAutocast (" + autocast.target + (autocast.castIo ? ", graph inputs and outputs too" : "") +
+                      ", opset " + std::to_string(autocast.opset) + "):\n";
+    if (!autocast.changed)
+    {
+        out += "  nothing to convert: no float node or constant the target type can take\n";
+    }
+    out += "  " + std::to_string(autocast.nodesLowered) + " float node(s) now " + autocast.target + ", " +
+           std::to_string(autocast.initializersConverted) + " constant(s) converted (" +
+           std::to_string(autocast.bytesBefore) + " -> " + std::to_string(autocast.bytesAfter) + " bytes), " +
+           std::to_string(autocast.castsInserted) + " Cast(s) inserted, " + std::to_string(autocast.constantCopies) +
+           " constant(s) copied for readers of both types\n";
+    out += "  Q/DQ scales: " +
+           std::string(autocast.qdqScalesLowered ? autocast.target + " (opset >= 19)" : "FP32 (opset < 19)") +
+           (autocast.qdqKeptFp32 > 0 ? "; " + std::to_string(autocast.qdqKeptFp32) + " Q/DQ node(s) keep FP32 scales"
+                                     : std::string()) +
+           "\n";
+    std::size_t keptNodes = 0;
+    for (const auto& group : autocast.kept)
+    {
+        keptNodes += group.nodes.size();
+    }
+    out += "  kept in FP32 (" + std::to_string(keptNodes) + " node(s)):\n";
+    // By reason, its sentence once; the first names of a long group (the JSON lists every node).
+    constexpr std::size_t kMostNamesPerReason = 12;
+    for (const auto& group : autocast.kept)
+    {
+        std::string nodes;
+        for (std::size_t i = 0; i < group.nodes.size() && i < kMostNamesPerReason; ++i)
+        {
+            nodes += (i == 0 ? "" : ", ") + group.nodes[i];
+        }
+        if (group.nodes.size() > kMostNamesPerReason)
+        {
+            nodes += " and " + std::to_string(group.nodes.size() - kMostNamesPerReason) +
+                     " more (--format json lists them all)";
+        }
+        out += "    [" + group.reason + "] " + std::to_string(group.nodes.size()) + ": " + group.why + ":\n      " +
+               nodes + "\n";
+    }
+    for (const auto& note : autocast.notes)
+    {
+        out += "  note: " + note + "\n";
+    }
+    return out;
+}
+
+void writeAutocastJson(JsonWriter& json, const AutocastSummary& autocast)
+{
+    json.beginObject();
+    json.member("target", autocast.target);
+    json.member("cast_io", autocast.castIo);
+    json.member("opset", static_cast<std::uint64_t>(autocast.opset < 0 ? 0 : autocast.opset));
+    json.member("changed", autocast.changed);
+    json.member("qdq_scales_lowered", autocast.qdqScalesLowered);
+    json.member("qdq_kept_fp32", static_cast<std::uint64_t>(autocast.qdqKeptFp32));
+    json.member("nodes_lowered", static_cast<std::uint64_t>(autocast.nodesLowered));
+    json.member("initializers_converted", static_cast<std::uint64_t>(autocast.initializersConverted));
+    json.member("bytes_before", autocast.bytesBefore);
+    json.member("bytes_after", autocast.bytesAfter);
+    json.member("casts_inserted", static_cast<std::uint64_t>(autocast.castsInserted));
+    json.member("constant_copies", static_cast<std::uint64_t>(autocast.constantCopies));
+    json.member("external_inlined", static_cast<std::uint64_t>(autocast.externalInlined));
+    json.member("underflow_values", static_cast<std::uint64_t>(autocast.underflowValues));
+    json.key("kept_fp32").beginArray();
+    for (const auto& group : autocast.kept)
+    {
+        json.beginObject().member("reason", group.reason).member("why", group.why).member("nodes", group.nodes);
+        json.endObject();
+    }
+    json.endArray();
+    json.member("notes", autocast.notes);
+    json.endObject();
+}
+
+} // namespace
+
 std::string renderFixText(const FixReport& report)
 {
     std::string out = "qdq-doctor fix\n";
@@ -118,6 +201,10 @@ std::string renderFixText(const FixReport& report)
     }
     out += "  ONNX checker and shape inference: " + report.checker + "\n";
     out += "  build mode: " + describeBuildMode(report.buildMode) + "\n";
+    if (report.autocast)
+    {
+        out += renderAutocastText(*report.autocast);
+    }
 
     out += "\nEdits (" + std::to_string(report.edits.size()) + "):\n";
     if (report.edits.empty())
@@ -319,6 +406,11 @@ std::string renderFixJson(const FixReport& report)
     json.member("checker", report.checker);
     json.key("build_mode");
     writeBuildModeJson(json, report.buildMode);
+    if (report.autocast)
+    {
+        json.key("autocast");
+        writeAutocastJson(json, *report.autocast);
+    }
     json.key("edits").beginArray();
     for (const auto& edit : report.edits)
     {

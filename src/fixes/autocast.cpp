@@ -1,0 +1,1617 @@
+// `fix --autocast fp16|bf16` (include/qdq/autocast.h, docs/fix.md#autocast). Under strong typing TensorRT runs each
+// tensor in the type the graph gives it, so an FP32 Q/DQ model runs its unquantized part in FP32; the remedy is in the
+// graph (../shared/docs/tensorrt-10-11.md section 1; ModelOpt's AutoCast does it in Python:
+// https://nvidia.github.io/Model-Optimizer/guides/8_autocast.html).
+//
+// Steps: infer every tensor's element type; give each node that reads or writes a float tensor a precision (low, or
+// FP32 with a documented reason); give each constant the type its readers need; rewire the readers of a tensor whose
+// precision differs from what they need through one Cast per tensor and type; convert initializers, Constant nodes,
+// Cast targets, value infos and (with --autocast-io) the graph's inputs and outputs.
+#include "qdq/autocast.h"
+
+#include "qdq/diagnostics.h"
+
+#include <google/protobuf/arena.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <unistd.h>
+#include <unordered_map>
+
+namespace qdq
+{
+
+namespace
+{
+
+constexpr int kFloat = onnx::TensorProto::FLOAT;
+constexpr int kFloat16 = onnx::TensorProto::FLOAT16;
+constexpr int kBfloat16 = onnx::TensorProto::BFLOAT16;
+//! FP16's largest finite value and smallest normal value (IEEE 754 binary16).
+constexpr double kFp16Max = 65504.0;
+constexpr double kFp16MinNormal = 6.103515625e-05;
+//! FP16's smallest subnormal, 2^-24: a non-zero value below half of it becomes 0.
+constexpr double kFp16MinSubnormal = 5.9604644775390625e-08;
+//! Q/DQ take FLOAT16 and BFLOAT16 scales from opset 19 (onnx.ai/onnx/operators/onnx__QuantizeLinear.html,
+//! onnx__DequantizeLinear.html; Model-Optimizer PR #809 "Opset 19 is the first to support fp16 scales in Q/DQ nodes").
+constexpr std::int64_t kFirstOpsetWithLowScales = 19;
+//! Model-Optimizer's AutoCast uses opset 22 for BF16 (PR #809): most ONNX ops list bfloat16 from their version 22.
+constexpr std::int64_t kFirstOpsetWithBf16Ops = 22;
+
+// ----- element conversion ------------------------------------------------------------------------------------------
+
+std::uint32_t floatBits(float value)
+{
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+//! IEEE binary16 of value, rounded to nearest even; beyond the range: infinity; NaN stays NaN.
+std::uint16_t toHalf(float value)
+{
+    const std::uint32_t bits = floatBits(value);
+    const std::uint32_t sign = (bits >> 16) & 0x8000u;
+    const std::uint32_t exponent = (bits >> 23) & 0xFFu;
+    std::uint32_t mantissa = bits & 0x7FFFFFu;
+    if (exponent == 0xFF)
+    {
+        return static_cast<std::uint16_t>(sign | 0x7C00u | (mantissa != 0 ? 0x200u : 0u));
+    }
+    const int halfExponent = static_cast<int>(exponent) - 127 + 15;
+    if (halfExponent >= 31)
+    {
+        return static_cast<std::uint16_t>(sign | 0x7C00u);
+    }
+    if (halfExponent <= 0)
+    {
+        if (halfExponent < -10)
+        {
+            return static_cast<std::uint16_t>(sign);
+        }
+        mantissa |= 0x800000u;
+        const int shift = 14 - halfExponent;
+        std::uint32_t half = mantissa >> shift;
+        const std::uint32_t rest = mantissa & ((1u << shift) - 1);
+        const std::uint32_t halfway = 1u << (shift - 1);
+        if (rest > halfway || (rest == halfway && (half & 1u) != 0))
+        {
+            ++half;
+        }
+        return static_cast<std::uint16_t>(sign | half);
+    }
+    std::uint32_t half = (static_cast<std::uint32_t>(halfExponent) << 10) | (mantissa >> 13);
+    const std::uint32_t rest = mantissa & 0x1FFFu;
+    if (rest > 0x1000u || (rest == 0x1000u && (half & 1u) != 0))
+    {
+        ++half; // may carry into the exponent, up to infinity: the rounding IEEE asks for
+    }
+    return static_cast<std::uint16_t>(sign | half);
+}
+
+//! bfloat16 of value (the upper half of its bits), rounded to nearest even; NaN stays NaN.
+std::uint16_t toBfloat16(float value)
+{
+    const std::uint32_t bits = floatBits(value);
+    if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x7FFFFFu) != 0)
+    {
+        return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
+    }
+    const std::uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);
+    return static_cast<std::uint16_t>((bits + rounding) >> 16);
+}
+
+//! The float values of a FLOAT tensor held in the model (raw_data or float_data).
+std::vector<float> floatValues(const onnx::TensorProto& tensor)
+{
+    std::vector<float> values;
+    if (tensor.has_raw_data())
+    {
+        values.resize(tensor.raw_data().size() / sizeof(float));
+        std::memcpy(values.data(), tensor.raw_data().data(), values.size() * sizeof(float));
+    }
+    else
+    {
+        values.assign(tensor.float_data().begin(), tensor.float_data().end());
+    }
+    return values;
+}
+
+bool isExternal(const onnx::TensorProto& tensor)
+{
+    return tensor.data_location() == onnx::TensorProto::EXTERNAL || tensor.external_data_size() > 0;
+}
+
+//! Rewrites a FLOAT tensor as lowType (raw little-endian data). Returns its bytes before and after.
+std::pair<std::uint64_t, std::uint64_t> convertTensor(onnx::TensorProto& tensor, int lowType)
+{
+    const std::vector<float> values = floatValues(tensor);
+    std::string raw(values.size() * 2, '\0');
+    for (std::size_t i = 0; i < values.size(); ++i)
+    {
+        const std::uint16_t element = lowType == kFloat16 ? toHalf(values[i]) : toBfloat16(values[i]);
+        raw[2 * i] = static_cast<char>(element & 0xFF);
+        raw[2 * i + 1] = static_cast<char>(element >> 8);
+    }
+    tensor.clear_float_data();
+    tensor.set_raw_data(std::move(raw));
+    tensor.set_data_type(lowType);
+    return {values.size() * 4, values.size() * 2};
+}
+
+// ----- the graph as autocast sees it -------------------------------------------------------------------------------
+
+bool isStandardDomain(const std::string& domain)
+{
+    return domain.empty() || domain == "ai.onnx";
+}
+
+const onnx::AttributeProto* findAttribute(const onnx::NodeProto& node, const std::string& name)
+{
+    for (const auto& attribute : node.attribute())
+    {
+        if (attribute.name() == name)
+        {
+            return &attribute;
+        }
+    }
+    return nullptr;
+}
+
+std::int64_t intAttribute(const onnx::NodeProto& node, const std::string& name, std::int64_t fallback)
+{
+    const onnx::AttributeProto* attribute = findAttribute(node, name);
+    return attribute != nullptr ? attribute->i() : fallback;
+}
+
+//! The element type a node gives its outputs, from its inputs' types (ONNX operator type constraints); 0 unknown.
+template <typename TensorType>
+int outputType(const onnx::NodeProto& node, std::size_t output, const TensorType& tensorType)
+{
+    const auto typeOf = [&](int input) -> int
+    {
+        if (input >= node.input_size() || node.input(input).empty())
+        {
+            return 0;
+        }
+        return tensorType(node.input(input));
+    };
+    const std::string& op = node.op_type();
+    if (!isStandardDomain(node.domain()))
+    {
+        return 0;
+    }
+    if (op == "Constant")
+    {
+        if (const auto* value = findAttribute(node, "value"))
+        {
+            return value->t().data_type();
+        }
+        return findAttribute(node, "value_float") || findAttribute(node, "value_floats") ? kFloat : 0;
+    }
+    if (op == "Cast")
+    {
+        return static_cast<int>(intAttribute(node, "to", 0));
+    }
+    if (op == "CastLike")
+    {
+        return typeOf(1);
+    }
+    if (op == "DequantizeLinear")
+    {
+        return typeOf(1) != 0 ? typeOf(1) : kFloat;
+    }
+    if (op == "QuantizeLinear" || op == "DynamicQuantizeLinear")
+    {
+        if (op == "DynamicQuantizeLinear")
+        {
+            return output == 1 ? kFloat : onnx::TensorProto::UINT8;
+        }
+        const std::int64_t dtype = intAttribute(node, "output_dtype", 0);
+        return dtype != 0 ? static_cast<int>(dtype) : (typeOf(2) != 0 ? typeOf(2) : onnx::TensorProto::UINT8);
+    }
+    static const std::set<std::string> int64Outputs = {"Shape",  "Size",   "NonZero",
+                                                       "ArgMax", "ArgMin", "NonMaxSuppression"};
+    if (int64Outputs.count(op) != 0)
+    {
+        return onnx::TensorProto::INT64;
+    }
+    static const std::set<std::string> boolOutputs = {
+        "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN", "IsInf"};
+    if (boolOutputs.count(op) != 0)
+    {
+        return onnx::TensorProto::BOOL;
+    }
+    if (op == "ConstantOfShape")
+    {
+        const auto* value = findAttribute(node, "value");
+        return value != nullptr ? value->t().data_type() : kFloat;
+    }
+    if (op == "RandomNormal" || op == "RandomUniform" || op == "EyeLike" || op == "RandomNormalLike" ||
+        op == "RandomUniformLike" || op == "Multinomial" || op == "Bernoulli")
+    {
+        const std::int64_t dtype = intAttribute(node, "dtype", 0);
+        return dtype != 0 ? static_cast<int>(dtype) : (op.find("Like") != std::string::npos ? typeOf(0) : kFloat);
+    }
+    if ((op == "TopK" || op == "MaxPool" || op == "Unique") && output > 0)
+    {
+        return onnx::TensorProto::INT64;
+    }
+    if (op == "Where")
+    {
+        return typeOf(1);
+    }
+    if (op == "OneHot")
+    {
+        return typeOf(2);
+    }
+    return typeOf(0);
+}
+
+struct Slot
+{
+    std::size_t node = 0;
+    int input = 0;
+};
+
+//! Element types, producers, readers and constants of the main graph, by tensor id: one hash lookup per name (on the
+//! 500,000-node bench model, separate maps per fact made autocast's analysis cost more than fix's own diagnosis).
+struct GraphFacts
+{
+    static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+    std::unordered_map<std::string, std::uint32_t> ids;
+    std::vector<const std::string*> names; //!< id -> name (the key in ids)
+    std::vector<int> types;
+    std::vector<std::uint32_t> producers; //!< id -> node index, kNone
+    std::vector<std::vector<Slot>> readers;
+    std::vector<onnx::TensorProto*> initializers; //!< id -> initializer, nullptr
+    std::vector<std::uint8_t> flags;              //!< kGraphInput (not an initializer), kGraphOutput
+    static constexpr std::uint8_t kGraphInput = 1;
+    static constexpr std::uint8_t kGraphOutput = 2;
+    //! Each node's input and output tensor ids (kNone for an omitted input), node by node: the analysis' hot loops
+    //! walk these instead of hashing names.
+    std::vector<std::uint32_t> inputStart;
+    std::vector<std::uint32_t> inputIds;
+    std::vector<std::uint32_t> outputStart;
+    std::vector<std::uint32_t> outputIds;
+
+    std::span<const std::uint32_t> inputsOf(std::size_t node) const
+    {
+        return {inputIds.data() + inputStart[node], inputStart[node + 1] - inputStart[node]};
+    }
+    std::span<const std::uint32_t> outputsOf(std::size_t node) const
+    {
+        return {outputIds.data() + outputStart[node], outputStart[node + 1] - outputStart[node]};
+    }
+    bool isFloatId(std::uint32_t id) const { return id != kNone && types[id] == kFloat; }
+
+    std::uint32_t id(const std::string& tensor) const
+    {
+        const auto found = ids.find(tensor);
+        return found == ids.end() ? kNone : found->second;
+    }
+    std::uint32_t intern(const std::string& tensor)
+    {
+        const auto [entry, inserted] = ids.try_emplace(tensor, static_cast<std::uint32_t>(names.size()));
+        if (inserted)
+        {
+            names.push_back(&entry->first);
+            types.push_back(0);
+            producers.push_back(kNone);
+            readers.emplace_back();
+            initializers.push_back(nullptr);
+            flags.push_back(0);
+        }
+        return entry->second;
+    }
+    int type(const std::string& tensor) const
+    {
+        const std::uint32_t found = id(tensor);
+        return found == kNone ? 0 : types[found];
+    }
+    bool isFloat(const std::string& tensor) const { return !tensor.empty() && type(tensor) == kFloat; }
+    std::optional<std::size_t> producerOf(const std::string& tensor) const
+    {
+        const std::uint32_t found = id(tensor);
+        return found == kNone || producers[found] == kNone ? std::nullopt
+                                                           : std::optional<std::size_t>(producers[found]);
+    }
+    const std::vector<Slot>* readersOf(const std::string& tensor) const
+    {
+        const std::uint32_t found = id(tensor);
+        return found == kNone ? nullptr : &readers[found];
+    }
+    onnx::TensorProto* initializerOf(const std::string& tensor) const
+    {
+        const std::uint32_t found = id(tensor);
+        return found == kNone ? nullptr : initializers[found];
+    }
+    bool isGraphInput(const std::string& tensor) const
+    {
+        const std::uint32_t found = id(tensor);
+        return found != kNone && (flags[found] & kGraphInput) != 0;
+    }
+    bool isGraphOutput(const std::string& tensor) const
+    {
+        const std::uint32_t found = id(tensor);
+        return found != kNone && (flags[found] & kGraphOutput) != 0;
+    }
+};
+
+GraphFacts gatherFacts(onnx::GraphProto& graph)
+{
+    GraphFacts facts;
+    const std::size_t expected = static_cast<std::size_t>(graph.initializer_size() + 2 * graph.node_size() + 16);
+    facts.ids.reserve(expected);
+    facts.names.reserve(expected);
+    for (auto& initializer : *graph.mutable_initializer())
+    {
+        const std::uint32_t id = facts.intern(initializer.name());
+        facts.types[id] = initializer.data_type();
+        facts.initializers[id] = &initializer;
+    }
+    // An initializer that is also declared as a graph input (IR < 4 exports) is a constant here: TensorRT's parser
+    // takes such inputs as weights.
+    for (const auto& input : graph.input())
+    {
+        const std::uint32_t id = facts.intern(input.name());
+        if (facts.initializers[id] == nullptr)
+        {
+            facts.flags[id] |= GraphFacts::kGraphInput;
+            facts.types[id] = input.type().tensor_type().elem_type();
+        }
+    }
+    // Declared types (value_info, outputs) win over inference: they are what the exporter wrote.
+    std::unordered_map<std::string, int> declared;
+    for (const auto& info : graph.value_info())
+    {
+        declared[info.name()] = info.type().tensor_type().elem_type();
+    }
+    for (const auto& output : graph.output())
+    {
+        facts.flags[facts.intern(output.name())] |= GraphFacts::kGraphOutput;
+        declared[output.name()] = output.type().tensor_type().elem_type();
+    }
+    const auto tensorType = [&facts](const std::string& tensor) { return facts.type(tensor); };
+    facts.inputStart.reserve(static_cast<std::size_t>(graph.node_size()) + 1);
+    facts.outputStart.reserve(static_cast<std::size_t>(graph.node_size()) + 1);
+    for (int i = 0; i < graph.node_size(); ++i)
+    {
+        const onnx::NodeProto& node = graph.node(i);
+        facts.inputStart.push_back(static_cast<std::uint32_t>(facts.inputIds.size()));
+        facts.outputStart.push_back(static_cast<std::uint32_t>(facts.outputIds.size()));
+        for (int k = 0; k < node.input_size(); ++k)
+        {
+            if (node.input(k).empty())
+            {
+                facts.inputIds.push_back(GraphFacts::kNone);
+                continue;
+            }
+            const std::uint32_t id = facts.intern(node.input(k));
+            facts.inputIds.push_back(id);
+            facts.readers[id].push_back({static_cast<std::size_t>(i), k});
+        }
+        for (int k = 0; k < node.output_size(); ++k)
+        {
+            const std::string& name = node.output(k);
+            if (name.empty())
+            {
+                continue;
+            }
+            const std::uint32_t id = facts.intern(name);
+            facts.outputIds.push_back(id);
+            if (facts.producers[id] == GraphFacts::kNone)
+            {
+                facts.producers[id] = static_cast<std::uint32_t>(i);
+            }
+            const auto found = declared.empty() ? declared.end() : declared.find(name);
+            const int inferred = outputType(node, static_cast<std::size_t>(k), tensorType);
+            facts.types[id] = found != declared.end() && found->second != 0 ? found->second : inferred;
+        }
+    }
+    facts.inputStart.push_back(static_cast<std::uint32_t>(facts.inputIds.size()));
+    facts.outputStart.push_back(static_cast<std::uint32_t>(facts.outputIds.size()));
+    return facts;
+}
+
+std::int64_t defaultOpset(const onnx::ModelProto& model)
+{
+    for (const auto& opset : model.opset_import())
+    {
+        if (isStandardDomain(opset.domain()))
+        {
+            return opset.version();
+        }
+    }
+    return 0;
+}
+
+// ----- which nodes stay FP32 -----------------------------------------------------------------------------------------
+
+enum class Precision
+{
+    kNone, //!< no float tensor in or out: untouched
+    kLow,
+    kFp32,
+};
+
+struct Keep
+{
+    std::string reason;
+    std::string why;
+};
+
+class NodePrecisions
+{
+public:
+    NodePrecisions(const onnx::GraphProto& graph, const GraphFacts& facts, const AutocastOptions& options,
+                   std::int64_t opset)
+        : mGraph(graph), mFacts(facts), mOptions(options), mOpset(opset), mPrecision(graph.node_size()),
+          mKeep(graph.node_size(), -1)
+    {
+        markFloatNodes();
+        keepQdqWithFp32Scales();
+        keepByOpType();
+        keepHandWrittenLayerNorms();
+        keepReadersOfOutOfRangeConstants();
+        keepDqReaders();
+        keepQuantizedEpilogues();
+    }
+
+    Precision precision(std::size_t node) const { return mPrecision[node]; }
+    const std::vector<Keep>& reasons() const { return mReasons; }
+    int reasonIndex(std::size_t node) const { return mKeep[node]; }
+    std::size_t qdqKeptFp32() const { return mQdqKept; }
+
+private:
+    bool low() const { return mOptions.target == AutocastOptions::Target::kFp16; }
+
+    //! Keeps the node in FP32 under reason (its sentence, why, is the same for every node of the reason: nodes hold
+    //! an index into mReasons, so 500,000 kept nodes hold no string each).
+    void setFp32(std::size_t node, const std::string& reason, const std::string& why)
+    {
+        if (mPrecision[node] != Precision::kLow)
+        {
+            return;
+        }
+        mPrecision[node] = Precision::kFp32;
+        auto found = std::find_if(mReasons.begin(), mReasons.end(), [&](const Keep& k) { return k.reason == reason; });
+        if (found == mReasons.end())
+        {
+            mReasons.push_back({reason, why});
+            found = mReasons.end() - 1;
+        }
+        mKeep[node] = static_cast<int>(found - mReasons.begin());
+    }
+
+    bool keptFor(std::size_t node, const char* reason) const
+    {
+        return mKeep[node] >= 0 && mReasons[mKeep[node]].reason == reason;
+    }
+
+    const std::string& op(std::size_t node) const { return mGraph.node(static_cast<int>(node)).op_type(); }
+
+    void markFloatNodes()
+    {
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            const onnx::NodeProto& node = mGraph.node(i);
+            const auto isFloat = [this](std::uint32_t id) { return mFacts.isFloatId(id); };
+            const auto inputs = mFacts.inputsOf(static_cast<std::size_t>(i));
+            const auto outputs = mFacts.outputsOf(static_cast<std::size_t>(i));
+            const bool readsFloat = std::any_of(inputs.begin(), inputs.end(), isFloat);
+            const bool writesFloat = std::any_of(outputs.begin(), outputs.end(), isFloat);
+            // A Constant node computes nothing: its value takes the type its readers want (Rewriter::constantType).
+            const bool constant = node.op_type() == "Constant" && isStandardDomain(node.domain());
+            mPrecision[i] =
+                (readsFloat || writesFloat) && !constant && !isBoundaryCast(node) ? Precision::kLow : Precision::kNone;
+        }
+    }
+
+    //! A Cast that is not a float op to lower: one to a type other than FLOAT, or from FLOAT16/BFLOAT16 to FLOAT (a
+    //! boundary the model or an earlier autocast placed: the Cast before a graph output keeps it FP32). A Cast to FLOAT
+    //! from an integer, bool or double type is lowered (its `to` becomes the target type).
+    bool isBoundaryCast(const onnx::NodeProto& node) const
+    {
+        if (node.op_type() != "Cast" || !isStandardDomain(node.domain()))
+        {
+            return false;
+        }
+        const int from = node.input_size() > 0 ? mFacts.type(node.input(0)) : 0;
+        return intAttribute(node, "to", 0) != kFloat || from == kFloat16 || from == kBfloat16;
+    }
+
+    //! The constant values of a tensor (an initializer or a Constant node's value), when the model holds them.
+    std::optional<std::vector<float>> constantValues(const std::string& tensor) const
+    {
+        if (const onnx::TensorProto* initializer = mFacts.initializerOf(tensor))
+        {
+            if (initializer->data_type() != kFloat || isExternal(*initializer))
+            {
+                return std::nullopt;
+            }
+            return floatValues(*initializer);
+        }
+        const auto producer = mFacts.producerOf(tensor);
+        if (!producer)
+        {
+            return std::nullopt;
+        }
+        const onnx::NodeProto& node = mGraph.node(static_cast<int>(*producer));
+        if (node.op_type() != "Constant" || !isStandardDomain(node.domain()))
+        {
+            return std::nullopt;
+        }
+        if (const auto* value = findAttribute(node, "value"); value != nullptr && value->t().data_type() == kFloat)
+        {
+            return floatValues(value->t());
+        }
+        if (const auto* value = findAttribute(node, "value_float"))
+        {
+            return std::vector<float>{value->f()};
+        }
+        if (const auto* value = findAttribute(node, "value_floats"))
+        {
+            return std::vector<float>(value->floats().begin(), value->floats().end());
+        }
+        return std::nullopt;
+    }
+
+    //! Q/DQ keep FP32 scales before opset 19 (no FLOAT16 scale there), and where a scale does not fit the low type's
+    //! normal range (a scale that becomes subnormal or 0 in FP16 would change every quantized value).
+    void keepQdqWithFp32Scales()
+    {
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            const onnx::NodeProto& node = mGraph.node(i);
+            if (mPrecision[i] != Precision::kLow || !isStandardDomain(node.domain()) ||
+                (node.op_type() != "QuantizeLinear" && node.op_type() != "DequantizeLinear"))
+            {
+                continue;
+            }
+            std::string why;
+            std::string reason = "qdq-fp32-scale";
+            if (mOpset < kFirstOpsetWithLowScales)
+            {
+                why = "opset " + std::to_string(mOpset) +
+                      " < 19: QuantizeLinear and DequantizeLinear take FP32 "
+                      "scales only (FLOAT16/BFLOAT16 scales arrive with opset 19); a DQ writes FP32 here";
+            }
+            else if (const auto scale = node.input_size() > 1 ? constantValues(node.input(1)) : std::nullopt; !scale)
+            {
+                reason = "qdq-scale-not-constant";
+                why = "the scale is not a constant FP32 tensor in the model: it is left as it is";
+            }
+            else if (low())
+            {
+                const auto outside =
+                    std::find_if(scale->begin(), scale->end(),
+                                 [](float v) { return !(std::fabs(v) >= kFp16MinNormal && std::fabs(v) <= kFp16Max); });
+                if (outside != scale->end())
+                {
+                    reason = "qdq-scale-range";
+                    why = "a scale outside FP16's normal range [6.1e-05, 65504]: in FP16 it would lose its precision "
+                          "or become 0";
+                }
+            }
+            if (!why.empty())
+            {
+                setFp32(static_cast<std::size_t>(i), reason, why);
+                ++mQdqKept;
+            }
+        }
+    }
+
+    void keepByOpType()
+    {
+        // Reductions and normalizations accumulate over many elements: sums overflow FP16's 65504 and means lose
+        // precision. TensorRT warns "Running layernorm after self-attention with FP16 Reduce or Pow may cause
+        // overflow. Forcing Reduce or Pow Layers in FP32 precision ... can help" (pytorch/TensorRT #4061,
+        // NVIDIA/TensorRT #3692, whose log lists the ReduceMean, Pow, Sqrt, Div of hand-written LayerNorms).
+        static const std::set<std::string> reductions = {"ReduceMean",      "ReduceSum",          "ReduceSumSquare",
+                                                         "ReduceL1",        "ReduceL2",           "ReduceLogSum",
+                                                         "ReduceLogSumExp", "ReduceProd",         "Softmax",
+                                                         "LogSoftmax",      "LayerNormalization", "GroupNormalization"};
+        // Exp overflows FP16 above 11.09 and Pow(x, 2) above |x| = 255.9 (NVIDIA/TensorRT #3101, ttyio: "only 5
+        // exponent bits in fp16 ... overflow depends on the input data flow into operation like pow"). BF16 has FP32's
+        // exponent: these keep FP32 only for FP16.
+        static const std::set<std::string> overflowing = {"Exp", "Pow"};
+        // Ops whose float types ONNX fixes: NonMaxSuppression reads float boxes only; the Random* ops and EyeLike take
+        // their output type from an attribute this pass does not rewrite.
+        static const std::set<std::string> fixedTypes = {
+            "NonMaxSuppression", "RandomNormal", "RandomUniform", "RandomNormalLike",
+            "RandomUniformLike", "Multinomial",  "Bernoulli",     "EyeLike"};
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            const onnx::NodeProto& node = mGraph.node(i);
+            const auto index = static_cast<std::size_t>(i);
+            if (!isStandardDomain(node.domain()))
+            {
+                setFp32(index, "custom-op",
+                        "a custom-domain op (plugin): its plugin decides its types; its float inputs and outputs stay "
+                        "FP32");
+                continue;
+            }
+            const bool hasSubgraph =
+                std::any_of(node.attribute().begin(), node.attribute().end(),
+                            [](const onnx::AttributeProto& a) { return a.has_g() || a.graphs_size() > 0; });
+            if (hasSubgraph)
+            {
+                setFp32(index, "subgraph", "an op with a subgraph, which autocast does not convert");
+            }
+            else if (reductions.count(node.op_type()) != 0)
+            {
+                setFp32(index, "reduction",
+                        "reductions and normalizations accumulate statistics over many elements: in " +
+                            autocastTargetName(mOptions.target) + " their sums overflow or lose precision");
+            }
+            else if (low() && overflowing.count(node.op_type()) != 0)
+            {
+                setFp32(index, "overflow-op",
+                        "overflows FP16 (largest value 65504: Exp beyond 11.09, Pow(x, 2) beyond |x| = 255.9)");
+            }
+            else if (fixedTypes.count(node.op_type()) != 0)
+            {
+                setFp32(index, "fixed-type", "ONNX fixes the op's float type (or an attribute does)");
+            }
+        }
+    }
+
+    //! The first reader of tensor with opType among candidates, or none.
+    std::optional<std::size_t> readerOf(const std::string& tensor, std::initializer_list<const char*> opTypes) const
+    {
+        const std::vector<Slot>* found = mFacts.readersOf(tensor);
+        if (found == nullptr)
+        {
+            return std::nullopt;
+        }
+        for (const Slot& slot : *found)
+        {
+            for (const char* opType : opTypes)
+            {
+                if (op(slot.node) == opType)
+                {
+                    return slot.node;
+                }
+            }
+        }
+        return std::nullopt;
+    }
+
+    const std::string& out(std::size_t node) const { return mGraph.node(static_cast<int>(node)).output(0); }
+
+    //! mean = ReduceMean(x); d = Sub(x, mean); v = ReduceMean(Pow(d, 2) or Mul(d, d)); Add(v, eps) -> Sqrt -> Div(d,
+    //! .): the LayerNorm of exports before opset 17 (TensorRT's log names exactly these nodes, NVIDIA/TensorRT #3692).
+    void keepHandWrittenLayerNorms()
+    {
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            if (op(static_cast<std::size_t>(i)) != "ReduceMean" || mGraph.node(i).output_size() == 0)
+            {
+                continue;
+            }
+            const auto sub = readerOf(out(static_cast<std::size_t>(i)), {"Sub"});
+            const auto square = sub ? readerOf(out(*sub), {"Pow", "Mul"}) : std::nullopt;
+            const auto variance = square ? readerOf(out(*square), {"ReduceMean"}) : std::nullopt;
+            if (!variance)
+            {
+                continue;
+            }
+            std::vector<std::size_t> chain = {static_cast<std::size_t>(i), *sub, *square, *variance};
+            auto next = readerOf(out(*variance), {"Add"});
+            for (const auto& step : {std::initializer_list<const char*>{"Sqrt"}, {"Div", "Reciprocal"}})
+            {
+                if (!next)
+                {
+                    break;
+                }
+                chain.push_back(*next);
+                next = readerOf(out(*next), step);
+            }
+            if (next)
+            {
+                chain.push_back(*next);
+            }
+            for (std::size_t node : chain)
+            {
+                mPrecision[node] = mPrecision[node] == Precision::kNone ? Precision::kNone : Precision::kLow;
+                mKeep[node] = -1;
+                setFp32(node, "layernorm-pattern",
+                        "part of a hand-written LayerNorm (ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> "
+                        "Div): its variance overflows or loses precision in " +
+                            autocastTargetName(mOptions.target));
+            }
+        }
+    }
+
+    //! An initializer with values beyond FP16's range keeps its readers in FP32 (ModelOpt AutoCast's init_max, 65504
+    //! by default). BF16 has FP32's range.
+    void keepReadersOfOutOfRangeConstants()
+    {
+        if (!low())
+        {
+            return;
+        }
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            const onnx::NodeProto& node = mGraph.node(i);
+            if (mPrecision[i] != Precision::kLow)
+            {
+                continue;
+            }
+            for (const std::string& input : node.input())
+            {
+                if (!mFacts.isFloat(input))
+                {
+                    continue;
+                }
+                const auto values = constantValues(input);
+                if (!values)
+                {
+                    continue;
+                }
+                const auto big = std::find_if(values->begin(), values->end(),
+                                              [](float v) { return std::isfinite(v) && std::fabs(v) > kFp16Max; });
+                if (big != values->end())
+                {
+                    setFp32(static_cast<std::size_t>(i), "init-range",
+                            "reads a constant with a value beyond FP16's largest, 65504 (ModelOpt AutoCast's "
+                            "init_max)");
+                    break;
+                }
+            }
+        }
+    }
+
+    bool writesFp32DqId(std::uint32_t id) const
+    {
+        const std::uint32_t producer = id == GraphFacts::kNone ? GraphFacts::kNone : mFacts.producers[id];
+        return producer != GraphFacts::kNone && op(producer) == "DequantizeLinear" &&
+               mPrecision[producer] == Precision::kFp32;
+    }
+
+    //! A DQ that keeps FP32 writes FP32; a Cast between it and its reader would keep TensorRT from fusing the DQ into
+    //! the op (../shared/docs/tensorrt-10-11.md section 1, Model-Optimizer PR #1289, which folds such Casts into FP16
+    //! scales where the opset allows). Its readers stay FP32, and Casts follow their outputs instead.
+    void keepDqReaders()
+    {
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            const onnx::NodeProto& node = mGraph.node(i);
+            if (mPrecision[i] != Precision::kLow || node.op_type() == "QuantizeLinear")
+            {
+                continue;
+            }
+            for (const std::uint32_t input : mFacts.inputsOf(static_cast<std::size_t>(i)))
+            {
+                if (writesFp32DqId(input))
+                {
+                    setFp32(static_cast<std::size_t>(i), "dq-reader",
+                            "reads a DequantizeLinear that keeps an FP32 scale: a Cast between them would keep "
+                            "TensorRT from fusing the DQ into the op");
+                    break;
+                }
+            }
+        }
+    }
+
+    //! Whether every non-constant float input of the node comes from an FP32 DQ or a node isSource marks (and there is
+    //! one at least).
+    template <typename IsSource>
+    bool fedByFp32(std::size_t node, const IsSource& isSource) const
+    {
+        bool any = false;
+        for (const std::uint32_t input : mFacts.inputsOf(node))
+        {
+            if (!mFacts.isFloatId(input) || mFacts.initializers[input] != nullptr)
+            {
+                continue;
+            }
+            const std::uint32_t producer = mFacts.producers[input];
+            if (producer != GraphFacts::kNone && op(producer) == "Constant")
+            {
+                continue;
+            }
+            if (!writesFp32DqId(input) && !(producer != GraphFacts::kNone && isSource(producer)))
+            {
+                return false;
+            }
+            any = true;
+        }
+        return any;
+    }
+
+    //! Before opset 19 (or where a Q/DQ keeps an FP32 scale) the quantized part stays FP32 as a whole, so that no Cast
+    //! cuts what TensorRT fuses or runs quantized:
+    //! - the ops TensorRT fuses into a quantized convolution or GEMM after it (Conv -> BatchNormalization -> Sigmoid ->
+    //!   Mul -> Add -> Relu -> MaxPool), fed only by FP32 DQs, their readers and other such ops (`quantized-epilogue`);
+    //! - data movement between FP32 DQs (or those ops) and FP32 Qs (Concat, Split, Resize, Reshape, ...), which
+    //!   TensorRT runs quantized by moving the Q/DQ across it (`quantized-data-movement`).
+    //! The Cast to the target type follows the last of them, before an op that computes in float.
+    void keepQuantizedEpilogues()
+    {
+        // What TensorRT fuses into a convolution or GEMM: BatchNormalization (Convolution + Scale), activations
+        // (Convolution + ReLU / Clip / GELU / Generic Activation), an elementwise sum, min or max (Convolution +
+        // ElementWise), pointwise chains, max pooling (Convolution + Pooling): the "Layer Fusion Catalog" summarized
+        // in ../shared/docs/tensorrt-qdq-reference.md section 1.8. An average pooling is a layer of its own.
+        static const std::set<std::string> fusible = {"BatchNormalization",
+                                                      "Relu",
+                                                      "LeakyRelu",
+                                                      "PRelu",
+                                                      "Clip",
+                                                      "Sigmoid",
+                                                      "Tanh",
+                                                      "HardSigmoid",
+                                                      "HardSwish",
+                                                      "Elu",
+                                                      "Selu",
+                                                      "Softplus",
+                                                      "Gelu",
+                                                      "Add",
+                                                      "Sub",
+                                                      "Mul",
+                                                      "Div",
+                                                      "Max",
+                                                      "Min",
+                                                      "Sum",
+                                                      "MaxPool",
+                                                      "Identity"};
+        // Data movement that Q/DQ propagate across (the reference's section 1.4, "commute Q/DQ").
+        static const std::set<std::string> dataMovement = {
+            "Concat", "Split",    "Slice",  "Reshape", "Flatten", "Transpose", "Squeeze",  "Unsqueeze",
+            "Resize", "Upsample", "Gather", "Pad",     "Expand",  "Tile",      "Identity", "MaxPool"};
+        const std::size_t count = mPrecision.size();
+        // Forward, in node order: an epilogue op fed by FP32 sources becomes one; a data-movement op fed by them is a
+        // candidate (fedFp32), counted as a source for what follows (a C2f's Split feeds its bottleneck's Add), and
+        // kept below when its readers are FP32 too.
+        std::vector<bool> fp32Source(count, false); //!< a DQ reader, an epilogue node, or a data-movement candidate
+        std::vector<bool> fedFp32(count, false);    //!< data-movement candidates
+        const auto isSource = [&](std::size_t producer) { return fp32Source[producer]; };
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            const onnx::NodeProto& node = mGraph.node(static_cast<int>(i));
+            if (mPrecision[i] != Precision::kLow)
+            {
+                fp32Source[i] = mPrecision[i] == Precision::kFp32 && keptFor(i, "dq-reader");
+                continue;
+            }
+            if (fusible.count(node.op_type()) != 0 && fedByFp32(i, isSource))
+            {
+                fp32Source[i] = true;
+                setFp32(i, "quantized-epilogue",
+                        "fused by TensorRT into the quantized op before it (BatchNormalization, activation, residual "
+                        "Add, max pooling): a Cast inside would cut that fusion, so the Cast follows it");
+            }
+            else if (dataMovement.count(node.op_type()) != 0 && fedByFp32(i, isSource))
+            {
+                fp32Source[i] = true;
+                fedFp32[i] = true;
+            }
+        }
+        keepDataMovementReadByFp32(fedFp32);
+    }
+
+    //! The data-movement candidates (fedFp32) whose every reader is an FP32 Q, an FP32 node or such a candidate: the
+    //! Q/DQ move across them, so they stay FP32 (`quantized-data-movement`).
+    void keepDataMovementReadByFp32(const std::vector<bool>& fedFp32)
+    {
+        const std::size_t count = mPrecision.size();
+        std::vector<bool> readByFp32(count, false);
+        for (std::size_t i = count; i-- > 0;)
+        {
+            const onnx::NodeProto& node = mGraph.node(static_cast<int>(i));
+            if (mPrecision[i] != Precision::kLow || !fedFp32[i])
+            {
+                readByFp32[i] = mPrecision[i] == Precision::kFp32;
+                continue;
+            }
+            bool any = false;
+            bool all = true;
+            for (const std::string& output : node.output())
+            {
+                const std::vector<Slot>* readers = mFacts.readersOf(output);
+                all = all && !mFacts.isGraphOutput(output);
+                for (std::size_t k = 0; readers != nullptr && k < readers->size(); ++k)
+                {
+                    any = true;
+                    all = all && readByFp32[(*readers)[k].node];
+                }
+            }
+            readByFp32[i] = any && all;
+        }
+        for (std::size_t i = 0; i < count; ++i)
+        {
+            if (mPrecision[i] == Precision::kLow && fedFp32[i] && readByFp32[i])
+            {
+                setFp32(i, "quantized-data-movement",
+                        "moves data between FP32 Q/DQ (Concat, Split, Resize, Reshape, ...): TensorRT moves the Q/DQ "
+                        "across it and runs it quantized, and a Cast inside would stop that");
+            }
+        }
+    }
+
+    const onnx::GraphProto& mGraph;
+    const GraphFacts& mFacts;
+    const AutocastOptions& mOptions;
+    std::int64_t mOpset = 0;
+    std::vector<Precision> mPrecision;
+    std::vector<int> mKeep; //!< node -> index into mReasons, -1 when not kept
+    std::vector<Keep> mReasons;
+    std::size_t mQdqKept = 0;
+};
+
+// ----- rewriting -----------------------------------------------------------------------------------------------------
+
+//! Inputs ONNX types as FP32 whatever the node's type: Resize's scales (input 2) and Upsample's scales (input 1).
+bool slotIsFp32Only(const onnx::NodeProto& node, int input)
+{
+    return isStandardDomain(node.domain()) &&
+           ((node.op_type() == "Resize" && input == 2) || (node.op_type() == "Upsample" && input == 1));
+}
+
+class Rewriter
+{
+public:
+    Rewriter(onnx::ModelProto& model, GraphFacts& facts, const NodePrecisions& precisions,
+             const AutocastOptions& options, AutocastSummary& summary, const std::string& path)
+        : mGraph(*model.mutable_graph()), mFacts(facts), mPrecisions(precisions), mOptions(options), mSummary(summary),
+          mPath(path), mLowType(options.target == AutocastOptions::Target::kFp16 ? kFloat16 : kBfloat16)
+    {
+    }
+
+    void run()
+    {
+        decideTensorTypes();
+        if (!anythingToDo())
+        {
+            return;
+        }
+        mSummary.changed = true;
+        renameLowGraphOutputs();
+        rewireReaders();
+        convertConstantsAndNodes();
+        retypeValueInfos();
+        rebuildNodeList();
+    }
+
+private:
+    //! The type each reader slot needs.
+    //! base, or base_1, base_2, ... when a tensor of the model or an earlier new one has the name (a second autocast of
+    //! an autocast model meets the names of the first).
+    std::string freshName(const std::string& base)
+    {
+        std::string name = base;
+        for (int k = 1; mFacts.id(name) != GraphFacts::kNone || mNewNames.count(name) != 0; ++k)
+        {
+            name = base + "_" + std::to_string(k);
+        }
+        mNewNames.insert(name);
+        return name;
+    }
+
+    //! The type a reader slot needs, 0 when any will do (a Cast's input).
+    int wanted(const Slot& slot) const
+    {
+        const onnx::NodeProto& node = mGraph.node(static_cast<int>(slot.node));
+        if (slotIsFp32Only(node, slot.input))
+        {
+            return kFloat;
+        }
+        if (node.op_type() == "Cast" && isStandardDomain(node.domain()))
+        {
+            return 0;
+        }
+        return mPrecisions.precision(slot.node) == Precision::kLow ? mLowType : kFloat;
+    }
+
+    //! The type of each float tensor as written: its producer's precision; a graph input's (low with castIo); a
+    //! constant's: low when every reader wants low, else FP32 (with a low copy for low readers).
+    void decideTensorTypes()
+    {
+        mWritten.assign(mFacts.names.size(), 0);
+        for (std::uint32_t id = 0; id < mFacts.names.size(); ++id)
+        {
+            if (mFacts.types[id] != kFloat)
+            {
+                continue;
+            }
+            const std::string& name = *mFacts.names[id];
+            int written = kFloat;
+            if ((mFacts.flags[id] & GraphFacts::kGraphInput) != 0)
+            {
+                written = mOptions.castIo ? mLowType : kFloat;
+            }
+            else if (const std::uint32_t producer = mFacts.producers[id]; producer != GraphFacts::kNone)
+            {
+                const onnx::NodeProto& node = mGraph.node(static_cast<int>(producer));
+                const bool constant = node.op_type() == "Constant" && isStandardDomain(node.domain());
+                written = constant                                             ? constantType(id)
+                          : mPrecisions.precision(producer) == Precision::kLow ? mLowType
+                                                                               : kFloat;
+            }
+            else if (onnx::TensorProto* initializer = mFacts.initializers[id])
+            {
+                written = constantType(id);
+                if (written == mLowType && isExternal(*initializer))
+                {
+                    loadExternalData(*initializer, name);
+                }
+            }
+            mWritten[id] = written;
+        }
+    }
+
+    //! An external initializer to convert is read from its data file (in the model's folder) and written inline in
+    //! the target type; the other external tensors keep their data file. Throws InputError when the file is missing,
+    //! lies outside the model's folder or is shorter than the tensor.
+    void loadExternalData(onnx::TensorProto& tensor, const std::string& name)
+    {
+        std::string location;
+        std::uint64_t offset = 0;
+        std::optional<std::uint64_t> length;
+        for (const auto& entry : tensor.external_data())
+        {
+            if (entry.key() == "location")
+            {
+                location = entry.value();
+            }
+            else if (entry.key() == "offset")
+            {
+                offset = std::stoull(entry.value());
+            }
+            else if (entry.key() == "length")
+            {
+                length = std::stoull(entry.value());
+            }
+        }
+        const std::filesystem::path relative(location);
+        const bool inside =
+            !location.empty() && relative.is_relative() &&
+            std::none_of(relative.begin(), relative.end(), [](const auto& part) { return part == ".."; });
+        const std::filesystem::path file = std::filesystem::path(mPath).parent_path() / relative;
+        std::ifstream in(file, std::ios::binary);
+        if (!inside || !in)
+        {
+            throw InputError(SourceLocation{mPath}, "--autocast: initializer '" + name + "' is in external data '" +
+                                                        location +
+                                                        "', which cannot be read beside the model: autocast converts "
+                                                        "it and needs its values");
+        }
+        std::uint64_t elements = 1;
+        for (const auto dim : tensor.dims())
+        {
+            elements *= static_cast<std::uint64_t>(dim);
+        }
+        const std::uint64_t bytes = length.value_or(elements * sizeof(float));
+        std::string data(bytes, '\0');
+        in.seekg(static_cast<std::streamoff>(offset));
+        if (!in.read(data.data(), static_cast<std::streamsize>(bytes)))
+        {
+            throw InputError(SourceLocation{file.string()}, "--autocast: the external data of initializer '" + name +
+                                                                "' ends before its " + std::to_string(bytes) +
+                                                                " bytes");
+        }
+        tensor.clear_external_data();
+        tensor.clear_data_location();
+        tensor.set_raw_data(std::move(data));
+        ++mSummary.externalInlined;
+    }
+
+    int constantType(std::uint32_t id) const
+    {
+        const std::vector<Slot>& readers = mFacts.readers[id];
+        if (readers.empty())
+        {
+            return kFloat;
+        }
+        const bool noneFp32 =
+            std::none_of(readers.begin(), readers.end(), [&](const Slot& slot) { return wanted(slot) == kFloat; });
+        const bool anyLow =
+            std::any_of(readers.begin(), readers.end(), [&](const Slot& slot) { return wanted(slot) == mLowType; });
+        return noneFp32 && anyLow && (mFacts.flags[id] & GraphFacts::kGraphOutput) == 0 ? mLowType : kFloat;
+    }
+
+    //! The type a float tensor is written in (0: not a float tensor).
+    int writtenType(const std::string& tensor) const
+    {
+        const std::uint32_t id = mFacts.id(tensor);
+        return id == GraphFacts::kNone ? 0 : mWritten[id];
+    }
+
+    //! Whether the model changes: a FLOAT tensor becomes the target type, or a reader wants the target type of a
+    //! tensor that stays FP32 (a Cast). A model autocast already converted has neither.
+    bool anythingToDo() const
+    {
+        for (std::uint32_t id = 0; id < mWritten.size(); ++id)
+        {
+            if (mWritten[id] == mLowType)
+            {
+                return true;
+            }
+            if (mWritten[id] == kFloat && std::any_of(mFacts.readers[id].begin(), mFacts.readers[id].end(),
+                                                      [&](const Slot& slot) { return wanted(slot) == mLowType; }))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    std::string typeSuffix(int type) const { return type == kFloat ? "fp32" : autocastTargetName(mOptions.target); }
+
+    //! A float graph output written in the low type while the output keeps FP32 (or the reverse): the producer writes
+    //! "<name>/autocast_<type>" and a Cast after it writes the output's name.
+    void renameLowGraphOutputs()
+    {
+        for (const auto& output : mGraph.output())
+        {
+            const std::string& name = output.name();
+            const int written = writtenType(name);
+            const auto producer = mFacts.producerOf(name);
+            if (written == 0 || !producer)
+            {
+                continue;
+            }
+            const int want = mOptions.castIo ? mLowType : kFloat;
+            if (written == want)
+            {
+                continue;
+            }
+            const std::string renamed = freshName(name + "/autocast_" + typeSuffix(written));
+            onnx::NodeProto& node = *mGraph.mutable_node(static_cast<int>(*producer));
+            for (auto& out : *node.mutable_output())
+            {
+                out = out == name ? renamed : out;
+            }
+            mReadName[name] = renamed;
+            addCast(renamed, name, want, *producer);
+        }
+    }
+
+    const std::string& readName(const std::string& tensor) const
+    {
+        const auto found = mReadName.find(tensor);
+        return found == mReadName.end() ? tensor : found->second;
+    }
+
+    void addCast(const std::string& from, const std::string& to, int type, std::optional<std::size_t> after)
+    {
+        onnx::NodeProto cast;
+        cast.set_op_type("Cast");
+        cast.set_name("qdq_doctor/autocast/" + to);
+        cast.add_input(from);
+        cast.add_output(to);
+        auto* attribute = cast.add_attribute();
+        attribute->set_name("to");
+        attribute->set_type(onnx::AttributeProto::INT);
+        attribute->set_i(type);
+        (after ? mAfter[*after] : mAtStart).push_back(std::move(cast));
+        ++mSummary.castsInserted;
+    }
+
+    //! Each reader slot that wants another type than the tensor is written in reads a Cast (one per tensor and type,
+    //! right after the producer) or, for a constant, a copy in that type.
+    void rewireReaders()
+    {
+        std::map<std::pair<std::uint32_t, int>, std::string> made;
+        for (std::uint32_t id = 0; id < mFacts.names.size(); ++id)
+        {
+            const int written = mWritten[id];
+            if (written == 0)
+            {
+                continue;
+            }
+            const std::string& tensor = *mFacts.names[id];
+            for (const Slot& slot : mFacts.readers[id])
+            {
+                const int want = wanted(slot);
+                std::string source = readName(tensor);
+                if (want != 0 && want != written)
+                {
+                    auto [entry, inserted] = made.try_emplace({id, want});
+                    if (inserted)
+                    {
+                        entry->second = freshName(tensor + "/autocast_" + typeSuffix(want));
+                        makeOtherType(tensor, source, entry->second, want);
+                    }
+                    source = entry->second;
+                }
+                if (source != tensor)
+                {
+                    mGraph.mutable_node(static_cast<int>(slot.node))->set_input(slot.input, source);
+                }
+            }
+        }
+    }
+
+    void makeOtherType(const std::string& tensor, const std::string& source, const std::string& name, int type)
+    {
+        const onnx::TensorProto* initializer = mFacts.initializerOf(tensor);
+        if (initializer != nullptr && !isExternal(*initializer) && type != kFloat)
+        {
+            onnx::TensorProto copy = *initializer;
+            copy.set_name(name);
+            convertTensor(copy, mLowType);
+            mNewInitializers.push_back(std::move(copy));
+            ++mSummary.constantCopies;
+            return;
+        }
+        addCast(source, name, type, mFacts.producerOf(tensor));
+    }
+
+    void countUnderflow(const onnx::TensorProto& tensor)
+    {
+        if (mLowType != kFloat16)
+        {
+            return;
+        }
+        for (float value : floatValues(tensor))
+        {
+            mSummary.underflowValues += value != 0.0f && std::fabs(value) < kFp16MinSubnormal / 2 ? 1 : 0;
+        }
+    }
+
+    void convertConstantsAndNodes()
+    {
+        for (std::uint32_t id = 0; id < mFacts.names.size(); ++id)
+        {
+            onnx::TensorProto* initializer = mFacts.initializers[id];
+            if (initializer != nullptr && mWritten[id] == mLowType)
+            {
+                countUnderflow(*initializer);
+                const auto [before, after] = convertTensor(*initializer, mLowType);
+                mSummary.bytesBefore += before;
+                mSummary.bytesAfter += after;
+                ++mSummary.initializersConverted;
+            }
+        }
+        for (int i = 0; i < mGraph.node_size(); ++i)
+        {
+            onnx::NodeProto& node = *mGraph.mutable_node(i);
+            const auto index = static_cast<std::size_t>(i);
+            if (!isStandardDomain(node.domain()))
+            {
+                continue;
+            }
+            if (node.op_type() == "Constant")
+            {
+                if (node.output_size() == 1 && writtenType(node.output(0)) == mLowType)
+                {
+                    lowerConstantNode(node);
+                }
+            }
+            else if (mPrecisions.precision(index) == Precision::kLow)
+            {
+                // Counted when a FLOAT output of it becomes the target type (a Resize of an FP16 model reads FP32
+                // scales and is a float node, but nothing of it changes).
+                mSummary.nodesLowered +=
+                    std::any_of(node.output().begin(), node.output().end(),
+                                [&](const std::string& out) { return writtenType(out) == mLowType; })
+                        ? 1
+                        : 0;
+                lowerTypeAttributes(node);
+            }
+        }
+    }
+
+    void lowerConstantNode(onnx::NodeProto& node)
+    {
+        onnx::TensorProto tensor;
+        for (const auto& attribute : node.attribute())
+        {
+            if (attribute.name() == "value")
+            {
+                tensor = attribute.t();
+            }
+            else if (attribute.name() == "value_float")
+            {
+                tensor.set_data_type(kFloat);
+                tensor.add_float_data(attribute.f());
+            }
+            else if (attribute.name() == "value_floats")
+            {
+                tensor.set_data_type(kFloat);
+                tensor.add_dims(attribute.floats_size());
+                for (float value : attribute.floats())
+                {
+                    tensor.add_float_data(value);
+                }
+            }
+        }
+        countUnderflow(tensor);
+        convertTensor(tensor, mLowType);
+        node.clear_attribute();
+        auto* value = node.add_attribute();
+        value->set_name("value");
+        value->set_type(onnx::AttributeProto::TENSOR);
+        *value->mutable_t() = std::move(tensor);
+        ++mSummary.initializersConverted;
+    }
+
+    //! Cast(to=FLOAT) becomes Cast(to=low); ConstantOfShape's value takes the low type.
+    void lowerTypeAttributes(onnx::NodeProto& node)
+    {
+        if (node.op_type() == "Cast")
+        {
+            for (auto& attribute : *node.mutable_attribute())
+            {
+                if (attribute.name() == "to" && attribute.i() == kFloat)
+                {
+                    attribute.set_i(mLowType);
+                }
+            }
+        }
+        else if (node.op_type() == "ConstantOfShape")
+        {
+            bool found = false;
+            for (auto& attribute : *node.mutable_attribute())
+            {
+                if (attribute.name() == "value" && attribute.t().data_type() == kFloat)
+                {
+                    convertTensor(*attribute.mutable_t(), mLowType);
+                    found = true;
+                }
+            }
+            if (!found && findAttribute(node, "value") == nullptr)
+            {
+                auto* value = node.add_attribute();
+                value->set_name("value");
+                value->set_type(onnx::AttributeProto::TENSOR);
+                value->mutable_t()->set_data_type(mLowType);
+                value->mutable_t()->add_dims(1);
+                value->mutable_t()->set_raw_data(std::string(2, '\0'));
+            }
+        }
+    }
+
+    void retypeValueInfos()
+    {
+        const auto retype = [&](onnx::ValueInfoProto& info, bool boundary)
+        {
+            auto* tensorType = info.mutable_type()->mutable_tensor_type();
+            if (tensorType->elem_type() != kFloat)
+            {
+                return;
+            }
+            if (boundary)
+            {
+                tensorType->set_elem_type(mOptions.castIo ? mLowType : kFloat);
+                return;
+            }
+            if (const int written = writtenType(info.name()); written != 0)
+            {
+                tensorType->set_elem_type(written);
+            }
+        };
+        for (auto& info : *mGraph.mutable_value_info())
+        {
+            retype(info, false);
+        }
+        for (auto& input : *mGraph.mutable_input())
+        {
+            retype(input, mFacts.initializerOf(input.name()) == nullptr);
+        }
+        for (auto& output : *mGraph.mutable_output())
+        {
+            retype(output, true);
+        }
+    }
+
+    //! The nodes in order with the Casts placed: those of graph inputs first, each other right after its producer.
+    void rebuildNodeList()
+    {
+        if (mAtStart.empty() && mAfter.empty() && mNewInitializers.empty())
+        {
+            return;
+        }
+        // The Casts are appended (on the graph's arena) and the list is then put in order by swapping element
+        // pointers: no node of the model is copied.
+        auto& nodes = *mGraph.mutable_node();
+        const int original = nodes.size();
+        std::vector<int> order;
+        order.reserve(static_cast<std::size_t>(original) + mSummary.castsInserted);
+        const auto append = [&](onnx::NodeProto& cast)
+        {
+            order.push_back(nodes.size());
+            *nodes.Add() = std::move(cast);
+        };
+        for (auto& cast : mAtStart)
+        {
+            append(cast);
+        }
+        for (int i = 0; i < original; ++i)
+        {
+            order.push_back(i);
+            if (const auto found = mAfter.find(static_cast<std::size_t>(i)); found != mAfter.end())
+            {
+                for (auto& cast : found->second)
+                {
+                    append(cast);
+                }
+            }
+        }
+        // order[k]: the element that goes to position k. where/at track the permutation as elements are swapped.
+        std::vector<int> where(order.size());
+        std::vector<int> at(order.size());
+        for (std::size_t k = 0; k < order.size(); ++k)
+        {
+            where[k] = static_cast<int>(k);
+            at[k] = static_cast<int>(k);
+        }
+        for (std::size_t k = 0; k < order.size(); ++k)
+        {
+            const int element = order[k];
+            const int position = where[static_cast<std::size_t>(element)];
+            if (position == static_cast<int>(k))
+            {
+                continue;
+            }
+            nodes.SwapElements(static_cast<int>(k), position);
+            const int displaced = at[k];
+            at[static_cast<std::size_t>(position)] = displaced;
+            where[static_cast<std::size_t>(displaced)] = position;
+            at[k] = element;
+            where[static_cast<std::size_t>(element)] = static_cast<int>(k);
+        }
+        for (auto& initializer : mNewInitializers)
+        {
+            *mGraph.add_initializer() = std::move(initializer);
+        }
+    }
+
+    onnx::GraphProto& mGraph;
+    GraphFacts& mFacts;
+    const NodePrecisions& mPrecisions;
+    const AutocastOptions& mOptions;
+    AutocastSummary& mSummary;
+    std::string mPath;
+    int mLowType;
+    std::vector<int> mWritten; //!< tensor id -> the type it is written in (0: not a float tensor)
+    std::unordered_map<std::string, std::string> mReadName;
+    std::vector<onnx::NodeProto> mAtStart;
+    std::map<std::size_t, std::vector<onnx::NodeProto>> mAfter;
+    std::vector<onnx::TensorProto> mNewInitializers;
+    std::set<std::string> mNewNames; //!< tensors this rewrite named (freshName)
+};
+
+[[noreturn]] void failPath(const std::string& path, const std::string& message)
+{
+    throw InputError(SourceLocation{path}, message);
+}
+
+} // namespace
+
+std::string autocastTargetName(AutocastOptions::Target target)
+{
+    switch (target)
+    {
+    case AutocastOptions::Target::kFp16:
+        return "fp16";
+    case AutocastOptions::Target::kBf16:
+        return "bf16";
+    case AutocastOptions::Target::kNone:
+        break;
+    }
+    return "";
+}
+
+AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& options, const std::string& modelPath)
+{
+    AutocastSummary summary;
+    summary.target = autocastTargetName(options.target);
+    summary.castIo = options.castIo;
+    summary.opset = defaultOpset(model);
+    if (!options.enabled())
+    {
+        return summary;
+    }
+    GraphFacts facts = gatherFacts(*model.mutable_graph());
+    const NodePrecisions precisions(model.graph(), facts, options, summary.opset);
+    summary.qdqScalesLowered = summary.opset >= kFirstOpsetWithLowScales;
+    summary.qdqKeptFp32 = precisions.qdqKeptFp32();
+    for (const auto& reason : precisions.reasons())
+    {
+        summary.kept.push_back({reason.reason, reason.why, {}});
+    }
+    for (int i = 0; i < model.graph().node_size(); ++i)
+    {
+        if (const int reason = precisions.reasonIndex(static_cast<std::size_t>(i)); reason >= 0)
+        {
+            const onnx::NodeProto& node = model.graph().node(i);
+            summary.kept[static_cast<std::size_t>(reason)].nodes.push_back(node.name().empty() ? node.output(0)
+                                                                                               : node.name());
+        }
+    }
+    summary.kept.erase(std::remove_if(summary.kept.begin(), summary.kept.end(),
+                                      [](const AutocastKeptGroup& group) { return group.nodes.empty(); }),
+                       summary.kept.end());
+    Rewriter(model, facts, precisions, options, summary, modelPath).run();
+    if (summary.opset < kFirstOpsetWithLowScales && summary.qdqKeptFp32 > 0)
+    {
+        summary.notes.push_back(
+            "opset " + std::to_string(summary.opset) +
+            " < 19: the Q/DQ scales stay FP32, the ops that read a DQ and their fused epilogues stay "
+            "FP32, and Casts follow them; exported at opset 19 or later the scales become " +
+            summary.target + " and these Casts go (Model-Optimizer PR #1289)");
+    }
+    if (options.target == AutocastOptions::Target::kBf16 && summary.opset < kFirstOpsetWithBf16Ops)
+    {
+        summary.notes.push_back("bf16: most ONNX ops list bfloat16 from version 22 (Model-Optimizer's AutoCast exports "
+                                "BF16 at opset 22, PR #809); at opset " +
+                                std::to_string(summary.opset) +
+                                " ONNX Runtime and ONNX's checker may refuse the BF16 ops (a guess for TensorRT: its "
+                                "parser reads the tensor types)");
+    }
+    if (summary.underflowValues > 0)
+    {
+        summary.notes.push_back(
+            std::to_string(summary.underflowValues) +
+            " non-zero initializer values are below half of FP16's smallest subnormal (2^-25) and became 0 "
+            "(TensorRT reports the same for weights it converts, NVIDIA/TensorRT #3101)");
+    }
+    return summary;
+}
+
+AutocastSummary autocastModelFile(const std::string& path, const AutocastOptions& options, const Limits& limits)
+{
+    (void)limits; // the file was written by fix from a model that passed the limits
+    // On an arena: freed in one piece (the check copy of model_writer.cpp does the same, for the same reason).
+    google::protobuf::Arena arena;
+    onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+    {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+        {
+            failPath(path, std::string("cannot open: ") + std::strerror(errno));
+        }
+        google::protobuf::io::FileInputStream stream(fd);
+        stream.SetCloseOnDelete(true);
+        if (!model.ParseFromZeroCopyStream(&stream))
+        {
+            failPath(path, "cannot be parsed as an ONNX ModelProto");
+        }
+    }
+    AutocastSummary summary = autocastModel(model, options, path);
+    if (!summary.changed)
+    {
+        return summary;
+    }
+    const std::string temporary = path + ".autocast-tmp";
+    {
+        const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+        {
+            failPath(temporary, std::string("cannot be created: ") + std::strerror(errno));
+        }
+        google::protobuf::io::FileOutputStream stream(fd);
+        stream.SetCloseOnDelete(true);
+        const bool written = model.SerializeToZeroCopyStream(&stream) && stream.Flush();
+        if (!written)
+        {
+            std::remove(temporary.c_str());
+            failPath(temporary, "cannot be written");
+        }
+    }
+    std::error_code error;
+    std::filesystem::rename(temporary, path, error);
+    if (error)
+    {
+        std::remove(temporary.c_str());
+        failPath(path, "cannot be replaced: " + error.message());
+    }
+    return summary;
+}
+
+} // namespace qdq
