@@ -171,15 +171,12 @@ bool MyelinPass::isQuantizedRegionEdge(const OnnxNode& node) const
     return false;
 }
 
-//! A Q/DQ node a transformer region runs in its kernels: an activation's (a weight's folds into its MatMul), and not
-//! one the fates pass gave to a convolution (a ViT's patch embedding keeps its own).
+//! A Q/DQ node a transformer region runs in its kernels: an activation's, or one on a value known at build time that
+//! the fates pass left standalone (torchvision's ViT quantizes the attention scale computed from the input's shape); a
+//! weight's folds into its MatMul, and one the fates pass gave to a convolution stays with it (a ViT's patch
+//! embedding).
 bool MyelinPass::qdqEligible(const OnnxNode& node) const
 {
-    const auto inputs = mState.graph.inputIds(node.index);
-    if (inputs.empty() || inputs[0] == kNone || mState.constant[inputs[0]])
-    {
-        return false;
-    }
     const PredictedQdq* fate = mState.qdqOf[node.index];
     if (fate == nullptr)
     {
