@@ -1,4 +1,4 @@
-// The simulator's Myelin pass (src/simulation/myelin_regions.cpp): transformer regions, the Q/DQ they consume, which
+// The simulator's Myelin pass (src/simulation/myelin_pass.cpp): transformer regions, the Q/DQ they consume, which
 // MatMuls run quantized, and whether each attention fuses, on hand-built attention blocks and on DeiT-tiny.
 #include "attention_builder.h"
 #include "test_support.h"

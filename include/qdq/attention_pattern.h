@@ -1,6 +1,6 @@
 // Attention blocks written with ONNX primitives, softmax(Q * K^T [scale] [mask]) * V as MatMul -> [Mul/Div] ->
 // [Add/Where] -> Softmax -> MatMul, and what TensorRT's fused attention asks of them. Shared by the engine
-// simulator's Myelin pass (src/simulation/myelin_regions.cpp) and the transformer rules and fix edits.
+// simulator's Myelin pass (src/simulation/myelin_pass.cpp) and the transformer rules and fix edits.
 //
 // Sources of the conditions (each blocker names its own):
 //  - TensorRT "Fused Attention" page

@@ -5,7 +5,7 @@
 // on the versions that make them, and reformats at the network's inputs and outputs. Where TensorRT's choice depends
 // on tactics or on undocumented behaviour, the layer carries a guess that says so.
 #include "src/simulation/engine_simulator.h"
-#include "src/simulation/myelin_regions.h"
+#include "src/simulation/myelin_pass.h"
 #include "src/simulation/op_classes.h"
 
 #include "qdq/patterns.h"
@@ -1211,10 +1211,10 @@ private:
         }
     }
 
-    //! A Myelin region on the versions that make them (src/simulation/myelin_regions.cpp).
+    //! A Myelin region on the versions that make them (src/simulation/myelin_pass.cpp).
     void buildMyelin(const OnnxNode& seed)
     {
-        MyelinRegion region = mMyelin.grow(seed);
+        GrownMyelinRegion region = mMyelin.grow(seed);
         if (region.members.empty())
         {
             return;
@@ -1374,7 +1374,7 @@ private:
     {
         for (const auto& predicted : mOut.qdq)
         {
-            // A Q/DQ node a Myelin region took runs in the region's kernels (myelin_regions.cpp).
+            // A Q/DQ node a Myelin region took runs in the region's kernels (myelin_pass.cpp).
             if (predicted.nodeIndex >= mGraph.nodes.size() || mLayerOf[predicted.nodeIndex] != kNone)
             {
                 continue;

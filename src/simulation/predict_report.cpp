@@ -5,7 +5,7 @@
 #include "src/reporters/build_mode_json.h"
 #include "src/reporters/json_writer.h"
 #include "src/simulation/engine_simulator.h"
-#include "src/simulation/myelin_regions.h"
+#include "src/simulation/myelin_pass.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -213,7 +213,7 @@ std::vector<std::string> renderQdqElements(const std::vector<PredictedQdq>& qdq)
     return pieces;
 }
 
-//! The attention blocks and the MatMuls of Myelin regions (src/simulation/myelin_regions.cpp), when the model has any.
+//! The attention blocks and the MatMuls of Myelin regions (src/simulation/myelin_pass.cpp), when the model has any.
 void writeTransformerJson(JsonWriter& json, const Prediction& prediction)
 {
     if (prediction.attention.empty() && prediction.myelinQuantizedMatMuls.empty() &&

@@ -1,4 +1,4 @@
-// The engine simulator's Myelin pass (myelin_regions.h).
+// The engine simulator's Myelin pass (myelin_pass.h).
 //
 // What TensorRT hands to Myelin, and the evidence:
 //  - Attention, LayerNorm, GELU and the MatMul chains of transformer blocks: TensorRT's docs,
@@ -14,7 +14,7 @@
 //    are fused into a single Myelin layer"); how far a region reaches is TensorRT's choice, and each region says so.
 //  - TensorRT 8.x Myelin had no INT8 path: implicit INT8 ran a transformer body in FP16 (NVIDIA/TensorRT#3186, read in
 //    ../shared/docs/tensorrt-10-11.md section 4); 8.x regions here stop at Q/DQ nodes as before.
-#include "src/simulation/myelin_regions.h"
+#include "src/simulation/myelin_pass.h"
 
 #include "src/simulation/op_classes.h"
 
@@ -223,7 +223,7 @@ bool MyelinPass::eligible(const OnnxNode& node) const
     return isMyelinMember(node.opType);
 }
 
-MyelinRegion MyelinPass::grow(const OnnxNode& seed)
+GrownMyelinRegion MyelinPass::grow(const OnnxNode& seed)
 {
     const OnnxGraph& graph = mState.graph;
     // Grow over eligible neighbours, marking members without assigning them yet.
@@ -258,7 +258,7 @@ MyelinRegion MyelinPass::grow(const OnnxNode& seed)
         }
     }
     keepConvex(members, mark);
-    MyelinRegion region;
+    GrownMyelinRegion region;
     if (members.empty())
     {
         return region;
@@ -371,7 +371,7 @@ void MyelinPass::keepConvex(std::vector<std::uint32_t>& members, std::uint32_t m
 }
 
 //! The region's name, its guess, and whether it reads or writes a quantized tensor across its edge.
-void MyelinPass::describe(MyelinRegion& region) const
+void MyelinPass::describe(GrownMyelinRegion& region) const
 {
     const OnnxGraph& graph = mState.graph;
     const std::string& first = graph.nodes[region.members.front()].name;

@@ -29,7 +29,7 @@ struct BuilderState
 constexpr std::uint32_t kNoLayer = 0xFFFFFFFFu;
 
 //! One region, before the builder makes it a layer.
-struct MyelinRegion
+struct GrownMyelinRegion
 {
     std::vector<std::uint32_t> members; //!< node indices in topological order (consumed Q/DQ nodes included)
     std::string name;                   //!< {ForeignNode[first...last]}
@@ -65,7 +65,7 @@ public:
     bool transformerMode() const { return mTransformer; }
 
     //! Grows the region of seed over the nodes it may take, keeps it convex; no members when there is none.
-    MyelinRegion grow(const OnnxNode& seed);
+    GrownMyelinRegion grow(const OnnxNode& seed);
 
     //! After the layers are built: the attention blocks, the quantized and float MatMuls of the regions, and the
     //! fate of each Q/DQ node a region took (fused into the region's kernels).
@@ -76,7 +76,7 @@ private:
     bool isQuantizedRegionEdge(const OnnxNode& node) const;
     bool qdqEligible(const OnnxNode& node) const;
     void keepConvex(std::vector<std::uint32_t>& members, std::uint32_t mark);
-    void describe(MyelinRegion& region) const;
+    void describe(GrownMyelinRegion& region) const;
     std::string attentionReason(const AttentionBlock& block) const;
 
     BuilderState mState;
