@@ -371,7 +371,7 @@ struct Prediction
     std::vector<PredictedLayer> layers;
     std::vector<std::string_view> eliminated; //!< nodes no layer executes (Concat elimination, absorbed flattens)
     std::vector<PredictedQdq> qdq;
-    std::vector<PredictedAttention> attention; //!< every attention block of the model (src/simulation/myelin_regions)
+    std::vector<PredictedAttention> attention; //!< every attention block of the model (src/simulation/myelin_pass.cpp)
     //! MatMul/Gemm nodes inside Myelin regions that read both inputs straight from a DequantizeLinear (they run in
     //! the quantized type), and those that do not (they run in float).
     std::vector<std::string_view> myelinQuantizedMatMuls;
