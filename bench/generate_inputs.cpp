@@ -467,3 +467,176 @@ std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers, 
 }
 
 } // namespace qdq::bench
+
+namespace qdq::bench
+{
+
+namespace
+{
+
+//! Writes one ViT-style encoder block quantized as ONNX Runtime quantizes DeiT
+//! (../shared/models/deit-tiny-ort-qdq.onnx: Q/DQ on every MatMul input and output and on the Softmax): LayerNorm
+//! written out, one MatMul for Q, K and V split per head, per head the scale's square root multiplied into Q and K, Q *
+//! K^T, Softmax, * V, then the projection, the residual Adds, a second LayerNorm and an MLP with GELU in its Erf form.
+class TransformerWriter
+{
+public:
+    TransformerWriter(onnx::GraphProto& graph, std::size_t heads) : mGraph(graph), mHeads(heads) {}
+
+    std::string node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
+                     std::size_t outputs = 1)
+    {
+        auto* node = mGraph.add_node();
+        node->set_op_type(op);
+        node->set_name(name);
+        for (auto& in : inputs)
+        {
+            node->add_input(in);
+        }
+        for (std::size_t i = 0; i < outputs; ++i)
+        {
+            node->add_output(name + "_output_" + std::to_string(i));
+        }
+        return name + "_output_0";
+    }
+
+    std::string qdq(const std::string& prefix, const std::string& tensor)
+    {
+        const std::string q = node("QuantizeLinear", prefix + "_QuantizeLinear", {tensor, "scale", "zero_point"});
+        return node("DequantizeLinear", prefix + "_DequantizeLinear", {q, "scale", "zero_point"});
+    }
+
+    //! A quantized MatMul with a bias Add: x -> Q/DQ -> MatMul(W via DQ) -> Q/DQ -> Add(bias).
+    std::string linear(const std::string& prefix, const std::string& x)
+    {
+        const std::string weight = prefix + ".weight_quantized";
+        auto* w = mGraph.add_initializer();
+        w->set_name(weight);
+        w->set_data_type(onnx::TensorProto::INT8);
+        w->add_dims(8);
+        w->add_dims(8);
+        w->set_raw_data(std::string(64, '\x01'));
+        const std::string wdq = node("DequantizeLinear", prefix + "/weight_DequantizeLinear", {weight, "scale"});
+        const std::string y = node("MatMul", prefix + "/MatMul", {qdq(prefix + "/MatMul_input", x), wdq});
+        return node("Add", prefix + "/Add", {qdq(prefix + "/MatMul_output", y), "bias"});
+    }
+
+    std::string layerNorm(const std::string& prefix, const std::string& x)
+    {
+        const std::string mean = node("ReduceMean", prefix + "/ReduceMean", {x});
+        const std::string centred = node("Sub", prefix + "/Sub", {x, mean});
+        const std::string square = node("Pow", prefix + "/Pow", {centred, "two"});
+        const std::string variance = node("ReduceMean", prefix + "/ReduceMean_1", {square});
+        const std::string deviation =
+            node("Sqrt", prefix + "/Sqrt", {node("Add", prefix + "/Add", {variance, "epsilon"})});
+        const std::string normalized = node("Div", prefix + "/Div", {centred, deviation});
+        return node("Add", prefix + "/Add_1", {node("Mul", prefix + "/Mul", {normalized, "gamma"}), "beta"});
+    }
+
+    std::string attentionHead(const std::string& prefix, const std::string& q, const std::string& k,
+                              const std::string& v)
+    {
+        const std::string scaledQ = node("Mul", prefix + "/Mul", {q, "root_scale"});
+        const std::string keyT = node("Transpose", prefix + "/Transpose", {k});
+        const std::string scaledK = node("Mul", prefix + "/Mul_1", {keyT, "root_scale"});
+        const std::string scores = node("MatMul", prefix + "/MatMul",
+                                        {qdq(prefix + "/Mul_output", scaledQ), qdq(prefix + "/Mul_1_output", scaledK)});
+        const std::string probabilities =
+            node("Softmax", prefix + "/Softmax", {qdq(prefix + "/MatMul_output", scores)});
+        const std::string context =
+            node("MatMul", prefix + "/MatMul_1",
+                 {qdq(prefix + "/Softmax_output", probabilities), qdq(prefix + "/v_output", v)});
+        return qdq(prefix + "/MatMul_1_output", context);
+    }
+
+    std::string block(const std::string& prefix, const std::string& x)
+    {
+        const std::string qkv = linear(prefix + "/attn/qkv", layerNorm(prefix + "/norm1", x));
+        const std::string split = node("Split", prefix + "/attn/Split", {qkv}, 3 * mHeads);
+        const std::string splitBase = prefix + "/attn/Split_output_";
+        std::vector<std::string> heads;
+        for (std::size_t h = 0; h < mHeads; ++h)
+        {
+            heads.push_back(attentionHead(prefix + "/attn/head" + std::to_string(h), splitBase + std::to_string(h),
+                                          splitBase + std::to_string(mHeads + h),
+                                          splitBase + std::to_string(2 * mHeads + h)));
+        }
+        const std::string merged = node("Concat", prefix + "/attn/Concat", heads);
+        const std::string attended = node("Add", prefix + "/Add", {x, linear(prefix + "/attn/proj", merged)});
+        const std::string hidden = linear(prefix + "/mlp/fc1", layerNorm(prefix + "/norm2", attended));
+        const std::string erf =
+            node("Erf", prefix + "/mlp/act/Erf", {node("Div", prefix + "/mlp/act/Div", {hidden, "sqrt2"})});
+        const std::string gate =
+            node("Mul", prefix + "/mlp/act/Mul", {hidden, node("Add", prefix + "/mlp/act/Add", {erf, "one"})});
+        const std::string gelu = node("Mul", prefix + "/mlp/act/Mul_1", {gate, "half"});
+        return node("Add", prefix + "/Add_1", {attended, linear(prefix + "/mlp/fc2", gelu)});
+    }
+
+private:
+    onnx::GraphProto& mGraph;
+    std::size_t mHeads;
+};
+
+void addFloatConstant(onnx::GraphProto& graph, const std::string& name, float value)
+{
+    auto* tensor = graph.add_initializer();
+    tensor->set_name(name);
+    tensor->set_data_type(onnx::TensorProto::FLOAT);
+    tensor->add_float_data(value);
+}
+
+} // namespace
+
+std::uint64_t generateTransformerOnnx(const std::string& path, std::size_t targetNodes, std::size_t* blocksWritten)
+{
+    constexpr std::size_t kHeads = 10;
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.set_producer_name("qdq-doctor-bench");
+    model.add_opset_import()->set_version(17);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("qdq-doctor-bench-transformer");
+    for (const auto& [name, value] : {std::pair<const char*, float>{"scale", 0.02f},
+                                      {"bias", 0.0f},
+                                      {"two", 2.0f},
+                                      {"epsilon", 1e-6f},
+                                      {"gamma", 1.0f},
+                                      {"beta", 0.0f},
+                                      {"root_scale", 0.5946f},
+                                      {"sqrt2", 1.4142f},
+                                      {"one", 1.0f},
+                                      {"half", 0.5f}})
+    {
+        addFloatConstant(*graph, name, value);
+    }
+    auto* zero = graph->add_initializer();
+    zero->set_name("zero_point");
+    zero->set_data_type(onnx::TensorProto::INT8);
+    zero->add_int32_data(0);
+    auto* input = graph->add_input();
+    input->set_name("tokens");
+    input->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    TransformerWriter writer(*graph, kHeads);
+    std::string current = "tokens";
+    std::size_t blocks = 0;
+    while (static_cast<std::size_t>(graph->node_size()) < targetNodes)
+    {
+        current = writer.block("/blocks/blocks." + std::to_string(blocks), current);
+        ++blocks;
+    }
+    auto* output = graph->add_output();
+    output->set_name(current);
+    output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    if (blocksWritten != nullptr)
+    {
+        *blocksWritten = blocks;
+    }
+    std::ofstream file(path, std::ios::binary);
+    if (!model.SerializeToOstream(&file))
+    {
+        throw std::runtime_error("cannot write " + path);
+    }
+    return static_cast<std::uint64_t>(model.ByteSizeLong());
+}
+
+} // namespace qdq::bench

@@ -30,4 +30,9 @@ std::uint64_t generateOnnx(const std::string& path, std::uint64_t targetBytes, s
 std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers, std::uint64_t weightBytes = 0,
                                    std::size_t epilogueQdqEvery = 0, bool externalData = false);
 
+//! A ViT-style Q/DQ transformer (encoder blocks of 10 attention heads quantized as ONNX Runtime quantizes DeiT) of at
+//! least targetNodes nodes; blocksWritten gets the number of blocks.
+std::uint64_t generateTransformerOnnx(const std::string& path, std::size_t targetNodes,
+                                      std::size_t* blocksWritten = nullptr);
+
 } // namespace qdq::bench

@@ -364,12 +364,28 @@ struct BuildModeRequest
     std::string gpu;              //!< --gpu: "sm89", "H100", ...; empty when not given
 };
 
+//! One attention block (qdq/attention_pattern.h) as the simulator expects TensorRT to build it.
+struct PredictedAttention
+{
+    std::string_view scoresMatMul; //!< Q * K^T
+    std::string_view softmax;
+    std::string_view contextMatMul; //!< probabilities * V
+    bool fused = false;             //!< one fused attention expected
+    bool quantized = false;         //!< its MatMuls read DequantizeLinear outputs
+    std::string reason;             //!< why, with its sources; what no source settles is marked a guess
+};
+
 struct Prediction
 {
     SimulationOptions options;
     std::vector<PredictedLayer> layers;
     std::vector<std::string_view> eliminated; //!< nodes no layer executes (Concat elimination, absorbed flattens)
     std::vector<PredictedQdq> qdq;
+    std::vector<PredictedAttention> attention; //!< every attention block of the model (src/simulation/myelin_pass.cpp)
+    //! MatMul/Gemm nodes inside Myelin regions that read both inputs straight from a DequantizeLinear (they run in
+    //! the quantized type), and those that do not (they run in float).
+    std::vector<std::string_view> myelinQuantizedMatMuls;
+    std::vector<std::string_view> myelinFloatMatMuls;
     const PredictedQdq* find(std::string_view node) const;
 };
 

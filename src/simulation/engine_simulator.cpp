@@ -5,6 +5,8 @@
 // on the versions that make them, and reformats at the network's inputs and outputs. Where TensorRT's choice depends
 // on tactics or on undocumented behaviour, the layer carries a guess that says so.
 #include "src/simulation/engine_simulator.h"
+#include "src/simulation/myelin_pass.h"
+#include "src/simulation/op_classes.h"
 
 #include "qdq/patterns.h"
 
@@ -22,27 +24,6 @@ namespace
 {
 
 constexpr std::uint32_t kNone = 0xFFFFFFFFu;
-
-bool isOneOfOps(std::string_view op, std::initializer_list<std::string_view> ops)
-{
-    return std::find(ops.begin(), ops.end(), op) != ops.end();
-}
-
-bool isShuffleOp(std::string_view op)
-{
-    return isOneOfOps(op, {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"});
-}
-
-//! Ops TensorRT runs as pointwise layers (and fuses into PointWise chains).
-bool isPointwiseOp(std::string_view op)
-{
-    return isOneOfOps(op, {"Add",   "Sub",      "Mul",         "Div",        "Pow",   "Sqrt",      "Exp",
-                           "Log",   "Abs",      "Neg",         "Reciprocal", "Max",   "Min",       "Sum",
-                           "Erf",   "Sigmoid",  "Tanh",        "Relu",       "Clip",  "LeakyRelu", "Elu",
-                           "Selu",  "Softplus", "HardSigmoid", "HardSwish",  "Gelu",  "Mish",      "PRelu",
-                           "Floor", "Ceil",     "Round",       "Sin",        "Cos",   "Not",       "And",
-                           "Or",    "Equal",    "Greater",     "Less",       "Where", "Sign",      "ThresholdedRelu"});
-}
 
 bool isPoolingOp(std::string_view op)
 {
@@ -62,24 +43,6 @@ bool isEliminatedOp(std::string_view op)
 bool isPlainEpilogueName(std::string_view op)
 {
     return isOneOfOps(op, {"Relu", "BatchNormalization", "Add", "Sub", "Mul", "Div"});
-}
-
-//! ONNX ops that make TensorRT hand their region to Myelin on the versions that make Myelin regions: attention,
-//! LayerNorm and GELU blocks, and the gather/top-k/index arithmetic of detection heads (the TensorRT 8.5 YOLO engine
-//! in ../shared/realdata/trex-notebooks-yolo-orin-trt852 runs its whole post-processing as two Myelin layers).
-bool isMyelinSeed(std::string_view op)
-{
-    return isOneOfOps(op, {"LayerNormalization", "Softmax", "ReduceMean", "Erf", "Gelu", "Einsum", "Gather",
-                           "GatherElements", "GatherND", "TopK", "Expand", "Tile", "Where", "ScatterND", "NonZero",
-                           "Range", "CumSum"});
-}
-
-//! Ops a Myelin region grows over from its seed.
-bool isMyelinMember(std::string_view op)
-{
-    return isMyelinSeed(op) || isPointwiseOp(op) || isShuffleOp(op) ||
-           isOneOfOps(op, {"MatMul", "ReduceSum", "ReduceMax", "ReduceMin", "Slice", "Split", "Concat", "Cast", "Shape",
-                           "ConstantOfShape", "ArgMax", "ArgMin"});
 }
 
 std::string precisionName(bool quantized, bool fp16, std::string_view quantizedType = "INT8")
@@ -172,12 +135,13 @@ public:
         mOut.layers.reserve(count / 2 + 8);
         // Myelin regions first: they take the shuffles and pointwise ops around their seeds before those become
         // layers of their own. A region cut for convexity leaves its rest to a later seed or to ordinary layers.
-        if (makesMyelinRegions())
+        mMyelin.prepare();
+        if (mMyelin.makesRegions())
         {
             for (std::uint32_t node : mOrder)
             {
                 const OnnxNode& n = mGraph.nodes[node];
-                if (((seedsMyelin(n) && n.opType != "Softmax") || myelinTakesGemm(n)) && myelinEligible(n))
+                if (mMyelin.seedsFirstPass(n))
                 {
                     buildMyelin(n);
                 }
@@ -207,6 +171,7 @@ public:
             }
         }
         placeQdqNodes();
+        mMyelin.report(mOut);
         finishPrecisions();
         if (mOptions.stronglyTyped())
         {
@@ -504,67 +469,7 @@ private:
     }
     bool namesQuantizeScaleNodes() const { return mOptions.trtMajor == 8 && mOptions.trtMinor < 2; }
 
-    bool usesMyelinForGemm() const { return mOptions.trtMajor == 0 || mOptions.trtMajor >= 10; }
-    bool makesMyelinRegions() const
-    {
-        return mOptions.trtMajor == 0 || mOptions.trtMajor >= 10 || (mOptions.trtMajor == 8 && mOptions.trtMinor >= 5);
-    }
-
-    //! A Myelin seed (isMyelinSeed), except a ReduceMean that computes no normalization statistic: LayerNorm and
-    //! GroupNorm written out seed Myelin, a mean over a CNN's spatial axes (torch's newer exporter writes
-    //! adaptive_avg_pool2d and x.mean((2, 3)) as ReduceMean) is one layer, like a GlobalAveragePool.
-    bool seedsMyelin(const OnnxNode& n) const
-    {
-        return isMyelinSeed(n.opType) && (n.opType != "ReduceMean" || isNormalizationMean(mGraph, n));
-    }
-
-    //! A node a Myelin region may take: float, not yet in a layer, not weighted, not at the quantized part's edge.
-    bool myelinEligible(const OnnxNode& n) const
-    {
-        if (mLayerOf[n.index] != kNone || mFolded[n.index] || isQdq(n) || isQuantizedRegionEdge(n))
-        {
-            return false;
-        }
-        if (isWeighted(mGraph, n))
-        {
-            return myelinTakesGemm(n);
-        }
-        return isMyelinMember(n.opType);
-    }
-
-    //! TensorRT 10.15 and later hand an unquantized Gemm/MatMul and the float ops around it to one Myelin region
-    //! (the 10.16 build of ../shared/realdata/cookbook-profilingverbosity-trt1016 runs reshape, both Gemms,
-    //! Softmax and ArgMax as {ForeignNode[gemm1.weight...ONNXTRT_castHelper_9]}; 10.14 kept them apart).
-    bool myelinTakesGemm(const OnnxNode& n) const
-    {
-        return mOptions.trtMajor >= 10 && (mOptions.trtMajor > 10 || mOptions.trtMinor >= 15) &&
-               (n.opType == "Gemm" || n.opType == "MatMul") && !n.inputs.empty() &&
-               feedingDequantize(mGraph, n.inputs[0]) == nullptr;
-    }
-
-    //! A node next to a Q/DQ node: it belongs to the quantized part of the network, which Myelin regions leave.
-    bool isQuantizedRegionEdge(const OnnxNode& node) const
-    {
-        for (std::uint32_t input : mGraph.inputIds(node.index))
-        {
-            const OnnxNode* producer = input == kNone ? nullptr : mGraph.producerOf(input);
-            if (producer != nullptr && isQdq(*producer) && !mFolded[producer->index])
-            {
-                return true;
-            }
-        }
-        for (std::uint32_t output : mGraph.outputIds(node.index))
-        {
-            for (std::uint32_t consumer : consumers(output))
-            {
-                if (isQdq(mGraph.nodes[consumer]))
-                {
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
+    bool usesMyelinForGemm() const { return mMyelin.usesMyelinForGemm(); }
 
     //! The ONNX parser folds a BatchNormalization into the conv before it only when its scale, bias, mean and
     //! variance are initializers; computed ones (even an Identity of an initializer) make it a Scale layer of its own.
@@ -623,7 +528,7 @@ private:
         {
             buildConcat(node);
         }
-        else if (makesMyelinRegions() && seedsMyelin(node) && node.opType != "Softmax" && myelinEligible(node))
+        else if (mMyelin.makesRegions() && mMyelin.seedsLater(node) && mMyelin.eligible(node))
         {
             buildMyelin(node);
         }
@@ -1312,157 +1217,27 @@ private:
         }
     }
 
-    //! A Myelin region on the versions that make them: the seed and its connected pointwise, reduce, MatMul and
-    //! shuffle neighbours that no other layer took.
+    //! A Myelin region on the versions that make them (src/simulation/myelin_pass.cpp).
     void buildMyelin(const OnnxNode& seed)
     {
-        // Grow over eligible neighbours, marking members without assigning them yet.
-        std::vector<std::uint32_t> stack = {static_cast<std::uint32_t>(seed.index)};
-        std::vector<std::uint32_t> members;
-        mRegionMark.resize(mGraph.nodes.size(), 0);
-        const std::uint32_t mark = ++mRegionCounter * 2; // mark: member; mark + 1: outside, downstream of the region
-        while (!stack.empty() && members.size() < 100000)
-        {
-            const std::uint32_t current = stack.back();
-            stack.pop_back();
-            if (mRegionMark[current] == mark || !myelinEligible(mGraph.nodes[current]))
-            {
-                continue;
-            }
-            mRegionMark[current] = mark;
-            members.push_back(current);
-            for (std::uint32_t input : mGraph.inputIds(current))
-            {
-                const OnnxNode* producer = input == kNone ? nullptr : mGraph.producerOf(input);
-                if (producer != nullptr)
-                {
-                    stack.push_back(static_cast<std::uint32_t>(producer->index));
-                }
-            }
-            for (std::uint32_t output : mGraph.outputIds(current))
-            {
-                for (std::uint32_t consumer : consumers(output))
-                {
-                    stack.push_back(consumer);
-                }
-            }
-        }
-        // A region is convex: a member that reads, through a node outside the region, what the region wrote (the
-        // head's outputs go through NMS and come back) starts a region of its own, with everything after it.
-        std::vector<std::uint32_t> frontier;
-        const auto pushConsumers = [&](std::uint32_t node)
-        {
-            for (std::uint32_t output : mGraph.outputIds(node))
-            {
-                for (std::uint32_t consumer : consumers(output))
-                {
-                    frontier.push_back(consumer);
-                }
-            }
-        };
-        for (std::uint32_t member : members)
-        {
-            pushConsumers(member);
-        }
-        std::vector<std::uint32_t> reentered;
-        while (!frontier.empty())
-        {
-            const std::uint32_t node = frontier.back();
-            frontier.pop_back();
-            if (mRegionMark[node] == mark)
-            {
-                // Reached a member from outside: it and what follows it inside leave this region.
-                bool fromOutside = false;
-                for (std::uint32_t input : mGraph.inputIds(node))
-                {
-                    const OnnxNode* producer = input == kNone ? nullptr : mGraph.producerOf(input);
-                    fromOutside = fromOutside || (producer != nullptr && mRegionMark[producer->index] == mark + 1);
-                }
-                if (fromOutside)
-                {
-                    reentered.push_back(node);
-                }
-                continue;
-            }
-            if (mRegionMark[node] == mark + 1)
-            {
-                continue;
-            }
-            mRegionMark[node] = mark + 1;
-            pushConsumers(node);
-        }
-        for (std::size_t i = 0; i < reentered.size(); ++i)
-        {
-            const std::uint32_t node = reentered[i];
-            if (mRegionMark[node] != mark)
-            {
-                continue;
-            }
-            mRegionMark[node] = kCutFromRegion;
-            for (std::uint32_t output : mGraph.outputIds(node))
-            {
-                for (std::uint32_t consumer : consumers(output))
-                {
-                    if (mRegionMark[consumer] == mark)
-                    {
-                        reentered.push_back(consumer);
-                    }
-                }
-            }
-        }
-        // Members that only feed the part cut off go with it: the region ends where its outside readers are.
-        for (bool moved = !reentered.empty(); moved;)
-        {
-            moved = false;
-            for (std::uint32_t member : members)
-            {
-                if (mRegionMark[member] != mark)
-                {
-                    continue;
-                }
-                bool onlyCut = true;
-                bool anyReader = false;
-                for (std::uint32_t output : mGraph.outputIds(member))
-                {
-                    onlyCut = onlyCut && !isNetworkOutput(output);
-                    for (std::uint32_t consumer : consumers(output))
-                    {
-                        anyReader = true;
-                        onlyCut = onlyCut && mRegionMark[consumer] == kCutFromRegion;
-                    }
-                }
-                if (anyReader && onlyCut)
-                {
-                    mRegionMark[member] = kCutFromRegion;
-                    moved = true;
-                }
-            }
-        }
-        members.erase(std::remove_if(members.begin(), members.end(),
-                                     [&](std::uint32_t node) { return mRegionMark[node] != mark; }),
-                      members.end());
-        if (members.empty())
+        GrownMyelinRegion region = mMyelin.grow(seed);
+        if (region.members.empty())
         {
             return;
         }
         PredictedLayer layer;
         layer.kind = "Myelin";
         layer.role = "float-Myelin";
+        layer.name = std::move(region.name);
+        layer.guess = std::move(region.guess);
+        layer.int8Input = region.int8Input;
+        layer.int8Output = region.int8Output;
         const std::uint32_t index = newLayer(std::move(layer));
-        std::sort(members.begin(), members.end(),
-                  [this](std::uint32_t a, std::uint32_t b) { return mPosition[a] < mPosition[b]; });
-        for (std::uint32_t member : members)
+        for (std::uint32_t member : region.members)
         {
             mLayerOf[member] = index;
         }
-        mLayerNodes[index] = members;
-        PredictedLayer& built = mOut.layers[index];
-        const std::string& first = mGraph.nodes[members.front()].name;
-        const std::string& lastName = mGraph.nodes[members.back()].name;
-        built.name =
-            members.size() == 1 ? "{ForeignNode[" + first + "]}" : "{ForeignNode[" + first + "..." + lastName + "]}";
-        built.guess = "Myelin region (attention, LayerNorm, GELU, detection-head arithmetic): its extent is "
-                      "TensorRT's choice";
+        mLayerNodes[index] = std::move(region.members);
     }
 
     void buildSingle(const OnnxNode& node)
@@ -1605,7 +1380,8 @@ private:
     {
         for (const auto& predicted : mOut.qdq)
         {
-            if (predicted.nodeIndex >= mGraph.nodes.size())
+            // A Q/DQ node a Myelin region took runs in the region's kernels (myelin_pass.cpp).
+            if (predicted.nodeIndex >= mGraph.nodes.size() || mLayerOf[predicted.nodeIndex] != kNone)
             {
                 continue;
             }
@@ -1906,9 +1682,7 @@ private:
     std::vector<SiblingCandidate> mSiblingCandidates; //!< conv layers a horizontal merge may join
     std::vector<PredictedLayer> mCopies;
     const OnnxNode* mPendingPad = nullptr;
-    std::vector<std::uint32_t> mRegionMark;            //!< per node, while a Myelin region is grown (see buildMyelin)
-    static constexpr std::uint32_t kCutFromRegion = 1; //!< left out of a region for convexity (marks are >= 2)
-    std::uint32_t mRegionCounter = 0;
+    MyelinPass mMyelin{BuilderState{mGraph, mOptions, mPosition, mLayerOf, mFolded, mConstant, mQdqOf}};
 };
 
 } // namespace

@@ -5,6 +5,7 @@
 #include "src/reporters/build_mode_json.h"
 #include "src/reporters/json_writer.h"
 #include "src/simulation/engine_simulator.h"
+#include "src/simulation/myelin_pass.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -212,6 +213,29 @@ std::vector<std::string> renderQdqElements(const std::vector<PredictedQdq>& qdq)
     return pieces;
 }
 
+//! The attention blocks and the MatMuls of Myelin regions (src/simulation/myelin_pass.cpp), when the model has any.
+void writeTransformerJson(JsonWriter& json, const Prediction& prediction)
+{
+    if (prediction.attention.empty() && prediction.myelinQuantizedMatMuls.empty() &&
+        prediction.myelinFloatMatMuls.empty())
+    {
+        return;
+    }
+    json.key("attention").beginArray();
+    for (const auto& attention : prediction.attention)
+    {
+        json.beginObject();
+        json.member("scores_matmul", attention.scoresMatMul).member("softmax", attention.softmax);
+        json.member("context_matmul", attention.contextMatMul);
+        json.member("fused", attention.fused).member("quantized", attention.quantized);
+        json.member("reason", attention.reason);
+        json.endObject();
+    }
+    json.endArray();
+    json.member("myelin_quantized_matmuls", prediction.myelinQuantizedMatMuls);
+    json.member("myelin_float_matmuls", prediction.myelinFloatMatMuls);
+}
+
 //! qdqElements: the qdq_nodes array's elements, already written by renderQdqElements; null to write them here.
 void writeJson(const Prediction& prediction, const OnnxGraph& graph, const std::string& source,
                const std::function<void(std::string_view)>& write, const std::vector<std::string>* qdqElements)
@@ -265,6 +289,7 @@ void writeJson(const Prediction& prediction, const OnnxGraph& graph, const std::
     }
     json.endArray();
     json.member("eliminated_nodes", prediction.eliminated);
+    writeTransformerJson(json, prediction);
     json.endObject(); // ends the document: the writer adds the final newline and hands over the rest
 }
 
@@ -280,7 +305,9 @@ Prediction predictEngineWritingJson(const OnnxGraph& graph, const SimulationOpti
                                     const std::function<void(std::string_view)>& write)
 {
     Prediction prediction = simulation::predictQdqFates(graph, options);
-    if (prediction.qdq.size() < kQdqElementsInParallelFrom)
+    // The Myelin pass gives the Q/DQ nodes a transformer region takes their final fate while the layers are built:
+    // those are written after it.
+    if (prediction.qdq.size() < kQdqElementsInParallelFrom || simulation::compilesTransformerWithMyelin(graph, options))
     {
         simulation::buildPredictedLayers(graph, options, prediction);
         writeJson(prediction, graph, source, write, nullptr);
@@ -337,6 +364,36 @@ std::string renderPredictionText(const Prediction& prediction, const OnnxGraph& 
             out += "  (guess: " + layer.guess + ")";
         }
         out += '\n';
+    }
+    if (!prediction.attention.empty())
+    {
+        std::size_t fused = 0;
+        for (const auto& attention : prediction.attention)
+        {
+            fused += attention.fused ? 1 : 0;
+        }
+        out += "\nAttention blocks: " + std::to_string(prediction.attention.size()) + ", " + std::to_string(fused) +
+               " fused\n";
+        for (const auto& attention : prediction.attention)
+        {
+            out += std::string("  ") + (attention.fused ? "fused: " : "not fused: ") + attention.reason + "\n";
+        }
+    }
+    if (!prediction.myelinQuantizedMatMuls.empty() || !prediction.myelinFloatMatMuls.empty())
+    {
+        out += "\nMatMuls in Myelin regions: " + std::to_string(prediction.myelinQuantizedMatMuls.size()) +
+               " quantized (both inputs straight from a DequantizeLinear), " +
+               std::to_string(prediction.myelinFloatMatMuls.size()) + " in float";
+        constexpr std::size_t kNamed = 12;
+        for (std::size_t i = 0; i < prediction.myelinFloatMatMuls.size() && i < kNamed; ++i)
+        {
+            out += (i == 0 ? ": " : ", ") + std::string(prediction.myelinFloatMatMuls[i]);
+        }
+        if (prediction.myelinFloatMatMuls.size() > kNamed)
+        {
+            out += ", ...";
+        }
+        out += "\n";
     }
     std::map<std::string, std::size_t> byFate;
     for (const auto& qdq : prediction.qdq)
