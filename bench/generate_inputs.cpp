@@ -11,6 +11,9 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 namespace qdq::bench
 {
@@ -637,6 +640,140 @@ std::uint64_t generateTransformerOnnx(const std::string& path, std::size_t targe
         throw std::runtime_error("cannot write " + path);
     }
     return static_cast<std::uint64_t>(model.ByteSizeLong());
+}
+
+namespace
+{
+
+struct MyelinKernel
+{
+    std::string name;
+    bool gemm = false;
+    bool int8 = false;
+    std::vector<std::string> nodes;
+};
+
+//! The kernels of the Myelin graph: a gemm per MatMul (with the DequantizeLinear nodes feeding it), the rest in
+//! order, grouped so that the engine has about `layers` kernels.
+std::vector<MyelinKernel> myelinKernels(const onnx::GraphProto& graph, std::size_t layers)
+{
+    std::unordered_map<std::string, const onnx::NodeProto*> producer;
+    std::size_t matmuls = 0;
+    for (const auto& node : graph.node())
+    {
+        for (const auto& output : node.output())
+        {
+            producer[output] = &node;
+        }
+        matmuls += node.op_type() == "MatMul" ? 1 : 0;
+    }
+    std::unordered_set<const onnx::NodeProto*> inGemm;
+    std::vector<MyelinKernel> kernels;
+    for (const auto& node : graph.node())
+    {
+        if (node.op_type() != "MatMul")
+        {
+            continue;
+        }
+        MyelinKernel kernel;
+        kernel.gemm = true;
+        kernel.int8 = true;
+        kernel.nodes.push_back(node.name());
+        for (const auto& input : node.input())
+        {
+            auto found = producer.find(input);
+            if (found != producer.end() && found->second->op_type() == "DequantizeLinear")
+            {
+                kernel.nodes.push_back(found->second->name());
+                inGemm.insert(found->second);
+            }
+            else
+            {
+                kernel.int8 = false;
+            }
+        }
+        inGemm.insert(&node);
+        kernels.push_back(std::move(kernel));
+    }
+    const std::size_t rest = static_cast<std::size_t>(graph.node_size()) - inGemm.size();
+    const std::size_t kgenWanted = layers > matmuls ? layers - matmuls : 1;
+    const std::size_t perKernel = std::max<std::size_t>(1, (rest + kgenWanted - 1) / kgenWanted);
+    MyelinKernel current;
+    std::string ops;
+    for (const auto& node : graph.node())
+    {
+        if (inGemm.count(&node) != 0)
+        {
+            continue;
+        }
+        current.nodes.push_back(node.name());
+        ops += node.op_type().substr(0, 4);
+        if (current.nodes.size() == perKernel)
+        {
+            current.name = "__myl_" + ops;
+            kernels.push_back(std::move(current));
+            current = MyelinKernel{};
+            ops.clear();
+        }
+    }
+    if (!current.nodes.empty())
+    {
+        current.name = "__myl_" + ops;
+        kernels.push_back(std::move(current));
+    }
+    for (std::size_t k = 0; k < kernels.size(); ++k)
+    {
+        MyelinKernel& kernel = kernels[k];
+        kernel.name = (kernel.gemm ? kernel.nodes.front() : kernel.name) + "_myl0_" + std::to_string(k);
+    }
+    return kernels;
+}
+
+} // namespace
+
+std::uint64_t generateMyelinEngine(const std::string& modelPath, const std::string& layersPath,
+                                   const std::string& profilePath, std::size_t layers)
+{
+    onnx::ModelProto model;
+    {
+        std::ifstream in(modelPath, std::ios::binary);
+        if (!model.ParseFromIstream(&in))
+        {
+            throw std::runtime_error("cannot read " + modelPath);
+        }
+    }
+    const std::vector<MyelinKernel> kernels = myelinKernels(model.graph(), layers);
+    Output out(layersPath);
+    Output profile(profilePath);
+    out.write("{\"Layers\": [");
+    profile.write("[\n  { \"count\" : 100 }\n");
+    for (std::size_t k = 0; k < kernels.size(); ++k)
+    {
+        const MyelinKernel& kernel = kernels[k];
+        const std::string type = kernel.gemm ? (kernel.int8 ? "Int8" : "Half") : "Half";
+        std::string metadata;
+        for (const auto& node : kernel.nodes)
+        {
+            metadata += (metadata.empty() ? "" : "\\u001f") + std::string("[ONNX Layer: ") + node + "]";
+        }
+        std::string record = k == 0 ? "{\n" : ",{\n";
+        record += "  \"Name\": \"" + kernel.name + "\",\n  \"LayerType\": \"" + (kernel.gemm ? "gemm" : "kgen") +
+                  "\",\n  \"Inputs\": [{\"Name\": \"__myln_k_arg__bb1_" + std::to_string(k) +
+                  "_myl0\", \"Dimensions\": [197,192], \"Format/Datatype\": \"" + type +
+                  "\"}],\n  \"Outputs\": [{\"Name\": \"__myln_k_arg__bb1_" + std::to_string(k + 1) +
+                  "_myl0\", \"Dimensions\": [197,192], \"Format/Datatype\": \"Half\"}],\n  \"TacticName\": \"" +
+                  (kernel.gemm ? (kernel.int8 ? "sm80_xmma_gemm_i8i8_i8i32_f32_tn_n_tilesize128x128x64"
+                                              : "sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x32")
+                               : "__myl_" + std::to_string(k)) +
+                  "\",\n  \"StreamId\": 0,\n  \"Metadata\": \"" + metadata + "\"\n}";
+        out.write(record);
+        profile.write(", { \"name\" : \"" + kernel.name +
+                      "\", \"timeMs\" : 1.2288, \"averageMs\" : 0.012288, \"medianMs\" : 0.012288, "
+                      "\"percentage\" : 0.001 }\n");
+    }
+    out.write("],\n\"Bindings\": [\"__myln_k_arg__bb1_0_myl0\"]}\n");
+    profile.write("]\n");
+    return out.bytes() + profile.bytes();
 }
 
 } // namespace qdq::bench

@@ -35,4 +35,12 @@ std::uint64_t generateMatchingOnnx(const std::string& path, std::size_t layers, 
 std::uint64_t generateTransformerOnnx(const std::string& path, std::size_t targetNodes,
                                       std::size_t* blocksWritten = nullptr);
 
+//! The engine TensorRT 10 could build from a transformer model with --profilingVerbosity=detailed: one Myelin graph
+//! ("myl0") of about `layers` kernel layers, as in ../shared/realdata/ivit-simple-mlp-qdq-trt10-myelin. Each MatMul
+//! is a `gemm` kernel (INT8 when both its inputs come from a DequantizeLinear) that also executes those
+//! DequantizeLinear nodes; the other nodes, in graph order, fill `kgen` kernels named `__myl_<ops>_myl0_<k>`. Every
+//! kernel's Metadata lists its ONNX nodes (U+001F-separated). Writes the layer list and a profile of it.
+std::uint64_t generateMyelinEngine(const std::string& modelPath, const std::string& layersPath,
+                                   const std::string& profilePath, std::size_t layers);
+
 } // namespace qdq::bench

@@ -276,7 +276,7 @@ bool readMyelinRegion(std::string_view m, std::uint64_t lineNo, BuildLog& log)
     {
         return false;
     }
-    MyelinRegion region;
+    LoggedMyelinRegion region;
     region.name = std::string(m.substr(12, end - 12));
     region.onnxNodes = onnxLayers(m.substr(end));
     region.line = lineNo;

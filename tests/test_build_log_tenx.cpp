@@ -86,8 +86,8 @@ TEST(BuildLogTyping, StronglyTypedTrtexecBuildAndItsWeaklyTypedTwin)
     EXPECT_TRUE(weakMode.precisionFlagsApply());
 
     // Asking for the other typing contradicts each log.
-    EXPECT_THROW(modeOf(fixture("build-log/trt10-strongly-typed.log"), {"", qdq::Typing::kWeak}), qdq::InputError);
-    EXPECT_THROW(modeOf(fixture("build-log/trt10-weakly-typed.log"), {"", qdq::Typing::kStrong}), qdq::InputError);
+    EXPECT_THROW(modeOf(fixture("build-log/trt10-strongly-typed.log"), {"", qdq::Typing::kWeak, ""}), qdq::InputError);
+    EXPECT_THROW(modeOf(fixture("build-log/trt10-weakly-typed.log"), {"", qdq::Typing::kStrong, ""}), qdq::InputError);
 }
 
 // An options block pasted alone (no command line): "Precision: Strongly Typed" tells strong typing; the same block

@@ -124,7 +124,7 @@ struct TypingEvidence
 
 //! `ForeignNode {ForeignNode[a...b]} metadata: [ONNX Layer: a][ONNX Layer: b]` (10.x): the ONNX nodes of a Myelin
 //! region, printed before the region is timed.
-struct MyelinRegion
+struct LoggedMyelinRegion
 {
     std::string name; //!< {ForeignNode[a...b]}
     std::vector<std::string> onnxNodes;
@@ -228,7 +228,7 @@ struct BuildLog
     std::vector<TypingEvidence> typingEvidence;
     BuildSummary summary;
     std::vector<BackendStrategy> backendStrategies;
-    std::vector<MyelinRegion> myelinRegions;
+    std::vector<LoggedMyelinRegion> myelinRegions;
     std::vector<MyelinOpTuning> myelinOps;
 
     //! The typing the log tells: a strongly typed line wins; null when no line tells.
