@@ -277,11 +277,6 @@ int runFix(FixCommandOptions& fixOptions, const GlobalOptions& options)
     {
         fixOptions.fix.autocast.target =
             fixOptions.autocast == "bf16" ? qdq::AutocastOptions::Target::kBf16 : qdq::AutocastOptions::Target::kFp16;
-        // The autocast model is for a strongly typed build: with no typing said, both diagnoses assume one.
-        if (!fixOptions.fix.buildMode.typing && fixOptions.fix.buildMode.trtVersion.empty())
-        {
-            fixOptions.fix.buildMode.typing = qdq::Typing::kStrong;
-        }
     }
     else if (fixOptions.fix.autocast.castIo)
     {

@@ -494,6 +494,16 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         if (first)
         {
             simulation = resolveBuildMode(stage->inputs, options.buildMode);
+            if (options.autocast.enabled() && simulation.typingAssumed)
+            {
+                // The autocast model is for a strongly typed build: with nothing telling the typing, both diagnoses
+                // assume one (and say so), where a build log or an option that tells it is followed.
+                simulation.typing = Typing::kStrong;
+                simulation.typingSource = "assumed: --autocast writes the model for a strongly typed build";
+                simulation.fp16 = false;
+                simulation.int8 = true;
+                simulation.precisionSource = "strongly typed: each tensor keeps the model's type";
+            }
             result.buildMode = simulation;
         }
         AnalysisOptions analysis;
