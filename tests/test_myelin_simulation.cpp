@@ -123,7 +123,8 @@ TEST(MyelinSimulation, ACnnHasNoTransformerRegions)
     std::string y =
         g.node("Gemm", "/fc/Gemm", {g.qdq("/fc_in", flat), g.weight("fc.w", {10, 8}), g.weight("fc.b", {10})});
     g.output(g.node("Softmax", "/softmax", {y}));
-    const Prediction prediction = predictEngine(g.build(), trt(10, 8));
+    const OnnxGraph graph = g.build(); // the prediction names its nodes by views into it
+    const Prediction prediction = predictEngine(graph, trt(10, 8));
     EXPECT_TRUE(prediction.attention.empty());
     EXPECT_TRUE(prediction.myelinQuantizedMatMuls.empty());
     ASSERT_NE(layerWith(prediction, "/softmax"), nullptr);
