@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <exception>
 #include <map>
 #include <set>
@@ -549,9 +548,8 @@ void addBuildOutcomeNotes(Report& report, const BuildLog& log)
     const bool fp8Skipped =
         std::any_of(log.tacticSkips.begin(), log.tacticSkips.end(),
                     [](const LogMessage& skip) { return skip.text.find("(fp8[") != std::string::npos; });
-    const int major = log.trtVersion ? std::atoi(log.trtVersion->c_str()) : 0;
-    const bool stronglyTyped = (log.typing() != nullptr && log.typing()->stronglyTyped) || major >= 11;
-    if (fp8Skipped && !stronglyTyped)
+    // The typing the diagnosis resolved (Report::buildMode: the log's evidence, its version, the command line).
+    if (fp8Skipped && !report.buildMode.stronglyTyped())
     {
         report.notes.push_back(log.sourcePath +
                                ": FP8 tactics were skipped in a weakly typed build: build with --stronglyTyped (the "

@@ -80,6 +80,42 @@ std::vector<Finding> findingsOf(const Report& report, const std::string& rule)
     return found;
 }
 
+Profile profileFor(const EnginePlan& plan, double ms)
+{
+    Profile profile;
+    profile.iterations = 1;
+    for (const auto& l : plan.layers)
+    {
+        ProfileEntry entry;
+        entry.name = l.name;
+        entry.averageMs = entry.timeMs = ms;
+        profile.entries.push_back(entry);
+    }
+    return profile;
+}
+
+EnginePlan planOf(std::vector<EngineLayer> layers, std::vector<std::string> bindings)
+{
+    EnginePlan plan;
+    plan.sourcePath = "engine.json";
+    plan.form = LayerListForm::kDetailed;
+    plan.layers = std::move(layers);
+    plan.bindings = std::move(bindings);
+    return plan;
+}
+
+const PredictedLayer* layerWith(const Prediction& prediction, std::string_view node)
+{
+    for (const auto& layer : prediction.layers)
+    {
+        if (std::find(layer.onnxNodes.begin(), layer.onnxNodes.end(), node) != layer.onnxNodes.end())
+        {
+            return &layer;
+        }
+    }
+    return nullptr;
+}
+
 } // namespace qdq::test
 
 namespace qdq::test

@@ -23,6 +23,15 @@ EngineLayer layer(const std::string& name, const std::string& type, std::vector<
 Report runDiagnose(const std::optional<OnnxGraph>& graph, const std::optional<EnginePlan>& plan,
                    const std::optional<Profile>& profile = std::nullopt);
 
+//! A profile that times every layer of plan at ms (averageMs and timeMs), one iteration.
+Profile profileFor(const EnginePlan& plan, double ms = 0.01);
+
+//! A detailed layer list ("engine.json") of layers, with its network bindings.
+EnginePlan planOf(std::vector<EngineLayer> layers, std::vector<std::string> bindings);
+
+//! The predicted layer that executes node, or nullptr.
+const PredictedLayer* layerWith(const Prediction& prediction, std::string_view node);
+
 //! Findings of one rule.
 std::vector<Finding> findingsOf(const Report& report, const std::string& rule);
 

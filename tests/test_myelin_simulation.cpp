@@ -26,18 +26,6 @@ SimulationOptions trt(int major, int minor)
     return options;
 }
 
-const PredictedLayer* layerWith(const Prediction& prediction, std::string_view node)
-{
-    for (const auto& layer : prediction.layers)
-    {
-        if (std::find(layer.onnxNodes.begin(), layer.onnxNodes.end(), node) != layer.onnxNodes.end())
-        {
-            return &layer;
-        }
-    }
-    return nullptr;
-}
-
 std::size_t standaloneQdqLayers(const Prediction& prediction)
 {
     return static_cast<std::size_t>(std::count_if(prediction.layers.begin(), prediction.layers.end(),

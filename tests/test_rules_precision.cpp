@@ -30,30 +30,6 @@ bool hasName(const std::vector<std::string>& names, const std::string& name)
     return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-Profile profileFor(const EnginePlan& plan, double ms = 0.01)
-{
-    Profile profile;
-    profile.iterations = 1;
-    for (const auto& l : plan.layers)
-    {
-        ProfileEntry entry;
-        entry.name = l.name;
-        entry.averageMs = entry.timeMs = ms;
-        profile.entries.push_back(entry);
-    }
-    return profile;
-}
-
-EnginePlan planOf(std::vector<EngineLayer> layers, std::vector<std::string> bindings)
-{
-    EnginePlan plan;
-    plan.sourcePath = "engine.json";
-    plan.form = LayerListForm::kDetailed;
-    plan.layers = std::move(layers);
-    plan.bindings = std::move(bindings);
-    return plan;
-}
-
 //! BatchNormalization with constant parameters.
 std::string batchNorm(GraphBuilder& g, const std::string& name, const std::string& x, long channels)
 {

@@ -325,20 +325,6 @@ EnginePlan residualEngine(bool quantizedResidual)
     return plan;
 }
 
-Profile profileFor(const EnginePlan& plan)
-{
-    Profile profile;
-    profile.iterations = 1;
-    for (const auto& l : plan.layers)
-    {
-        ProfileEntry entry;
-        entry.name = l.name;
-        entry.averageMs = entry.timeMs = 0.01;
-        profile.entries.push_back(entry);
-    }
-    return profile;
-}
-
 } // namespace
 
 TEST(RuleEngineOnly, QatResidualShapeTriggersThreeRules)

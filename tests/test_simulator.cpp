@@ -31,19 +31,6 @@ SimulationOptions version(int major, int minor, bool fp16 = true)
     return options;
 }
 
-//! The predicted layer that executes node, or nullptr.
-const PredictedLayer* layerWith(const Prediction& prediction, std::string_view node)
-{
-    for (const auto& layer : prediction.layers)
-    {
-        if (std::find(layer.onnxNodes.begin(), layer.onnxNodes.end(), node) != layer.onnxNodes.end())
-        {
-            return &layer;
-        }
-    }
-    return nullptr;
-}
-
 std::size_t countRole(const Prediction& prediction, std::string_view role)
 {
     return static_cast<std::size_t>(std::count_if(prediction.layers.begin(), prediction.layers.end(),

@@ -202,30 +202,6 @@ std::vector<Finding> findingsIn(const Report& report, const std::string& rule)
     return findingsOf(report, rule);
 }
 
-Profile profileFor(const EnginePlan& plan, double ms)
-{
-    Profile profile;
-    profile.iterations = 1;
-    for (const auto& l : plan.layers)
-    {
-        ProfileEntry entry;
-        entry.name = l.name;
-        entry.averageMs = entry.timeMs = ms;
-        profile.entries.push_back(entry);
-    }
-    return profile;
-}
-
-EnginePlan planOf(std::vector<EngineLayer> layers, std::vector<std::string> bindings)
-{
-    EnginePlan plan;
-    plan.sourcePath = "engine.json";
-    plan.form = LayerListForm::kDetailed;
-    plan.layers = std::move(layers);
-    plan.bindings = std::move(bindings);
-    return plan;
-}
-
 //! A Q/DQ engine whose float layers after the INT8 conv run in floatFormat.
 EnginePlan islandEngine(const char* floatFormat)
 {

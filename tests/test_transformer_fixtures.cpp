@@ -2,6 +2,7 @@
 // diagnose on TensorRT 10: every attention's MatMuls and Softmax in one predicted layer, every standalone Q/DQ the
 // simulator still predicts explained, and the recipe and naive Q/DQ placements told apart (what fuses and what the
 // attention rules report). Expected counts were read off the exported graphs (the script prints their op histograms).
+#include "graph_builder.h"
 #include "qdq/analysis.h"
 #include "test_support.h"
 
@@ -36,19 +37,6 @@ const Predicted& predictedOnTen(const std::string& name)
     return *slot;
 }
 
-//! The predicted layer that executes node.
-const PredictedLayer* layerOf(const Prediction& prediction, std::string_view node)
-{
-    for (const auto& layer : prediction.layers)
-    {
-        if (std::find(layer.onnxNodes.begin(), layer.onnxNodes.end(), node) != layer.onnxNodes.end())
-        {
-            return &layer;
-        }
-    }
-    return nullptr;
-}
-
 class TransformerFixture : public ::testing::TestWithParam<const char*>
 {
 };
@@ -61,10 +49,10 @@ TEST_P(TransformerFixture, EachAttentionIsOneLayerAndEveryStandaloneQdqIsExplain
     const Prediction& prediction = predicted.prediction;
     for (const auto& attention : prediction.attention)
     {
-        const PredictedLayer* scores = layerOf(prediction, attention.scoresMatMul);
+        const PredictedLayer* scores = layerWith(prediction, attention.scoresMatMul);
         ASSERT_NE(scores, nullptr) << attention.scoresMatMul;
-        EXPECT_EQ(scores, layerOf(prediction, attention.softmax)) << attention.softmax;
-        EXPECT_EQ(scores, layerOf(prediction, attention.contextMatMul)) << attention.contextMatMul;
+        EXPECT_EQ(scores, layerWith(prediction, attention.softmax)) << attention.softmax;
+        EXPECT_EQ(scores, layerWith(prediction, attention.contextMatMul)) << attention.contextMatMul;
     }
     for (const auto& qdq : prediction.qdq)
     {
