@@ -99,7 +99,7 @@ public:
         {
             return;
         }
-        for (const MyelinRegion& region : findMyelinRegions(*plan, context.correlation, context.graph()))
+        for (const MyelinRegion& region : context.correlation.myelinRegions)
         {
             for (const MyelinGemm& gemm : region.gemms)
             {

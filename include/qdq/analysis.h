@@ -4,6 +4,7 @@
 
 #include "qdq/build_log.h"
 #include "qdq/engine_plan.h"
+#include "qdq/myelin_region.h"
 #include "qdq/name_index.h"
 #include "qdq/onnx_graph.h"
 #include "qdq/profile.h"
@@ -168,7 +169,10 @@ struct Correlation
     std::vector<LayerMapping> layers;   //!< one per engine layer, same order
     std::vector<QdqNodeState> qdqNodes; //!< one per Q/DQ node (ONNX, or names seen in the engine without ONNX)
     NodeLayerIndex layersOfNode;        //!< ONNX node -> engine layers executing it
-    std::vector<std::string> notes;     //!< what could not be established, and why
+    //! The engine's Myelin regions (findMyelinRegions, include/qdq/myelin_regions.h), found once by correlate() for
+    //! the rules and the reporters; empty for an engine without Myelin layers.
+    std::vector<MyelinRegion> myelinRegions;
+    std::vector<std::string> notes; //!< what could not be established, and why
     //! Names read from the engine when there is no model, which the views above point into (shared by copies).
     std::shared_ptr<std::deque<std::string>> ownedNames = std::make_shared<std::deque<std::string>>();
 

@@ -11,46 +11,18 @@
 #pragma once
 
 #include "qdq/analysis.h"
+#include "qdq/myelin_region.h"
 
-#include <cstddef>
-#include <map>
-#include <optional>
-#include <string>
 #include <string_view>
 #include <vector>
 
 namespace qdq
 {
 
-struct MyelinGemm
-{
-    std::size_t layer = 0; //!< index in the engine plan
-    Precision precision = Precision::kUnknown;
-    std::string precisionEvidence;                //!< "input tensor Int8", "tactic sm86_xmma_gemm_f32f32_tf32f32_..."
-    std::vector<std::string_view> quantizedNodes; //!< the Q/DQ nodes the kernel's metadata names (weights, inputs)
-};
-
-struct MyelinRegion
-{
-    std::string id;                  //!< "myl0" (kernel form), or the `{ForeignNode[...]}` layer name
-    bool kernelsListed = false;      //!< kernels are layers (detailed verbosity), else one ForeignNode layer
-    std::vector<std::size_t> layers; //!< engine layers of the region, in engine order
-    std::map<std::string, std::size_t> kernelKinds; //!< LayerType -> count ("kgen" 3, "gemm" 2)
-    std::vector<std::string_view> onnxNodes;        //!< ONNX nodes the region executes, sorted, unique
-    std::vector<std::string_view> qdqNodes;         //!< the Q/DQ nodes among them (absorbed by the region)
-    std::vector<MyelinGemm> gemms;                  //!< GEMM kernels (kernel form only)
-    std::optional<double> timeMs;                   //!< the region's layers' profile times summed
-    std::map<Precision, double> gemmMsByPrecision;  //!< with a profile
-    std::map<Precision, std::size_t> gemmsByPrecision;
-    std::string precision;      //!< "INT8", "FP16", "INT8 and FP32 (2 GEMMs)", "FP16 in/out" ...
-    std::string precisionBasis; //!< how precision was told: GEMM kernels, or the region's tensors
-    //! Attention in the region (with the model): "fused (...)", "not fused (...)", or empty when the region holds no
-    //! Softmax between two MatMuls or its kernels are not listed.
-    std::string attention;
-};
-
 //! The Myelin regions of the engine, in engine order. correlation must be the one of plan.
 //! graph: the model, when given, tells which regions hold attention (a Softmax fed by a MatMul and feeding one).
+//! correlate() calls it once and keeps the result in Correlation::myelinRegions, which the rules and the reporters
+//! read.
 std::vector<MyelinRegion> findMyelinRegions(const EnginePlan& plan, const Correlation& correlation,
                                             const OnnxGraph* graph = nullptr);
 

@@ -3,6 +3,7 @@
 // tensor names.
 #include "qdq/analysis.h"
 #include "qdq/layer_names.h"
+#include "qdq/myelin_regions.h"
 #include "qdq/name_index.h"
 #include "qdq/patterns.h"
 
@@ -61,6 +62,10 @@ public:
         }
         mResult.layersOfNode.finish();
         assignQdqStates();
+        if (mPlan != nullptr)
+        {
+            mResult.myelinRegions = findMyelinRegions(*mPlan, mResult, mGraph);
+        }
         return std::move(mResult);
     }
 

@@ -579,8 +579,7 @@ std::string renderReportHtml(const Report& report, const Inputs& inputs, const H
     writeBuildModeJson(json, report.buildMode);
     if (const EnginePlan* engine = inputs.engine())
     {
-        writeMyelinRegionsJson(
-            json, findMyelinRegions(*engine, report.correlation, inputs.onnx ? &*inputs.onnx : nullptr), *engine);
+        writeMyelinRegionsJson(json, report.correlation.myelinRegions, *engine);
     }
     writeSummary(json, report, inputs);
 

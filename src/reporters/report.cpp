@@ -114,8 +114,7 @@ void writeReportHead(JsonWriter& json, const Report& report, const Inputs& input
     writePrecisionSummary(json, summarizePrecision(report, inputs));
     if (const EnginePlan* plan = inputs.engine())
     {
-        writeMyelinRegionsJson(
-            json, findMyelinRegions(*plan, report.correlation, inputs.onnx ? &*inputs.onnx : nullptr), *plan);
+        writeMyelinRegionsJson(json, report.correlation.myelinRegions, *plan);
     }
     else
     {
@@ -635,8 +634,7 @@ std::string renderReportText(const Report& report, const Inputs& inputs)
     writePrecisionSummaryText(out, summarizePrecision(report, inputs));
     if (const EnginePlan* plan = inputs.engine())
     {
-        writeMyelinRegionsText(out, findMyelinRegions(*plan, report.correlation, inputs.onnx ? &*inputs.onnx : nullptr),
-                               *plan);
+        writeMyelinRegionsText(out, report.correlation.myelinRegions, *plan);
     }
     if (report.predictionCheck)
     {
