@@ -40,38 +40,25 @@ public:
         {
             return false;
         }
-        return mMemo.decide(tensor,
-                            [&]
-                            {
-                                if (tensor < mGraph.tensors.constant.size() &&
-                                    mGraph.tensors.constant[tensor] != kNoTensor)
-                                {
-                                    return true;
-                                }
-                                const OnnxNode* producer = mGraph.producerOf(tensor);
-                                if (producer == nullptr || producer->isCustomDomain() || depth > 16)
-                                {
-                                    return false;
-                                }
-                                if (producer->opType == "Constant" || readsShapeOnly(producer->opType))
-                                {
-                                    return true;
-                                }
-                                bool any = false;
-                                for (std::uint32_t input : mGraph.inputIds(producer->index))
-                                {
-                                    if (input == kNoTensor)
-                                    {
-                                        continue;
-                                    }
-                                    any = true;
-                                    if (!known(input, depth + 1))
-                                    {
-                                        return false;
-                                    }
-                                }
-                                return any;
-                            });
+        // One byte per tensor of the model instead of a hash map (patterns::TensorMemo): the attention search asks
+        // about most of a transformer's tensors, and the map's look-ups and growth took about 2% of the 500,000-node
+        // bench transformer's predict.
+        if (mKnown.empty())
+        {
+            mKnown.assign(mGraph.tensors.constant.size(), kUndecided);
+        }
+        if (tensor >= mKnown.size())
+        {
+            return false;
+        }
+        if (mKnown[tensor] != kUndecided)
+        {
+            return mKnown[tensor] == kYes;
+        }
+        mKnown[tensor] = kNo; // while deciding: a cycle back to this tensor reads "not known"
+        const bool answer = decide(tensor, depth);
+        mKnown[tensor] = answer ? kYes : kNo;
+        return answer;
     }
 
     //! The inputs of node that are not build-time values.
@@ -89,8 +76,42 @@ public:
     }
 
 private:
+    bool decide(std::uint32_t tensor, int depth)
+    {
+        if (mGraph.tensors.constant[tensor] != kNoTensor)
+        {
+            return true;
+        }
+        const OnnxNode* producer = mGraph.producerOf(tensor);
+        if (producer == nullptr || producer->isCustomDomain() || depth > 16)
+        {
+            return false;
+        }
+        if (producer->opType == "Constant" || readsShapeOnly(producer->opType))
+        {
+            return true;
+        }
+        bool any = false;
+        for (std::uint32_t input : mGraph.inputIds(producer->index))
+        {
+            if (input == kNoTensor)
+            {
+                continue;
+            }
+            any = true;
+            if (!known(input, depth + 1))
+            {
+                return false;
+            }
+        }
+        return any;
+    }
+
+    static constexpr std::int8_t kUndecided = -1;
+    static constexpr std::int8_t kNo = 0;
+    static constexpr std::int8_t kYes = 1;
     const OnnxGraph& mGraph;
-    TensorMemo mMemo;
+    std::vector<std::int8_t> mKnown; //!< per tensor id: kUndecided, kNo or kYes
 };
 
 std::uint32_t firstOutputOf(const OnnxGraph& graph, std::uint32_t node)

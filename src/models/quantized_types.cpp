@@ -299,9 +299,13 @@ std::vector<ReaderWarning> quantizedTypeOpsetNotes(const OnnxGraph& graph)
         {
             continue; // TensorRT-domain ops carry their type in the op, not in the ONNX opset
         }
+        const auto [needed, typeName] = opsetNeeded(elementTypeOf(graph, node, parameters));
+        if (needed <= opset && !(parameters.blockSize && opset < kBlockSizeOpset))
+        {
+            continue; // the common case: no note, and no copy of the path for it
+        }
         SourceLocation where;
         where.path = graph.sourcePath;
-        const auto [needed, typeName] = opsetNeeded(elementTypeOf(graph, node, parameters));
         if (needed > opset)
         {
             notes.push_back(

@@ -12,7 +12,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
+#include <optional>
 #include <span>
+#include <thread>
 #include <unordered_map>
 
 namespace qdq::simulation
@@ -112,8 +115,9 @@ std::string_view quantizedTypeOf(const OnnxGraph& graph, std::uint32_t node, int
 class LayerBuilder
 {
 public:
-    LayerBuilder(const OnnxGraph& graph, const SimulationOptions& options, Prediction& prediction)
-        : mGraph(graph), mOptions(options), mOut(prediction)
+    LayerBuilder(const OnnxGraph& graph, const SimulationOptions& options, Prediction& prediction,
+                 std::optional<std::vector<AttentionBlock>> attention)
+        : mGraph(graph), mOptions(options), mOut(prediction), mAttention(std::move(attention))
     {
     }
 
@@ -135,7 +139,7 @@ public:
         mOut.layers.reserve(count / 2 + 8);
         // Myelin regions first: they take the shuffles and pointwise ops around their seeds before those become
         // layers of their own. A region cut for convexity leaves its rest to a later seed or to ordinary layers.
-        mMyelin.prepare();
+        mMyelin.prepare(mAttention ? std::move(*mAttention) : findAttentionBlocks(mGraph));
         if (mMyelin.makesRegions())
         {
             for (std::uint32_t node : mOrder)
@@ -1682,6 +1686,7 @@ private:
     std::vector<SiblingCandidate> mSiblingCandidates; //!< conv layers a horizontal merge may join
     std::vector<PredictedLayer> mCopies;
     const OnnxNode* mPendingPad = nullptr;
+    std::optional<std::vector<AttentionBlock>> mAttention; //!< given by the caller, else found in run()
     MyelinPass mMyelin{BuilderState{mGraph, mOptions, mPosition, mLayerOf, mFolded, mConstant, mQdqOf}};
 };
 
@@ -1689,7 +1694,51 @@ private:
 
 void buildPredictedLayers(const OnnxGraph& graph, const SimulationOptions& options, Prediction& prediction)
 {
-    LayerBuilder(graph, options, prediction).run();
+    LayerBuilder(graph, options, prediction, std::nullopt).run();
+}
+
+void buildPredictedLayers(const OnnxGraph& graph, const SimulationOptions& options, Prediction& prediction,
+                          std::vector<AttentionBlock> attention)
+{
+    LayerBuilder(graph, options, prediction, std::move(attention)).run();
+}
+
+FirstStages runFirstStages(const OnnxGraph& graph, const SimulationOptions& options)
+{
+    FirstStages stages;
+    // A second thread pays only on a large graph with a Softmax (an attention block needs one). On the 500,000-node
+    // bench transformer the search took about 7% of predict, which now overlaps the Q/DQ fates.
+    constexpr std::size_t kSearchBesideFrom = 20000;
+    const bool beside = graph.nodes.size() >= kSearchBesideFrom &&
+                        std::any_of(graph.nodes.begin(), graph.nodes.end(),
+                                    [](const OnnxNode& node) { return node.opType == "Softmax"; });
+    if (!beside)
+    {
+        stages.prediction = predictQdqFates(graph, options);
+        stages.attention = findAttentionBlocks(graph);
+        return stages;
+    }
+    std::exception_ptr searchError;
+    {
+        std::jthread search(
+            [&]
+            {
+                try
+                {
+                    stages.attention = findAttentionBlocks(graph);
+                }
+                catch (...)
+                {
+                    searchError = std::current_exception();
+                }
+            });
+        stages.prediction = predictQdqFates(graph, options);
+    } // joined here, also when predictQdqFates throws
+    if (searchError)
+    {
+        std::rethrow_exception(searchError);
+    }
+    return stages;
 }
 
 } // namespace qdq::simulation

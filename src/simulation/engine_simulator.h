@@ -3,6 +3,7 @@
 #pragma once
 
 #include "qdq/analysis.h"
+#include "qdq/attention_pattern.h"
 
 namespace qdq::simulation
 {
@@ -13,6 +14,18 @@ Prediction predictQdqFates(const OnnxGraph& graph, const SimulationOptions& opti
 
 //! Fills prediction.layers (and prediction.eliminated) from the graph and prediction.qdq.
 void buildPredictedLayers(const OnnxGraph& graph, const SimulationOptions& options, Prediction& prediction);
+//! Same, with the graph's attention blocks already found (findAttentionBlocks(graph)).
+void buildPredictedLayers(const OnnxGraph& graph, const SimulationOptions& options, Prediction& prediction,
+                          std::vector<AttentionBlock> attention);
+
+//! The Q/DQ fates (predictQdqFates) and the attention blocks the Myelin pass reads (findAttentionBlocks): both read
+//! only the graph, so on a large graph with a Softmax the attention search runs on a second thread meanwhile.
+struct FirstStages
+{
+    Prediction prediction;
+    std::vector<AttentionBlock> attention;
+};
+FirstStages runFirstStages(const OnnxGraph& graph, const SimulationOptions& options);
 
 //! The strong-typing pass (src/simulation/strong_typing.cpp): the element type of every tensor as the graph gives it
 //! (value_info, initializers, Cast `to`, a DQ's scale type, ...), inferred where the model does not say; by tensor id.

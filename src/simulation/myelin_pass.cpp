@@ -89,12 +89,20 @@ bool compilesTransformerWithMyelin(const OnnxGraph& graph, const SimulationOptio
     return softmax && !findAttentionBlocks(graph).empty();
 }
 
+bool compilesTransformerWithMyelin(const OnnxGraph& graph, const SimulationOptions& options,
+                                   const std::vector<AttentionBlock>& attention)
+{
+    return versionCompilesTransformers(options) &&
+           (!attention.empty() || std::any_of(graph.nodes.begin(), graph.nodes.end(),
+                                              [&](const OnnxNode& node) { return isTransformerSeed(graph, node); }));
+}
+
 MyelinPass::MyelinPass(const BuilderState& state) : mState(state) {}
 
-void MyelinPass::prepare()
+void MyelinPass::prepare(std::vector<AttentionBlock> attention)
 {
     const OnnxGraph& graph = mState.graph;
-    mAttention = findAttentionBlocks(graph);
+    mAttention = std::move(attention);
     mAttentionSoftmax.assign(graph.nodes.size(), false);
     for (const auto& block : mAttention)
     {

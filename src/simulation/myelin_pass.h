@@ -41,14 +41,18 @@ struct GrownMyelinRegion
 //! Whether TensorRT compiles the model's transformer parts with Myelin and runs their Q/DQ inside the regions:
 //! TensorRT 10 and later (or an unknown version) on a graph with an attention block, a LayerNorm or a GELU.
 bool compilesTransformerWithMyelin(const OnnxGraph& graph, const SimulationOptions& options);
+//! Same, with the graph's attention blocks already found (findAttentionBlocks(graph)).
+bool compilesTransformerWithMyelin(const OnnxGraph& graph, const SimulationOptions& options,
+                                   const std::vector<AttentionBlock>& attention);
 
 class MyelinPass
 {
 public:
     explicit MyelinPass(const BuilderState& state);
 
-    //! Finds the attention blocks; call once the builder's order and constants are known.
-    void prepare();
+    //! Takes the graph's attention blocks (findAttentionBlocks); call once the builder's order and constants are
+    //! known.
+    void prepare(std::vector<AttentionBlock> attention);
 
     //! TensorRT 8.5 and later make Myelin regions (and an unknown version, taken as the latest).
     bool makesRegions() const;

@@ -304,14 +304,16 @@ void writePredictionJson(const Prediction& prediction, const OnnxGraph& graph, c
 Prediction predictEngineWritingJson(const OnnxGraph& graph, const SimulationOptions& options, const std::string& source,
                                     const std::function<void(std::string_view)>& write)
 {
-    Prediction prediction = simulation::predictQdqFates(graph, options);
+    simulation::FirstStages stages = simulation::runFirstStages(graph, options);
+    Prediction& prediction = stages.prediction;
     // The Myelin pass gives the Q/DQ nodes a transformer region takes their final fate while the layers are built:
     // those are written after it.
-    if (prediction.qdq.size() < kQdqElementsInParallelFrom || simulation::compilesTransformerWithMyelin(graph, options))
+    if (prediction.qdq.size() < kQdqElementsInParallelFrom ||
+        simulation::compilesTransformerWithMyelin(graph, options, stages.attention))
     {
-        simulation::buildPredictedLayers(graph, options, prediction);
+        simulation::buildPredictedLayers(graph, options, prediction, std::move(stages.attention));
         writeJson(prediction, graph, source, write, nullptr);
-        return prediction;
+        return std::move(prediction);
     }
     // The Q/DQ fates are final before the layers are built, and the layer builder only reads them: their part of the
     // JSON (57% of it on the bench model) is written on a second thread meanwhile. `qdq-bench predict`, alternating
@@ -331,14 +333,14 @@ Prediction predictEngineWritingJson(const OnnxGraph& graph, const SimulationOpti
                     renderError = std::current_exception();
                 }
             });
-        simulation::buildPredictedLayers(graph, options, prediction);
+        simulation::buildPredictedLayers(graph, options, prediction, std::move(stages.attention));
     } // joined here, also when the layer builder throws
     if (renderError)
     {
         std::rethrow_exception(renderError);
     }
     writeJson(prediction, graph, source, write, &qdqElements);
-    return prediction;
+    return std::move(prediction);
 }
 
 std::string renderPredictionText(const Prediction& prediction, const OnnxGraph& graph, const std::string& source)
