@@ -116,8 +116,8 @@ class LayerBuilder
 {
 public:
     LayerBuilder(const OnnxGraph& graph, const SimulationOptions& options, Prediction& prediction,
-                 std::optional<std::vector<AttentionBlock>> attention)
-        : mGraph(graph), mOptions(options), mOut(prediction), mAttention(std::move(attention))
+                 std::optional<TransformerParts> transformer)
+        : mGraph(graph), mOptions(options), mOut(prediction), mTransformer(std::move(transformer))
     {
     }
 
@@ -139,7 +139,8 @@ public:
         mOut.layers.reserve(count / 2 + 8);
         // Myelin regions first: they take the shuffles and pointwise ops around their seeds before those become
         // layers of their own. A region cut for convexity leaves its rest to a later seed or to ordinary layers.
-        mMyelin.prepare(mAttention ? std::move(*mAttention) : findAttentionBlocks(mGraph));
+        mMyelin.prepare(mTransformer ? std::move(*mTransformer)
+                                     : TransformerParts{findAttentionBlocks(mGraph), hasLayerNormOrGelu(mGraph)});
         if (mMyelin.makesRegions())
         {
             for (std::uint32_t node : mOrder)
@@ -1686,7 +1687,7 @@ private:
     std::vector<SiblingCandidate> mSiblingCandidates; //!< conv layers a horizontal merge may join
     std::vector<PredictedLayer> mCopies;
     const OnnxNode* mPendingPad = nullptr;
-    std::optional<std::vector<AttentionBlock>> mAttention; //!< given by the caller, else found in run()
+    std::optional<TransformerParts> mTransformer; //!< given by the caller, else found in run()
     MyelinPass mMyelin{BuilderState{mGraph, mOptions, mPosition, mLayerOf, mFolded, mConstant, mQdqOf}};
 };
 
@@ -1698,24 +1699,31 @@ void buildPredictedLayers(const OnnxGraph& graph, const SimulationOptions& optio
 }
 
 void buildPredictedLayers(const OnnxGraph& graph, const SimulationOptions& options, Prediction& prediction,
-                          std::vector<AttentionBlock> attention)
+                          TransformerParts transformer)
 {
-    LayerBuilder(graph, options, prediction, std::move(attention)).run();
+    LayerBuilder(graph, options, prediction, std::move(transformer)).run();
 }
 
 FirstStages runFirstStages(const OnnxGraph& graph, const SimulationOptions& options)
 {
     FirstStages stages;
-    // A second thread pays only on a large graph with a Softmax (an attention block needs one). On the 500,000-node
-    // bench transformer the search took about 7% of predict, which now overlaps the Q/DQ fates.
+    // One scan for both questions (each scan of the 500,000-node bench CNN's op types cost about 1% of its predict).
+    bool softmax = false;
+    for (const OnnxNode& node : graph.nodes)
+    {
+        softmax = softmax || node.opType == "Softmax";
+        stages.transformer.layerNormOrGelu = stages.transformer.layerNormOrGelu || isLayerNormOrGelu(graph, node);
+    }
+    // An attention block needs a Softmax. A second thread pays only on a large graph: on the 500,000-node bench
+    // transformer the search took about 7% of predict, which now overlaps the Q/DQ fates.
     constexpr std::size_t kSearchBesideFrom = 20000;
-    const bool beside = graph.nodes.size() >= kSearchBesideFrom &&
-                        std::any_of(graph.nodes.begin(), graph.nodes.end(),
-                                    [](const OnnxNode& node) { return node.opType == "Softmax"; });
-    if (!beside)
+    if (!softmax || graph.nodes.size() < kSearchBesideFrom)
     {
         stages.prediction = predictQdqFates(graph, options);
-        stages.attention = findAttentionBlocks(graph);
+        if (softmax)
+        {
+            stages.transformer.attention = findAttentionBlocks(graph);
+        }
         return stages;
     }
     std::exception_ptr searchError;
@@ -1725,7 +1733,7 @@ FirstStages runFirstStages(const OnnxGraph& graph, const SimulationOptions& opti
             {
                 try
                 {
-                    stages.attention = findAttentionBlocks(graph);
+                    stages.transformer.attention = findAttentionBlocks(graph);
                 }
                 catch (...)
                 {

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "qdq/analysis.h"
-#include "qdq/attention_pattern.h"
+#include "src/simulation/myelin_pass.h"
 
 namespace qdq::simulation
 {
@@ -14,16 +14,16 @@ Prediction predictQdqFates(const OnnxGraph& graph, const SimulationOptions& opti
 
 //! Fills prediction.layers (and prediction.eliminated) from the graph and prediction.qdq.
 void buildPredictedLayers(const OnnxGraph& graph, const SimulationOptions& options, Prediction& prediction);
-//! Same, with the graph's attention blocks already found (findAttentionBlocks(graph)).
+//! Same, with the graph's transformer parts already found (FirstStages).
 void buildPredictedLayers(const OnnxGraph& graph, const SimulationOptions& options, Prediction& prediction,
-                          std::vector<AttentionBlock> attention);
+                          TransformerParts transformer);
 
-//! The Q/DQ fates (predictQdqFates) and the attention blocks the Myelin pass reads (findAttentionBlocks): both read
-//! only the graph, so on a large graph with a Softmax the attention search runs on a second thread meanwhile.
+//! The Q/DQ fates (predictQdqFates) and the transformer parts the Myelin pass reads: both read only the graph, so on
+//! a large graph with a Softmax the attention search runs on a second thread meanwhile.
 struct FirstStages
 {
     Prediction prediction;
-    std::vector<AttentionBlock> attention;
+    TransformerParts transformer;
 };
 FirstStages runFirstStages(const OnnxGraph& graph, const SimulationOptions& options);
 

@@ -50,14 +50,6 @@ bool isMyelinMember(std::string_view op)
                            "ConstantOfShape", "ArgMax", "ArgMin"});
 }
 
-//! The ops of a transformer block that make TensorRT 10 compile it with Myelin: LayerNorm (the op, or written out with
-//! a normalization ReduceMean) and GELU (Erf form, the Gelu op); attention blocks are found by findAttentionBlocks.
-bool isTransformerSeed(const OnnxGraph& graph, const OnnxNode& node)
-{
-    return node.opType == "LayerNormalization" || node.opType == "Erf" || node.opType == "Gelu" ||
-           (node.opType == "ReduceMean" && isNormalizationMean(graph, node));
-}
-
 bool versionCompilesTransformers(const SimulationOptions& options)
 {
     return options.trtMajor == 0 || options.trtMajor >= 10;
@@ -71,47 +63,37 @@ constexpr std::string_view kInsideRegionSuffix =
 
 } // namespace
 
-bool compilesTransformerWithMyelin(const OnnxGraph& graph, const SimulationOptions& options)
+//! The ops of a transformer block that make TensorRT 10 compile it with Myelin: LayerNorm and GELU; attention
+//! blocks are found by findAttentionBlocks.
+bool isLayerNormOrGelu(const OnnxGraph& graph, const OnnxNode& node)
 {
-    if (!versionCompilesTransformers(options))
-    {
-        return false;
-    }
-    bool softmax = false;
-    for (const OnnxNode& node : graph.nodes)
-    {
-        if (isTransformerSeed(graph, node))
-        {
-            return true;
-        }
-        softmax = softmax || node.opType == "Softmax";
-    }
-    return softmax && !findAttentionBlocks(graph).empty();
+    return node.opType == "LayerNormalization" || node.opType == "Erf" || node.opType == "Gelu" ||
+           (node.opType == "ReduceMean" && isNormalizationMean(graph, node));
 }
 
-bool compilesTransformerWithMyelin(const OnnxGraph& graph, const SimulationOptions& options,
-                                   const std::vector<AttentionBlock>& attention)
+bool hasLayerNormOrGelu(const OnnxGraph& graph)
 {
-    return versionCompilesTransformers(options) &&
-           (!attention.empty() || std::any_of(graph.nodes.begin(), graph.nodes.end(),
-                                              [&](const OnnxNode& node) { return isTransformerSeed(graph, node); }));
+    return std::any_of(graph.nodes.begin(), graph.nodes.end(),
+                       [&](const OnnxNode& node) { return isLayerNormOrGelu(graph, node); });
+}
+
+bool compilesTransformerWithMyelin(const TransformerParts& parts, const SimulationOptions& options)
+{
+    return versionCompilesTransformers(options) && (!parts.attention.empty() || parts.layerNormOrGelu);
 }
 
 MyelinPass::MyelinPass(const BuilderState& state) : mState(state) {}
 
-void MyelinPass::prepare(std::vector<AttentionBlock> attention)
+void MyelinPass::prepare(TransformerParts parts)
 {
     const OnnxGraph& graph = mState.graph;
-    mAttention = std::move(attention);
+    mAttention = std::move(parts.attention);
     mAttentionSoftmax.assign(graph.nodes.size(), false);
     for (const auto& block : mAttention)
     {
         mAttentionSoftmax[block.softmax] = true;
     }
-    mTransformer =
-        versionCompilesTransformers(mState.options) &&
-        (!mAttention.empty() || std::any_of(graph.nodes.begin(), graph.nodes.end(),
-                                            [&](const OnnxNode& node) { return isTransformerSeed(graph, node); }));
+    mTransformer = versionCompilesTransformers(mState.options) && (!mAttention.empty() || parts.layerNormOrGelu);
 }
 
 bool MyelinPass::makesRegions() const

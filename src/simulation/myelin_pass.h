@@ -38,21 +38,31 @@ struct GrownMyelinRegion
     bool int8Output = false;            //!< it writes a quantized tensor for a layer outside
 };
 
+//! What makes a graph a transformer for the Myelin pass, found once per prediction: its attention blocks
+//! (findAttentionBlocks) and whether it has a LayerNorm or a GELU.
+struct TransformerParts
+{
+    std::vector<AttentionBlock> attention;
+    bool layerNormOrGelu = false;
+};
+
+//! Whether node is (part of) a LayerNorm (the op, or written out with a normalization ReduceMean) or a GELU (the op,
+//! or its Erf form).
+bool isLayerNormOrGelu(const OnnxGraph& graph, const OnnxNode& node);
+//! Whether some node is.
+bool hasLayerNormOrGelu(const OnnxGraph& graph);
+
 //! Whether TensorRT compiles the model's transformer parts with Myelin and runs their Q/DQ inside the regions:
 //! TensorRT 10 and later (or an unknown version) on a graph with an attention block, a LayerNorm or a GELU.
-bool compilesTransformerWithMyelin(const OnnxGraph& graph, const SimulationOptions& options);
-//! Same, with the graph's attention blocks already found (findAttentionBlocks(graph)).
-bool compilesTransformerWithMyelin(const OnnxGraph& graph, const SimulationOptions& options,
-                                   const std::vector<AttentionBlock>& attention);
+bool compilesTransformerWithMyelin(const TransformerParts& parts, const SimulationOptions& options);
 
 class MyelinPass
 {
 public:
     explicit MyelinPass(const BuilderState& state);
 
-    //! Takes the graph's attention blocks (findAttentionBlocks); call once the builder's order and constants are
-    //! known.
-    void prepare(std::vector<AttentionBlock> attention);
+    //! Takes the graph's transformer parts; call once the builder's order and constants are known.
+    void prepare(TransformerParts parts);
 
     //! TensorRT 8.5 and later make Myelin regions (and an unknown version, taken as the latest).
     bool makesRegions() const;

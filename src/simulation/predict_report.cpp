@@ -309,9 +309,9 @@ Prediction predictEngineWritingJson(const OnnxGraph& graph, const SimulationOpti
     // The Myelin pass gives the Q/DQ nodes a transformer region takes their final fate while the layers are built:
     // those are written after it.
     if (prediction.qdq.size() < kQdqElementsInParallelFrom ||
-        simulation::compilesTransformerWithMyelin(graph, options, stages.attention))
+        simulation::compilesTransformerWithMyelin(stages.transformer, options))
     {
-        simulation::buildPredictedLayers(graph, options, prediction, std::move(stages.attention));
+        simulation::buildPredictedLayers(graph, options, prediction, std::move(stages.transformer));
         writeJson(prediction, graph, source, write, nullptr);
         return std::move(prediction);
     }
@@ -333,7 +333,7 @@ Prediction predictEngineWritingJson(const OnnxGraph& graph, const SimulationOpti
                     renderError = std::current_exception();
                 }
             });
-        simulation::buildPredictedLayers(graph, options, prediction, std::move(stages.attention));
+        simulation::buildPredictedLayers(graph, options, prediction, std::move(stages.transformer));
     } // joined here, also when the layer builder throws
     if (renderError)
     {

@@ -628,7 +628,7 @@ Prediction simulation::predictQdqFates(const OnnxGraph& graph, const SimulationO
 Prediction predictEngine(const OnnxGraph& graph, const SimulationOptions& options)
 {
     simulation::FirstStages stages = simulation::runFirstStages(graph, options);
-    simulation::buildPredictedLayers(graph, options, stages.prediction, std::move(stages.attention));
+    simulation::buildPredictedLayers(graph, options, stages.prediction, std::move(stages.transformer));
     return std::move(stages.prediction);
 }
 
