@@ -125,6 +125,8 @@ class NodeLayerIndex
 public:
     //! Keys the index by graph's nodes; call before the first add().
     void useGraph(const OnnxGraph* graph) { mGraph = graph; }
+    //! The model it is keyed by, or nullptr.
+    const OnnxGraph* graph() const { return mGraph; }
     //! Records that layer executes node (each pair once; layers in increasing order). With a model, names that are
     //! not a node of it are ignored.
     void add(std::string_view node, std::size_t layer);

@@ -28,8 +28,8 @@ struct MyelinRegion
     bool kernelsListed = false;      //!< kernels are layers (detailed verbosity), else one ForeignNode layer
     std::vector<std::size_t> layers; //!< engine layers of the region, in engine order
     std::map<std::string, std::size_t> kernelKinds; //!< LayerType -> count ("kgen" 3, "gemm" 2)
-    //! ONNX nodes the region executes, once each, in the model's order (names the model lacks, or all names without a
-    //! model, after them by name)
+    //! ONNX nodes the region executes, once each: in the model's order, or by name without the model the correlation
+    //! was made with
     std::vector<std::string_view> onnxNodes;
     std::vector<std::string_view> qdqNodes;        //!< the Q/DQ nodes among them (absorbed by the region)
     std::vector<MyelinGemm> gemms;                 //!< GEMM kernels (kernel form only)

@@ -235,7 +235,12 @@ SimulationOptions resolveBuildMode(const Inputs& inputs, const BuildModeRequest&
     {
         dropPrecisionFlags(options);
     }
-    options.gpu = resolveTargetGpu(inputs, request.gpu); // --gpu, checked against the inputs (qdq/target_gpu.h)
+    if (!request.gpu.empty())
+    {
+        // --gpu, checked against the inputs (qdq/target_gpu.h); without it the GPU the inputs tell is already in
+        // options (reading it again scanned every kernel name a second time: about 1% of a 100,000-layer diagnose).
+        options.gpu = resolveTargetGpu(inputs, request.gpu);
+    }
     return options;
 }
 
