@@ -37,11 +37,17 @@ public:
     template <class NameOf>
     std::uint32_t find(std::string_view name, NameOf&& nameOf) const
     {
+        return findHashed(name, hashOf(name), nameOf);
+    }
+
+    //! find() for a name whose hashOf() the caller has already computed.
+    template <class NameOf>
+    std::uint32_t findHashed(std::string_view name, std::uint32_t hash, NameOf&& nameOf) const
+    {
         if (mSlots.empty())
         {
             return kNone;
         }
-        const std::uint32_t hash = hashOf(name);
         const std::size_t mask = mSlots.size() - 1;
         for (std::size_t slot = hash & mask;; slot = (slot + 1) & mask)
         {

@@ -10,6 +10,7 @@
 #include "qdq/autocast.h"
 
 #include "qdq/diagnostics.h"
+#include "qdq/name_index.h"
 
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -271,11 +272,16 @@ struct Slot
 struct GraphFacts
 {
     static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
-    std::unordered_map<std::string, std::uint32_t> ids;
-    std::vector<const std::string*> names; //!< id -> name (the key in ids)
+    //! Name -> id, over names. An open-addressing index of ids instead of a std::unordered_map of strings: the map's
+    //! look-ups were about 0.3 s of the 500,000-node bench model's analysis (qdq/name_index.h says why).
+    NameIndex ids;
+    std::vector<std::string> names; //!< id -> name (copies: the rewriter renames the model's inputs)
     std::vector<int> types;
     std::vector<std::uint32_t> producers; //!< id -> node index, kNone
-    std::vector<std::vector<Slot>> readers;
+    //! id -> the (node, input) slots reading it: readers(id). One array for all tensors, filled once the nodes are
+    //! read (a vector per tensor was a million small blocks to allocate and free).
+    std::vector<std::uint32_t> readerStart;
+    std::vector<Slot> readerSlots;
     std::vector<onnx::TensorProto*> initializers; //!< id -> initializer, nullptr
     std::vector<std::uint8_t> flags;              //!< kGraphInput (not an initializer), kGraphOutput
     static constexpr std::uint8_t kGraphInput = 1;
@@ -299,22 +305,32 @@ struct GraphFacts
 
     std::uint32_t id(const std::string& tensor) const
     {
-        const auto found = ids.find(tensor);
-        return found == ids.end() ? kNone : found->second;
+        return ids.find(tensor, [this](std::uint32_t known) -> const std::string& { return names[known]; });
     }
     std::uint32_t intern(const std::string& tensor)
     {
-        const auto [entry, inserted] = ids.try_emplace(tensor, static_cast<std::uint32_t>(names.size()));
-        if (inserted)
+        const auto nameOf = [this](std::uint32_t known) -> const std::string& { return names[known]; };
+        const std::uint32_t hash = NameIndex::hashOf(tensor);
+        if (const std::uint32_t found = ids.findHashed(tensor, hash, nameOf); found != kNone)
         {
-            names.push_back(&entry->first);
-            types.push_back(0);
-            producers.push_back(kNone);
-            readers.emplace_back();
-            initializers.push_back(nullptr);
-            flags.push_back(0);
+            return found;
         }
-        return entry->second;
+        const auto added = static_cast<std::uint32_t>(names.size());
+        names.push_back(tensor);
+        types.push_back(0);
+        producers.push_back(kNone);
+        initializers.push_back(nullptr);
+        flags.push_back(0);
+        ids.insertHashed(tensor, hash, added, nameOf);
+        return added;
+    }
+    std::span<const Slot> readers(std::uint32_t id) const
+    {
+        if (id == kNone || std::size_t(id) + 1 >= readerStart.size())
+        {
+            return {};
+        }
+        return {readerSlots.data() + readerStart[id], readerStart[id + 1] - readerStart[id]};
     }
     int type(const std::string& tensor) const
     {
@@ -328,11 +344,7 @@ struct GraphFacts
         return found == kNone || producers[found] == kNone ? std::nullopt
                                                            : std::optional<std::size_t>(producers[found]);
     }
-    const std::vector<Slot>* readersOf(const std::string& tensor) const
-    {
-        const std::uint32_t found = id(tensor);
-        return found == kNone ? nullptr : &readers[found];
-    }
+    std::span<const Slot> readersOf(const std::string& tensor) const { return readers(id(tensor)); }
     onnx::TensorProto* initializerOf(const std::string& tensor) const
     {
         const std::uint32_t found = id(tensor);
@@ -349,6 +361,38 @@ struct GraphFacts
         return found != kNone && (flags[found] & kGraphOutput) != 0;
     }
 };
+
+//! Fills readerStart and readerSlots from the nodes' input ids: each tensor's readers in node order.
+void indexReaders(GraphFacts& facts)
+{
+    const std::size_t tensorCount = facts.names.size();
+    facts.readerStart.assign(tensorCount + 1, 0);
+    for (const std::uint32_t id : facts.inputIds)
+    {
+        if (id != GraphFacts::kNone)
+        {
+            ++facts.readerStart[id + 1];
+        }
+    }
+    for (std::size_t id = 0; id < tensorCount; ++id)
+    {
+        facts.readerStart[id + 1] += facts.readerStart[id];
+    }
+    facts.readerSlots.resize(facts.readerStart[tensorCount]);
+    std::vector<std::uint32_t> next(facts.readerStart.begin(), facts.readerStart.end() - 1);
+    const std::size_t nodeCount = facts.inputStart.size() - 1;
+    for (std::size_t node = 0; node < nodeCount; ++node)
+    {
+        const auto inputs = facts.inputsOf(node);
+        for (std::size_t k = 0; k < inputs.size(); ++k)
+        {
+            if (inputs[k] != GraphFacts::kNone)
+            {
+                facts.readerSlots[next[inputs[k]]++] = {node, static_cast<int>(k)};
+            }
+        }
+    }
+}
 
 GraphFacts gatherFacts(onnx::GraphProto& graph)
 {
@@ -399,9 +443,7 @@ GraphFacts gatherFacts(onnx::GraphProto& graph)
                 facts.inputIds.push_back(GraphFacts::kNone);
                 continue;
             }
-            const std::uint32_t id = facts.intern(node.input(k));
-            facts.inputIds.push_back(id);
-            facts.readers[id].push_back({static_cast<std::size_t>(i), k});
+            facts.inputIds.push_back(facts.intern(node.input(k)));
         }
         for (int k = 0; k < node.output_size(); ++k)
         {
@@ -423,6 +465,7 @@ GraphFacts gatherFacts(onnx::GraphProto& graph)
     }
     facts.inputStart.push_back(static_cast<std::uint32_t>(facts.inputIds.size()));
     facts.outputStart.push_back(static_cast<std::uint32_t>(facts.outputIds.size()));
+    indexReaders(facts);
     return facts;
 }
 
@@ -480,7 +523,9 @@ private:
 
     //! Keeps the node in FP32 under reason (its sentence, why, is the same for every node of the reason: nodes hold
     //! an index into mReasons, so 500,000 kept nodes hold no string each).
-    void setFp32(std::size_t node, const std::string& reason, const std::string& why)
+    //! Views, not strings: the callers pass literals, and a string made per call (two heap blocks for most reasons)
+    //! was about a tenth of the analysis on the 500,000-node bench model.
+    void setFp32(std::size_t node, std::string_view reason, std::string_view why)
     {
         if (mPrecision[node] != Precision::kLow)
         {
@@ -490,7 +535,7 @@ private:
         auto found = std::find_if(mReasons.begin(), mReasons.end(), [&](const Keep& k) { return k.reason == reason; });
         if (found == mReasons.end())
         {
-            mReasons.push_back({reason, why});
+            mReasons.push_back({std::string(reason), std::string(why)});
             found = mReasons.end() - 1;
         }
         mKeep[node] = static_cast<int>(found - mReasons.begin());
@@ -573,6 +618,12 @@ private:
     //! normal range (a scale that becomes subnormal or 0 in FP16 would change every quantized value).
     void keepQdqWithFp32Scales()
     {
+        // One sentence for every Q/DQ node of an old opset, made once (made per node, it was a tenth of the analysis
+        // on the 300,000 Q/DQ nodes of the bench model).
+        const std::string oldOpsetWhy = "opset " + std::to_string(mOpset) +
+                                        " < 19: QuantizeLinear and DequantizeLinear take FP32 "
+                                        "scales only (FLOAT16/BFLOAT16 scales arrive with opset 19); a DQ writes FP32 "
+                                        "here";
         for (int i = 0; i < mGraph.node_size(); ++i)
         {
             const onnx::NodeProto& node = mGraph.node(i);
@@ -581,13 +632,11 @@ private:
             {
                 continue;
             }
-            std::string why;
-            std::string reason = "qdq-fp32-scale";
+            std::string_view why;
+            std::string_view reason = "qdq-fp32-scale";
             if (mOpset < kFirstOpsetWithLowScales)
             {
-                why = "opset " + std::to_string(mOpset) +
-                      " < 19: QuantizeLinear and DequantizeLinear take FP32 "
-                      "scales only (FLOAT16/BFLOAT16 scales arrive with opset 19); a DQ writes FP32 here";
+                why = oldOpsetWhy;
             }
             else if (const auto scale = node.input_size() > 1 ? constantValues(node.input(1)) : std::nullopt; !scale)
             {
@@ -672,12 +721,7 @@ private:
     //! The first reader of tensor with opType among candidates, or none.
     std::optional<std::size_t> readerOf(const std::string& tensor, std::initializer_list<const char*> opTypes) const
     {
-        const std::vector<Slot>* found = mFacts.readersOf(tensor);
-        if (found == nullptr)
-        {
-            return std::nullopt;
-        }
-        for (const Slot& slot : *found)
+        for (const Slot& slot : mFacts.readersOf(tensor))
         {
             for (const char* opType : opTypes)
             {
@@ -921,12 +965,11 @@ private:
             bool all = true;
             for (const std::string& output : node.output())
             {
-                const std::vector<Slot>* readers = mFacts.readersOf(output);
                 all = all && !mFacts.isGraphOutput(output);
-                for (std::size_t k = 0; readers != nullptr && k < readers->size(); ++k)
+                for (const Slot& reader : mFacts.readersOf(output))
                 {
                     any = true;
-                    all = all && readByFp32[(*readers)[k].node];
+                    all = all && readByFp32[reader.node];
                 }
             }
             readByFp32[i] = any && all;
@@ -1027,7 +1070,7 @@ private:
             {
                 continue;
             }
-            const std::string& name = *mFacts.names[id];
+            const std::string& name = mFacts.names[id];
             int written = kFloat;
             if ((mFacts.flags[id] & GraphFacts::kGraphInput) != 0)
             {
@@ -1111,7 +1154,7 @@ private:
 
     int constantType(std::uint32_t id) const
     {
-        const std::vector<Slot>& readers = mFacts.readers[id];
+        const std::span<const Slot> readers = mFacts.readers(id);
         if (readers.empty())
         {
             return kFloat;
@@ -1140,8 +1183,8 @@ private:
             {
                 return true;
             }
-            if (mWritten[id] == kFloat && std::any_of(mFacts.readers[id].begin(), mFacts.readers[id].end(),
-                                                      [&](const Slot& slot) { return wanted(slot) == mLowType; }))
+            if (mWritten[id] == kFloat &&
+                std::ranges::any_of(mFacts.readers(id), [&](const Slot& slot) { return wanted(slot) == mLowType; }))
             {
                 return true;
             }
@@ -1213,8 +1256,8 @@ private:
             {
                 continue;
             }
-            const std::string& tensor = *mFacts.names[id];
-            for (const Slot& slot : mFacts.readers[id])
+            const std::string& tensor = mFacts.names[id];
+            for (const Slot& slot : mFacts.readers(id))
             {
                 const int want = wanted(slot);
                 std::string source = readName(tensor);
