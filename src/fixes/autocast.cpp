@@ -1000,8 +1000,9 @@ private:
 //! Inputs ONNX types as FP32 whatever the node's type: Resize's scales (input 2) and Upsample's scales (input 1).
 bool slotIsFp32Only(const onnx::NodeProto& node, int input)
 {
-    return isStandardDomain(node.domain()) &&
-           ((node.op_type() == "Resize" && input == 2) || (node.op_type() == "Upsample" && input == 1));
+    // The slot's index first: it rules out most slots without a string compared.
+    return ((input == 2 && node.op_type() == "Resize") || (input == 1 && node.op_type() == "Upsample")) &&
+           isStandardDomain(node.domain());
 }
 
 class Rewriter
@@ -1607,12 +1608,26 @@ AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& op
     return summary;
 }
 
-AutocastSummary autocastModelFile(const std::string& path, const AutocastOptions& options, const Limits& limits)
+AutocastSummary autocastModelFile(const std::string& path, const AutocastOptions& options, const Limits& limits,
+                                  std::shared_ptr<void>* parsedModel)
 {
     (void)limits; // the file was written by fix from a model that passed the limits
-    // On an arena: freed in one piece (the check copy of model_writer.cpp does the same, for the same reason).
-    google::protobuf::Arena arena;
-    onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+    // On an arena: freed in one piece (the check copy of model_writer.cpp does the same, for the same reason), here or
+    // by the caller (parsedModel).
+    auto arena = std::make_shared<google::protobuf::Arena>();
+    struct HandOver
+    {
+        std::shared_ptr<google::protobuf::Arena>& arena;
+        std::shared_ptr<void>* to;
+        ~HandOver()
+        {
+            if (to != nullptr)
+            {
+                *to = std::move(arena);
+            }
+        }
+    } handOver{arena, parsedModel};
+    onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(arena.get());
     {
         const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0)

@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 #if defined(__GLIBC__) // defined by the C library's headers, included above
@@ -602,8 +603,9 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     int pass = 0;
     bool earlierPassesChanged = false; //!< a pass before this one had edits to write
     constexpr int kMostWrites = 12;
-    bool stillRefusing = false;   //!< the last write's diagnosis refused more edits: the writes ran out in a round
-    bool autocastChanged = false; //!< --autocast changed a candidate
+    bool stillRefusing = false;      //!< the last write's diagnosis refused more edits: the writes ran out in a round
+    bool autocastChanged = false;    //!< --autocast changed a candidate
+    std::jthread parsedModelRelease; //!< frees the model autocast parsed (joined when a new one starts, or at the end)
     for (int attempt = 0; attempt < kMostWrites; ++attempt)
     {
         const std::string& source = pass == 0 ? result.source : passSource.model();
@@ -664,7 +666,10 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
             tell("writing the float part in " + autocastTargetName(options.autocast.target));
             try
             {
-                AutocastSummary summary = autocastModelFile(candidate.model(), options.autocast, limits);
+                std::shared_ptr<void> parsedModel;
+                AutocastSummary summary = autocastModelFile(candidate.model(), options.autocast, limits, &parsedModel);
+                // Freed beside the ONNX checker, the longest step after this one, instead of before it.
+                parsedModelRelease = std::jthread([held = std::move(parsedModel)]() mutable { held.reset(); });
                 if (summary.changed || !result.autocast)
                 {
                     autocastChanged = autocastChanged || summary.changed;
