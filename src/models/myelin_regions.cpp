@@ -86,7 +86,8 @@ private:
     std::unordered_set<std::string_view> mNames;
 };
 
-MyelinGemm gemmOf(const EnginePlan& plan, std::size_t layer, const LayerMapping& mapping, const QdqNodeSet& qdqNodes)
+//! qdqNodes: to list the Q/DQ nodes the kernel executes by name; nullptr when listNodesInModelOrder lists them.
+MyelinGemm gemmOf(const EnginePlan& plan, std::size_t layer, const LayerMapping& mapping, const QdqNodeSet* qdqNodes)
 {
     const EngineLayer& record = plan.layers[layer];
     MyelinGemm gemm;
@@ -102,9 +103,13 @@ MyelinGemm gemmOf(const EnginePlan& plan, std::size_t layer, const LayerMapping&
         gemm.precision = precisionFromTactic(record.tacticName);
         gemm.precisionEvidence = "tactic " + record.tacticName;
     }
+    if (qdqNodes == nullptr)
+    {
+        return gemm;
+    }
     for (std::string_view node : mapping.onnxNodes)
     {
-        if (qdqNodes.contains(node))
+        if (qdqNodes->contains(node))
         {
             gemm.quantizedNodes.push_back(node);
         }
@@ -269,11 +274,16 @@ void listNodesInModelOrder(std::vector<MyelinRegion>& regions, std::size_t layer
 {
     constexpr std::uint32_t kNoRegion = 0xFFFFFFFFu;
     std::vector<std::uint32_t> regionOfLayer(layerCount, kNoRegion);
+    std::vector<std::uint32_t> gemmOfLayer(layerCount, kNoRegion); //!< index in its region's gemms
     for (std::size_t r = 0; r < regions.size(); ++r)
     {
         for (std::size_t layer : regions[r].layers)
         {
             regionOfLayer[layer] = static_cast<std::uint32_t>(r);
+        }
+        for (std::size_t g = 0; g < regions[r].gemms.size(); ++g)
+        {
+            gemmOfLayer[regions[r].gemms[g].layer] = static_cast<std::uint32_t>(g);
         }
     }
     for (std::uint32_t node = 0; node < graph.nodes.size(); ++node)
@@ -287,12 +297,17 @@ void listNodesInModelOrder(std::vector<MyelinRegion>& regions, std::size_t layer
             }
             MyelinRegion& region = regions[r];
             const std::string_view name = graph.nodes[node].name;
+            const bool quantizer = qdqNodes.isQdqNode(node);
+            if (quantizer && gemmOfLayer[layer] != kNoRegion)
+            {
+                region.gemms[gemmOfLayer[layer]].quantizedNodes.push_back(name); // a Q/DQ the GEMM kernel executes
+            }
             if (!region.onnxNodes.empty() && region.onnxNodes.back().data() == name.data())
             {
                 continue; // another layer of the same region executes it too
             }
             region.onnxNodes.push_back(name);
-            if (qdqNodes.isQdqNode(node))
+            if (quantizer)
             {
                 region.qdqNodes.push_back(name);
             }
@@ -396,7 +411,7 @@ std::vector<MyelinRegion> findMyelinRegions(const EnginePlan& plan, const Correl
         }
         if (region.kernelsListed && layer.type == "gemm")
         {
-            region.gemms.push_back(gemmOf(plan, i, mapping, qdqNodes));
+            region.gemms.push_back(gemmOf(plan, i, mapping, inModelOrder ? nullptr : &qdqNodes));
             const MyelinGemm& gemm = region.gemms.back();
             ++region.gemmsByPrecision[gemm.precision];
             if (mapping.timeMs)
