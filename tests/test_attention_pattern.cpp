@@ -128,3 +128,48 @@ TEST(AttentionPattern, DeitTinyHasTwelveAttentionsThatMeetTheConditions)
     EXPECT_EQ(nodeName(graph, blocks[0].query.scaledBy), "/blocks/blocks.0/attn/Mul");
     EXPECT_EQ(nodeName(graph, blocks[0].key.scaledBy), "/blocks/blocks.0/attn/Mul_1");
 }
+
+namespace
+{
+
+//! A float window attention as torchvision's Swin writes it: Q * K^T regrouped per window, the window mask added, and
+//! regrouped back before the Softmax. peekAtWindows: another node also reads the regrouped scores.
+OnnxGraph windowAttention(bool peekAtWindows)
+{
+    GraphBuilder g;
+    const std::string q = g.input("q", {4, 2, 16, 8});
+    const std::string kt = g.input("kt", {4, 2, 8, 16});
+    const std::string v = g.input("v", {4, 2, 16, 8});
+    const std::string scores = g.node("MatMul", "/attn/MatMul", {q, kt});
+    const std::string windows = g.node("Reshape", "/attn/Reshape", {scores, g.weight("/attn/window_shape", {5})});
+    const std::string masked = g.node("Add", "/attn/Add", {windows, g.weight("/attn/window_mask", {1, 4, 1, 16, 16})});
+    const std::string regrouped = g.node("Reshape", "/attn/Reshape_1", {masked, g.weight("/attn/heads_shape", {4})});
+    const std::string probabilities = g.node("Softmax", "/attn/Softmax", {regrouped});
+    g.output(g.node("MatMul", "/attn/MatMul_1", {probabilities, v}));
+    if (peekAtWindows)
+    {
+        g.output(g.node("ReduceMax", "/attn/peek", {windows}));
+    }
+    return g.build();
+}
+
+} // namespace
+
+TEST(AttentionPattern, AWindowAttentionIsFoundThroughItsScoreReshapesWithANote)
+{
+    const OnnxGraph graph = windowAttention(false);
+    const auto blocks = findAttentionBlocks(graph);
+    ASSERT_EQ(blocks.size(), 1u);
+    EXPECT_EQ(nodeName(graph, blocks[0].scoresMatMul), "/attn/MatMul");
+    EXPECT_EQ(nodeName(graph, blocks[0].contextMatMul), "/attn/MatMul_1");
+    ASSERT_EQ(blocks[0].scoreReshapes.size(), 2u);
+    const std::string text = describeAttention(graph, blocks[0]);
+    EXPECT_NE(text.find("reshapes Q * K^T"), std::string::npos) << text;
+    EXPECT_NE(text.find("guess"), std::string::npos) << text;
+}
+
+TEST(AttentionPattern, AWindowAttentionWhoseRegroupedScoresAreReadElsewhereIsNotMatched)
+{
+    // The fused kernel keeps Q * K^T to itself: scores another node reads are no attention's inner tensor.
+    EXPECT_TRUE(findAttentionBlocks(windowAttention(true)).empty());
+}

@@ -109,3 +109,25 @@ TEST(TransformerFixtures, AttentionRulesNameTheNaivePlacementOnly)
     EXPECT_EQ(count(recipeReport, "attention-operand-not-dequantized"), 0);
     EXPECT_EQ(count(recipeReport, "softmax-output-not-quantized"), 0);
 }
+
+TEST(TransformerFixtures, SwinWindowAttentionIsFoundThroughItsScoreReshapes)
+{
+    // torchvision's shifted-window block: Q * K^T, bias Add, Reshape per window, mask Add, Reshape back, Softmax.
+    for (const char* name : {"swin-block-fp32.onnx", "swin-block-ort-qdq.onnx"})
+    {
+        const Prediction& prediction = predictedOnTen(name).prediction;
+        ASSERT_EQ(prediction.attention.size(), 1u) << name;
+        EXPECT_NE(prediction.attention[0].reason.find("reshapes Q * K^T"), std::string::npos)
+            << prediction.attention[0].reason;
+    }
+    // ONNX Runtime quantizes the scores after each step; the float export has no Q/DQ there.
+    const auto scoresFindings = [](const char* name)
+    {
+        const Inputs inputs = loadFiles({fixture(std::string("transformers/") + name)});
+        const Report report = diagnose(inputs);
+        return std::count_if(report.findings.begin(), report.findings.end(),
+                             [](const Finding& finding) { return finding.rule == "qdq-on-attention-scores"; });
+    };
+    EXPECT_EQ(scoresFindings("swin-block-ort-qdq.onnx"), 1);
+    EXPECT_EQ(scoresFindings("swin-block-fp32.onnx"), 0);
+}

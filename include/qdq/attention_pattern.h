@@ -69,6 +69,8 @@ struct AttentionBlock
     AttentionOperand query, key, probabilities, value;
     //! Q/DQ nodes on the scores (between BMM1 and the Softmax): not part of ModelOpt's recipe.
     std::vector<std::uint32_t> scoreQdq;
+    //! Reshapes of the scores between BMM1 and the Softmax (a window attention's per-window mask, Swin).
+    std::vector<std::uint32_t> scoreReshapes;
     bool quantized = false;                 //!< a DequantizeLinear feeds some attention MatMul input
     bool softmaxOutputQuantized = false;    //!< Softmax -> QuantizeLinear -> DequantizeLinear -> BMM2
     std::vector<AttentionBlocker> blockers; //!< empty when the documented conditions hold

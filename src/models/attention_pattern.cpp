@@ -17,7 +17,9 @@ constexpr std::uint32_t kNoNode = AttentionOperand::kNoNode;
 constexpr std::uint32_t kNoTensor = OnnxGraph::kNone;
 
 // How far the walks go: exporters put a handful of casts, reshapes and Q/DQ nodes between the attention's parts.
-constexpr int kMaxScoreHops = 8;
+// Between Swin's first MatMul and its Softmax, ONNX Runtime's quantizer leaves 14 nodes (the bias Add, two Reshapes
+// and the mask Add, each followed by a Q/DQ pair: tests/fixtures/transformers/swin-block-ort-qdq.onnx).
+constexpr int kMaxScoreHops = 16;
 constexpr int kMaxOperandHops = 6;
 constexpr int kMaxScaleHops = 8;
 
@@ -208,6 +210,13 @@ private:
                 block.mask = index;
                 tensor = scoresInput(*producer, activations);
             }
+            else if (op == "Reshape" && activations.size() == 1)
+            {
+                // Swin's window attention regroups the scores per window to add its shifted-window mask, then
+                // back (torchvision's shifted_window_attention): Reshape -> Add -> Reshape before the Softmax.
+                block.scoreReshapes.push_back(index);
+                tensor = activations[0];
+            }
             else
             {
                 return false;
@@ -232,6 +241,15 @@ private:
             const OnnxNode* producer = mGraph.producerOf(input);
             if (producer != nullptr && (producer->opType == "MatMul" || isQdq(*producer) || producer->opType == "Mul" ||
                                         producer->opType == "Div"))
+            {
+                return input;
+            }
+        }
+        // Then the scores regrouped or offset before (Swin: a bias Add, then a Reshape per window).
+        for (std::uint32_t input : activations)
+        {
+            const OnnxNode* producer = mGraph.producerOf(input);
+            if (producer != nullptr && (producer->opType == "Reshape" || producer->opType == "Add"))
             {
                 return input;
             }
@@ -446,6 +464,15 @@ private:
                 checkOperand(block, block.probabilities, "the probabilities");
             }
             checkOperand(block, block.value, "V");
+        }
+        if (!block.scoreReshapes.empty())
+        {
+            block.notes.push_back(name(block.scoreReshapes.front()) + " reshapes Q * K^T before " +
+                                  name(block.softmax) +
+                                  " (a window attention's per-window mask, as in Swin); the \"Fused Attention\" page "
+                                  "describes only a mask between the first MatMul and the Softmax, and no source says "
+                                  "whether the fused kernel takes a reshape there (guess: it does, the reshape only "
+                                  "regroups the scores)");
         }
         if (!block.scoreQdq.empty())
         {
