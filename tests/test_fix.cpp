@@ -179,6 +179,67 @@ TEST(Fix, RemovesTheQdqPairInsideTheConvEpilogue)
     EXPECT_TRUE(checkerAsInput(report)) << report.checker;
 }
 
+namespace
+{
+
+bool hasInitializer(const OnnxGraph& graph, const std::string& name)
+{
+    return std::any_of(graph.constants.begin(), graph.constants.end(),
+                       [&](const OnnxConstant& constant)
+                       { return !constant.fromConstantNode && constant.name == name; });
+}
+
+//! The epilogue model whose removed pair reads the scale and zero point of the next conv's input quantizer, which
+//! stays (sharedWithKept), or its own (an exporter's one-scale-per-pair layout).
+std::filesystem::path epilogueModelSharingScale(bool sharedWithKept)
+{
+    GraphBuilder g;
+    std::string c = g.node("Conv", "/conv/Conv", {g.qdq("/in_q", g.input("images")), g.quantizedWeight("w", 8, 3)});
+    const std::string s = g.scale("/shared/scale", 0.05f);
+    const std::string z = g.zeroPoint("/shared/zero_point");
+    const std::string own = sharedWithKept ? s : g.scale("/conv/out_q/scale", 0.05f);
+    const std::string ownZero = sharedWithKept ? z : g.zeroPoint("/conv/out_q/zero_point");
+    std::string q = g.node("QuantizeLinear", "/conv/out_q/QuantizeLinear", {c, own, ownZero});
+    std::string r =
+        g.node("Relu", "/relu/Relu", {g.node("DequantizeLinear", "/conv/out_q/DequantizeLinear", {q, own, ownZero})});
+    std::string q2 = g.node("QuantizeLinear", "/conv2/in_q/QuantizeLinear", {r, s, z});
+    std::string r2 = g.node("DequantizeLinear", "/conv2/in_q/DequantizeLinear", {q2, s, z});
+    g.output(g.node("Conv", "/conv2/Conv", {r2, g.quantizedWeight("w2", 8, 8)}));
+    return saved(g, sharedWithKept ? "epilogue-shared-scale" : "epilogue-own-scale");
+}
+
+} // namespace
+
+TEST(Fix, ARemovedPairsOwnScaleAndZeroPointGoWithIt)
+{
+    const auto model = epilogueModelSharingScale(false);
+    const auto output = model.parent_path() / "fixed.onnx";
+    FixReport report = fixFile(model, output);
+    ASSERT_EQ(report.edits.size(), 1u);
+    const OnnxGraph fixed = readOnnx(output.string());
+    EXPECT_FALSE(hasInitializer(fixed, "/conv/out_q/scale"));
+    EXPECT_FALSE(hasInitializer(fixed, "/conv/out_q/zero_point"));
+    EXPECT_TRUE(hasInitializer(fixed, "/shared/scale"));
+    const auto& changed = report.edits[0].changed;
+    EXPECT_NE(
+        std::find(changed.begin(), changed.end(), "initializer /conv/out_q/scale removed: no node reads it any more"),
+        changed.end());
+    EXPECT_TRUE(checkerAsInput(report)) << report.checker;
+}
+
+TEST(Fix, AScaleAKeptQuantizerStillReadsStays)
+{
+    const auto model = epilogueModelSharingScale(true);
+    const auto output = model.parent_path() / "fixed.onnx";
+    FixReport report = fixFile(model, output);
+    ASSERT_EQ(report.edits.size(), 1u);
+    EXPECT_EQ(report.edits[0].removed.size(), 2u);
+    const OnnxGraph fixed = readOnnx(output.string());
+    EXPECT_TRUE(hasInitializer(fixed, "/shared/scale"));
+    EXPECT_TRUE(hasInitializer(fixed, "/shared/zero_point"));
+    EXPECT_TRUE(checkerAsInput(report)) << report.checker;
+}
+
 TEST(Fix, LeavesAConvWithoutEpilogueQdqAlone)
 {
     const auto model = epilogueModel(false);

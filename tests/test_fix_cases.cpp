@@ -241,7 +241,10 @@ TEST(FixCaseConvActPool, RemovesTheQdqPairBetweenReluAndMaxPool)
     EXPECT_EQ(edit.edit.tensor, "/relu0/Relu_out");
     EXPECT_EQ(edit.removed, (Names{"/pool/in_q/DequantizeLinear", "/pool/in_q/QuantizeLinear"}));
     EXPECT_TRUE(edit.added.empty());
-    EXPECT_EQ(edit.changed, (Names{"/pool/MaxPool input 0: /pool/in_q/DequantizeLinear_out -> /relu0/Relu_out"}));
+    // The pair's own scale and zero point go with it (no node reads them any more).
+    EXPECT_EQ(edit.changed, (Names{"/pool/MaxPool input 0: /pool/in_q/DequantizeLinear_out -> /relu0/Relu_out",
+                                   "initializer /pool/in_q/scale removed: no node reads it any more",
+                                   "initializer /pool/in_q/zero_point removed: no node reads it any more"}));
     EXPECT_TRUE(report.skipped.empty());
 
     const OnnxGraph original = readOnnx(fixed.model.string());
@@ -348,7 +351,9 @@ TEST(FixCaseConvAdd, RemovesTheQdqPairOnTheConvSideOfTheResidualAdd)
     EXPECT_EQ(askedBy(edit), Names{"qdq-between-conv-and-add"});
     EXPECT_EQ(edit.edit.tensor, "/conv1/Conv_out");
     EXPECT_EQ(edit.removed, (Names{"/add/conv_q/DequantizeLinear", "/add/conv_q/QuantizeLinear"}));
-    EXPECT_EQ(edit.changed, (Names{"/add/Add input 0: /add/conv_q/DequantizeLinear_out -> /conv1/Conv_out"}));
+    EXPECT_EQ(edit.changed, (Names{"/add/Add input 0: /add/conv_q/DequantizeLinear_out -> /conv1/Conv_out",
+                                   "initializer /add/conv_q/scale removed: no node reads it any more",
+                                   "initializer /add/conv_q/zero_point removed: no node reads it any more"}));
     EXPECT_TRUE(report.skipped.empty());
 
     const OnnxGraph original = readOnnx(fixed.model.string());
@@ -1364,7 +1369,9 @@ TEST(FixCaseStandaloneOutputPair, RemovesThePairAndTheHeadConvWritesTheNetworkOu
     EXPECT_EQ(edit.edit.kind, FixEdit::Kind::kRemoveQdqPair);
     EXPECT_EQ(askedBy(edit), Names{"standalone-qdq"});
     EXPECT_EQ(edit.removed, (Names{"/head/out_q/DequantizeLinear", "/head/out_q/QuantizeLinear"}));
-    EXPECT_EQ(edit.changed, Names{"/head/Conv output 0: /head/Conv_out -> scores (the network output)"});
+    EXPECT_EQ(edit.changed, (Names{"/head/Conv output 0: /head/Conv_out -> scores (the network output)",
+                                   "initializer /head/out_q/scale removed: no node reads it any more",
+                                   "initializer /head/out_q/zero_point removed: no node reads it any more"}));
 
     const OnnxGraph graph = readOnnx(fixed.output.string());
     expectNoNode(graph, "/head/out_q/QuantizeLinear");
