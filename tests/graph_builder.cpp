@@ -41,7 +41,7 @@ EngineLayer layer(const std::string& name, const std::string& type, std::vector<
 }
 
 Report runDiagnose(const std::optional<OnnxGraph>& graph, const std::optional<EnginePlan>& plan,
-                   const std::optional<Profile>& profile)
+                   const std::optional<Profile>& profile, const AnalysisOptions& options)
 {
     // The report names nodes and layers by views into the inputs: they are kept until the test binary exits, so a
     // test may read every part of the report it gets (a handful of small models per test).
@@ -56,7 +56,7 @@ Report runDiagnose(const std::optional<OnnxGraph>& graph, const std::optional<En
     inputs->layerInfo = plan;
     inputs->profile = profile;
     inputs->deriveMissingPlan();
-    return diagnose(*inputs);
+    return diagnose(*inputs, options);
 }
 
 bool anyNames(const std::vector<Finding>& findings, const std::string& node)

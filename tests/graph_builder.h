@@ -21,7 +21,7 @@ EngineLayer layer(const std::string& name, const std::string& type, std::vector<
 
 //! Runs diagnose on the given parts (kept alive until the test binary exits: the report holds views into them).
 Report runDiagnose(const std::optional<OnnxGraph>& graph, const std::optional<EnginePlan>& plan,
-                   const std::optional<Profile>& profile = std::nullopt);
+                   const std::optional<Profile>& profile = std::nullopt, const AnalysisOptions& options = {});
 
 //! A profile that times every layer of plan at ms (averageMs and timeMs), one iteration.
 Profile profileFor(const EnginePlan& plan, double ms = 0.01);

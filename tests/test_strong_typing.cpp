@@ -16,9 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <iostream>
-#include <mutex>
 
 using namespace qdq;
 using namespace qdq::test;
@@ -85,26 +83,14 @@ std::vector<std::string> adviceTexts(const Report& report)
     return texts;
 }
 
-//! diagnose with a build-mode request, as `diagnose --trt-version ... / --strongly-typed` does. The inputs are kept
-//! until the test binary exits (the report holds views into them).
+//! diagnose with a build-mode request, as `diagnose --trt-version ... / --strongly-typed` does.
 Report diagnoseIn(const BuildModeRequest& request, const std::optional<OnnxGraph>& graph,
                   const std::optional<EnginePlan>& plan = std::nullopt,
                   const std::optional<Profile>& profile = std::nullopt)
 {
-    static std::mutex keptMutex;
-    static std::deque<Inputs> kept;
-    Inputs* inputs = nullptr;
-    {
-        std::lock_guard<std::mutex> lock(keptMutex);
-        inputs = &kept.emplace_back();
-    }
-    inputs->onnx = graph;
-    inputs->layerInfo = plan;
-    inputs->profile = profile;
-    inputs->deriveMissingPlan();
     AnalysisOptions options;
     options.buildMode = request;
-    return diagnose(*inputs, options);
+    return runDiagnose(graph, plan, profile, options);
 }
 
 const BuildModeRequest kEleven{"11", std::nullopt, ""};
@@ -185,23 +171,6 @@ OnnxGraph convThenResize(bool fp16)
     return fp16 ? withFp16Initializers(g) : g.build();
 }
 
-const PredictedLayer* predictedLayerOf(const Prediction& prediction, const std::string& node)
-{
-    for (const auto& layer : prediction.layers)
-    {
-        if (std::find(layer.onnxNodes.begin(), layer.onnxNodes.end(), node) != layer.onnxNodes.end())
-        {
-            return &layer;
-        }
-    }
-    return nullptr;
-}
-
-std::vector<Finding> findingsIn(const Report& report, const std::string& rule)
-{
-    return findingsOf(report, rule);
-}
-
 //! A Q/DQ engine whose float layers after the INT8 conv run in floatFormat.
 EnginePlan islandEngine(const char* floatFormat)
 {
@@ -236,11 +205,11 @@ TEST(StrongTypingSimulator, Fp32ModelRunsItsFloatPartInFp32)
 {
     const OnnxGraph graph = convThenResize(false);
     const Prediction prediction = predictEngine(graph, modeOf(kEleven));
-    const PredictedLayer* head = predictedLayerOf(prediction, "/head/Resize");
+    const PredictedLayer* head = layerWith(prediction, "/head/Resize");
     ASSERT_NE(head, nullptr);
     EXPECT_EQ(head->inputPrecision, "FP32");
     EXPECT_EQ(head->outputPrecision, "FP32");
-    const PredictedLayer* conv = predictedLayerOf(prediction, "/conv/Conv");
+    const PredictedLayer* conv = layerWith(prediction, "/conv/Conv");
     ASSERT_NE(conv, nullptr);
     EXPECT_EQ(conv->outputPrecision, "FP32");
     // No precision chosen for the user: no I/O reformat to FP16 either.
@@ -254,22 +223,22 @@ TEST(StrongTypingSimulator, Fp16ModelRunsFp16AndItsCastsConvert)
 {
     const OnnxGraph graph = convThenResize(true);
     const Prediction prediction = predictEngine(graph, modeOf(kEleven));
-    const PredictedLayer* head = predictedLayerOf(prediction, "/head/Resize");
+    const PredictedLayer* head = layerWith(prediction, "/head/Resize");
     ASSERT_NE(head, nullptr);
     EXPECT_EQ(head->inputPrecision, "FP16");
     EXPECT_EQ(head->outputPrecision, "FP16");
-    const PredictedLayer* toHalf = predictedLayerOf(prediction, "/to_half/Cast");
+    const PredictedLayer* toHalf = layerWith(prediction, "/to_half/Cast");
     ASSERT_NE(toHalf, nullptr);
     EXPECT_EQ(toHalf->inputPrecision, "FP32");
     EXPECT_EQ(toHalf->outputPrecision, "FP16");
     EXPECT_TRUE(contains(toHalf->guess, "Cast")) << toHalf->guess; // where TensorRT converts is a guess
-    const PredictedLayer* toFloat = predictedLayerOf(prediction, "/to_float/Cast");
+    const PredictedLayer* toFloat = layerWith(prediction, "/to_float/Cast");
     ASSERT_NE(toFloat, nullptr);
     EXPECT_EQ(toFloat->inputPrecision, "FP16");
     EXPECT_EQ(toFloat->outputPrecision, "FP32");
     // The quantized conv keeps INT8 in and writes the graph's FP16 (its output tensor's type: FP16 weights and
     // scales make its DQ inputs FP16).
-    const PredictedLayer* conv = predictedLayerOf(prediction, "/conv/Conv");
+    const PredictedLayer* conv = layerWith(prediction, "/conv/Conv");
     ASSERT_NE(conv, nullptr);
     EXPECT_EQ(conv->inputPrecision, "INT8");
     EXPECT_EQ(conv->outputPrecision, "FP16");
@@ -282,7 +251,7 @@ TEST(StrongTypingSimulator, WeakTypingStaysAsBefore)
     {
         const OnnxGraph graph = convThenResize(fp16);
         const Prediction prediction = predictEngine(graph, modeOf(kNothingSaid));
-        const PredictedLayer* head = predictedLayerOf(prediction, "/head/Resize");
+        const PredictedLayer* head = layerWith(prediction, "/head/Resize");
         ASSERT_NE(head, nullptr);
         EXPECT_EQ(head->outputPrecision, "FP16") << fp16;
     }
@@ -301,20 +270,20 @@ TEST(StrongTypingSimulator, TensorTypesFollowTheGraph)
     g.output(back, {1, 8});
     const OnnxGraph graph = g.build();
     const Prediction strong = predictEngine(graph, modeOf(kEleven));
-    const PredictedLayer* reluLayer = predictedLayerOf(strong, "/r/Relu");
+    const PredictedLayer* reluLayer = layerWith(strong, "/r/Relu");
     ASSERT_NE(reluLayer, nullptr);
     EXPECT_EQ(reluLayer->inputPrecision, "FP16");
     EXPECT_EQ(reluLayer->outputPrecision, "FP16");
     // --strongly-typed on 10.x: the same.
     const Prediction ten = predictEngine(graph, modeOf(BuildModeRequest{"10.16", Typing::kStrong, ""}));
-    ASSERT_NE(predictedLayerOf(ten, "/r/Relu"), nullptr);
-    EXPECT_EQ(predictedLayerOf(ten, "/r/Relu")->outputPrecision, "FP16");
+    ASSERT_NE(layerWith(ten, "/r/Relu"), nullptr);
+    EXPECT_EQ(layerWith(ten, "/r/Relu")->outputPrecision, "FP16");
     // Weakly typed without --fp16 (an FP32 build): FP32, as before, whatever the graph says.
     SimulationOptions fp32Build = modeOf(kNothingSaid);
     fp32Build.fp16 = false;
     const Prediction weak = predictEngine(graph, fp32Build);
-    ASSERT_NE(predictedLayerOf(weak, "/r/Relu"), nullptr);
-    EXPECT_EQ(predictedLayerOf(weak, "/r/Relu")->outputPrecision, "FP32");
+    ASSERT_NE(layerWith(weak, "/r/Relu"), nullptr);
+    EXPECT_EQ(layerWith(weak, "/r/Relu")->outputPrecision, "FP32");
 }
 
 // ---- the build mode: --trt-version 11 and a log without a version ---------------------------------------------------
@@ -339,7 +308,7 @@ TEST(StrongTypingBuildMode, ElevenContradictsALogWhoseCommandLineNamesAPrecision
 TEST(StrongTypingFp32Island, Fp32ModelOnElevenSaysThisPartOfTheGraphIsFp32)
 {
     const Report report = diagnoseIn(kEleven, convThenResize(false));
-    const auto findings = findingsIn(report, "fp32-island");
+    const auto findings = findingsOf(report, "fp32-island");
     ASSERT_EQ(findings.size(), 1u);
     EXPECT_EQ(findings[0].severity, Severity::kWarning); // strongly typed: decided, not likely
     EXPECT_FALSE(findings[0].likely);
@@ -358,12 +327,12 @@ TEST(StrongTypingFp32Island, Fp32ModelOnElevenSaysThisPartOfTheGraphIsFp32)
 
 TEST(StrongTypingFp32Island, Fp16ModelOnElevenIsSilent)
 {
-    EXPECT_TRUE(findingsIn(diagnoseIn(kEleven, convThenResize(true)), "fp32-island").empty());
+    EXPECT_TRUE(findingsOf(diagnoseIn(kEleven, convThenResize(true)), "fp32-island").empty());
 }
 
 TEST(StrongTypingFp32Island, AssumedWeakTypingNamesTheFlagAndTheAssumption)
 {
-    const auto findings = findingsIn(diagnoseIn(kNothingSaid, convThenResize(false)), "fp32-island");
+    const auto findings = findingsOf(diagnoseIn(kNothingSaid, convThenResize(false)), "fp32-island");
     ASSERT_EQ(findings.size(), 1u);
     EXPECT_TRUE(contains(findings[0].fix, "--fp16")) << findings[0].fix;
     EXPECT_TRUE(contains(findings[0].fix, "assumed weakly typed")) << findings[0].fix;
@@ -376,7 +345,7 @@ TEST(StrongTypingFp32Island, StronglyTypedEngineCostsTheProfileTimeOfItsFp32Laye
     const EnginePlan plan = islandEngine(kFp32);
     const Report report =
         diagnoseIn(BuildModeRequest{"10.16", Typing::kStrong, ""}, std::nullopt, plan, profileFor(plan, 0.25));
-    const auto findings = findingsIn(report, "fp32-island");
+    const auto findings = findingsOf(report, "fp32-island");
     ASSERT_EQ(findings.size(), 1u);
     EXPECT_EQ(findings[0].severity, Severity::kWarning);
     EXPECT_NEAR(findings[0].costMs.value_or(0.0), 0.5, 1e-9); // Resize_8 and PWN(Sigmoid_9), 0.25 ms each
@@ -389,7 +358,7 @@ TEST(StrongTypingFp32Island, StronglyTypedEngineWithFp16FloatLayersIsSilent)
     const EnginePlan plan = islandEngine(kFp16);
     const Report report =
         diagnoseIn(BuildModeRequest{"10.16", Typing::kStrong, ""}, std::nullopt, plan, profileFor(plan, 0.25));
-    EXPECT_TRUE(findingsIn(report, "fp32-island").empty());
+    EXPECT_TRUE(findingsOf(report, "fp32-island").empty());
 }
 
 // ---- advice per mode ----------------------------------------------------------------------------------------------
@@ -397,13 +366,13 @@ TEST(StrongTypingFp32Island, StronglyTypedEngineWithFp16FloatLayersIsSilent)
 TEST(StrongTypingAdvice, IoReformatNamesFp16OnlyWhereTheFlagExists)
 {
     const EnginePlan plan = fp16IoEngine();
-    const auto strong = findingsIn(diagnoseIn(kEleven, std::nullopt, plan, profileFor(plan, 0.01)), "io-reformat");
+    const auto strong = findingsOf(diagnoseIn(kEleven, std::nullopt, plan, profileFor(plan, 0.01)), "io-reformat");
     ASSERT_FALSE(strong.empty());
     for (const auto& finding : strong)
     {
         EXPECT_TRUE(precisionFlagsIn(finding.fix).empty()) << finding.fix;
     }
-    const auto weak = findingsIn(diagnoseIn(kNothingSaid, std::nullopt, plan, profileFor(plan, 0.01)), "io-reformat");
+    const auto weak = findingsOf(diagnoseIn(kNothingSaid, std::nullopt, plan, profileFor(plan, 0.01)), "io-reformat");
     ASSERT_FALSE(weak.empty());
     const bool namesFlag = std::any_of(weak.begin(), weak.end(),
                                        [](const Finding& finding)

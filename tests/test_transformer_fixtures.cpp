@@ -124,10 +124,8 @@ TEST(TransformerFixtures, SwinWindowAttentionIsFoundThroughItsScoreReshapes)
     const auto scoresFindings = [](const char* name)
     {
         const Inputs inputs = loadFiles({fixture(std::string("transformers/") + name)});
-        const Report report = diagnose(inputs);
-        return std::count_if(report.findings.begin(), report.findings.end(),
-                             [](const Finding& finding) { return finding.rule == "qdq-on-attention-scores"; });
+        return findingsOf(diagnose(inputs), "qdq-on-attention-scores").size();
     };
-    EXPECT_EQ(scoresFindings("swin-block-ort-qdq.onnx"), 1);
-    EXPECT_EQ(scoresFindings("swin-block-fp32.onnx"), 0);
+    EXPECT_EQ(scoresFindings("swin-block-ort-qdq.onnx"), 1u);
+    EXPECT_EQ(scoresFindings("swin-block-fp32.onnx"), 0u);
 }

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 namespace qdq
 {
@@ -138,41 +139,82 @@ private:
         {
             settled.insert(replaced.name);
         }
-        std::vector<std::string> orphans;
-        for (const OnnxConstant& constant : mGraph.constants)
+        // Only what a removed node or a rewired slot read can have lost its last reader: the work follows the edits,
+        // not the model's size. In the model's initializer order, for a stable report.
+        std::vector<const OnnxConstant*> candidates;
+        const auto consider = [&](const std::string& tensor)
         {
-            if (constant.fromConstantNode || settled.count(constant.name) != 0 || stillRead.count(constant.name) != 0 ||
-                isGraphOutput(constant.name) || patterns::producerOf(mGraph, constant.name) != nullptr)
+            const OnnxConstant* constant = tensor.empty() ? nullptr : mGraph.constant(tensor);
+            if (constant != nullptr && !constant->fromConstantNode)
+            {
+                candidates.push_back(constant);
+            }
+        };
+        for (const std::uint32_t node : edits.removeNodes)
+        {
+            if (node < mGraph.nodes.size())
+            {
+                for (const auto& input : mGraph.nodes[node].inputs)
+                {
+                    consider(input);
+                }
+            }
+        }
+        for (const auto& rewire : edits.rewireInputs)
+        {
+            if (rewire.node < mGraph.nodes.size() && rewire.inputSlot < mGraph.nodes[rewire.node].inputs.size())
+            {
+                consider(mGraph.nodes[rewire.node].inputs[rewire.inputSlot]);
+            }
+        }
+        std::sort(candidates.begin(), candidates.end());
+        candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+        std::vector<std::string> orphans;
+        for (const OnnxConstant* constant : candidates)
+        {
+            const std::string& name = constant->name;
+            if (settled.count(name) != 0 || stillRead.count(name) != 0 || isGraphOutput(name) ||
+                patterns::producerOf(mGraph, name) != nullptr)
             {
                 continue;
             }
-            const auto reads = readers(constant.name);
+            const auto reads = readers(name);
             const bool allGone =
                 !reads.empty() &&
                 std::all_of(reads.begin(), reads.end(),
                             [&](const auto& read) { return removed[read.first] || rewired.count(read) != 0; });
-            if (allGone && settled.insert(constant.name).second)
+            if (allGone && settled.insert(name).second)
             {
-                orphans.push_back(constant.name);
-                tellOrphan(constant.name, reads);
+                orphans.push_back(name);
+                tellOrphan(name, reads);
             }
         }
         mPlan.modelEdits.removeInitializers.insert(mPlan.modelEdits.removeInitializers.end(), orphans.begin(),
                                                    orphans.end());
     }
 
-    //! Says on the planned edit that removed the initializer's first reader that the initializer goes too.
+    //! Says on the planned edit that removed or rewired the initializer's first reader that the initializer goes too.
     void tellOrphan(const std::string& initializer, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& reads)
     {
-        const std::string& reader = mGraph.nodes[reads.front().first].name;
-        for (PlannedEdit& planned : mPlan.edits)
+        if (mEditOfNode.empty())
         {
-            if (std::find(planned.removed.begin(), planned.removed.end(), reader) != planned.removed.end() ||
-                std::find(planned.touched.begin(), planned.touched.end(), reader) != planned.touched.end())
+            // Built once: looking through every edit per initializer was quadratic in the number of removed pairs.
+            for (std::size_t e = mPlan.edits.size(); e-- > 0;) // the first edit naming a node wins
             {
-                planned.changed.push_back("initializer " + initializer + " removed: no node reads it any more");
-                return;
+                for (const auto* names : {&mPlan.edits[e].removed, &mPlan.edits[e].touched})
+                {
+                    for (const std::string& node : *names)
+                    {
+                        mEditOfNode[node] = e;
+                    }
+                }
             }
+        }
+        const auto found = mEditOfNode.find(mGraph.nodes[reads.front().first].name);
+        if (found != mEditOfNode.end())
+        {
+            mPlan.edits[found->second].changed.push_back("initializer " + initializer +
+                                                         " removed: no node reads it any more");
         }
     }
 
@@ -187,6 +229,8 @@ private:
                                                   { return attribute.kind == OnnxAttribute::Kind::kGraph; });
                            });
     }
+
+    std::unordered_map<std::string, std::size_t> mEditOfNode; //!< node name -> the first planned edit naming it
 
     struct Asked
     {
