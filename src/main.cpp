@@ -10,6 +10,7 @@
 #include "qdq/load_inputs.h"
 #include "qdq/predict.h"
 #include "qdq/sarif.h"
+#include "qdq/text_report.h"
 
 #include <CLI/CLI.hpp>
 
@@ -24,6 +25,7 @@
 #include <limits>
 #include <list>
 #include <optional>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include <vector>
 
@@ -427,6 +429,17 @@ qdq::HtmlPictures writeDiagnoseGraphs(const std::filesystem::path& dir, const qd
     return pictures;
 }
 
+//! The width of the terminal standard output is, or 0 when it is not one.
+std::size_t terminalColumns()
+{
+    winsize size{};
+    if (isatty(STDOUT_FILENO) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0 || size.ws_col == 0)
+    {
+        return 0;
+    }
+    return std::clamp<std::size_t>(size.ws_col, 60, 240);
+}
+
 int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& options)
 {
     std::string progressName =
@@ -452,7 +465,11 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
     // The JSON of a 100,000-layer engine is hundreds of MB: it is streamed, never held whole.
     const bool sarif = diagnoseOptions.format == "sarif";
     const bool html = diagnoseOptions.format == "html";
-    std::string text = toFiles || !(json || sarif || html) ? qdq::renderReportText(report, inputs) : "";
+    // report.txt and a pipe get 100 columns (deterministic); a terminal its own width.
+    const bool textToTerminal = !toFiles && !(json || sarif || html) && terminalColumns() != 0;
+    std::string text = toFiles || !(json || sarif || html)
+                           ? qdq::renderReportText(report, inputs, textToTerminal ? terminalColumns() : 100)
+                           : "";
     std::string htmlPage;
     std::string sarifLog = toFiles || sarif ? qdq::renderReportSarif(report, inputs, QDQ_VERSION) : "";
     if (toFiles)

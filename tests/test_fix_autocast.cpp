@@ -419,11 +419,8 @@ TEST(FixAutocast, ReportNamesEachKeptNodeInTextAndJson)
 
 TEST(RealDataFixAutocast, Resnet18QatConvsIsFp16ButTheDocumentedKeeps)
 {
+    REQUIRE_SHARED();
     const auto model = sharedModel("resnet18-qat-convs.onnx");
-    if (model.empty())
-    {
-        GTEST_SKIP() << "../shared is absent";
-    }
     const auto dir = tempDir("autocast-resnet18");
     InputFiles files;
     files.files = {model.string()};

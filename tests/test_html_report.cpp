@@ -297,6 +297,18 @@ std::string expectDiagnosePageMatchesJson(const fs::path& html, const json& repo
             EXPECT_EQ(countShown(dom, std::string("acc-") + state), std::to_string(layers[state].get<std::size_t>()))
                 << state;
         }
+        // Each finding names its rule page.
+        for (const auto& finding : report["findings"])
+        {
+            EXPECT_NE(dom.find(">docs/rules/" + finding["rule"].get<std::string>() + ".md<"), std::string::npos);
+        }
+        // The page speaks the text report's words: a standalone Q/DQ layer is never shown as "inserted_qdq".
+        EXPECT_EQ(dom.find(">inserted_qdq<"), std::string::npos);
+        EXPECT_EQ(dom.find(">inserted_reformat<"), std::string::npos);
+        if (layers["inserted_qdq"].get<std::size_t>() > 0)
+        {
+            EXPECT_NE(dom.find(">standalone Q/DQ</option>"), std::string::npos);
+        }
     }
     else
     {

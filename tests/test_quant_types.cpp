@@ -426,7 +426,7 @@ TEST(TargetGpu, UnknownGpuOptionIsExitTwo)
 TEST(TargetGpu, BuildLogDeviceLinesTellTheGpuAndContradictionsAreErrors)
 {
     REQUIRE_SHARED();
-    const Inputs inputs = loadFiles({*sharedDir() / "realdata/cookbook-mnist-trt10141/result-02.log"});
+    const Inputs inputs = loadFiles({sharedRoot() / "realdata/cookbook-mnist-trt10141/result-02.log"});
     const std::optional<TargetGpu> gpu = gpuFromInputs(inputs);
     ASSERT_TRUE(gpu.has_value());
     EXPECT_EQ(gpu->ccMajor, 8);
@@ -450,7 +450,7 @@ TEST(TargetGpu, KernelNamesOnlyBoundTheGpuFromBelow)
     EXPECT_EQ(resolveTargetGpu(inputs, "H100")->ccMajor, 9);
     EXPECT_THROW(resolveTargetGpu(inputs, "T4"), InputError);
     // A 10.x Myelin engine whose kernels are cutlass3x_sm100_...: built on a Blackwell GPU.
-    const Inputs blackwell = loadFiles({*sharedDir() / "realdata/lix-engine-analysis-dmt-fp16/layers_tofp16.json"});
+    const Inputs blackwell = loadFiles({sharedRoot() / "realdata/lix-engine-analysis-dmt-fp16/layers_tofp16.json"});
     const std::optional<TargetGpu> sm100 = gpuFromInputs(blackwell);
     ASSERT_TRUE(sm100.has_value());
     EXPECT_EQ(sm100->ccMajor, 10);
@@ -522,7 +522,7 @@ TEST(QuantizedTypes, SharedInt8ModelsCountEveryQdqNodeAsInt8)
 {
     REQUIRE_SHARED();
     std::size_t models = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(*sharedDir() / "models"))
+    for (const auto& entry : std::filesystem::directory_iterator(sharedRoot() / "models"))
     {
         if (entry.path().extension() != ".onnx")
         {

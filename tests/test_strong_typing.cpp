@@ -33,7 +33,7 @@ constexpr long kFloat = 1;    // ONNX TensorProto.FLOAT
 
 bool contains(const std::string& text, const std::string& part)
 {
-    return text.find(part) != std::string::npos;
+    return text.find(part) != std::string::npos || flowed(text).find(part) != std::string::npos;
 }
 
 //! The weak-typing precision flags (trtexec options and builder flags) a text names. kINT8 alone is not one of them:

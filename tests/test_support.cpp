@@ -34,9 +34,41 @@ std::optional<fs::path> sharedDir()
     return std::nullopt;
 }
 
+namespace
+{
+//! ../shared, or, when it is absent, a folder that does not exist: a test that asks for a path in ../shared without
+//! REQUIRE_SHARED() first fails with this message instead of dereferencing an empty optional (the suite runs once in
+//! CI with QDQ_SHARED_DIR pointing at an empty folder to prove that none does).
+fs::path sharedRootOrFail()
+{
+    if (const auto shared = sharedDir())
+    {
+        return *shared;
+    }
+    ADD_FAILURE() << "a test asked for a path in ../shared without REQUIRE_SHARED() first";
+    return fs::path("/nonexistent-qdq-shared");
+}
+} // namespace
+
+fs::path sharedRoot()
+{
+    return sharedRootOrFail();
+}
+
+std::optional<fs::path> sharedPath(const std::string& relative)
+{
+    const auto shared = sharedDir();
+    std::error_code ec;
+    if (!shared || !fs::exists(*shared / relative, ec))
+    {
+        return std::nullopt;
+    }
+    return *shared / relative;
+}
+
 fs::path realdata(const std::string& relative)
 {
-    return *sharedDir() / "realdata" / relative;
+    return sharedRootOrFail() / "realdata" / relative;
 }
 
 std::vector<ManifestEntry> manifestEntries()
@@ -70,7 +102,7 @@ std::vector<ManifestEntry> manifestEntries()
 
 fs::path sharedModel(const std::string& relative)
 {
-    return *sharedDir() / "models" / relative;
+    return sharedRootOrFail() / "models" / relative;
 }
 
 namespace
@@ -105,6 +137,26 @@ TempRoot& tempRoot()
     return instance;
 }
 } // namespace
+
+std::string flowed(const std::string& text)
+{
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i)
+    {
+        if (text[i] != '\n')
+        {
+            out += text[i];
+            continue;
+        }
+        out += ' ';
+        while (i + 1 < text.size() && text[i + 1] == ' ')
+        {
+            ++i;
+        }
+    }
+    return out;
+}
 
 fs::path tempDir(const std::string& name)
 {

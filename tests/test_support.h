@@ -19,9 +19,15 @@ std::filesystem::path fixture(const std::string& relative);
 //! ../shared (or $QDQ_SHARED_DIR) when present.
 std::optional<std::filesystem::path> sharedDir();
 
-//! ../shared/realdata/<relative> and ../shared/models/<relative>. Call only after REQUIRE_SHARED().
+//! ../shared, ../shared/realdata/<relative> and ../shared/models/<relative>. Call only after REQUIRE_SHARED(): without
+//! ../shared they record a test failure (and return a path that does not exist) instead of skipping.
+std::filesystem::path sharedRoot();
 std::filesystem::path realdata(const std::string& relative);
 std::filesystem::path sharedModel(const std::string& relative);
+
+//! ../shared/<relative> when ../shared and that path exist (for folders of ../shared that an older copy may lack, such
+//! as calibration/); use it through REQUIRE_SHARED_PATH.
+std::optional<std::filesystem::path> sharedPath(const std::string& relative);
 
 //! One row of ../shared/realdata/MANIFEST.tsv: the file is realdata(path()); kind is the manifest's third column
 //! ("layer-info-json", "verbose-log", "onnx", ...).
@@ -42,6 +48,10 @@ std::filesystem::path tempDir(const std::string& name);
 std::filesystem::path writeFile(const std::filesystem::path& path, const std::string& bytes);
 
 std::string readFile(const std::filesystem::path& path);
+
+//! The text report with its wrapped lines joined again (each line break and the indentation after it become one
+//! space), so a test can look for a phrase wherever the 100-column layout broke it.
+std::string flowed(const std::string& text);
 
 //! loadInputs on these files (kinds detected from content), with the default limits.
 Inputs loadFiles(const std::vector<std::filesystem::path>& paths);
@@ -71,3 +81,13 @@ CommandResult runCli(const std::vector<std::string>& arguments);
             GTEST_SKIP() << "../shared is absent (set QDQ_SHARED_DIR to run the real-data tests)";                     \
         }                                                                                                              \
     } while (false)
+
+//! Declares `const std::filesystem::path var` as ../shared/<relative>, or skips the current test when ../shared or that
+//! path is absent.
+#define REQUIRE_SHARED_PATH(var, relative)                                                                             \
+    const auto var##Found = ::qdq::test::sharedPath(relative);                                                         \
+    if (!var##Found)                                                                                                   \
+    {                                                                                                                  \
+        GTEST_SKIP() << "../shared/" << (relative) << " is absent (set QDQ_SHARED_DIR to run the real-data tests)";    \
+    }                                                                                                                  \
+    const std::filesystem::path var = *var##Found

@@ -3,16 +3,21 @@
 #include "qdq/patterns.h"
 #include "qdq/precision_summary.h"
 #include "qdq/root_causes.h"
+#include "qdq/text_report.h"
 
 #include "src/reporters/build_mode_json.h"
 #include "src/reporters/json_writer.h"
 #include "src/reporters/myelin_report.h"
+#include "src/reporters/text_layout.h"
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <map>
+#include <span>
 #include <sstream>
 
 namespace qdq
@@ -542,79 +547,307 @@ void writeLargestLayersText(std::ostream& out, const Report& report, const Input
     out << "\n";
 }
 
-} // namespace
-
-std::string renderReportText(const Report& report, const Inputs& inputs)
+//! The report's first lines: what it read, the build mode it assumed, where its words are explained.
+void writeHeaderText(std::ostream& out, const Report& report)
 {
-    std::ostringstream out;
     out << "qdq-doctor diagnose\n";
+    // Inputs of one folder on one entry: "  in DIR/: a.json (layer-info), b.json (profile)".
+    std::map<std::string, std::vector<const Inputs::Source*>> byFolder;
+    std::vector<std::string> folders;
     for (const auto& source : report.inputs)
     {
-        out << "  " << inputKindName(source.kind) << ": " << printable(source.path);
-        if (source.trtVersion)
+        const std::string folder = std::filesystem::path(source.path).parent_path().string();
+        auto [it, added] = byFolder.try_emplace(folder);
+        if (added)
         {
-            out << " (TensorRT " << printable(*source.trtVersion) << ")";
+            folders.push_back(folder);
         }
-        out << "\n";
+        it->second.push_back(&source);
+    }
+    for (const auto& folder : folders)
+    {
+        const auto& sources = byFolder[folder];
+        const bool together = sources.size() > 1 && !folder.empty();
+        for (std::size_t i = 0; i < sources.size(); ++i)
+        {
+            const Inputs::Source& source = *sources[i];
+            if (together)
+            {
+                out << (i == 0 ? "  in " + printable(folder) + "/: " : ", ")
+                    << printable(std::filesystem::path(source.path).filename().string()) << " ("
+                    << inputKindName(source.kind) << ")";
+            }
+            else
+            {
+                out << "  " << inputKindName(source.kind) << ": " << printable(source.path);
+            }
+            if (source.trtVersion)
+            {
+                out << " (TensorRT " << printable(*source.trtVersion) << ")";
+            }
+            out << (together && i + 1 < sources.size() ? "" : "\n");
+        }
     }
     out << "  build mode: " << printable(describeBuildMode(report.buildMode), 2000) << "\n";
+    out << "  terms: docs/terms.md; each finding's rule: docs/rules/<rule>.md\n";
     out << "\n";
     if (report.findings.empty())
     {
         out << "No findings.\n\n";
     }
-    writeRootCausesText(out, report);
-    writeLargestLayersText(out, report, inputs);
-    std::size_t index = 0;
-    for (const auto& finding : report.findings)
+}
+
+//! How the text names an input file in evidence: its file name when no other input has the same one (the header lists
+//! every input with its path), else its path.
+class FileNames
+{
+public:
+    explicit FileNames(const Report& report)
     {
-        out << ++index << ". [" << severityName(finding.severity) << "] " << finding.rule;
-        if (finding.costMs)
+        for (const auto& source : report.inputs)
         {
-            out << "  cost " << patterns::formatMs(*finding.costMs);
+            ++countByName_[std::filesystem::path(source.path).filename().string()];
         }
-        if (finding.savingMs && !finding.symptom && (*finding.savingMs > 0.0 || finding.severity != Severity::kInfo))
-        {
-            out << "  saves ~" << patterns::formatMs(*finding.savingMs);
-        }
-        if (finding.rootCause && report.causes.size() > 1)
-        {
-            out << "  (" << (finding.symptom ? "symptom of " : "") << "cause " << *finding.rootCause + 1 << ")";
-        }
-        out << "\n   " << printable(finding.message, 8192) << "\n";
-        if (!finding.onnxNodes.empty())
-        {
-            out << "   ONNX nodes:    " << printable(patterns::nameList(finding.onnxNodes, 6), 2048) << "\n";
-        }
-        if (!finding.engineLayers.empty())
-        {
-            out << "   engine layers: " << printable(patterns::nameList(finding.engineLayers, 4), 2048) << "\n";
-        }
-        for (std::size_t e = 0; e < finding.evidence.size() && e < 3; ++e)
-        {
-            const Evidence& evidence = finding.evidence[e];
-            out << "   evidence:      " << printable(evidence.file, 512);
-            if (evidence.line > 0)
-            {
-                out << ":" << evidence.line;
-            }
-            if (!evidence.field.empty())
-            {
-                out << " " << printable(evidence.field, 512);
-            }
-            if (!evidence.text.empty())
-            {
-                out << ": " << printable(evidence.text, 512);
-            }
-            out << "\n";
-        }
-        if (finding.evidence.size() > 3)
-        {
-            out << "   evidence:      ... " << finding.evidence.size() - 3 << " more (see --format json)\n";
-        }
-        out << "   fix:           " << printable(finding.fix, 4096) << "\n\n";
+    }
+    std::string shown(const std::string& path) const
+    {
+        const std::string name = std::filesystem::path(path).filename().string();
+        const auto it = countByName_.find(name);
+        return it != countByName_.end() && it->second == 1 ? name : path;
     }
 
+private:
+    std::map<std::string, std::size_t> countByName_;
+};
+
+//! One evidence line: "file:line field: text".
+std::string evidenceText(const Evidence& evidence, const FileNames& files)
+{
+    std::string line = printable(files.shown(evidence.file), 512);
+    if (evidence.line > 0)
+    {
+        line += ":" + std::to_string(evidence.line);
+    }
+    if (!evidence.field.empty())
+    {
+        line += " " + printable(evidence.field, 512);
+    }
+    if (!evidence.text.empty())
+    {
+        line += ": " + printable(evidence.text, 512);
+    }
+    return line;
+}
+
+//! "file:12, :40, other:7": where a finding's evidence is, without its text.
+std::string evidencePlaces(std::span<const Evidence> evidence, const FileNames& files)
+{
+    std::string places;
+    std::string lastFile;
+    for (const auto& item : evidence)
+    {
+        const std::string file = printable(files.shown(item.file), 512);
+        places += places.empty() ? "" : ", ";
+        places += file == lastFile ? "" : file;
+        places += item.line > 0 ? ":" + std::to_string(item.line) : "";
+        lastFile = file;
+    }
+    return places;
+}
+
+//! A finding's evidence: the first in full, the others by where they are (the JSON and HTML reports have their text).
+void writeEvidenceText(std::ostream& out, const std::vector<Evidence>& evidence, const FileNames& files)
+{
+    if (evidence.empty())
+    {
+        return;
+    }
+    out << "   evidence:      " << evidenceText(evidence.front(), files) << "\n";
+    if (evidence.size() > 1)
+    {
+        out << "   also:          " << evidencePlaces(std::span(evidence).subspan(1), files) << "\n";
+    }
+}
+
+//! The fix line; a symptom's fix is its cause's, so only the cause is named.
+void writeFixText(std::ostream& out, const Finding& finding)
+{
+    if (finding.symptom && finding.rootCause && finding.fix.starts_with("an effect of "))
+    {
+        out << "   fix:           with cause " << *finding.rootCause + 1 << ", not a change of its own\n";
+        return;
+    }
+    out << "   fix:           " << printable(finding.fix, 4096) << "\n";
+}
+
+std::string costAndSaving(const Finding& finding)
+{
+    std::string text;
+    if (finding.costMs)
+    {
+        text += "  cost " + patterns::formatMs(*finding.costMs);
+    }
+    if (finding.savingMs && !finding.symptom && (*finding.savingMs > 0.0 || finding.severity != Severity::kInfo))
+    {
+        text += "  saves ~" + patterns::formatMs(*finding.savingMs);
+    }
+    return text;
+}
+
+std::string causeLabel(const Report& report, const Finding& finding)
+{
+    if (!finding.rootCause || report.causes.size() < 2)
+    {
+        return "";
+    }
+    return std::string("  (") + (finding.symptom ? "symptom of " : "") + "cause " +
+           std::to_string(*finding.rootCause + 1) + ")";
+}
+
+//! Whether every ONNX node of the finding is named in its engine layers' names (a fused layer "a + b + c").
+bool engineLayersNameTheNodes(const Finding& finding)
+{
+    if (finding.engineLayers.empty() || finding.engineLayers.size() > 4)
+    {
+        return false;
+    }
+    return std::all_of(finding.onnxNodes.begin(), finding.onnxNodes.end(),
+                       [&](const std::string& node)
+                       {
+                           return std::any_of(finding.engineLayers.begin(), finding.engineLayers.end(),
+                                              [&](const std::string& layer)
+                                              { return layer.find(node) != std::string::npos; });
+                       });
+}
+
+//! An info finding, or a symptom its cause's fix removes: its header, message, where its evidence is and (unless its
+//! cause's fix removes it) its fix; the JSON and HTML reports have the rest.
+void writeBriefFindingText(std::ostream& out, const Report& report, const Finding& finding, std::size_t number,
+                           const FileNames& files)
+{
+    out << number << ". [" << severityName(finding.severity) << "] " << finding.rule << costAndSaving(finding)
+        << causeLabel(report, finding) << "\n";
+    out << "   " << printable(finding.message, 8192) << "\n";
+    if (!finding.evidence.empty())
+    {
+        out << "   evidence:      " << evidencePlaces(finding.evidence, files) << "\n";
+    }
+    if (!finding.symptom)
+    {
+        out << "   fix:           " << printable(finding.fix, 4096) << "\n";
+    }
+    out << "\n";
+}
+
+void writeFindingText(std::ostream& out, const Report& report, const Finding& finding, std::size_t number,
+                      const FileNames& files)
+{
+    if (finding.symptom || finding.severity == Severity::kInfo)
+    {
+        writeBriefFindingText(out, report, finding, number, files);
+        return;
+    }
+    out << number << ". [" << severityName(finding.severity) << "] " << finding.rule << costAndSaving(finding)
+        << causeLabel(report, finding) << "\n";
+    out << "   " << printable(finding.message, 8192) << "\n";
+    if (!finding.onnxNodes.empty() && !engineLayersNameTheNodes(finding))
+    {
+        out << "   ONNX nodes:    " << printable(patterns::nameList(finding.onnxNodes, 6), 2048) << "\n";
+    }
+    if (!finding.engineLayers.empty())
+    {
+        out << "   engine layers: " << printable(patterns::nameList(finding.engineLayers, 4), 2048) << "\n";
+    }
+    writeEvidenceText(out, finding.evidence, files);
+    writeFixText(out, finding);
+    out << "\n";
+}
+
+//! Whether two findings are alike enough to be listed together: the same rule, severity and cause.
+bool alike(const Finding& a, const Finding& b)
+{
+    return a.rule == b.rule && a.severity == b.severity && a.rootCause == b.rootCause && a.symptom == b.symptom;
+}
+
+//! Findings [first, first + count) of one rule, as one entry: the first one's message and fix, then a line for each
+//! finding with the node it is about, its numbers and where its evidence is.
+void writeFindingGroupText(std::ostream& out, const Report& report, std::size_t first, std::size_t count,
+                           const FileNames& files)
+{
+    const Finding& lead = report.findings[first];
+    double cost = 0.0, saving = 0.0;
+    bool anyCost = false, anySaving = false;
+    for (std::size_t f = first; f < first + count; ++f)
+    {
+        const Finding& finding = report.findings[f];
+        cost += finding.costMs.value_or(0.0);
+        anyCost = anyCost || finding.costMs.has_value();
+        saving += finding.savingMs.value_or(0.0);
+        anySaving = anySaving || finding.savingMs.has_value();
+    }
+    out << first + 1 << "-" << first + count << ". [" << severityName(lead.severity) << "] " << lead.rule << ", "
+        << count << " findings";
+    if (anyCost)
+    {
+        out << "  cost " << patterns::formatMs(cost);
+    }
+    if (anySaving && !lead.symptom && (saving > 0.0 || lead.severity != Severity::kInfo))
+    {
+        out << "  saves ~" << patterns::formatMs(saving);
+    }
+    out << causeLabel(report, lead) << "\n";
+    out << "   " << first + 1 << ". " << printable(lead.message, 8192) << "\n";
+    for (std::size_t f = first; f < first + count; ++f)
+    {
+        const Finding& finding = report.findings[f];
+        const std::string subject = !finding.onnxNodes.empty()      ? finding.onnxNodes.front()
+                                    : !finding.engineLayers.empty() ? finding.engineLayers.front()
+                                                                    : std::string("(no node)");
+        out << "   - " << f + 1 << ". " << printable(subject, 160) << costAndSaving(finding);
+        if (!finding.evidence.empty())
+        {
+            out << "  evidence " << evidencePlaces(finding.evidence, files);
+        }
+        out << "\n";
+    }
+    writeFixText(out, lead);
+    if (!lead.symptom || !lead.fix.starts_with("an effect of "))
+    {
+        out << "                  (the same edit for each finding above, on its own node)\n";
+    }
+    out << "\n";
+}
+
+void writeFindingsText(std::ostream& out, const Report& report)
+{
+    const FileNames files(report);
+    for (std::size_t first = 0; first < report.findings.size();)
+    {
+        std::size_t count = 1;
+        while (first + count < report.findings.size() && alike(report.findings[first], report.findings[first + count]))
+        {
+            ++count;
+        }
+        // Three or more findings of one rule in a row share an entry; two are listed as they are.
+        constexpr std::size_t kGroupFrom = 3;
+        if (count < kGroupFrom)
+        {
+            for (std::size_t f = first; f < first + count; ++f)
+            {
+                writeFindingText(out, report, report.findings[f], f + 1, files);
+            }
+        }
+        else
+        {
+            writeFindingGroupText(out, report, first, count, files);
+        }
+        first += count;
+    }
+}
+
+//! The accounting: every engine layer and every Q/DQ node in exactly one state (docs/terms.md).
+void writeAccountingText(std::ostream& out, const Report& report, const Inputs& inputs)
+{
     auto layers = report.correlation.layerTotals();
     auto qdq = report.correlation.qdqTotals();
     if (inputs.engine() != nullptr)
@@ -631,37 +864,117 @@ std::string renderReportText(const Report& report, const Inputs& inputs)
             << patterns::formatMs(report.standaloneQdqMs) << " in standalone Q/DQ layers, "
             << patterns::formatMs(report.reformatMs) << " in reformats\n";
     }
+}
+
+void writePredictionCheckText(std::ostream& out, const Report& report)
+{
+    if (!report.predictionCheck)
+    {
+        return;
+    }
+    const PredictionCheck& check = *report.predictionCheck;
+    out << "Simulator:     " << check.exact << " of " << check.realLayers
+        << " engine layers executing ONNX nodes predicted exactly (" << check.predictedLayers
+        << " predicted); standalone Q/DQ layers " << check.realStandaloneQdq << " real, "
+        << check.predictedStandaloneQdq << " predicted\n";
+    const std::size_t shown = std::min<std::size_t>(check.disagreements.size(), 5);
+    for (std::size_t i = 0; i < shown; ++i)
+    {
+        out << "  - " << printable(check.disagreements[i], 1024) << "\n";
+    }
+    if (check.disagreements.size() > shown)
+    {
+        out << "  - ... " << check.disagreements.size() - shown << " more (see --format json)\n";
+    }
+}
+
+void writeNotesText(std::ostream& out, const Report& report)
+{
+    if (report.notes.empty())
+    {
+        return;
+    }
+    out << "\nNotes:\n";
+    for (const auto& note : text_layout::foldNotCheckedNotes(report.notes))
+    {
+        // "read folder DIR: a (kind), b (kind); skipped c": the header lists what was read, the note what was not.
+        if (note.starts_with("read folder "))
+        {
+            const std::size_t skipped = note.find("; skipped ");
+            if (skipped != std::string::npos)
+            {
+                out << "  - " << printable(note.substr(0, note.find(": ")) + note.substr(skipped), 2048) << "\n";
+            }
+            continue;
+        }
+        out << "  - " << printable(note, 2048) << "\n";
+    }
+}
+
+//! After the header, which gives every input's path, an input is named by its file name where that is unique.
+void shortenInputPaths(std::string& text, std::size_t from, const Report& report)
+{
+    const FileNames files(report);
+    for (const auto& source : report.inputs)
+    {
+        const std::string shown = files.shown(source.path);
+        if (shown == source.path || source.path.empty())
+        {
+            continue;
+        }
+        for (std::size_t at = text.find(source.path, from); at != std::string::npos;
+             at = text.find(source.path, at + shown.size()))
+        {
+            text.replace(at, source.path.size(), shown);
+        }
+    }
+}
+
+//! The engine layer names the report prints most: those its findings and its largest layers name.
+std::vector<std::string_view> namesToShorten(const Report& report, const Inputs& inputs)
+{
+    std::vector<std::string_view> names;
+    for (const auto& finding : report.findings)
+    {
+        names.insert(names.end(), finding.engineLayers.begin(), finding.engineLayers.end());
+    }
+    if (const EnginePlan* plan = inputs.engine())
+    {
+        for (const auto& share : largestLayers(report, inputs, 8))
+        {
+            names.push_back(plan->layers[share.layer].name);
+        }
+    }
+    return names;
+}
+
+} // namespace
+
+std::string renderReportText(const Report& report, const Inputs& inputs, std::size_t width)
+{
+    std::ostringstream out;
+    writeHeaderText(out, report);
+    const std::size_t headerEnd = static_cast<std::size_t>(out.tellp());
+    writeRootCausesText(out, report);
+    writeLargestLayersText(out, report, inputs);
+    writeFindingsText(out, report);
+    writeAccountingText(out, report, inputs);
     writePrecisionSummaryText(out, summarizePrecision(report, inputs));
     if (const EnginePlan* plan = inputs.engine())
     {
         writeMyelinRegionsText(out, report.correlation.myelinRegions, *plan);
     }
-    if (report.predictionCheck)
-    {
-        const PredictionCheck& check = *report.predictionCheck;
-        out << "Simulator:     " << check.exact << " of " << check.realLayers
-            << " engine layers executing ONNX nodes predicted exactly (" << check.predictedLayers
-            << " predicted); standalone Q/DQ layers " << check.realStandaloneQdq << " real, "
-            << check.predictedStandaloneQdq << " predicted\n";
-        const std::size_t shown = std::min<std::size_t>(check.disagreements.size(), 5);
-        for (std::size_t i = 0; i < shown; ++i)
-        {
-            out << "  - " << printable(check.disagreements[i], 1024) << "\n";
-        }
-        if (check.disagreements.size() > shown)
-        {
-            out << "  - ... " << check.disagreements.size() - shown << " more (see --format json)\n";
-        }
-    }
-    if (!report.notes.empty())
-    {
-        out << "\nNotes:\n";
-        for (const auto& note : report.notes)
-        {
-            out << "  - " << printable(note, 2048) << "\n";
-        }
-    }
-    return out.str();
+    writePredictionCheckText(out, report);
+    writeNotesText(out, report);
+    std::string text = out.str();
+    shortenInputPaths(text, headerEnd, report);
+    return text_layout::wrapLines(text_layout::shortenRepeatedNames(std::move(text), namesToShorten(report, inputs)),
+                                  width);
+}
+
+std::string renderReportText(const Report& report, const Inputs& inputs)
+{
+    return renderReportText(report, inputs, text_layout::kDefaultWidth);
 }
 
 } // namespace qdq

@@ -16,6 +16,10 @@
     return String(text === null || text === undefined ? '' : text).replace(/[&<>"']/g, function (c) { return ESC[c]; });
   }
   function $(id) { return document.getElementById(id); }
+  // A layer's state in the words of the text report (docs/terms.md); the JSON keeps its identifiers.
+  var STATE_LABEL = { mapped: 'mapped', inserted_qdq: 'standalone Q/DQ', inserted_reformat: 'reformat',
+    dropped: 'dropped', unattributed: 'unattributed' };
+  function stateLabel(state) { return STATE_LABEL[state] || state; }
   // The root causes, largest saving first: a bar per cause (its saving against the engine's time), its findings and
   // the symptoms it explains folded under it, and how the saving was estimated (docs/savings.md).
   function causesHtml(causes, findings, totalMs) {
@@ -560,7 +564,8 @@
             return '<span class="chip layer" data-layer="' + i + '" title="' + esc(L[i].n) + '">' + esc(clip(L[i].n, 120)) + '</span>';
           }).join('') + '</dd>' : '') +
         (evidence ? '<dt>evidence</dt><dd><ul class="evidence">' + evidence + '</ul></dd>' : '') +
-        '<dt>fix</dt><dd><span class="fix">' + esc(finding.fix) + '</span></dd></dl></div><div class="fpic"></div></div>';
+        '<dt>fix</dt><dd><span class="fix">' + esc(finding.fix) + '</span></dd>' +
+        '<dt>rule page</dt><dd class="mono rule-page">docs/rules/' + esc(finding.rule) + '.md</dd></dl></div><div class="fpic"></div></div>';
       var picture = document.querySelector('#pictures [data-finding="' + f + '"]');
       if (picture) {
         var holder = card.querySelector('.fpic');
@@ -797,7 +802,7 @@
         '<dt>type</dt><dd>' + esc(layer.t || 'not listed') + (layer.k && layer.k !== layer.t ? ' (' + esc(layer.k) + ')' : '') + '</dd>' +
         '<dt>precision</dt><dd><span class="prec ' + precClass(layer.p) + '">' + esc(layer.p || 'unknown') + '</span></dd>' +
         '<dt>time</dt><dd>' + fmtMs(layer.ms) + (layer.ms !== null && totalMs ? ' (' + fmtShare(layer.ms, totalMs) + ' of the total)' : '') + '</dd>' +
-        '<dt>state</dt><dd class="state-' + esc(layer.s) + '">' + esc(layer.s) + (layer.e ? ' <span class="hint">(' + esc(layer.e) + ')</span>' : '') + '</dd>' +
+        '<dt>state</dt><dd class="state-' + esc(layer.s) + '">' + esc(stateLabel(layer.s)) + (layer.e ? ' <span class="hint">(' + esc(layer.e) + ')</span>' : '') + '</dd>' +
         '<dt>ONNX nodes</dt><dd>' + (layer.o.length ? '<ul>' + layer.o.map(function (node) { return '<li class="mono">' + esc(node) + '</li>'; }).join('') + '</ul>' : '<span class="hint">none</span>') + '</dd>' +
         '<dt>inputs</dt><dd>' + tensorList(layer.i) + '</dd>' +
         '<dt>outputs</dt><dd>' + tensorList(layer.out) + '</dd>' +
@@ -851,12 +856,14 @@
     // Layer table.
     var states = {}, precisions = {};
     L.forEach(function (layer) { states[layer.s] = true; precisions[layer.p || 'unknown'] = true; });
-    function options(map) {
-      return Object.keys(map).sort().map(function (key) { return '<option>' + esc(key) + '</option>'; }).join('');
+    function options(map, label) {
+      return Object.keys(map).sort().map(function (key) {
+        return '<option value="' + esc(key) + '">' + esc(label ? label(key) : key) + '</option>';
+      }).join('');
     }
     $('layers').innerHTML = '<h2>Layers <span class="count">' + L.length + '</span></h2><div class="toolbar">' +
       '<input id="layer-filter" type="search" placeholder="filter: layer, type, ONNX node, tensor">' +
-      '<select id="state-filter"><option value="">every state</option>' + options(states) + '</select>' +
+      '<select id="state-filter"><option value="">every state</option>' + options(states, stateLabel) + '</select>' +
       '<select id="precision-filter"><option value="">every precision</option>' + options(precisions) + '</select>' +
       '<span id="layer-shown"></span></div><div class="table-wrap"><table class="data" id="layer-table"><thead><tr>' +
       '<th data-col="i">#</th><th data-col="n">layer</th><th data-col="t">type</th><th data-col="p">precision</th>' +
@@ -909,7 +916,7 @@
           esc(formatsOf(layer)) + '</td><td class="num">' + fmtMs(layer.ms) + '</td><td class="num">' +
           (layer.ms !== null && totalMs ? fmtShare(layer.ms, totalMs) + '<span class="share-bar" style="width:' +
             Math.round(40 * layer.ms / (maxMs || 1)) + 'px"></span>' : '') + '</td><td class="state-' + esc(layer.s) + '">' +
-          esc(layer.s) + '</td><td class="num">' + (findingsOf[i].length || '') + '</td></tr>';
+          esc(stateLabel(layer.s)) + '</td><td class="num">' + (findingsOf[i].length || '') + '</td></tr>';
       });
       if (rows.length > shown.length) {
         html += '<tr><td colspan="9" class="more">' + (rows.length - shown.length) + ' more rows: narrow the filter</td></tr>';
