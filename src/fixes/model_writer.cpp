@@ -11,6 +11,7 @@
 #include "qdq/model_edit.h"
 
 #include "parsers/external_data_location.h"
+#include "parsers/external_data_ref.h"
 #include "parsers/file_source.h"
 #include "parsers/onnx_node_wire.h"
 #include "qdq/diagnostics.h"
@@ -1255,6 +1256,28 @@ private:
         tensor.set_data_location(onnx::TensorProto::EXTERNAL);
     }
 
+    //! A location kept as it is (its file missing or outside the model's folder) must not name what this writer
+    //! writes: beside the written model it would lead to the model itself or its new data file, whose bytes a reader
+    //! would then take for the tensor's.
+    void refuseKeptLocationOnOwnFiles(const std::string& location, const std::string& tensor, std::uint64_t at) const
+    {
+        if (location.empty() || fs::path(location).is_absolute() || mSink.path().empty())
+        {
+            return;
+        }
+        const fs::path written = fs::path(mSink.path()).lexically_normal();
+        const fs::path named = (written.parent_path() / location).lexically_normal();
+        const std::string data =
+            mSink.dataPath().empty() ? std::string() : fs::path(mSink.dataPath()).lexically_normal().string();
+        if (named == written || (!data.empty() && named.string() == data))
+        {
+            mSource->fail(at, "external data location " + inQuotes(location) + " of tensor " + inQuotes(tensor) +
+                                  " is not in the model's folder, and beside the written model it names " +
+                                  (named == written ? "the written model itself" : "its new data file") +
+                                  ": give the tensor its data file, or write the model under another name");
+        }
+    }
+
     //! Moves an external tensor's data to the sink's data file. True when the tensor changed (its file is copied);
     //! false when it keeps its location (no data file, no location, a missing file or one outside the folder).
     bool moveToDataFile(onnx::TensorProto& tensor, std::uint64_t at)
@@ -1285,18 +1308,27 @@ private:
         const ExternalFile& file = mExternalFiles[fileIndex];
         if (file.fate != ExternalFile::Fate::kCopied || mDataLocation.empty())
         {
+            refuseKeptLocationOnOwnFiles(location->value(), tensor.name(), at);
             return false;
         }
-        const std::uint64_t offset = offsetEntry != nullptr ? externalNumber(*offsetEntry, tensor.name(), at) : 0;
-        const std::uint64_t length = lengthEntry != nullptr ? externalNumber(*lengthEntry, tensor.name(), at)
-                                     : offset <= file.size  ? file.size - offset
-                                                            : 0;
-        if (offset > file.size || length > file.size - offset)
+        // The range checked as every reader checks it (parsers/external_data_ref.h): numbers, inside the file, and
+        // the tensor's size from its dims and type where that is known (a cut file is never copied short).
+        ExternalDataEntries entries;
+        entries.tensor = tensor.name();
+        entries.location = location->value();
+        if (offsetEntry != nullptr)
         {
-            failPath(file.target.string(), "external data of tensor " + inQuotes(tensor.name()) + " (offset " +
-                                               std::to_string(offset) + ", length " + std::to_string(length) +
-                                               ") lies outside the " + std::to_string(file.size) + "-byte file");
+            externalNumber(*offsetEntry, tensor.name(), at);
+            entries.offset = offsetEntry->value();
         }
+        if (lengthEntry != nullptr)
+        {
+            externalNumber(*lengthEntry, tensor.name(), at);
+            entries.length = lengthEntry->value();
+        }
+        entries.dataType = tensor.data_type();
+        entries.dims.assign(tensor.dims().begin(), tensor.dims().end());
+        const auto [offset, length] = checkedExternalRange(mSourcePath, file.target.string(), file.size, entries);
         setDataFilePlace(tensor, placeData(fileIndex, offset, length), length);
         ++mResult.externalTensors;
         return true;
