@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
 
 #include <cstring>
 #include <fstream>
@@ -424,4 +427,164 @@ TEST(FixInputsSafe, FixMakesAMissingOutputFolder)
     const CommandResult blocked =
         runCli({"fix", model.string(), "-o", (dir / "plain" / "fixed.onnx").string(), "--rules", "none"});
     EXPECT_EQ(blocked.exitStatus, 2) << blocked.err;
+}
+
+// ----- subgraphs -----------------------------------------------------------------------------------------------------
+
+namespace
+{
+
+//! x -> Relu -> r -> Add(r, r) -> out; withIf: an If on a bool input whose branches read r from the outer scope
+//! (then: Identity(r), else: Neg(r)) and whose output is a second graph output.
+fs::path subgraphModel(const fs::path& dir, bool withIf)
+{
+    GraphBuilder g;
+    g.opset("", 17);
+    const std::string r = g.node("Relu", "/relu/Relu", {g.input("x", {1, 8})});
+    g.output(g.node("Add", "/add/Add", {r, r}), {1, 8});
+    onnx::ModelProto model = parsed(g.serialize());
+    if (withIf)
+    {
+        onnx::GraphProto& graph = *model.mutable_graph();
+        auto* cond = graph.add_input();
+        cond->set_name("cond");
+        cond->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
+        cond->mutable_type()->mutable_tensor_type()->mutable_shape();
+        auto branch = [&](const std::string& name, const std::string& op)
+        {
+            onnx::GraphProto body;
+            body.set_name(name);
+            auto* node = body.add_node();
+            node->set_op_type(op);
+            node->set_name(name + "/" + op);
+            node->add_input(r);
+            node->add_output(name + "_out");
+            auto* out = body.add_output();
+            out->set_name(name + "_out");
+            out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+            auto* shape = out->mutable_type()->mutable_tensor_type()->mutable_shape();
+            shape->add_dim()->set_dim_value(1);
+            shape->add_dim()->set_dim_value(8);
+            return body;
+        };
+        auto* node = graph.add_node();
+        node->set_op_type("If");
+        node->set_name("/if/If");
+        node->add_input("cond");
+        node->add_output("branch_out");
+        for (const auto& [attribute, op] :
+             {std::pair<std::string, std::string>{"then_branch", "Identity"}, {"else_branch", "Neg"}})
+        {
+            auto* a = node->add_attribute();
+            a->set_name(attribute);
+            a->set_type(onnx::AttributeProto::GRAPH);
+            *a->mutable_g() = branch(attribute, op);
+        }
+        auto* out = graph.add_output();
+        out->set_name("branch_out");
+        out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+        auto* shape = out->mutable_type()->mutable_tensor_type()->mutable_shape();
+        shape->add_dim()->set_dim_value(1);
+        shape->add_dim()->set_dim_value(8);
+    }
+    const fs::path path = dir / (withIf ? "if.onnx" : "plain.onnx");
+    save(model, path);
+    return path;
+}
+
+//! The element type ONNX shape inference gives tensor in the model at path (0 when it gives none).
+int inferredType(const fs::path& path, const std::string& tensor)
+{
+    onnx::ModelProto model = loadModel(path);
+    onnx::shape_inference::InferShapes(model);
+    for (const auto& info : model.graph().value_info())
+    {
+        if (info.name() == tensor)
+        {
+            return info.type().tensor_type().elem_type();
+        }
+    }
+    return 0;
+}
+
+} // namespace
+
+TEST(FixInputsSafe, AutocastKeepsFp32WhatASubgraphReadsAndShapeInferencePasses)
+{
+    const fs::path dir = tempDir("safe-subgraph");
+    const fs::path withIf = subgraphModel(dir, true);
+    const FixReport report = fixWith(withIf, autocastOptions(dir / "if-fixed.onnx"));
+    EXPECT_EQ(onnxFullCheck(dir / "if-fixed.onnx"), "");
+    EXPECT_EQ(inferredType(dir / "if-fixed.onnx", "/relu/Relu_out"), onnx::TensorProto::FLOAT);
+    ASSERT_TRUE(report.autocast);
+    bool named = false;
+    for (const auto& group : report.autocast->kept)
+    {
+        named = named || (group.reason == "subgraph-input" &&
+                          std::find(group.nodes.begin(), group.nodes.end(), "/relu/Relu") != group.nodes.end());
+    }
+    EXPECT_TRUE(named);
+    // Without the If the Relu is converted.
+    const fs::path plain = subgraphModel(dir, false);
+    fixWith(plain, autocastOptions(dir / "plain-fixed.onnx"));
+    EXPECT_EQ(onnxFullCheck(dir / "plain-fixed.onnx"), "");
+    EXPECT_EQ(inferredType(dir / "plain-fixed.onnx", "/relu/Relu_out"), onnx::TensorProto::FLOAT16);
+}
+
+// ----- the zero-point edit and constants -----------------------------------------------------------------------------
+
+namespace
+{
+
+//! images -> uint8 Q/DQ (zero point 128) -> Conv -> Add(., DQ(Q(c))) -> output, c a float constant [8, 1, 1] of
+//! value cValue behind a uint8 Q/DQ with zero point 0 (its range starts at 0, as ONNX Runtime writes a constant >= 0).
+fs::path constantQdqModel(const fs::path& dir, float cValue)
+{
+    GraphBuilder g;
+    auto pair = [&](const std::string& prefix, const std::string& tensor, float scale, int zeroPoint)
+    {
+        std::string s = g.scale(prefix + "/scale", scale);
+        std::string z = g.zeroPoint(prefix + "/zero_point", true, zeroPoint);
+        std::string q = g.node("QuantizeLinear", prefix + "/QuantizeLinear", {tensor, s, z});
+        return g.node("DequantizeLinear", prefix + "/DequantizeLinear", {q, s, z});
+    };
+    std::string x = pair("/in_q", g.input("images", {1, 3, 8, 8}), 0.02f, 128);
+    std::string conv = g.node("Conv", "/conv0/Conv", {x, g.int8Weight("w0", 8, 3)});
+    std::string c = pair("/c_q", g.weight("c", {8, 1, 1}, cValue), 0.01f, 0);
+    g.output(g.node("Add", "/add/Add", {conv, c}));
+    const fs::path path = dir / (cValue >= 0 ? "constant-positive.onnx" : "constant-negative.onnx");
+    g.save(path.string());
+    return path;
+}
+
+bool addsRelu(const FixReport& report)
+{
+    for (const auto& edit : report.edits)
+    {
+        for (const std::string& added : edit.added)
+        {
+            if (added.find("/c_q/") != std::string::npos && added.ends_with("/Relu"))
+            {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+TEST(FixInputsSafe, TheZeroPointEditPutsNoReluBeforeAConstantKnownNonNegative)
+{
+    const fs::path dir = tempDir("safe-constant-relu");
+    FixOptions options;
+    options.force = true;
+    options.output = (dir / "positive-fixed.onnx").string();
+    const FixReport positive = fixWith(constantQdqModel(dir, 0.5f), options);
+    ASSERT_FALSE(positive.edits.empty()) << renderFixText(positive);
+    EXPECT_FALSE(addsRelu(positive)) << renderFixText(positive);
+    // The same constant with a negative value needs the clamp its range applied.
+    options.output = (dir / "negative-fixed.onnx").string();
+    const FixReport negative = fixWith(constantQdqModel(dir, -0.5f), options);
+    EXPECT_TRUE(addsRelu(negative)) << renderFixText(negative);
 }

@@ -329,6 +329,9 @@ struct GraphFacts
     std::vector<std::uint8_t> flags;              //!< kGraphInput (not an initializer), kGraphOutput
     static constexpr std::uint8_t kGraphInput = 1;
     static constexpr std::uint8_t kGraphOutput = 2;
+    //! Read by a subgraph (an If, Loop or Scan body names it from the outer scope): it keeps its type, since autocast
+    //! does not convert subgraphs and the body's types were inferred from it.
+    static constexpr std::uint8_t kSubgraphRead = 4;
     //! Each node's input and output tensor ids (kNone for an omitted input), node by node: the analysis' hot loops
     //! walk these instead of hashing names.
     std::vector<std::uint32_t> inputStart;
@@ -437,6 +440,70 @@ void indexReaders(GraphFacts& facts)
     }
 }
 
+//! The names a subgraph (and the subgraphs in it) reads but does not define: tensors of an outer scope.
+void collectOuterReads(const onnx::GraphProto& subgraph, std::set<std::string>& defined, std::set<std::string>& read)
+{
+    for (const auto& input : subgraph.input())
+    {
+        defined.insert(input.name());
+    }
+    for (const auto& initializer : subgraph.initializer())
+    {
+        defined.insert(initializer.name());
+    }
+    for (const auto& node : subgraph.node())
+    {
+        for (const auto& input : node.input())
+        {
+            read.insert(input);
+        }
+        for (const auto& attribute : node.attribute())
+        {
+            if (attribute.has_g())
+            {
+                collectOuterReads(attribute.g(), defined, read);
+            }
+            for (const auto& nested : attribute.graphs())
+            {
+                collectOuterReads(nested, defined, read);
+            }
+        }
+        for (const auto& output : node.output())
+        {
+            defined.insert(output);
+        }
+    }
+}
+
+//! Flags the main graph's tensors that a subgraph of one of its nodes reads (GraphFacts::kSubgraphRead).
+void markSubgraphReads(const onnx::GraphProto& graph, GraphFacts& facts)
+{
+    for (const auto& node : graph.node())
+    {
+        for (const auto& attribute : node.attribute())
+        {
+            std::set<std::string> defined;
+            std::set<std::string> read;
+            if (attribute.has_g())
+            {
+                collectOuterReads(attribute.g(), defined, read);
+            }
+            for (const auto& nested : attribute.graphs())
+            {
+                collectOuterReads(nested, defined, read);
+            }
+            for (const std::string& name : read)
+            {
+                const std::uint32_t id = name.empty() || defined.count(name) != 0 ? GraphFacts::kNone : facts.id(name);
+                if (id != GraphFacts::kNone)
+                {
+                    facts.flags[id] |= GraphFacts::kSubgraphRead;
+                }
+            }
+        }
+    }
+}
+
 GraphFacts gatherFacts(onnx::GraphProto& graph)
 {
     GraphFacts facts;
@@ -509,6 +576,7 @@ GraphFacts gatherFacts(onnx::GraphProto& graph)
     facts.inputStart.push_back(static_cast<std::uint32_t>(facts.inputIds.size()));
     facts.outputStart.push_back(static_cast<std::uint32_t>(facts.outputIds.size()));
     indexReaders(facts);
+    markSubgraphReads(graph, facts);
     return facts;
 }
 
@@ -550,6 +618,7 @@ public:
         markFloatNodes();
         keepQdqWithFp32Scales();
         keepByOpType();
+        keepWritersOfSubgraphReads();
         keepHandWrittenLayerNorms();
         keepReadersOfOutOfRangeConstants();
         keepDqReaders();
@@ -758,6 +827,23 @@ private:
             else if (fixedTypes.count(node.op_type()) != 0)
             {
                 setFp32(index, "fixed-type", "ONNX fixes the op's float type (or an attribute does)");
+            }
+        }
+    }
+
+    //! A node that writes a float tensor a subgraph reads stays FP32: the subgraph is not converted, and its body's
+    //! types follow the tensor's (with it in the low type, ONNX shape inference fails on the body).
+    void keepWritersOfSubgraphReads()
+    {
+        for (std::uint32_t id = 0; id < mFacts.names.size(); ++id)
+        {
+            const std::uint32_t producer = mFacts.producers[id];
+            if ((mFacts.flags[id] & GraphFacts::kSubgraphRead) != 0 && mFacts.types[id] == kFloat &&
+                producer != GraphFacts::kNone)
+            {
+                setFp32(producer, "subgraph-input",
+                        "writes a tensor that a subgraph (an If, Loop or Scan body) reads: autocast does not convert "
+                        "subgraphs, so the tensor keeps FP32");
             }
         }
     }
@@ -1120,6 +1206,13 @@ private:
             if ((mFacts.flags[id] & GraphFacts::kGraphInput) != 0)
             {
                 written = mOptions.castIo ? mLowType : kFloat;
+                if (written == mLowType && (mFacts.flags[id] & GraphFacts::kSubgraphRead) != 0)
+                {
+                    throw InputError(SourceLocation{mData.modelPath},
+                                     "--autocast-io: graph input '" + printable(name, 256) +
+                                         "' is read by a subgraph (an If, Loop or Scan body), which autocast does not "
+                                         "convert: run --autocast without --autocast-io");
+                }
             }
             else if (const std::uint32_t producer = mFacts.producers[id]; producer != GraphFacts::kNone)
             {
@@ -1194,9 +1287,9 @@ private:
     int constantType(std::uint32_t id) const
     {
         const std::span<const Slot> readers = mFacts.readers(id);
-        if (readers.empty())
+        if (readers.empty() || (mFacts.flags[id] & GraphFacts::kSubgraphRead) != 0)
         {
-            return kFloat;
+            return kFloat; // a subgraph reads it in FP32 (a low copy serves the converted readers)
         }
         const bool noneFp32 =
             std::none_of(readers.begin(), readers.end(), [&](const Slot& slot) { return wanted(slot) == kFloat; });
