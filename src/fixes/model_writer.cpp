@@ -1085,6 +1085,10 @@ private:
     void refuseDataFileAsOutput()
     {
         const std::string dataPath = mDataPieces.empty() ? std::string() : mSink.dataPath();
+        if (!dataPath.empty() && !mKeptOnDataFile.empty())
+        {
+            failPath(mSourcePath, mKeptOnDataFile);
+        }
         std::error_code error;
         if (!dataPath.empty() && fs::exists(dataPath, error) && fs::equivalent(dataPath, mSourcePath, error))
         {
@@ -1259,7 +1263,7 @@ private:
     //! A location kept as it is (its file missing or outside the model's folder) must not name what this writer
     //! writes: beside the written model it would lead to the model itself or its new data file, whose bytes a reader
     //! would then take for the tensor's.
-    void refuseKeptLocationOnOwnFiles(const std::string& location, const std::string& tensor, std::uint64_t at) const
+    void refuseKeptLocationOnOwnFiles(const std::string& location, const std::string& tensor, std::uint64_t at)
     {
         if (location.empty() || fs::path(location).is_absolute() || mSink.path().empty())
         {
@@ -1269,12 +1273,16 @@ private:
         const fs::path named = (written.parent_path() / location).lexically_normal();
         const std::string data =
             mSink.dataPath().empty() ? std::string() : fs::path(mSink.dataPath()).lexically_normal().string();
-        if (named == written || (!data.empty() && named.string() == data))
+        const std::string why = "external data location " + inQuotes(location) + " of tensor " + inQuotes(tensor) +
+                                " is not in the model's folder, and beside the written model it names ";
+        const std::string remedy = ": give the tensor its data file, or write the model under another name";
+        if (named == written)
         {
-            mSource->fail(at, "external data location " + inQuotes(location) + " of tensor " + inQuotes(tensor) +
-                                  " is not in the model's folder, and beside the written model it names " +
-                                  (named == written ? "the written model itself" : "its new data file") +
-                                  ": give the tensor its data file, or write the model under another name");
+            mSource->fail(at, why + "the written model itself" + remedy);
+        }
+        if (!data.empty() && named.string() == data && mKeptOnDataFile.empty())
+        {
+            mKeptOnDataFile = why + "its new data file" + remedy;
         }
     }
 
@@ -1881,7 +1889,10 @@ private:
     const std::string mDataLocation; //!< the sink's: where external tensors go (empty: they stay)
     std::vector<ExternalFile> mExternalFiles;
     std::map<std::string, std::size_t> mFileByLocation; //!< index in mExternalFiles by original location
-    std::vector<DataPiece> mDataPieces;                 //!< the data file, in order
+    //! Why a kept location (its file missing or outside the folder) names the data file this writer writes: an error
+    //! once a data file is written at all (a model whose data are all missing writes none).
+    std::string mKeptOnDataFile;
+    std::vector<DataPiece> mDataPieces;                                                     //!< the data file, in order
     std::map<std::tuple<std::size_t, std::uint64_t, std::uint64_t>, std::uint64_t> mPlaced; //!< range -> offset
     std::uint64_t mDataBytes = 0;
     std::uint64_t mNodeCount = 0;
