@@ -8,11 +8,13 @@
 #include "parsers/file_source.h"
 #include "parsers/log_build_facts.h"
 #include "parsers/log_layer_line.h"
+#include "parsers/profile_times.h"
 #include "qdq/readers.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -515,11 +517,14 @@ private:
     void handleMessage(const Prefixed& prefixed, std::uint64_t lineNo);
     bool handleOptionLine(const Prefixed& prefixed, std::uint64_t lineNo);
     bool handleProfileLine(const Prefixed& prefixed, std::uint64_t lineNo);
+    //! Refuses a row whose times are not times (NaN, infinite, negative, absurd): parsers/profile_times.h.
+    void checkProfileTimes(std::string_view name, const double (&values)[4], bool withMedian,
+                           std::uint64_t lineNo) const;
     void handleTactic(std::string_view message, std::uint64_t lineNo);
     bool handleFallback(std::string_view message, std::uint64_t lineNo);
     void addEvent(OptimizerEventKind kind, std::string_view pass, std::string_view subject, std::string_view object,
                   std::string_view detail, std::uint64_t lineNo);
-    void setVersion(std::string version, int priority);
+    void setVersion(std::string version, int priority, std::uint64_t lineNo);
 
     // The per-runner tables are bounded so that a log without the usual resets cannot make lookups quadratic.
     static constexpr std::size_t kMaxTacticTable = 1024;
@@ -611,8 +616,17 @@ private:
     std::uint64_t mFirstBadByte = 0;
 };
 
-void BuildLogParser::setVersion(std::string version, int priority)
+void BuildLogParser::setVersion(std::string version, int priority, std::uint64_t lineNo)
 {
+    // TensorRT 8.x, 10.x and 11.x are the releases qdq-doctor follows (src/models/build_mode.cpp); a header of another
+    // major ("v990000" reads as 99.0) is not one of them, and no major but these would be simulated honestly.
+    const int major = std::atoi(version.c_str());
+    if (!version.empty() && major != 8 && major != 10 && major != 11)
+    {
+        throw InputError(at(lineNo), "TensorRT version " + printable(version, 64) +
+                                         " is not one qdq-doctor knows (8.x, 10.x and 11.x): a log of another "
+                                         "release, or a damaged version line");
+    }
     if (!version.empty() && priority > mVersionPriority)
     {
         mLog.trtVersion = std::move(version);
@@ -810,7 +824,7 @@ void BuildLogParser::handleLine(std::string_view line, std::uint64_t lineNo)
             std::size_t close = line.find(']', v);
             if (close != std::string_view::npos)
             {
-                setVersion(decodeVersionNumber(line.substr(v + 11, close - v - 11)), 3);
+                setVersion(decodeVersionNumber(line.substr(v + 11, close - v - 11)), 3, lineNo);
             }
         }
         if (startsWith(line, "&&&& PASSED") && mLog.passedLine == 0)
@@ -1092,6 +1106,20 @@ ProfileEntry profileRow(std::string_view name, const double (&values)[4], bool w
     return entry;
 }
 
+void BuildLogParser::checkProfileTimes(std::string_view name, const double (&values)[4], bool withMedian,
+                                       std::uint64_t lineNo) const
+{
+    static constexpr const char* kColumns[] = {"total time", "average time", "median time"};
+    for (std::size_t k = 0; k < (withMedian ? 3u : 2u); ++k)
+    {
+        if (const std::string problem = profileTimeProblem(values[k]); !problem.empty())
+        {
+            throw InputError(at(lineNo), "profile row '" + printable(name, 200) + "': the " + kColumns[k] + " " +
+                                             problem + ": not a time TensorRT writes");
+        }
+    }
+}
+
 bool BuildLogParser::handleProfileLine(const Prefixed& prefixed, std::uint64_t lineNo)
 {
     std::string_view text = trim(prefixed.message);
@@ -1165,6 +1193,7 @@ bool BuildLogParser::handleProfileLine(const Prefixed& prefixed, std::uint64_t l
         throw InputError(at(lineNo), "the profile table has more than " + std::to_string(mLimits.maxGraphNodes) +
                                          " rows, over the graph size limit (raise it with --max-graph-nodes)");
     }
+    checkProfileTimes(name, values, mLog.profile.hasMedian, lineNo);
     mLog.profile.entries.push_back(profileRow(name, values, mLog.profile.hasMedian, lineNo));
     mLog.hasProfileTable = true;
     return true;
@@ -1252,6 +1281,7 @@ bool BuildLogParser::takeHeaderlessProfileRow(std::string_view text, std::uint64
         throw InputError(at(lineNo), "the profile rows number more than " + std::to_string(mLimits.maxGraphNodes) +
                                          ", over the graph size limit (raise it with --max-graph-nodes)");
     }
+    checkProfileTimes(name, values, count == 4, lineNo);
     mHeaderlessHasMedian = mHeaderlessHasMedian || count == 4;
     mHeaderlessRows.push_back(profileRow(name, values, count == 4, lineNo));
     return true;
@@ -1467,7 +1497,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         if (startsWith(m, "TensorRT version: "))
         {
             std::string_view v = trim(m.substr(18));
-            setVersion(v.find('.') != std::string_view::npos ? std::string(v) : decodeVersionNumber(v), 2);
+            setVersion(v.find('.') != std::string_view::npos ? std::string(v) : decodeVersionNumber(v), 2, lineNo);
             return;
         }
         if (startsWith(m, "Trying to load shared library libnvinfer_builder_resource"))
@@ -1475,7 +1505,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
             std::size_t so = m.find(".so.");
             if (so != std::string_view::npos)
             {
-                setVersion(std::string(trim(m.substr(so + 4))), 1);
+                setVersion(std::string(trim(m.substr(so + 4))), 1, lineNo);
             }
             return;
         }
@@ -1911,7 +1941,7 @@ void BuildLogParser::handleMessage(const Prefixed& prefixed, std::uint64_t lineN
         std::size_t so = m.find(".so.");
         if (so != std::string_view::npos)
         {
-            setVersion(std::string(trim(m.substr(so + 4))), 1);
+            setVersion(std::string(trim(m.substr(so + 4))), 1, lineNo);
         }
         return;
     }

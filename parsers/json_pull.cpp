@@ -250,7 +250,8 @@ SourceLocation PullParser::locationOf(std::size_t offset)
 
 void PullParser::fail(std::size_t offset, const std::string& message)
 {
-    throw InputError(locationOf(offset), message);
+    // The line, and the byte offset as well: a truncated or minified JSON is one long line.
+    throw InputError(locationOf(offset), message + " (at byte " + std::to_string(offset) + ")");
 }
 
 ReaderWarning PullParser::warningAt(std::size_t offset, std::string message)

@@ -3,6 +3,7 @@
 // infos, opset entries and Constant values are small and parsed with the ONNX protobuf classes; initializers are
 // parsed field by field.
 #include "parsers/external_data_location.h"
+#include "parsers/external_data_ref.h"
 #include "parsers/file_source.h"
 #include "parsers/onnx_node_wire.h"
 #include "parsers/onnx_tensor_data.h"
@@ -1027,22 +1028,13 @@ private:
     std::int64_t parseExternalNumber(const std::string& text, const std::string& key, const std::string& tensor,
                                      std::uint64_t offset)
     {
-        std::int64_t value = 0;
-        bool ok = !text.empty() && text.size() <= 18;
-        for (char c : text)
-        {
-            ok = ok && c >= '0' && c <= '9';
-            if (ok)
-            {
-                value = value * 10 + (c - '0');
-            }
-        }
-        if (!ok)
+        const auto value = parseExternalDataNumber(text);
+        if (!value)
         {
             fail(offset, "external data " + key + " '" + printable(text, 64) + "' of tensor '" +
-                             printable(tensor, 256) + "' is not a non-negative integer");
+                             printable(tensor, 256) + "' is not a non-negative integer of at most 18 digits");
         }
-        return value;
+        return static_cast<std::int64_t>(*value);
     }
 
     //! Checks an external data location (relative, inside the model's folder) and whether its file exists.
@@ -1363,23 +1355,25 @@ private:
                                             std::to_string(mLimits.maxInputBytes >> 20) +
                                             " MiB (raise it with --max-input-mb)");
             }
-            file.fd = std::make_shared<Fd>(::open(file.resolved.c_str(), O_RDONLY | O_CLOEXEC));
+            file.fd = std::make_shared<Fd>(::open(file.resolved.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
             if (file.fd->fd < 0)
             {
                 throw InputError(where, std::string("cannot open external data file: ") + std::strerror(errno));
             }
         }
-        const auto offset = static_cast<std::uint64_t>(constant.externalOffset);
-        std::uint64_t length = constant.externalLength >= 0 ? static_cast<std::uint64_t>(constant.externalLength)
-                                                            : (offset <= file.size ? file.size - offset : 0);
-        if (offset > file.size || length > file.size - offset)
+        // The range checked as the model writer and autocast check it (parsers/external_data_ref.h): inside the
+        // file, and the size the tensor's dims and type hold.
+        ExternalDataEntries entries;
+        entries.tensor = constant.name;
+        entries.location = constant.externalLocation;
+        entries.offset = std::to_string(constant.externalOffset);
+        if (constant.externalLength >= 0)
         {
-            where.byteOffset = offset;
-            where.hasByteOffset = true;
-            throw InputError(where, "external data of tensor '" + printable(constant.name, 256) + "' (offset " +
-                                        std::to_string(offset) + ", length " + std::to_string(length) +
-                                        ") lies outside the " + std::to_string(file.size) + "-byte file");
+            entries.length = std::to_string(constant.externalLength);
         }
+        entries.dataType = static_cast<int>(constant.dataType);
+        entries.dims = constant.dims;
+        const auto [offset, length] = checkedExternalRange(mPath, where.path, file.size, entries);
         std::string bytes;
         if (!preadAll(file.fd->fd, offset, length, bytes))
         {

@@ -2,7 +2,10 @@
 // "percentage"}, ...], written with ", " leading commas. TensorRT 8.2 has no medianMs.
 #include "parsers/file_source.h"
 #include "parsers/json_pull.h"
+#include "parsers/profile_times.h"
 #include "qdq/readers.h"
+
+#include <cmath>
 
 namespace qdq
 {
@@ -102,6 +105,18 @@ Profile readProfileText(std::string_view text, const std::string& path, const Li
                 continue;
             }
             double number = parser.numberValue();
+            if (key == "timeMs" || key == "averageMs" || key == "medianMs")
+            {
+                if (const std::string problem = profileTimeProblem(number); !problem.empty())
+                {
+                    parser.fail(parser.tokenOffset(), "\"" + key + "\" " + printable(parser.text(), 64) + " " +
+                                                          problem + ": not a time TensorRT writes");
+                }
+            }
+            else if (key == "percentage" && !std::isfinite(number))
+            {
+                parser.fail(parser.tokenOffset(), "\"percentage\" is not a finite number");
+            }
             if (key == "count")
             {
                 std::int64_t count = 0;

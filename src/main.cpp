@@ -8,7 +8,9 @@
 #include "qdq/inspect.h"
 #include "qdq/interrupt_cleanup.h"
 #include "qdq/load_inputs.h"
+#include "qdq/output_guard.h"
 #include "qdq/predict.h"
+#include "qdq/readers.h"
 #include "qdq/sarif.h"
 #include "qdq/text_report.h"
 
@@ -66,11 +68,21 @@ void addLimitOptions(CLI::App& app, GlobalOptions& options)
     app.add_flag("--progress", options.progress, "Report progress on stderr for large inputs (default: on a TTY)");
 }
 
+//! An option's value may not be empty: `--trt-version ""` is a mistake, not the option left out.
+const CLI::Validator& nonEmpty()
+{
+    static const CLI::Validator validator(
+        [](std::string& value) { return value.empty() ? std::string("an empty value is not allowed") : std::string(); },
+        "NONEMPTY");
+    return validator;
+}
+
 //! --trt-version, --strongly-typed, --weakly-typed and --gpu, the same on diagnose, predict, fix and diff.
 void addBuildModeOptions(CLI::App& app, qdq::BuildModeRequest& request)
 {
     app.add_option("--trt-version", request.trtVersion,
-                   "TensorRT version of the build, e.g. 10.16 or 11 (default: from the build log, else 10.x)");
+                   "TensorRT version of the build, e.g. 10.16 or 11 (default: from the build log, else 10.x)")
+        ->check(nonEmpty());
     auto* strong = app.add_flag_callback(
         "--strongly-typed", [&request] { request.typing = qdq::Typing::kStrong; },
         "The network is built strongly typed (trtexec --stronglyTyped; always in TensorRT 11)");
@@ -80,7 +92,8 @@ void addBuildModeOptions(CLI::App& app, qdq::BuildModeRequest& request)
     strong->excludes(weak);
     app.add_option("--gpu", request.gpu,
                    "GPU of the build: compute capability (sm89, sm_90, 8.9) or a name (A100, L4, H100, B200); "
-                   "default: from the build log's device lines or the kernel names");
+                   "default: from the build log's device lines or the kernel names")
+        ->check(nonEmpty());
 }
 
 qdq::ProgressCallback progressReporter(const GlobalOptions& options, const std::string& path)
@@ -316,11 +329,20 @@ qdq::graph::Options drawingOptions(const std::string& collapse)
     return options;
 }
 
+//! The running command's inputs and the outputs it wrote: no report lands on an input or on another report.
+qdq::OutputGuard& commandOutputs()
+{
+    static qdq::OutputGuard guard;
+    return guard;
+}
+
 //! Writes a file next to its final name (a new temporary name), then renames it: a crash never leaves half a report,
-//! an existing file is replaced only when the user said --force, and a device or pipe never (checkOutputFilePath).
+//! an existing file is replaced only when the user said --force, and a device or pipe never (checkOutputFilePath);
+//! an input of the command never (commandOutputs).
 void writeReportFile(const std::filesystem::path& path,
                      const std::function<void(const std::function<void(std::string_view)>&)>& produce, bool force)
 {
+    commandOutputs().claim(path.string());
     qdq::FileModelSink file(path.string(), force);
     file.begin();
     try
@@ -440,6 +462,46 @@ std::size_t terminalColumns()
     return std::clamp<std::size_t>(size.ws_col, 60, 240);
 }
 
+//! diagnose of timing (--exportTimes) or engine metadata files alone has nothing to diagnose: no model, layer list,
+//! profile or build log. Said before anything is read, rather than a report of "No findings."
+void refuseInputsWithNothingToAnalyse(const qdq::InputFiles& files)
+{
+    if (!files.onnx.empty() || !files.layers.empty() || !files.profile.empty() || !files.log.empty())
+    {
+        return;
+    }
+    std::vector<std::string> paths;
+    for (const std::string& path : files.files)
+    {
+        if (!qdq::isFolder(path))
+        {
+            if (const qdq::InputKind kind = qdq::detectInputKind(path);
+                kind != qdq::InputKind::kTiming && kind != qdq::InputKind::kMetadata)
+            {
+                return;
+            }
+            paths.push_back(path);
+            continue;
+        }
+        for (const auto& file : qdq::listFolderArtifacts(path).files)
+        {
+            if (file.kind != qdq::InputKind::kTiming && file.kind != qdq::InputKind::kMetadata)
+            {
+                return;
+            }
+            paths.push_back(file.path);
+        }
+    }
+    if (paths.empty())
+    {
+        return; // an empty folder: loadInputs names it
+    }
+    throw qdq::InputError(qdq::SourceLocation{paths.front()},
+                          "holds only engine timings or metadata: nothing could be analysed. Give diagnose the "
+                          "ONNX model, the layer-info JSON (trtexec --exportLayerInfo), the profile JSON "
+                          "(--exportProfile) or the verbose build log beside it");
+}
+
 int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& options)
 {
     std::string progressName =
@@ -455,6 +517,10 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
     if (json && !toFiles)
     {
         stream.emplace([](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); });
+    }
+    if (toFiles)
+    {
+        commandOutputs().addInputs(diagnoseOptions.files);
     }
     qdq::Inputs& inputs = inputsStorage.emplace();
     const qdq::Report& report = reportStorage.emplace(qdq::loadAndDiagnose(
@@ -476,6 +542,10 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
     {
         std::filesystem::path dir = diagnoseOptions.outputDir;
         makeOutputFolder(dir);
+        for (const char* name : {"report.json", "report.txt", "report.sarif", "report.html"})
+        {
+            commandOutputs().claim((dir / name).string()); // before any is written
+        }
         writeReportFile(
             dir / "report.json",
             [&](const std::function<void(std::string_view)>& write) { qdq::writeReportJson(report, inputs, write); },
@@ -540,6 +610,8 @@ struct DiffOptions
 
 int runDiff(const DiffOptions& diffOptions, const GlobalOptions& options)
 {
+    // Checked before anything is read, whether a side is a model (whose engine is predicted in that mode) or not.
+    qdq::checkBuildModeRequest(diffOptions.buildMode);
     qdq::InputFiles baselineFiles;
     baselineFiles.files = diffOptions.baseline;
     qdq::InputFiles candidateFiles;
@@ -579,7 +651,18 @@ int runDiff(const DiffOptions& diffOptions, const GlobalOptions& options)
     if (!diffOptions.outputDir.empty())
     {
         std::filesystem::path dir = diffOptions.outputDir;
+        for (const auto* side : {&diffOptions.baseline, &diffOptions.candidate})
+        {
+            for (const std::string& path : *side)
+            {
+                commandOutputs().addInput(path);
+            }
+        }
         makeOutputFolder(dir);
+        for (const char* name : {"diff.json", "diff.txt", "diff.html"})
+        {
+            commandOutputs().claim((dir / name).string()); // before any is written
+        }
         writeReportFile(dir / "diff.json", json, diffOptions.force);
         writeReportFile(dir / "diff.txt", text, diffOptions.force);
         std::string svg = writeGraphFiles(
@@ -658,6 +741,7 @@ int runGraph(const GraphCommandOptions& graphOptions, const GlobalOptions& optio
     }
     else
     {
+        commandOutputs().addInputs(graphOptions.files);
         writeReportFile(graphOptions.output, output, graphOptions.force);
     }
     return kExitOk;
@@ -735,16 +819,21 @@ int run(int argc, char** argv)
         "files", diagnoseOptions.files.files,
         "Any of: the Q/DQ ONNX model, layer-info JSON, profile JSON, verbose build log (kinds from content), or a "
         "folder holding them");
-    diagnose->add_option("--onnx", diagnoseOptions.files.onnx, "The ONNX model (when kinds must be named)");
-    diagnose->add_option("--layers", diagnoseOptions.files.layers, "The layer-info JSON (--exportLayerInfo)");
-    diagnose->add_option("--profile", diagnoseOptions.files.profile, "The profile JSON (--exportProfile)");
-    diagnose->add_option("--log", diagnoseOptions.files.log, "The verbose build log (--verbose)");
+    diagnose->add_option("--onnx", diagnoseOptions.files.onnx, "The ONNX model (when kinds must be named)")
+        ->check(nonEmpty());
+    diagnose->add_option("--layers", diagnoseOptions.files.layers, "The layer-info JSON (--exportLayerInfo)")
+        ->check(nonEmpty());
+    diagnose->add_option("--profile", diagnoseOptions.files.profile, "The profile JSON (--exportProfile)")
+        ->check(nonEmpty());
+    diagnose->add_option("--log", diagnoseOptions.files.log, "The verbose build log (--verbose)")->check(nonEmpty());
     diagnose
         ->add_option("--format", diagnoseOptions.format,
                      "Output format (sarif: SARIF 2.1.0, docs/sarif.md; html: docs/html-report.md)")
         ->check(CLI::IsMember({"text", "json", "sarif", "html"}));
-    diagnose->add_option("-o,--output-dir", diagnoseOptions.outputDir,
-                         "Write report.json, report.txt, report.sarif, report.html and the SVG pictures here");
+    diagnose
+        ->add_option("-o,--output-dir", diagnoseOptions.outputDir,
+                     "Write report.json, report.txt, report.sarif, report.html and the SVG pictures here")
+        ->check(nonEmpty());
     diagnose->add_flag("--force", diagnoseOptions.force, "Replace existing report files in the output folder");
     diagnose->add_option("--fail-on", diagnoseOptions.failOn, "Exit 1 when findings of this severity or worse exist")
         ->check(CLI::IsMember({"warning", "error"}));
@@ -767,8 +856,8 @@ int run(int argc, char** argv)
     diff->add_option("--candidate", diffOptions.candidate, "The engine to explain (files or their folder)")->required();
     diff->add_option("--format", diffOptions.format, "Output format")->check(CLI::IsMember({"text", "json", "html"}));
     diff->add_option("--top", diffOptions.top, "Regions shown in the text table")->capture_default_str();
-    diff->add_option("-o,--output-dir", diffOptions.outputDir,
-                     "Write diff.json, diff.txt, diff.svg and diff.html here");
+    diff->add_option("-o,--output-dir", diffOptions.outputDir, "Write diff.json, diff.txt, diff.svg and diff.html here")
+        ->check(nonEmpty());
     diff->add_flag("--force", diffOptions.force, "Replace existing files in the output folder");
     diff->add_flag("--dot", diffOptions.dot, "With -o, also write diff.dot");
     addBuildModeOptions(*diff, diffOptions.buildMode);
@@ -785,7 +874,8 @@ int run(int argc, char** argv)
         ->allow_extra_args(false);
     graphCommand->add_option("--radius", graphOptions.radius, "Edges around the focus")->capture_default_str();
     graphCommand->add_option("--format", graphOptions.format, "Output format")->check(CLI::IsMember({"svg", "dot"}));
-    graphCommand->add_option("-o,--output", graphOptions.output, "Output file (default: standard output)");
+    graphCommand->add_option("-o,--output", graphOptions.output, "Output file (default: standard output)")
+        ->check(nonEmpty());
     graphCommand->add_flag("--force", graphOptions.force, "Replace an existing output file");
     graphCommand
         ->add_option("--collapse", graphOptions.collapse,
@@ -814,9 +904,12 @@ int run(int argc, char** argv)
         ->add_option("files", fixOptions.files.files,
                      "The Q/DQ ONNX model, plus any layer-info JSON, profile JSON or build log of its engine")
         ->required();
-    fixCommand->add_option("-o,--output", fixOptions.fix.output, "The fixed model to write (FIXED.onnx)");
-    fixCommand->add_option("--rules", fixOptions.rules,
-                           "Apply only these rules' edits (comma-separated slugs; none: no rule's edit)");
+    fixCommand->add_option("-o,--output", fixOptions.fix.output, "The fixed model to write (FIXED.onnx)")
+        ->check(nonEmpty());
+    fixCommand
+        ->add_option("--rules", fixOptions.rules,
+                     "Apply only these rules' edits (comma-separated slugs; none: no rule's edit)")
+        ->check(nonEmpty());
     fixCommand->add_flag("--dry-run", fixOptions.fix.dryRun, "Write nothing; print the same report");
     fixCommand->add_flag("--force", fixOptions.fix.force, "Replace an existing output file");
     fixCommand->add_option("--format", fixOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
@@ -833,6 +926,25 @@ int run(int argc, char** argv)
     std::string demoFormat = "text";
     demo->add_option("--format", demoFormat, "Output format")->check(CLI::IsMember({"text", "json", "sarif", "html"}));
 
+    // A first word that is no subcommand (a typo) is named, with the subcommands there are: CLI11 alone would say
+    // only that a subcommand is required.
+    if (argc > 1 && argv[1][0] != '-')
+    {
+        const std::string word = argv[1];
+        std::string names;
+        bool known = false;
+        for (const CLI::App* subcommand : app.get_subcommands({}))
+        {
+            known = known || subcommand->get_name() == word;
+            names += (names.empty() ? "" : ", ") + subcommand->get_name();
+        }
+        if (!known)
+        {
+            std::fprintf(stderr, "qdq-doctor: '%s' is not a subcommand; the subcommands are %s (qdq-doctor --help)\n",
+                         qdq::printable(word, 200).c_str(), names.c_str());
+            return kExitBadInput;
+        }
+    }
     try
     {
         app.parse(argc, argv);
@@ -869,6 +981,7 @@ int run(int argc, char** argv)
                 std::fprintf(stderr, "qdq-doctor diagnose: no input files (try `qdq-doctor demo`)\n");
                 return kExitBadInput;
             }
+            refuseInputsWithNothingToAnalyse(f);
             return runDiagnose(diagnoseOptions, options);
         }
         if (diff->parsed())

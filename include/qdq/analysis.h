@@ -531,6 +531,10 @@ SimulationOptions simulationOptionsFor(const Inputs& inputs);
 //! simulationOptionsFor with the command line's request applied: a version or typing the inputs contradict, a
 //! version qdq-doctor does not know, or weak typing with TensorRT 11 throws InputError naming the option and file.
 SimulationOptions resolveBuildMode(const Inputs& inputs, const BuildModeRequest& request);
+//! The checks of request that need no input (a version's form and known major, a --gpu name, weak typing with
+//! TensorRT 11): every command that takes the build-mode options runs them, also where no option is used (diff of two
+//! engines). Throws InputError naming the option.
+void checkBuildModeRequest(const BuildModeRequest& request);
 //! The build mode in one line for reports: "TensorRT 10.16.0 (from build.log), weakly typed --int8 --fp16 (...)".
 std::string describeBuildMode(const SimulationOptions& mode);
 

@@ -63,11 +63,24 @@ struct AutocastSummary
     bool changed = false;
 };
 
+//! Where the external data of a tensor autocast converts is read from. fix converts a candidate written to a
+//! temporary folder: the tensors the writer moved to the candidate's own data file (ownLocation, in ownFolder) are
+//! read there; every other location is the model's own and is resolved against the model's folder, never the
+//! candidate's (a file there named like the location would be read as the model's weights).
+struct AutocastDataSource
+{
+    std::string modelPath;   //!< the model the user gave: named in errors; its folder holds its data files
+    std::string ownLocation; //!< the location of the candidate's own data file ("" when there is none)
+    std::string ownFolder;   //!< the folder that file lies in
+};
+
 //! Converts the model in place (the graph's own initializers, Constant nodes, Casts, value infos, graph I/O with
-//! castIo). Subgraphs are not entered: an op with a subgraph is kept in FP32. An external-data initializer it converts
-//! is read from beside modelPath and written inline. Throws InputError naming modelPath for a model it cannot convert
-//! (such a data file missing or outside the model's folder).
-AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& options, const std::string& modelPath);
+//! castIo). Subgraphs are not entered: an op with a subgraph is kept in FP32, and a model whose subgraph reads a
+//! tensor of the graph that would change type is refused. An external-data tensor it converts (an initializer, a
+//! Constant's or a ConstantOfShape's value) is read through checkExternalData (parsers/external_data_ref.h) and
+//! written inline. Throws InputError naming data.modelPath for a model it cannot convert (such a data file missing,
+//! outside the model's folder or cut short; a float tensor whose data does not match its dims).
+AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& options, const AutocastDataSource& data);
 
 //! Reads the model at path, converts it and writes it back to path (through a temporary file beside it, renamed onto
 //! it). A model with nothing to convert is left untouched (summary.changed false). Memory: the model is held whole
@@ -75,6 +88,6 @@ AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& op
 //! instead of it being freed before the call returns, for the caller to free where it costs no wall time (about 0.2 s
 //! for the 500 MB bench model).
 AutocastSummary autocastModelFile(const std::string& path, const AutocastOptions& options, const Limits& limits,
-                                  std::shared_ptr<void>* parsedModel = nullptr);
+                                  const AutocastDataSource& data, std::shared_ptr<void>* parsedModel = nullptr);
 
 } // namespace qdq

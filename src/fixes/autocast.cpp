@@ -12,6 +12,8 @@
 #include "qdq/diagnostics.h"
 #include "qdq/name_index.h"
 
+#include "parsers/external_data_ref.h"
+
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/onnx_pb.h>
@@ -23,7 +25,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -114,20 +116,61 @@ std::uint16_t toBfloat16(float value)
     return static_cast<std::uint16_t>((bits + rounding) >> 16);
 }
 
-//! The float values of a FLOAT tensor held in the model (raw_data or float_data).
+//! The float values of a FLOAT tensor held in the model (raw_data or float_data). Raw data of fewer than 4 bytes holds
+//! no value (and no copy is made from it).
 std::vector<float> floatValues(const onnx::TensorProto& tensor)
 {
     std::vector<float> values;
     if (tensor.has_raw_data())
     {
         values.resize(tensor.raw_data().size() / sizeof(float));
-        std::memcpy(values.data(), tensor.raw_data().data(), values.size() * sizeof(float));
+        if (!values.empty())
+        {
+            std::memcpy(values.data(), tensor.raw_data().data(), values.size() * sizeof(float));
+        }
     }
     else
     {
         values.assign(tensor.float_data().begin(), tensor.float_data().end());
     }
     return values;
+}
+
+//! The number of elements the tensor's dims hold, or nullopt for a negative dim or an overflow.
+std::optional<std::uint64_t> elementCount(const onnx::TensorProto& tensor)
+{
+    std::uint64_t count = 1;
+    for (const auto dim : tensor.dims())
+    {
+        if (dim < 0 || (dim > 0 && count > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(dim)))
+        {
+            return std::nullopt;
+        }
+        count *= static_cast<std::uint64_t>(dim);
+    }
+    return count;
+}
+
+//! Why a FLOAT tensor's values are not the ones its dims ask for (raw data of another size, a float_data of another
+//! count); empty when they are. A conversion of such a tensor would write fewer values than the tensor has.
+std::string floatValuesMismatch(const onnx::TensorProto& tensor)
+{
+    const auto count = elementCount(tensor);
+    if (!count)
+    {
+        return "has a negative or overflowing dim";
+    }
+    if (tensor.has_raw_data())
+    {
+        return tensor.raw_data().size() == *count * sizeof(float)
+                   ? std::string()
+                   : "holds " + std::to_string(tensor.raw_data().size()) + " bytes of raw data, not the " +
+                         std::to_string(*count * sizeof(float)) + " its dims hold";
+    }
+    return static_cast<std::uint64_t>(tensor.float_data_size()) == *count
+               ? std::string()
+               : "holds " + std::to_string(tensor.float_data_size()) + " float values, not the " +
+                     std::to_string(*count) + " its dims hold";
 }
 
 bool isExternal(const onnx::TensorProto& tensor)
@@ -286,6 +329,9 @@ struct GraphFacts
     std::vector<std::uint8_t> flags;              //!< kGraphInput (not an initializer), kGraphOutput
     static constexpr std::uint8_t kGraphInput = 1;
     static constexpr std::uint8_t kGraphOutput = 2;
+    //! Read by a subgraph (an If, Loop or Scan body names it from the outer scope): it keeps its type, since autocast
+    //! does not convert subgraphs and the body's types were inferred from it.
+    static constexpr std::uint8_t kSubgraphRead = 4;
     //! Each node's input and output tensor ids (kNone for an omitted input), node by node: the analysis' hot loops
     //! walk these instead of hashing names.
     std::vector<std::uint32_t> inputStart;
@@ -394,6 +440,70 @@ void indexReaders(GraphFacts& facts)
     }
 }
 
+//! The names a subgraph (and the subgraphs in it) reads but does not define: tensors of an outer scope.
+void collectOuterReads(const onnx::GraphProto& subgraph, std::set<std::string>& defined, std::set<std::string>& read)
+{
+    for (const auto& input : subgraph.input())
+    {
+        defined.insert(input.name());
+    }
+    for (const auto& initializer : subgraph.initializer())
+    {
+        defined.insert(initializer.name());
+    }
+    for (const auto& node : subgraph.node())
+    {
+        for (const auto& input : node.input())
+        {
+            read.insert(input);
+        }
+        for (const auto& attribute : node.attribute())
+        {
+            if (attribute.has_g())
+            {
+                collectOuterReads(attribute.g(), defined, read);
+            }
+            for (const auto& nested : attribute.graphs())
+            {
+                collectOuterReads(nested, defined, read);
+            }
+        }
+        for (const auto& output : node.output())
+        {
+            defined.insert(output);
+        }
+    }
+}
+
+//! Flags the main graph's tensors that a subgraph of one of its nodes reads (GraphFacts::kSubgraphRead).
+void markSubgraphReads(const onnx::GraphProto& graph, GraphFacts& facts)
+{
+    for (const auto& node : graph.node())
+    {
+        for (const auto& attribute : node.attribute())
+        {
+            std::set<std::string> defined;
+            std::set<std::string> read;
+            if (attribute.has_g())
+            {
+                collectOuterReads(attribute.g(), defined, read);
+            }
+            for (const auto& nested : attribute.graphs())
+            {
+                collectOuterReads(nested, defined, read);
+            }
+            for (const std::string& name : read)
+            {
+                const std::uint32_t id = name.empty() || defined.count(name) != 0 ? GraphFacts::kNone : facts.id(name);
+                if (id != GraphFacts::kNone)
+                {
+                    facts.flags[id] |= GraphFacts::kSubgraphRead;
+                }
+            }
+        }
+    }
+}
+
 GraphFacts gatherFacts(onnx::GraphProto& graph)
 {
     GraphFacts facts;
@@ -466,6 +576,7 @@ GraphFacts gatherFacts(onnx::GraphProto& graph)
     facts.inputStart.push_back(static_cast<std::uint32_t>(facts.inputIds.size()));
     facts.outputStart.push_back(static_cast<std::uint32_t>(facts.outputIds.size()));
     indexReaders(facts);
+    markSubgraphReads(graph, facts);
     return facts;
 }
 
@@ -507,6 +618,7 @@ public:
         markFloatNodes();
         keepQdqWithFp32Scales();
         keepByOpType();
+        keepWritersOfSubgraphReads();
         keepHandWrittenLayerNorms();
         keepReadersOfOutOfRangeConstants();
         keepDqReaders();
@@ -601,7 +713,8 @@ private:
         }
         if (const auto* value = findAttribute(node, "value"); value != nullptr && value->t().data_type() == kFloat)
         {
-            return floatValues(value->t());
+            // A value in external data is not read for a decision (like an external initializer).
+            return isExternal(value->t()) ? std::nullopt : std::optional(floatValues(value->t()));
         }
         if (const auto* value = findAttribute(node, "value_float"))
         {
@@ -714,6 +827,23 @@ private:
             else if (fixedTypes.count(node.op_type()) != 0)
             {
                 setFp32(index, "fixed-type", "ONNX fixes the op's float type (or an attribute does)");
+            }
+        }
+    }
+
+    //! A node that writes a float tensor a subgraph reads stays FP32: the subgraph is not converted, and its body's
+    //! types follow the tensor's (with it in the low type, ONNX shape inference fails on the body).
+    void keepWritersOfSubgraphReads()
+    {
+        for (std::uint32_t id = 0; id < mFacts.names.size(); ++id)
+        {
+            const std::uint32_t producer = mFacts.producers[id];
+            if ((mFacts.flags[id] & GraphFacts::kSubgraphRead) != 0 && mFacts.types[id] == kFloat &&
+                producer != GraphFacts::kNone)
+            {
+                setFp32(producer, "subgraph-input",
+                        "writes a tensor that a subgraph (an If, Loop or Scan body) reads: autocast does not convert "
+                        "subgraphs, so the tensor keeps FP32");
             }
         }
     }
@@ -1009,9 +1139,9 @@ class Rewriter
 {
 public:
     Rewriter(onnx::ModelProto& model, GraphFacts& facts, const NodePrecisions& precisions,
-             const AutocastOptions& options, AutocastSummary& summary, const std::string& path)
+             const AutocastOptions& options, AutocastSummary& summary, const AutocastDataSource& data)
         : mGraph(*model.mutable_graph()), mFacts(facts), mPrecisions(precisions), mOptions(options), mSummary(summary),
-          mPath(path), mLowType(options.target == AutocastOptions::Target::kFp16 ? kFloat16 : kBfloat16)
+          mData(data), mLowType(options.target == AutocastOptions::Target::kFp16 ? kFloat16 : kBfloat16)
     {
     }
 
@@ -1076,6 +1206,13 @@ private:
             if ((mFacts.flags[id] & GraphFacts::kGraphInput) != 0)
             {
                 written = mOptions.castIo ? mLowType : kFloat;
+                if (written == mLowType && (mFacts.flags[id] & GraphFacts::kSubgraphRead) != 0)
+                {
+                    throw InputError(SourceLocation{mData.modelPath},
+                                     "--autocast-io: graph input '" + printable(name, 256) +
+                                         "' is read by a subgraph (an If, Loop or Scan body), which autocast does not "
+                                         "convert: run --autocast without --autocast-io");
+                }
             }
             else if (const std::uint32_t producer = mFacts.producers[id]; producer != GraphFacts::kNone)
             {
@@ -1092,73 +1229,67 @@ private:
                 {
                     loadExternalData(*initializer, name);
                 }
+                if (written == mLowType)
+                {
+                    checkFloatValues(*initializer, name);
+                }
             }
             mWritten[id] = written;
         }
     }
 
-    //! An external initializer to convert is read from its data file (in the model's folder) and written inline in
-    //! the target type; the other external tensors keep their data file. Throws InputError when the file is missing,
-    //! lies outside the model's folder or is shorter than the tensor.
+    //! An external tensor to convert is read from its data file, checked first (checkExternalData: inside the
+    //! model's folder, a regular file, offset and length numbers that fit the file and the tensor's size), and
+    //! written inline in the target type; the other external tensors keep their data file.
     void loadExternalData(onnx::TensorProto& tensor, const std::string& name)
     {
-        std::string location;
-        std::uint64_t offset = 0;
-        std::optional<std::uint64_t> length;
+        ExternalDataEntries entries;
+        entries.tensor = name;
+        entries.dataType = tensor.data_type();
+        entries.dims.assign(tensor.dims().begin(), tensor.dims().end());
         for (const auto& entry : tensor.external_data())
         {
             if (entry.key() == "location")
             {
-                location = entry.value();
+                entries.location = entry.value();
             }
             else if (entry.key() == "offset")
             {
-                offset = std::stoull(entry.value());
+                entries.offset = entry.value();
             }
             else if (entry.key() == "length")
             {
-                length = std::stoull(entry.value());
+                entries.length = entry.value();
             }
         }
-        const std::filesystem::path relative(location);
-        const bool inside =
-            !location.empty() && relative.is_relative() &&
-            std::none_of(relative.begin(), relative.end(), [](const auto& part) { return part == ".."; });
-        const std::filesystem::path file = std::filesystem::path(mPath).parent_path() / relative;
-        std::ifstream in(file, std::ios::binary);
-        if (!inside || !in)
-        {
-            throw InputError(SourceLocation{mPath}, "--autocast: initializer '" + name + "' is in external data '" +
-                                                        location +
-                                                        "', which cannot be read beside the model: autocast converts "
-                                                        "it and needs its values");
-        }
-        std::uint64_t elements = 1;
-        for (const auto dim : tensor.dims())
-        {
-            elements *= static_cast<std::uint64_t>(dim);
-        }
-        const std::uint64_t bytes = length.value_or(elements * sizeof(float));
-        std::string data(bytes, '\0');
-        in.seekg(static_cast<std::streamoff>(offset));
-        if (!in.read(data.data(), static_cast<std::streamsize>(bytes)))
-        {
-            throw InputError(SourceLocation{file.string()}, "--autocast: the external data of initializer '" + name +
-                                                                "' ends before its " + std::to_string(bytes) +
-                                                                " bytes");
-        }
+        const bool own = !mData.ownLocation.empty() && entries.location == mData.ownLocation;
+        const std::filesystem::path folder =
+            own ? std::filesystem::path(mData.ownFolder) : std::filesystem::path(mData.modelPath).parent_path();
+        const CheckedExternalData checked =
+            checkExternalData(mData.modelPath, folder.empty() ? std::filesystem::path(".") : folder, entries);
+        tensor.set_raw_data(readExternalData(checked, name));
         tensor.clear_external_data();
         tensor.clear_data_location();
-        tensor.set_raw_data(std::move(data));
         ++mSummary.externalInlined;
+    }
+
+    //! Refuses a FLOAT tensor whose data does not hold the values its dims ask for: converted, it would be written
+    //! short.
+    void checkFloatValues(const onnx::TensorProto& tensor, const std::string& name) const
+    {
+        if (const std::string why = floatValuesMismatch(tensor); !why.empty())
+        {
+            throw InputError(SourceLocation{mData.modelPath}, "--autocast: float tensor '" + printable(name, 256) +
+                                                                  "' " + why + ": it cannot be converted");
+        }
     }
 
     int constantType(std::uint32_t id) const
     {
         const std::span<const Slot> readers = mFacts.readers(id);
-        if (readers.empty())
+        if (readers.empty() || (mFacts.flags[id] & GraphFacts::kSubgraphRead) != 0)
         {
-            return kFloat;
+            return kFloat; // a subgraph reads it in FP32 (a low copy serves the converted readers)
         }
         const bool noneFp32 =
             std::none_of(readers.begin(), readers.end(), [&](const Slot& slot) { return wanted(slot) == kFloat; });
@@ -1374,6 +1505,12 @@ private:
                 }
             }
         }
+        const std::string name = node.name().empty() ? node.output(0) : node.name();
+        if (isExternal(tensor))
+        {
+            loadExternalData(tensor, name);
+        }
+        checkFloatValues(tensor, name);
         countUnderflow(tensor);
         convertTensor(tensor, mLowType);
         node.clear_attribute();
@@ -1404,6 +1541,12 @@ private:
             {
                 if (attribute.name() == "value" && attribute.t().data_type() == kFloat)
                 {
+                    const std::string name = node.name().empty() ? node.output(0) : node.name();
+                    if (isExternal(attribute.t()))
+                    {
+                        loadExternalData(*attribute.mutable_t(), name);
+                    }
+                    checkFloatValues(attribute.t(), name);
                     convertTensor(*attribute.mutable_t(), mLowType);
                     found = true;
                 }
@@ -1520,7 +1663,7 @@ private:
     const NodePrecisions& mPrecisions;
     const AutocastOptions& mOptions;
     AutocastSummary& mSummary;
-    std::string mPath;
+    const AutocastDataSource& mData;
     int mLowType;
     std::vector<int> mWritten; //!< tensor id -> the type it is written in (0: not a float tensor)
     std::unordered_map<std::string, std::string> mReadName;
@@ -1551,7 +1694,7 @@ std::string autocastTargetName(AutocastOptions::Target target)
     return "";
 }
 
-AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& options, const std::string& modelPath)
+AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& options, const AutocastDataSource& data)
 {
     AutocastSummary summary;
     summary.target = autocastTargetName(options.target);
@@ -1581,7 +1724,7 @@ AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& op
     summary.kept.erase(std::remove_if(summary.kept.begin(), summary.kept.end(),
                                       [](const AutocastKeptGroup& group) { return group.nodes.empty(); }),
                        summary.kept.end());
-    Rewriter(model, facts, precisions, options, summary, modelPath).run();
+    Rewriter(model, facts, precisions, options, summary, data).run();
     if (summary.opset < kFirstOpsetWithLowScales && summary.qdqKeptFp32 > 0)
     {
         summary.notes.push_back(
@@ -1609,7 +1752,7 @@ AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& op
 }
 
 AutocastSummary autocastModelFile(const std::string& path, const AutocastOptions& options, const Limits& limits,
-                                  std::shared_ptr<void>* parsedModel)
+                                  const AutocastDataSource& data, std::shared_ptr<void>* parsedModel)
 {
     (void)limits; // the file was written by fix from a model that passed the limits
     // On an arena: freed in one piece (the check copy of model_writer.cpp does the same, for the same reason), here or
@@ -1641,7 +1784,7 @@ AutocastSummary autocastModelFile(const std::string& path, const AutocastOptions
             failPath(path, "cannot be parsed as an ONNX ModelProto");
         }
     }
-    AutocastSummary summary = autocastModel(model, options, path);
+    AutocastSummary summary = autocastModel(model, options, data);
     if (!summary.changed)
     {
         return summary;

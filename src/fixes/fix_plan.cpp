@@ -1506,6 +1506,13 @@ private:
 
     bool decideNonNegative(const std::string& tensor, int depth, patterns::TensorMemo& memo) const
     {
+        // A constant (an initializer, a Constant node's value) whose values the model holds and are all >= 0: a Relu
+        // before its Q would change no number but keep TensorRT from folding the Q into the constant.
+        if (const OnnxConstant* constant = mGraph.constant(tensor); constant != nullptr)
+        {
+            return constant->dataLoaded && !constant->values.empty() &&
+                   std::all_of(constant->values.begin(), constant->values.end(), [](double v) { return v >= 0.0; });
+        }
         const OnnxNode* producer = patterns::producerOf(mGraph, tensor);
         if (producer == nullptr || depth > 32)
         {

@@ -3,6 +3,7 @@
 #include "qdq/diagnostics.h"
 #include "qdq/fix.h"
 #include "qdq/interrupt_cleanup.h"
+#include "qdq/output_guard.h"
 #include "qdq/quantized_types.h"
 #include "qdq/readers.h"
 
@@ -561,6 +562,7 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
     // The output is checked before anything is written: it must not exist (without --force) or be the model. Its data
     // file, written only for a model with external data, is checked once the first candidate says there is one.
     std::filesystem::path folder = std::filesystem::temp_directory_path();
+    OutputGuard outputs;
     const std::string candidateName =
         std::filesystem::path(options.output.empty() ? result.source : options.output).filename().string();
     if (!options.dryRun)
@@ -573,7 +575,24 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
                              "is the input model itself; write the fixed model to another file");
         }
         checkOutputFilePath(options.output, options.force);
+        // Nor any other input of the command (a layer JSON, a profile, a log), --force or not.
+        outputs.addInputs(files);
+        outputs.claim(options.output);
         folder = std::filesystem::absolute(output).parent_path();
+        // A missing output folder is made, as diagnose makes its -o folder.
+        if (!std::filesystem::exists(folder, error))
+        {
+            std::filesystem::create_directories(folder, error);
+            if (error)
+            {
+                throw InputError(SourceLocation{options.output},
+                                 "cannot create the output's folder " + folder.string() + ": " + error.message());
+            }
+        }
+        else if (!std::filesystem::is_directory(folder, error))
+        {
+            throw InputError(SourceLocation{options.output}, folder.string() + " is not a folder");
+        }
     }
 
     // Plan, write a candidate, diagnose it; an edit whose new nodes a new warning names is refused and the plan made
@@ -667,7 +686,12 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
             try
             {
                 std::shared_ptr<void> parsedModel;
-                AutocastSummary summary = autocastModelFile(candidate.model(), options.autocast, limits, &parsedModel);
+                AutocastDataSource data;
+                data.modelPath = result.source;
+                data.ownLocation = written.dataBytes > 0 ? sink.dataLocation() : std::string();
+                data.ownFolder = std::filesystem::path(candidate.model()).parent_path().string();
+                AutocastSummary summary =
+                    autocastModelFile(candidate.model(), options.autocast, limits, data, &parsedModel);
                 // Freed beside the ONNX checker, the longest step after this one, instead of before it.
                 parsedModelRelease = std::jthread([held = std::move(parsedModel)]() mutable { held.reset(); });
                 if (summary.changed || !result.autocast)
@@ -688,6 +712,10 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
             if (!options.dryRun)
             {
                 checkOutputsAgainstInputData(options.output, result.source, written, options.force);
+                if (written.dataBytes > 0)
+                {
+                    outputs.claim(options.output + ".data");
+                }
             }
         }
         stage.reset();

@@ -11,6 +11,7 @@
 #include "qdq/model_edit.h"
 
 #include "parsers/external_data_location.h"
+#include "parsers/external_data_ref.h"
 #include "parsers/file_source.h"
 #include "parsers/onnx_node_wire.h"
 #include "qdq/diagnostics.h"
@@ -1084,6 +1085,10 @@ private:
     void refuseDataFileAsOutput()
     {
         const std::string dataPath = mDataPieces.empty() ? std::string() : mSink.dataPath();
+        if (!dataPath.empty() && !mKeptOnDataFile.empty())
+        {
+            failPath(mSourcePath, mKeptOnDataFile);
+        }
         std::error_code error;
         if (!dataPath.empty() && fs::exists(dataPath, error) && fs::equivalent(dataPath, mSourcePath, error))
         {
@@ -1255,6 +1260,32 @@ private:
         tensor.set_data_location(onnx::TensorProto::EXTERNAL);
     }
 
+    //! A location kept as it is (its file missing or outside the model's folder) must not name what this writer
+    //! writes: beside the written model it would lead to the model itself or its new data file, whose bytes a reader
+    //! would then take for the tensor's.
+    void refuseKeptLocationOnOwnFiles(const std::string& location, const std::string& tensor, std::uint64_t at)
+    {
+        if (location.empty() || fs::path(location).is_absolute() || mSink.path().empty())
+        {
+            return;
+        }
+        const fs::path written = fs::path(mSink.path()).lexically_normal();
+        const fs::path named = (written.parent_path() / location).lexically_normal();
+        const std::string data =
+            mSink.dataPath().empty() ? std::string() : fs::path(mSink.dataPath()).lexically_normal().string();
+        const std::string why = "external data location " + inQuotes(location) + " of tensor " + inQuotes(tensor) +
+                                " is not in the model's folder, and beside the written model it names ";
+        const std::string remedy = ": give the tensor its data file, or write the model under another name";
+        if (named == written)
+        {
+            mSource->fail(at, why + "the written model itself" + remedy);
+        }
+        if (!data.empty() && named.string() == data && mKeptOnDataFile.empty())
+        {
+            mKeptOnDataFile = why + "its new data file" + remedy;
+        }
+    }
+
     //! Moves an external tensor's data to the sink's data file. True when the tensor changed (its file is copied);
     //! false when it keeps its location (no data file, no location, a missing file or one outside the folder).
     bool moveToDataFile(onnx::TensorProto& tensor, std::uint64_t at)
@@ -1285,18 +1316,27 @@ private:
         const ExternalFile& file = mExternalFiles[fileIndex];
         if (file.fate != ExternalFile::Fate::kCopied || mDataLocation.empty())
         {
+            refuseKeptLocationOnOwnFiles(location->value(), tensor.name(), at);
             return false;
         }
-        const std::uint64_t offset = offsetEntry != nullptr ? externalNumber(*offsetEntry, tensor.name(), at) : 0;
-        const std::uint64_t length = lengthEntry != nullptr ? externalNumber(*lengthEntry, tensor.name(), at)
-                                     : offset <= file.size  ? file.size - offset
-                                                            : 0;
-        if (offset > file.size || length > file.size - offset)
+        // The range checked as every reader checks it (parsers/external_data_ref.h): numbers, inside the file, and
+        // the tensor's size from its dims and type where that is known (a cut file is never copied short).
+        ExternalDataEntries entries;
+        entries.tensor = tensor.name();
+        entries.location = location->value();
+        if (offsetEntry != nullptr)
         {
-            failPath(file.target.string(), "external data of tensor " + inQuotes(tensor.name()) + " (offset " +
-                                               std::to_string(offset) + ", length " + std::to_string(length) +
-                                               ") lies outside the " + std::to_string(file.size) + "-byte file");
+            externalNumber(*offsetEntry, tensor.name(), at);
+            entries.offset = offsetEntry->value();
         }
+        if (lengthEntry != nullptr)
+        {
+            externalNumber(*lengthEntry, tensor.name(), at);
+            entries.length = lengthEntry->value();
+        }
+        entries.dataType = tensor.data_type();
+        entries.dims.assign(tensor.dims().begin(), tensor.dims().end());
+        const auto [offset, length] = checkedExternalRange(mSourcePath, file.target.string(), file.size, entries);
         setDataFilePlace(tensor, placeData(fileIndex, offset, length), length);
         ++mResult.externalTensors;
         return true;
@@ -1849,7 +1889,10 @@ private:
     const std::string mDataLocation; //!< the sink's: where external tensors go (empty: they stay)
     std::vector<ExternalFile> mExternalFiles;
     std::map<std::string, std::size_t> mFileByLocation; //!< index in mExternalFiles by original location
-    std::vector<DataPiece> mDataPieces;                 //!< the data file, in order
+    //! Why a kept location (its file missing or outside the folder) names the data file this writer writes: an error
+    //! once a data file is written at all (a model whose data are all missing writes none).
+    std::string mKeptOnDataFile;
+    std::vector<DataPiece> mDataPieces;                                                     //!< the data file, in order
     std::map<std::tuple<std::size_t, std::uint64_t, std::uint64_t>, std::uint64_t> mPlaced; //!< range -> offset
     std::uint64_t mDataBytes = 0;
     std::uint64_t mNodeCount = 0;

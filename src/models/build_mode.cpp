@@ -11,7 +11,9 @@
 #include "qdq/diagnostics.h"
 #include "qdq/predict.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 
 namespace qdq
@@ -19,9 +21,14 @@ namespace qdq
 namespace
 {
 
-// The TensorRT releases whose behaviour qdq-doctor follows; another version is an input error, not a silent guess.
-constexpr int kOldestKnownMajor = 8;
-constexpr int kNewestKnownMajor = 11;
+// The TensorRT releases whose behaviour qdq-doctor follows: 8.x, 10.x and 11.x (there is no 9.x TensorRT release in
+// ../shared or in the documentation these rules follow); another version is an input error, not a silent guess.
+constexpr int kKnownMajors[] = {8, 10, 11};
+
+bool knownMajor(int major)
+{
+    return std::find(std::begin(kKnownMajors), std::end(kKnownMajors), major) != std::end(kKnownMajors);
+}
 // The first release whose networks are always strongly typed (TensorRT 11.0 release notes).
 constexpr int kStrongTypingOnlyMajor = 11;
 
@@ -101,16 +108,22 @@ void dropPrecisionFlags(SimulationOptions& options)
     options.precisionSource = "strongly typed: each tensor keeps the model's type (Q/DQ decide the quantized parts)";
 }
 
-void applyRequestedVersion(const Inputs& inputs, const std::string& requested, SimulationOptions& options)
+//! --trt-version read and checked: a version of a known major (8.x, 10.x, 11.x, any minor).
+SimulationOptions checkedRequestedVersion(const std::string& requested)
 {
     SimulationOptions parsed;
     applyTrtVersion(requested, parsed);
-    if (parsed.trtMajor < kOldestKnownMajor || parsed.trtMajor > kNewestKnownMajor)
+    if (!knownMajor(parsed.trtMajor))
     {
         throw InputError(SourceLocation{"--trt-version"},
-                         "qdq-doctor knows TensorRT " + std::to_string(kOldestKnownMajor) + ".x to " +
-                             std::to_string(kNewestKnownMajor) + ".x, not '" + printable(requested, 64) + "'");
+                         "qdq-doctor knows TensorRT 8.x, 10.x and 11.x, not '" + printable(requested, 64) + "'");
     }
+    return parsed;
+}
+
+void applyRequestedVersion(const Inputs& inputs, const std::string& requested, SimulationOptions& options)
+{
+    const SimulationOptions parsed = checkedRequestedVersion(requested);
     const std::string told = inputs.trtVersion();
     if (!told.empty())
     {
@@ -168,6 +181,25 @@ void applyRequestedTyping(Typing requested, SimulationOptions& options)
 
 } // namespace
 
+void checkBuildModeRequest(const BuildModeRequest& request)
+{
+    if (!request.trtVersion.empty())
+    {
+        const SimulationOptions parsed = checkedRequestedVersion(request.trtVersion);
+        if (request.typing == Typing::kWeak && parsed.trtMajor >= kStrongTypingOnlyMajor)
+        {
+            throw InputError(SourceLocation{"--weakly-typed"}, "TensorRT " + std::to_string(parsed.trtMajor) +
+                                                                   " has no weak typing: every network is strongly "
+                                                                   "typed (--trt-version " +
+                                                                   printable(request.trtVersion, 64) + ")");
+        }
+    }
+    if (!request.gpu.empty())
+    {
+        parseGpuOption(request.gpu);
+    }
+}
+
 std::string_view typingName(Typing typing)
 {
     return typing == Typing::kStrong ? "strongly typed" : "weakly typed";
@@ -211,6 +243,7 @@ SimulationOptions simulationOptionsFor(const Inputs& inputs)
 
 SimulationOptions resolveBuildMode(const Inputs& inputs, const BuildModeRequest& request)
 {
+    checkBuildModeRequest(request);
     SimulationOptions options = simulationOptionsFor(inputs);
     if (!request.trtVersion.empty())
     {

@@ -7,11 +7,13 @@
 #include "src/simulation/engine_simulator.h"
 #include "src/simulation/myelin_pass.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <map>
 #include <thread>
+#include <vector>
 
 namespace qdq
 {
@@ -46,21 +48,29 @@ void applyPrecisionFlag(const std::string& precision, SimulationOptions& options
 
 void applyTrtVersion(const std::string& version, SimulationOptions& options)
 {
-    char* end = nullptr;
-    const long major = std::strtol(version.c_str(), &end, 10);
-    long minor = 0;
-    if (end != nullptr && *end == '.')
+    // MAJOR[.MINOR[.PATCH[.BUILD]]], each part 1-3 digits (the major 1-2): "10..1", "10.", "abc", "10.x" are refused,
+    // never read as another version.
+    std::vector<long> parts;
+    bool ok = !version.empty();
+    for (std::size_t start = 0; ok && start <= version.size();)
     {
-        minor = std::strtol(end + 1, &end, 10);
-        while (end != nullptr && (*end == '.' || (*end >= '0' && *end <= '9')))
+        const std::size_t dot = std::min(version.find('.', start), version.size());
+        const std::string part = version.substr(start, dot - start);
+        ok = !part.empty() && part.size() <= (parts.empty() ? 2u : 3u) &&
+             std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (ok)
         {
-            ++end;
+            parts.push_back(std::strtol(part.c_str(), nullptr, 10));
         }
+        start = dot + 1;
+        ok = ok && parts.size() <= 4;
     }
-    if (version.empty() || end == nullptr || *end != '\0' || major < 5 || major > 99 || minor < 0 || minor > 99)
+    const long major = parts.empty() ? 0 : parts[0];
+    const long minor = parts.size() > 1 ? parts[1] : 0;
+    if (!ok || major < 5 || minor > 99)
     {
         throw InputError(SourceLocation{"--trt-version"},
-                         "must look like 8.4 or 10.16.0, not '" + printable(version, 64) + "'");
+                         "must look like 8.6, 10.16 or 10.16.1, not '" + printable(version, 64) + "'");
     }
     options.trtMajor = static_cast<int>(major);
     options.trtMinor = static_cast<int>(minor);
