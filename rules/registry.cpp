@@ -67,6 +67,8 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeQuantizedTypeNeedsNewerTensorRt());
         list.push_back(rules::makeInt4NotWeightOnly());
         list.push_back(rules::makeBlockQuantizationShape());
+        // TensorRT 11 (issue 37): an FP32 graph under strong typing.
+        list.push_back(rules::makeFp32GraphStronglyTyped());
         return list;
     }();
     return rules;

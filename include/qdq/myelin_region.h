@@ -38,8 +38,13 @@ struct MyelinRegion
     std::map<Precision, std::size_t> gemmsByPrecision;
     std::string precision;      //!< "INT8", "FP16", "INT8 and FP32 (2 GEMMs)", "FP16 in/out" ...
     std::string precisionBasis; //!< how precision was told: GEMM kernels, or the region's tensors
-    //! Attention in the region (with the model): "fused (...)", "not fused (...)", or empty when the region holds no
-    //! Softmax between two MatMuls or its kernels are not listed.
+    //! The region's fused-attention kernels (include/qdq/myelin_kernels.h: `_gemm_mha_v2_myl56_8`), in engine order.
+    std::vector<std::size_t> attentionKernels;
+    //! Whether attention fused: true when the region holds a fused-attention kernel; false when the model shows an
+    //! attention (a Softmax between two MatMuls) that the region runs without one; unset when nothing tells.
+    std::optional<bool> attentionFused;
+    //! Attention in the region, for people: "fused (kernel ...)", "not fused: ...", or empty when attentionFused is
+    //! unset.
     std::string attention;
 };
 

@@ -387,7 +387,7 @@ LayerChange changeOf(const Finding& finding, std::size_t layer, const EnginePlan
     {
         return LayerChange::kNothing;
     }
-    if (finding.rule == "fp32-island")
+    if (finding.rule == "fp32-island" || finding.rule == "fp32-graph-strongly-typed")
     {
         return LayerChange::kHalved; // the float part runs FP16: every FP32 tensor of its layers halves
     }
@@ -689,7 +689,8 @@ void deferSymptomAdvice(Report& report)
     }
 }
 
-//! Step 5: causes worst severity first, then by saving (none last), then by time involved; findings by cause.
+//! Step 5: causes worst severity first, then by saving (none last), then by time involved, then (nothing timed) by
+//! the layers owned; findings by cause.
 void orderReport(Report& report, std::vector<RootCause> causes, const Grouping& grouping)
 {
     std::stable_sort(causes.begin(), causes.end(),
@@ -703,7 +704,12 @@ void orderReport(Report& report, std::vector<RootCause> causes, const Grouping& 
                          {
                              return a.savingMs.value_or(-1.0) > b.savingMs.value_or(-1.0);
                          }
-                         return a.involvedMs > b.involvedMs;
+                         if (a.involvedMs != b.involvedMs)
+                         {
+                             return a.involvedMs > b.involvedMs;
+                         }
+                         // Without a profile nothing is timed: the cause owning more layers first.
+                         return a.layers.size() > b.layers.size();
                      });
     std::vector<std::size_t> newIndex(report.findings.size(), 0);
     std::vector<std::size_t> order;

@@ -3,6 +3,7 @@
 // tensor names.
 #include "qdq/analysis.h"
 #include "qdq/layer_names.h"
+#include "qdq/myelin_profile.h"
 #include "qdq/myelin_regions.h"
 #include "qdq/name_index.h"
 #include "qdq/patterns.h"
@@ -356,6 +357,37 @@ private:
                            { return looksLikeQuantizeName(name) || looksLikeDequantizeName(name); });
     }
 
+    //! Profile rows of Myelin kernels the layer list does not name, timed on the layer of their region
+    //! (include/qdq/myelin_profile.h), with a note that says how many and how they were matched.
+    void joinMyelinKernelTimes(const Profile& profile)
+    {
+        const auto kernels = attributeMyelinKernelTimes(*mPlan, profile, profileEntriesNamingLayers(*mPlan, profile));
+        if (kernels.empty())
+        {
+            return;
+        }
+        double ms = 0.0;
+        bool byOrder = false;
+        for (const MyelinKernelTime& kernel : kernels)
+        {
+            const double entryMs = profile.entries[kernel.entry].averageMs;
+            auto& time = mResult.layers[kernel.layer].timeMs;
+            time = time.value_or(0.0) + entryMs;
+            ms += entryMs;
+            byOrder = byOrder || kernel.match == MyelinKernelTime::Match::kRegionByOrder;
+        }
+        mResult.notes.push_back(
+            std::to_string(kernels.size()) +
+            " profile entries are Myelin kernels the layer list does not name (first: " +
+            profile.entries[kernels.front().entry].name + "); their " + patterns::formatMs(ms) +
+            " is timed on the Myelin region they ran in, " +
+            (byOrder ? "guessed from the order of the regions (the layer list shows them as {ForeignNode[...]} layers)"
+                     : "by the graph number of their names (_myl<N>_)") +
+            ". A profile of another build of the network has other Myelin kernels: the kernel set changes with the "
+            "build (wili-65535/trt-samples-for-hackathon-cn cookbook/07-Tool/trtexec/result-11.log, two 11.1 builds "
+            "of one CNN)");
+    }
+
     void joinTimings()
     {
         const Profile* profile = mInputs.timings();
@@ -373,8 +405,6 @@ private:
         {
             timeOf[byName.insert(entries[i].name, static_cast<std::uint32_t>(i), entryName)] += entries[i].averageMs;
         }
-        std::size_t missing = 0;
-        std::string firstMissing;
         for (auto& mapping : mResult.layers)
         {
             const EngineLayer& layer = mPlan->layers[mapping.layer];
@@ -387,12 +417,15 @@ private:
             {
                 mapping.timeMs = timeOf[found];
             }
-            else
+        }
+        joinMyelinKernelTimes(*profile);
+        std::size_t missing = 0;
+        std::string firstMissing;
+        for (const auto& mapping : mResult.layers)
+        {
+            if (!mapping.timeMs && missing++ == 0)
             {
-                if (missing++ == 0)
-                {
-                    firstMissing = layer.name;
-                }
+                firstMissing = mPlan->layers[mapping.layer].name;
             }
         }
         if (missing > 0)

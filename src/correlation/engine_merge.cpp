@@ -1,6 +1,8 @@
 // Merging the descriptions of one engine (layer-info JSON, build log engine block, profile) layer by layer.
 #include "qdq/engine_merge.h"
 
+#include "qdq/myelin_profile.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -408,7 +410,20 @@ void mergeEngineDescriptions(Inputs& inputs)
         // The profile names the engine's layers too; one of another build would time none of them.
         const auto check = [&](const EnginePlan& described)
         {
-            const NameOverlap overlap = layerNameOverlap(layerNames(described), entryNames(*inputs.profile));
+            NameOverlap overlap = layerNameOverlap(layerNames(described), entryNames(*inputs.profile));
+            if (!overlap.sameEngine())
+            {
+                // Myelin kernels the list does not name but whose region it has are the engine's too
+                // (include/qdq/myelin_profile.h): a profile of another build of the same network differs in them.
+                const auto kernels = attributeMyelinKernelTimes(described, *inputs.profile,
+                                                                profileEntriesNamingLayers(described, *inputs.profile));
+                std::unordered_set<std::string_view> names;
+                for (const MyelinKernelTime& kernel : kernels)
+                {
+                    names.insert(inputs.profile->entries[kernel.entry].name);
+                }
+                overlap.common += names.size();
+            }
             if (!overlap.sameEngine())
             {
                 refuse(described.sourcePath, inputs.profile->sourcePath, overlap);

@@ -1,6 +1,7 @@
 // Myelin regions of an engine (include/qdq/myelin_regions.h).
 #include "qdq/myelin_regions.h"
 
+#include "qdq/myelin_kernels.h"
 #include "qdq/patterns.h"
 
 #include <algorithm>
@@ -98,10 +99,14 @@ MyelinGemm gemmOf(const EnginePlan& plan, std::size_t layer, const LayerMapping&
         gemm.precision = input;
         gemm.precisionEvidence = "input tensor " + record.inputs.front().format.str();
     }
-    else
+    else if (!record.tacticName.empty())
     {
         gemm.precision = precisionFromTactic(record.tacticName);
         gemm.precisionEvidence = "tactic " + record.tacticName;
+    }
+    else
+    {
+        gemm.precisionEvidence = "the layer list gives the kernel no tensor types and no tactic";
     }
     if (qdqNodes == nullptr)
     {
@@ -151,6 +156,15 @@ std::string tensorPrecision(const EngineLayer& layer)
 
 void summarizePrecision(const EnginePlan& plan, MyelinRegion& region)
 {
+    if (!region.gemms.empty() && region.gemmsByPrecision.size() == 1 &&
+        region.gemmsByPrecision.begin()->first == Precision::kUnknown)
+    {
+        region.precision = "unknown (" + std::to_string(region.gemms.size()) + " GEMM kernel" +
+                           (region.gemms.size() == 1 ? "" : "s") + ")";
+        region.precisionBasis = "its GEMM kernels, told by name; the layer list gives them no tensor types or tactics "
+                                "(export it with --profilingVerbosity=detailed)";
+        return;
+    }
     if (!region.gemms.empty())
     {
         region.precision = joinPrecisions(region.gemmsByPrecision);
@@ -218,37 +232,58 @@ bool nearMatMul(const OnnxGraph& graph, const OnnxNode& start, bool upstream)
     return false;
 }
 
-//! Fused attention shows as kernels with `_mha` in their names (a maintainer in NVIDIA/TensorRT#3243: "If the MHA is
-//! fused, there should be kernel names with `_mha` in the profile"; the layer list with detailed verbosity lists
-//! the same kernels).
-void findAttention(const EnginePlan& plan, const OnnxGraph& graph, MyelinRegion& region)
+//! A region with fused-attention kernels (include/qdq/myelin_kernels.h) says so, with the kernels as its evidence
+//! and the ONNX nodes the first one executes when its Metadata names them (a maintainer in NVIDIA/TensorRT#3243: "If
+//! the MHA is fused, there should be kernel names with `_mha` in the profile"; the layer list with detailed
+//! verbosity lists the same kernels).
+void describeFusedAttention(const EnginePlan& plan, const Correlation& correlation, MyelinRegion& region)
 {
-    const OnnxNode* softmax = nullptr;
+    if (region.attentionKernels.empty())
+    {
+        return;
+    }
+    region.attentionFused = true;
+    const std::size_t first = region.attentionKernels.front();
+    const EngineLayer& kernel = plan.layers[first];
+    region.attention = "fused (kernel " + kernel.name;
+    if (region.attentionKernels.size() > 1)
+    {
+        region.attention += " and " + std::to_string(region.attentionKernels.size() - 1) + " more";
+    }
+    region.attention += ": a `" + std::string(fusedAttentionMarker(kernel)) + "` kernel";
+    // Only the nodes its Metadata names: without it the correlator's guess from the kernel's own name is no evidence.
+    const auto& nodes = correlation.layers[first].onnxNodes;
+    if (kernel.hasMetadata && !nodes.empty())
+    {
+        region.attention += " executing " + std::string(nodes.front());
+        for (std::size_t i = 1; i < nodes.size() && i < 4; ++i)
+        {
+            region.attention += ", " + std::string(nodes[i]);
+        }
+    }
+    region.attention += ")";
+}
+
+//! With the model: a region that runs an attention (a Softmax fed by a MatMul and feeding one) without a
+//! fused-attention kernel says it did not fuse.
+void findUnfusedAttention(const OnnxGraph& graph, MyelinRegion& region)
+{
+    if (!region.kernelsListed || region.attentionFused)
+    {
+        return;
+    }
     for (std::string_view name : region.onnxNodes)
     {
         const OnnxNode* node = graph.findNode(name);
         if (node != nullptr && node->opType == "Softmax" && nearMatMul(graph, *node, true) &&
             nearMatMul(graph, *node, false))
         {
-            softmax = node;
-            break;
-        }
-    }
-    if (softmax == nullptr || !region.kernelsListed)
-    {
-        return;
-    }
-    for (std::size_t layer : region.layers)
-    {
-        const EngineLayer& record = plan.layers[layer];
-        if (contains(record.name, "_mha") || contains(record.tacticName, "_mha"))
-        {
-            region.attention = "fused (kernel " + record.name + ")";
+            region.attentionFused = false;
+            region.attention = "not fused: no `_mha` kernel in the region, the attention of " + node->name +
+                               " runs as separate GEMM and Softmax kernels";
             return;
         }
     }
-    region.attention = "not fused: no `_mha` kernel in the region, the attention of " + softmax->name +
-                       " runs as separate GEMM and Softmax kernels";
 }
 
 //! Without the model the correlation was made with: leaves each of the region's node names once in onnxNodes, by
@@ -409,7 +444,11 @@ std::vector<MyelinRegion> findMyelinRegions(const EnginePlan& plan, const Correl
         {
             region.timeMs = region.timeMs.value_or(0.0) + *mapping.timeMs;
         }
-        if (region.kernelsListed && layer.type == "gemm")
+        if (region.kernelsListed && isFusedAttentionKernel(layer))
+        {
+            region.attentionKernels.push_back(i);
+        }
+        if (region.kernelsListed && isMyelinGemmKernel(layer))
         {
             region.gemms.push_back(gemmOf(plan, i, mapping, inModelOrder ? nullptr : &qdqNodes));
             const MyelinGemm& gemm = region.gemms.back();
@@ -431,9 +470,10 @@ std::vector<MyelinRegion> findMyelinRegions(const EnginePlan& plan, const Correl
             listNodesByName(region, qdqNodes);
         }
         summarizePrecision(plan, region);
+        describeFusedAttention(plan, correlation, region);
         if (graph != nullptr)
         {
-            findAttention(plan, *graph, region);
+            findUnfusedAttention(*graph, region);
         }
     }
     return regions;

@@ -113,7 +113,21 @@ void writeMyelinRegionsJson(JsonWriter& json, const std::vector<MyelinRegion>& r
         }
         json.endArray();
         json.member("precision", region.precision).member("precision_basis", region.precisionBasis);
-        json.member("attention", region.attention);
+        json.member("attention", region.attention).key("attention_fused");
+        if (region.attentionFused)
+        {
+            json.value(*region.attentionFused);
+        }
+        else
+        {
+            json.null();
+        }
+        json.key("attention_kernels").beginArray();
+        for (std::size_t layer : region.attentionKernels)
+        {
+            json.value(plan.layers[layer].name);
+        }
+        json.endArray();
         json.member("time_ms", region.timeMs ? std::optional<double>(roundMs(*region.timeMs)) : std::nullopt);
         json.endObject();
     }

@@ -5,6 +5,7 @@
 #include "src/reporters/build_mode_json.h"
 #include "src/reporters/json_writer.h"
 #include "src/simulation/engine_simulator.h"
+#include "src/simulation/gpu_dependent_structure.h"
 #include "src/simulation/myelin_pass.h"
 
 #include <algorithm>
@@ -266,6 +267,10 @@ void writeJson(const Prediction& prediction, const OnnxGraph& graph, const std::
     json.endObject();
     json.key("build_mode");
     writeBuildModeJson(json, prediction.options);
+    if (const std::string note = simulation::gpuDependentStructureNote(prediction, graph); !note.empty())
+    {
+        json.member("gpu_dependent_structure", note);
+    }
     json.key("summary").beginObject();
     json.member("layers", static_cast<std::uint64_t>(summary.layers));
     json.member("layers_executing_onnx_nodes", static_cast<std::uint64_t>(summary.computeLayers));
@@ -360,6 +365,10 @@ std::string renderPredictionText(const Prediction& prediction, const OnnxGraph& 
     out += "Build: " + flagsText(prediction.options) + ", TensorRT " + versionText(prediction.options) +
            " (flags from " + prediction.options.precisionSource + ")\n";
     out += "Build mode: " + describeBuildMode(prediction.options) + "\n";
+    if (const std::string note = simulation::gpuDependentStructureNote(prediction, graph); !note.empty())
+    {
+        out += "Layer structure: " + note + "\n";
+    }
     out += "Layers: " + std::to_string(summary.layers) + " (" + std::to_string(summary.computeLayers) +
            " executing ONNX nodes, " + std::to_string(summary.standaloneQdq) + " standalone Q/DQ, " +
            std::to_string(summary.requantize) + " requantize, " + std::to_string(summary.reformats) +
