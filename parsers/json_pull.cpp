@@ -641,12 +641,82 @@ std::uint32_t PullParser::parseHex4(std::size_t at)
     return value;
 }
 
-void PullParser::parseStringSlow(std::size_t start, std::size_t pos)
+std::size_t PullParser::appendUnicodeEscape(std::size_t pos)
 {
     const std::size_t size = mInput.size();
     const auto* data = reinterpret_cast<const unsigned char*>(mInput.data());
+    std::uint32_t codePoint = parseHex4(pos);
+    std::size_t escapeStart = pos - 2;
+    pos += 4;
+    if (codePoint >= 0xD800 && codePoint <= 0xDBFF)
+    {
+        if (pos + 6 > size || data[pos] != '\\' || data[pos + 1] != 'u')
+        {
+            fail(escapeStart, "invalid \\u escape: high surrogate without a low surrogate");
+        }
+        std::uint32_t low = parseHex4(pos + 2);
+        if (low < 0xDC00 || low > 0xDFFF)
+        {
+            fail(escapeStart, "invalid \\u escape: high surrogate without a low surrogate");
+        }
+        codePoint = 0x10000 + ((codePoint - 0xD800) << 10) + (low - 0xDC00);
+        pos += 6;
+    }
+    else if (codePoint >= 0xDC00 && codePoint <= 0xDFFF)
+    {
+        fail(escapeStart, "invalid \\u escape: unpaired low surrogate");
+    }
+    appendUtf8(mScratch, codePoint);
+    return pos;
+}
+
+inline std::size_t PullParser::appendEscape(std::size_t pos)
+{
+    if (pos + 1 >= mInput.size())
+    {
+        fail(mTokenOffset, "unterminated string (truncated file?)");
+    }
+    char e = mInput[pos + 1];
+    pos += 2;
+    switch (e)
+    {
+    case '"':
+        mScratch += '"';
+        break;
+    case '\\':
+        mScratch += '\\';
+        break;
+    case '/':
+        mScratch += '/';
+        break;
+    case 'b':
+        mScratch += '\b';
+        break;
+    case 'f':
+        mScratch += '\f';
+        break;
+    case 'n':
+        mScratch += '\n';
+        break;
+    case 'r':
+        mScratch += '\r';
+        break;
+    case 't':
+        mScratch += '\t';
+        break;
+    case 'u':
+        return appendUnicodeEscape(pos);
+    default:
+        fail(pos - 2, "invalid escape '\\" + std::string(1, e) + "' in a string");
+    }
+    return pos;
+}
+
+void PullParser::parseStringSlow(std::size_t start, std::size_t pos)
+{
+    const auto* data = reinterpret_cast<const unsigned char*>(mInput.data());
     mScratch.assign(mInput.data() + start, pos - start);
-    const std::size_t end = stringScanEnd(size, start, mLimits.maxLineBytes);
+    const std::size_t end = stringScanEnd(mInput.size(), start, mLimits.maxLineBytes);
     for (;;)
     {
         std::size_t runStart = pos;
@@ -666,70 +736,8 @@ void PullParser::parseStringSlow(std::size_t start, std::size_t pos)
             mPos = pos + 1;
             return;
         case 2:
-        {
-            if (pos + 1 >= size)
-            {
-                fail(mTokenOffset, "unterminated string (truncated file?)");
-            }
-            char e = static_cast<char>(data[pos + 1]);
-            pos += 2;
-            switch (e)
-            {
-            case '"':
-                mScratch += '"';
-                break;
-            case '\\':
-                mScratch += '\\';
-                break;
-            case '/':
-                mScratch += '/';
-                break;
-            case 'b':
-                mScratch += '\b';
-                break;
-            case 'f':
-                mScratch += '\f';
-                break;
-            case 'n':
-                mScratch += '\n';
-                break;
-            case 'r':
-                mScratch += '\r';
-                break;
-            case 't':
-                mScratch += '\t';
-                break;
-            case 'u':
-            {
-                std::uint32_t codePoint = parseHex4(pos);
-                std::size_t escapeStart = pos - 2;
-                pos += 4;
-                if (codePoint >= 0xD800 && codePoint <= 0xDBFF)
-                {
-                    if (pos + 6 > size || data[pos] != '\\' || data[pos + 1] != 'u')
-                    {
-                        fail(escapeStart, "invalid \\u escape: high surrogate without a low surrogate");
-                    }
-                    std::uint32_t low = parseHex4(pos + 2);
-                    if (low < 0xDC00 || low > 0xDFFF)
-                    {
-                        fail(escapeStart, "invalid \\u escape: high surrogate without a low surrogate");
-                    }
-                    codePoint = 0x10000 + ((codePoint - 0xD800) << 10) + (low - 0xDC00);
-                    pos += 6;
-                }
-                else if (codePoint >= 0xDC00 && codePoint <= 0xDFFF)
-                {
-                    fail(escapeStart, "invalid \\u escape: unpaired low surrogate");
-                }
-                appendUtf8(mScratch, codePoint);
-                break;
-            }
-            default:
-                fail(pos - 2, "invalid escape '\\" + std::string(1, e) + "' in a string");
-            }
+            pos = appendEscape(pos);
             break;
-        }
         case 3:
             fail(pos, data[pos] == '\n' ? "line break inside a string (unterminated string?)"
                                         : "control character " + describeByte(data[pos]) + " inside a string");

@@ -299,26 +299,60 @@ private:
         }
     }
 
+    //! What writeGraph tracks while it writes the nodes in order. Names are views of the log's strings, which
+    //! outlive the graph's writing.
+    struct GraphNames
+    {
+        std::unordered_set<std::string_view> defined; // network inputs, initializers, outputs of earlier nodes
+        std::unordered_map<std::string_view, std::uint64_t> producedLater;
+        std::unordered_set<std::string_view> constantLayers;
+        std::size_t unknownInputs = 0;
+        std::size_t laterInputs = 0;
+        std::size_t cutOff = 0;
+    };
+
     void writeGraph(onnx::GraphProto& graph, std::size_t nodeCount)
     {
         graph.set_name("rebuilt from " + mLog.sourcePath);
-        // Names are views of the log's strings, which outlive the graph's writing.
-        std::unordered_set<std::string_view> defined; // network inputs, initializers, outputs of earlier nodes
-        std::unordered_map<std::string_view, std::uint64_t> producedLater;
-        defined.reserve(mFacts.size() + 16);
-        producedLater.reserve(nodeCount);
+        GraphNames names;
+        names.defined.reserve(mFacts.size() + 16);
+        names.producedLater.reserve(nodeCount);
         for (std::size_t i = 0; i < nodeCount; ++i)
         {
             for (const auto& output : mLog.parsedNodes[i].outputs)
             {
-                producedLater.try_emplace(output.name, mLog.parsedNodes[i].line);
+                names.producedLater.try_emplace(output.name, mLog.parsedNodes[i].line);
             }
         }
+        writeInputsAndInitializers(graph, names);
+        collectConstantLayers(names);
+        for (std::size_t i = 0; i < nodeCount; ++i)
+        {
+            const ParsedOnnxNode& parsed = mLog.parsedNodes[i];
+            defineUnknownInputs(graph, parsed, names);
+            writeNode(graph, parsed, names);
+        }
+        if (names.laterInputs > kWarningCap)
+        {
+            warn(0, std::to_string(names.laterInputs - kWarningCap) + " more inputs written by nodes parsed later");
+        }
+        if (names.unknownInputs > kWarningCap)
+        {
+            warn(0, std::to_string(names.unknownInputs - kWarningCap) + " more inputs named by no earlier line");
+        }
+        if (names.cutOff > 1)
+        {
+            warn(0, std::to_string(names.cutOff - 1) + " more ONNX nodes without an outputs line");
+        }
+        writeOutputs(graph, nodeCount);
+    }
 
+    void writeInputsAndInitializers(onnx::GraphProto& graph, GraphNames& names)
+    {
         for (std::size_t i = 0, n = countBefore(mLog.networkInputs, mEnd); i < n; ++i)
         {
             const ParsedNetworkInput& input = mLog.networkInputs[i];
-            if (input.name.empty() || !defined.insert(input.name).second)
+            if (input.name.empty() || !names.defined.insert(input.name).second)
             {
                 continue;
             }
@@ -328,115 +362,107 @@ private:
         for (std::size_t i = 0, n = countBefore(mLog.initializers, mEnd); i < n; ++i)
         {
             const std::string& name = mLog.initializers[i].name;
-            if (!name.empty() && defined.insert(name).second)
+            if (!name.empty() && names.defined.insert(name).second)
             {
                 writeTensor(*graph.add_initializer(), name, facts(name));
             }
         }
-        // Constant layers the parser registered under their own name (`Registering layer: w for ONNX node: w`):
-        // initializers whose `Importing initializer` line is not in the log (an excerpt).
-        std::unordered_set<std::string_view> constantLayers;
+    }
+
+    //! Constant layers the parser registered under their own name (`Registering layer: w for ONNX node: w`):
+    //! initializers whose `Importing initializer` line is not in the log (an excerpt).
+    void collectConstantLayers(GraphNames& names) const
+    {
         for (const auto& registered : mLog.registeredLayers)
         {
             if (registered.line < mEnd && registered.trtLayer == registered.onnxNode)
             {
-                constantLayers.insert(registered.onnxNode);
+                names.constantLayers.insert(registered.onnxNode);
             }
         }
+    }
 
-        std::size_t unknownInputs = 0;
-        std::size_t laterInputs = 0;
-        std::size_t cutOff = 0;
-        for (std::size_t i = 0; i < nodeCount; ++i)
+    //! Declares the inputs of a node that no earlier line defines, as constants or network inputs.
+    void defineUnknownInputs(onnx::GraphProto& graph, const ParsedOnnxNode& parsed, GraphNames& names)
+    {
+        const bool isQdq = parsed.opType == "QuantizeLinear" || parsed.opType == "DequantizeLinear";
+        for (std::size_t k = 0; k < parsed.inputs.size(); ++k)
         {
-            const ParsedOnnxNode& parsed = mLog.parsedNodes[i];
-            const bool isQdq = parsed.opType == "QuantizeLinear" || parsed.opType == "DequantizeLinear";
-            for (std::size_t k = 0; k < parsed.inputs.size(); ++k)
+            const std::string& name = parsed.inputs[k].name;
+            if (name.empty() || names.defined.count(name) != 0)
             {
-                const std::string& name = parsed.inputs[k].name;
-                if (name.empty() || defined.count(name) != 0)
-                {
-                    continue;
-                }
-                auto later = producedLater.find(name);
-                if (later != producedLater.end())
-                {
-                    // Written by a node the parser imports later: the log is out of order, or the graph has a cycle.
-                    if (++laterInputs <= kWarningCap)
-                    {
-                        warn(parsed.line, "input '" + printable(name, 256) + "' of ONNX node '" +
-                                              printable(parsed.onnxNode, 256) +
-                                              "' is written by a node parsed later (line " +
-                                              std::to_string(later->second) + "): a cycle or an out-of-order log");
-                    }
-                    continue;
-                }
-                // Named by no input, initializer or earlier node (an excerpt, or a hostile log): a constant when it
-                // is a Q/DQ scale or zero point or a constant layer, a network input otherwise.
-                defined.insert(name);
-                const bool constant = (isQdq && k > 0) || constantLayers.count(name) != 0;
-                if (constant)
-                {
-                    writeTensor(*graph.add_initializer(), name, facts(name));
-                }
-                else
-                {
-                    writeValueInfo(*graph.add_input(), name, facts(name));
-                }
-                if (++unknownInputs <= kWarningCap)
-                {
-                    warn(
-                        parsed.inputsLine != 0 ? parsed.inputsLine : parsed.line,
-                        "input '" + printable(name, 256) + "' of ONNX node '" + printable(parsed.onnxNode, 256) +
-                            "' is not a network input, an imported initializer or an earlier node's output; taken as " +
-                            (constant ? "a constant" : "a network input"));
-                }
+                continue;
             }
+            auto later = names.producedLater.find(name);
+            if (later != names.producedLater.end())
+            {
+                // Written by a node the parser imports later: the log is out of order, or the graph has a cycle.
+                if (++names.laterInputs <= kWarningCap)
+                {
+                    warn(parsed.line, "input '" + printable(name, 256) + "' of ONNX node '" +
+                                          printable(parsed.onnxNode, 256) +
+                                          "' is written by a node parsed later (line " + std::to_string(later->second) +
+                                          "): a cycle or an out-of-order log");
+                }
+                continue;
+            }
+            // Named by no input, initializer or earlier node (an excerpt, or a hostile log): a constant when it
+            // is a Q/DQ scale or zero point or a constant layer, a network input otherwise.
+            names.defined.insert(name);
+            const bool constant = (isQdq && k > 0) || names.constantLayers.count(name) != 0;
+            if (constant)
+            {
+                writeTensor(*graph.add_initializer(), name, facts(name));
+            }
+            else
+            {
+                writeValueInfo(*graph.add_input(), name, facts(name));
+            }
+            if (++names.unknownInputs <= kWarningCap)
+            {
+                warn(parsed.inputsLine != 0 ? parsed.inputsLine : parsed.line,
+                     "input '" + printable(name, 256) + "' of ONNX node '" + printable(parsed.onnxNode, 256) +
+                         "' is not a network input, an imported initializer or an earlier node's output; taken as " +
+                         (constant ? "a constant" : "a network input"));
+            }
+        }
+    }
 
-            auto* node = graph.add_node();
-            node->set_name(parsed.onnxNode);
-            node->set_op_type(parsed.opType);
-            for (const auto& input : parsed.inputs)
-            {
-                node->add_input(input.name);
-            }
-            for (const auto& output : parsed.outputs)
-            {
-                node->add_output(output.name);
-                if (!output.name.empty() && defined.insert(output.name).second)
-                {
-                    writeValueInfo(*graph.add_value_info(), output.name, facts(output.name));
-                }
-            }
-            if (parsed.opType == "Constant" && !parsed.outputs.empty())
-            {
-                // The value is not in the log; its shape and type are.
-                auto* value = node->add_attribute();
-                value->set_name("value");
-                value->set_type(onnx::AttributeProto::TENSOR);
-                writeTensor(*value->mutable_t(), parsed.outputs.front().name, facts(parsed.outputs.front().name));
-            }
-            if (parsed.outputsLine == 0 && ++cutOff == 1)
-            {
-                warn(parsed.line, "ONNX node '" + printable(parsed.onnxNode, 256) + "' [" +
-                                      printable(parsed.opType, 64) +
-                                      "] has no outputs line: the log is cut off here or the node failed to import; "
-                                      "the graph is partial");
-            }
-        }
-        if (laterInputs > kWarningCap)
+    void writeNode(onnx::GraphProto& graph, const ParsedOnnxNode& parsed, GraphNames& names)
+    {
+        auto* node = graph.add_node();
+        node->set_name(parsed.onnxNode);
+        node->set_op_type(parsed.opType);
+        for (const auto& input : parsed.inputs)
         {
-            warn(0, std::to_string(laterInputs - kWarningCap) + " more inputs written by nodes parsed later");
+            node->add_input(input.name);
         }
-        if (unknownInputs > kWarningCap)
+        for (const auto& output : parsed.outputs)
         {
-            warn(0, std::to_string(unknownInputs - kWarningCap) + " more inputs named by no earlier line");
+            node->add_output(output.name);
+            if (!output.name.empty() && names.defined.insert(output.name).second)
+            {
+                writeValueInfo(*graph.add_value_info(), output.name, facts(output.name));
+            }
         }
-        if (cutOff > 1)
+        if (parsed.opType == "Constant" && !parsed.outputs.empty())
         {
-            warn(0, std::to_string(cutOff - 1) + " more ONNX nodes without an outputs line");
+            // The value is not in the log; its shape and type are.
+            auto* value = node->add_attribute();
+            value->set_name("value");
+            value->set_type(onnx::AttributeProto::TENSOR);
+            writeTensor(*value->mutable_t(), parsed.outputs.front().name, facts(parsed.outputs.front().name));
         }
+        if (parsed.outputsLine == 0 && ++names.cutOff == 1)
+        {
+            warn(parsed.line, "ONNX node '" + printable(parsed.onnxNode, 256) + "' [" + printable(parsed.opType, 64) +
+                                  "] has no outputs line: the log is cut off here or the node failed to import; "
+                                  "the graph is partial");
+        }
+    }
 
+    void writeOutputs(onnx::GraphProto& graph, std::size_t nodeCount)
+    {
         const std::size_t outputCount = countBefore(mLog.networkOutputs, mEnd);
         std::unordered_set<std::string_view> outputs;
         for (std::size_t i = 0; i < outputCount; ++i)
@@ -449,29 +475,35 @@ private:
         }
         if (outputCount == 0)
         {
-            // No `Marking ... as output` line: the parse did not finish. The tensors nobody reads stand in.
-            std::unordered_set<std::string_view> read;
-            for (std::size_t i = 0; i < nodeCount; ++i)
-            {
-                for (const auto& input : mLog.parsedNodes[i].inputs)
-                {
-                    read.insert(input.name);
-                }
-            }
-            for (std::size_t i = 0; i < nodeCount; ++i)
-            {
-                for (const auto& output : mLog.parsedNodes[i].outputs)
-                {
-                    if (!output.name.empty() && read.count(output.name) == 0 && outputs.insert(output.name).second)
-                    {
-                        writeValueInfo(*graph.add_output(), output.name, facts(output.name));
-                    }
-                }
-            }
-            warn(mLog.parsedNodes[nodeCount - 1].line,
-                 "no `Marking ... as output` line follows the parser's nodes (the log is cut off or an excerpt); the "
-                 "tensors no node reads are taken as the network outputs");
+            writeUnreadTensorsAsOutputs(graph, nodeCount, outputs);
         }
+    }
+
+    //! No `Marking ... as output` line: the parse did not finish. The tensors nobody reads stand in.
+    void writeUnreadTensorsAsOutputs(onnx::GraphProto& graph, std::size_t nodeCount,
+                                     std::unordered_set<std::string_view>& outputs)
+    {
+        std::unordered_set<std::string_view> read;
+        for (std::size_t i = 0; i < nodeCount; ++i)
+        {
+            for (const auto& input : mLog.parsedNodes[i].inputs)
+            {
+                read.insert(input.name);
+            }
+        }
+        for (std::size_t i = 0; i < nodeCount; ++i)
+        {
+            for (const auto& output : mLog.parsedNodes[i].outputs)
+            {
+                if (!output.name.empty() && read.count(output.name) == 0 && outputs.insert(output.name).second)
+                {
+                    writeValueInfo(*graph.add_output(), output.name, facts(output.name));
+                }
+            }
+        }
+        warn(mLog.parsedNodes[nodeCount - 1].line,
+             "no `Marking ... as output` line follows the parser's nodes (the log is cut off or an excerpt); the "
+             "tensors no node reads are taken as the network outputs");
     }
 
     const BuildLog& mLog;

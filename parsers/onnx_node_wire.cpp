@@ -189,10 +189,12 @@ std::string decodeNode(std::string_view bytes, NodeFields& node)
     return {};
 }
 
-std::string decodeAttribute(std::string_view bytes, OnnxAttribute& attribute)
+namespace
 {
-    attribute = OnnxAttribute{};
-    Cursor in(bytes);
+
+//! The AttributeProto fields decodeAttribute reads, before the type picks the value.
+struct AttributeFields
+{
     std::uint64_t type = kTypeUndefined;
     bool hasF = false;
     bool hasI = false;
@@ -204,125 +206,143 @@ std::string decodeAttribute(std::string_view bytes, OnnxAttribute& attribute)
     std::string_view text;
     std::vector<std::int64_t> ints;
     std::vector<double> floats;
-    while (!in.atEnd())
+};
+
+bool readPackedFloats(Cursor& in, std::vector<double>& floats)
+{
+    std::string_view payload;
+    bool ok = in.bytes(payload) && payload.size() % 4 == 0;
+    Cursor packed(payload);
+    for (std::uint32_t bits = 0; ok && !packed.atEnd();)
     {
-        std::uint32_t field = 0;
-        int wireType = 0;
-        if (!readTag(in, field, wireType))
+        ok = packed.fixed32(bits);
+        floats.push_back(asFloat(bits));
+    }
+    return ok;
+}
+
+bool readPackedInts(Cursor& in, std::vector<std::int64_t>& ints)
+{
+    std::string_view payload;
+    bool ok = in.bytes(payload);
+    Cursor packed(payload);
+    for (std::uint64_t value = 0; ok && !packed.atEnd();)
+    {
+        ok = packed.varint(value);
+        ints.push_back(static_cast<std::int64_t>(value));
+    }
+    return ok;
+}
+
+//! Reads one field of an AttributeProto into `fields` (the name into the attribute); false when it is truncated or
+//! malformed.
+bool readAttributeField(Cursor& in, std::uint32_t field, int wireType, AttributeFields& fields,
+                        OnnxAttribute& attribute)
+{
+    bool ok = true;
+    std::string_view payload;
+    if (field == 1 && wireType == kLengthDelimited)
+    {
+        ok = in.bytes(payload);
+        attribute.name.assign(payload);
+    }
+    else if (field == 20 && wireType == kVarint)
+    {
+        std::uint64_t value = 0;
+        ok = in.varint(value);
+        // An enum value this schema does not know stays unset, as protobuf leaves it.
+        if (ok && value <= kTypeLast)
         {
-            return "malformed tag in attribute";
-        }
-        bool ok = true;
-        std::string_view payload;
-        if (field == 1 && wireType == kLengthDelimited)
-        {
-            ok = in.bytes(payload);
-            attribute.name.assign(payload);
-        }
-        else if (field == 20 && wireType == kVarint)
-        {
-            std::uint64_t value = 0;
-            ok = in.varint(value);
-            // An enum value this schema does not know stays unset, as protobuf leaves it.
-            if (ok && value <= kTypeLast)
-            {
-                type = value;
-            }
-        }
-        else if (field == 2 && wireType == kFixed32)
-        {
-            ok = in.fixed32(floatBits);
-            hasF = true;
-        }
-        else if (field == 3 && wireType == kVarint)
-        {
-            ok = in.varint(intValue);
-            hasI = true;
-        }
-        else if (field == 4 && wireType == kLengthDelimited)
-        {
-            ok = in.bytes(text);
-            hasS = true;
-        }
-        else if ((field == 5 || field == 6) && wireType == kLengthDelimited)
-        {
-            ok = in.bytes(payload);
-            (field == 5 ? hasT : hasG) = true;
-        }
-        else if (field == 7 && wireType == kFixed32)
-        {
-            std::uint32_t bits = 0;
-            ok = in.fixed32(bits);
-            floats.push_back(asFloat(bits));
-        }
-        else if (field == 7 && wireType == kLengthDelimited)
-        {
-            ok = in.bytes(payload) && payload.size() % 4 == 0;
-            Cursor packed(payload);
-            for (std::uint32_t bits = 0; ok && !packed.atEnd();)
-            {
-                ok = packed.fixed32(bits);
-                floats.push_back(asFloat(bits));
-            }
-        }
-        else if (field == 8 && wireType == kVarint)
-        {
-            std::uint64_t value = 0;
-            ok = in.varint(value);
-            ints.push_back(static_cast<std::int64_t>(value));
-        }
-        else if (field == 8 && wireType == kLengthDelimited)
-        {
-            ok = in.bytes(payload);
-            Cursor packed(payload);
-            for (std::uint64_t value = 0; ok && !packed.atEnd();)
-            {
-                ok = packed.varint(value);
-                ints.push_back(static_cast<std::int64_t>(value));
-            }
-        }
-        else
-        {
-            ok = in.skip(wireType);
-        }
-        if (!ok)
-        {
-            return fieldError("truncated or malformed attribute", field);
+            fields.type = value;
         }
     }
-    if (type == kTypeUndefined)
+    else if (field == 2 && wireType == kFixed32)
     {
-        // Old models leave the type out: infer it from the field that is set.
-        type = hasF              ? kTypeFloat
-               : hasI            ? kTypeInt
-               : hasS            ? kTypeString
-               : hasT            ? kTypeTensor
-               : hasG            ? kTypeGraph
-               : !floats.empty() ? kTypeFloats
-               : !ints.empty()   ? kTypeInts
-                                 : kTypeUndefined;
+        ok = in.fixed32(fields.floatBits);
+        fields.hasF = true;
     }
+    else if (field == 3 && wireType == kVarint)
+    {
+        ok = in.varint(fields.intValue);
+        fields.hasI = true;
+    }
+    else if (field == 4 && wireType == kLengthDelimited)
+    {
+        ok = in.bytes(fields.text);
+        fields.hasS = true;
+    }
+    else if ((field == 5 || field == 6) && wireType == kLengthDelimited)
+    {
+        ok = in.bytes(payload);
+        (field == 5 ? fields.hasT : fields.hasG) = true;
+    }
+    else if (field == 7 && wireType == kFixed32)
+    {
+        std::uint32_t bits = 0;
+        ok = in.fixed32(bits);
+        fields.floats.push_back(asFloat(bits));
+    }
+    else if (field == 7 && wireType == kLengthDelimited)
+    {
+        ok = readPackedFloats(in, fields.floats);
+    }
+    else if (field == 8 && wireType == kVarint)
+    {
+        std::uint64_t value = 0;
+        ok = in.varint(value);
+        fields.ints.push_back(static_cast<std::int64_t>(value));
+    }
+    else if (field == 8 && wireType == kLengthDelimited)
+    {
+        ok = readPackedInts(in, fields.ints);
+    }
+    else
+    {
+        ok = in.skip(wireType);
+    }
+    return ok;
+}
+
+//! The attribute's type: the one it names, or for old models that leave it out the one of the field that is set.
+std::uint64_t attributeType(const AttributeFields& fields)
+{
+    if (fields.type != kTypeUndefined)
+    {
+        return fields.type;
+    }
+    return fields.hasF              ? kTypeFloat
+           : fields.hasI            ? kTypeInt
+           : fields.hasS            ? kTypeString
+           : fields.hasT            ? kTypeTensor
+           : fields.hasG            ? kTypeGraph
+           : !fields.floats.empty() ? kTypeFloats
+           : !fields.ints.empty()   ? kTypeInts
+                                    : kTypeUndefined;
+}
+
+void storeAttributeValue(std::uint64_t type, AttributeFields& fields, OnnxAttribute& attribute)
+{
     switch (type)
     {
     case kTypeInt:
         attribute.kind = OnnxAttribute::Kind::kInt;
-        attribute.i = static_cast<std::int64_t>(intValue);
+        attribute.i = static_cast<std::int64_t>(fields.intValue);
         break;
     case kTypeFloat:
         attribute.kind = OnnxAttribute::Kind::kFloat;
-        attribute.f = asFloat(floatBits);
+        attribute.f = asFloat(fields.floatBits);
         break;
     case kTypeString:
         attribute.kind = OnnxAttribute::Kind::kString;
-        attribute.s.assign(text);
+        attribute.s.assign(fields.text);
         break;
     case kTypeInts:
         attribute.kind = OnnxAttribute::Kind::kInts;
-        attribute.ints = std::move(ints);
+        attribute.ints = std::move(fields.ints);
         break;
     case kTypeFloats:
         attribute.kind = OnnxAttribute::Kind::kFloats;
-        attribute.floats = std::move(floats);
+        attribute.floats = std::move(fields.floats);
         break;
     case kTypeTensor:
         attribute.kind = OnnxAttribute::Kind::kTensor;
@@ -335,6 +355,29 @@ std::string decodeAttribute(std::string_view bytes, OnnxAttribute& attribute)
         attribute.kind = OnnxAttribute::Kind::kOther;
         break;
     }
+}
+
+} // namespace
+
+std::string decodeAttribute(std::string_view bytes, OnnxAttribute& attribute)
+{
+    attribute = OnnxAttribute{};
+    Cursor in(bytes);
+    AttributeFields fields;
+    while (!in.atEnd())
+    {
+        std::uint32_t field = 0;
+        int wireType = 0;
+        if (!readTag(in, field, wireType))
+        {
+            return "malformed tag in attribute";
+        }
+        if (!readAttributeField(in, field, wireType, fields, attribute))
+        {
+            return fieldError("truncated or malformed attribute", field);
+        }
+    }
+    storeAttributeValue(attributeType(fields), fields, attribute);
     return {};
 }
 
