@@ -199,7 +199,7 @@ std::string namedWeight(GraphBuilder& g, const std::string& name, const std::str
     return dqo;
 }
 
-void sampleC(const fs::path& dir)
+void writeSampleCModel(const fs::path& dir)
 {
     GraphBuilder g;
     std::string x = g.input("input", {1, 3, -1, -1});
@@ -230,9 +230,12 @@ void sampleC(const fs::path& dir)
     std::string sum = g.node("Add", "Add_36", {bn("BatchNormalization_35", c2, 16), p});
     g.output(g.node("Relu", "Relu_37", {sum}, {"output"}));
     g.save((dir / "model.onnx").string());
+}
 
+std::vector<Layer> sampleCLayers()
+{
     // TensorRT 8.2 (the report's version): unfused Quantize nodes are Scale layers, no Location/Metadata keys.
-    std::vector<Layer> layers = {
+    return {
         {"QuantizeLinear_2",
          "Scale",
          {{"input", "128,3,224,224", kFp32}},
@@ -298,6 +301,12 @@ void sampleC(const fs::path& dir)
          "",
          0.4023},
     };
+}
+
+void sampleC(const fs::path& dir)
+{
+    writeSampleCModel(dir);
+    std::vector<Layer> layers = sampleCLayers();
     writeText(dir / "layers.json", layerInfoJson(layers, {"input", "output"}, 82));
     writeText(dir / "profile.json", profileJson(layers, 781, false));
 }
@@ -526,7 +535,7 @@ constexpr const char* kExplicitHeadTactic = "sm80_xmma_fprop_implicit_gemm_inter
                                             "32kcrs_vect_c_32_nchw_tilesize64x64x64_stage4_warpsize2x2x1_g1_"
                                             "tensor16x8x32";
 
-void sampleE(const fs::path& dir)
+void writeSampleEModel(const fs::path& dir)
 {
     GraphBuilder g;
     std::string x = g.input("features", {1, 32, -1, -1});
@@ -544,9 +553,12 @@ void sampleE(const fs::path& dir)
                {g.qdq("/head/conv/input_quantizer", cat, 0.0388f), g.quantizedWeight("head.conv", 32, 96, 1)});
     g.output(g.node("Relu", "/head/act/Relu", {conv}, {"heatmap"}));
     g.save((dir / "model.onnx").string());
+}
 
+std::vector<Layer> sampleEImplicitLayers()
+{
     // The implicit INT8 engine (TensorRT 10.8 --int8 --fp16 on the FP32 model) and the explicit one (this model).
-    std::vector<Layer> implicitLayers = {
+    return {
         {"Reformatting CopyNode for Network Input features",
          "Reformat",
          {{"features", "1,32,80,80", kFp16}},
@@ -602,7 +614,12 @@ void sampleE(const fs::path& dir)
          "[ONNX Layer: /head/conv/Conv]\x1e[ONNX Layer: /head/act/Relu]",
          0.0188},
     };
-    std::vector<Layer> explicitLayers = {
+}
+
+//! The explicit engine's input reformat and the Resize branch of the Concat, quantized by a clone of the head's Q.
+std::vector<Layer> sampleEExplicitResizeBranch()
+{
+    return {
         {"Reformatting CopyNode for Network Input features",
          "Reformat",
          {{"features", "1,32,80,80", kFp16}},
@@ -630,6 +647,13 @@ void sampleE(const fs::path& dir)
          "",
          "[ONNX Layer: /head/conv/input_quantizer/QuantizeLinear]",
          0.0109},
+    };
+}
+
+//! The explicit engine's ConvTranspose branch of the Concat, between its own Q/DQ pairs.
+std::vector<Layer> sampleEExplicitDeconvBranch()
+{
+    return {
         {"/neck/deconv/input_quantizer/QuantizeLinear",
          "Reformat",
          {{"features_fp32", "1,32,80,80", kFp32}},
@@ -676,6 +700,13 @@ void sampleE(const fs::path& dir)
          "[ONNX Layer: /neck/deconv/output_quantizer/DequantizeLinear]\x1e[ONNX Layer: "
          "/head/conv/input_quantizer/QuantizeLinear]",
          0.0098},
+    };
+}
+
+//! The explicit engine's Sigmoid branch of the Concat, the head convolution and the output reformat.
+std::vector<Layer> sampleEExplicitSkipBranchAndHead()
+{
+    return {
         {"PWN(/neck/skip/Sigmoid)",
          "PointWiseV2",
          {{"features_fp32", "1,32,80,80", kFp32}},
@@ -714,6 +745,23 @@ void sampleE(const fs::path& dir)
          "",
          0.0071},
     };
+}
+
+std::vector<Layer> sampleEExplicitLayers()
+{
+    std::vector<Layer> layers = sampleEExplicitResizeBranch();
+    for (std::vector<Layer> part : {sampleEExplicitDeconvBranch(), sampleEExplicitSkipBranchAndHead()})
+    {
+        layers.insert(layers.end(), part.begin(), part.end());
+    }
+    return layers;
+}
+
+void sampleE(const fs::path& dir)
+{
+    writeSampleEModel(dir);
+    std::vector<Layer> implicitLayers = sampleEImplicitLayers();
+    std::vector<Layer> explicitLayers = sampleEExplicitLayers();
     fs::create_directories(dir / "implicit");
     fs::create_directories(dir / "explicit");
     writeText(dir / "implicit" / "layers.json", layerInfoJson(implicitLayers, {"features", "heatmap"}, 10));
