@@ -91,6 +91,26 @@ private:
         return false;
     }
 
+    //! The Add's layers, with their precisions.
+    static void addEngineLayers(const Context& context, const OnnxNode& add, Finding& finding)
+    {
+        const EnginePlan* plan = context.engine();
+        if (plan == nullptr)
+        {
+            return;
+        }
+        std::vector<std::size_t> layers = layersOf(context, add.name);
+        for (std::size_t layer : layers)
+        {
+            finding.engineLayers.push_back(plan->layers[layer].name);
+            finding.evidence.push_back(layerEvidence(context, layer, "",
+                                                     plan->layers[layer].type + " " +
+                                                         precisionText(inputPrecision(plan->layers[layer])) + " -> " +
+                                                         precisionText(outputPrecision(plan->layers[layer]))));
+        }
+        finding.costMs = sumTimes(context, layers);
+    }
+
     void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
@@ -180,19 +200,7 @@ private:
             finding.fix =
                 "keep the PointWise Add in INT8: add " + nameList(fixes, 3) +
                 "; fusing the Add into the conv as well needs TensorRT >= 8.5 on Ampere/Hopper and INT8 I/O formats";
-            if (const EnginePlan* plan = context.engine())
-            {
-                std::vector<std::size_t> layers = layersOf(context, add.name);
-                for (std::size_t layer : layers)
-                {
-                    finding.engineLayers.push_back(plan->layers[layer].name);
-                    finding.evidence.push_back(layerEvidence(
-                        context, layer, "",
-                        plan->layers[layer].type + " " + precisionText(inputPrecision(plan->layers[layer])) + " -> " +
-                            precisionText(outputPrecision(plan->layers[layer]))));
-                }
-                finding.costMs = sumTimes(context, layers);
-            }
+            addEngineLayers(context, add, finding);
             sink.add(std::move(finding));
         }
     }

@@ -49,24 +49,8 @@ public:
         for (std::size_t i = 0; i < plan.layers.size(); ++i)
         {
             const EngineLayer& layer = plan.layers[i];
-            if (layer.inputs.empty() || layer.outputs.empty())
-            {
-                continue;
-            }
-            // Cheapest test first: a layer whose first input and output have channel counts (dimension 1 of a 4-D
-            // tensor, else the last) that are multiples of 16 is aligned for any precision and kind.
-            const auto& inDims = layer.inputs[0].dimensions;
-            const auto& outDims = layer.outputs[0].dimensions;
-            if (!inDims.empty() && !outDims.empty())
-            {
-                const std::int64_t c = inDims.size() >= 4 ? inDims[1] : inDims.back();
-                const std::int64_t k = outDims.size() >= 4 ? outDims[1] : outDims.back();
-                if (c > 0 && k > 0 && c % 16 == 0 && k % 16 == 0)
-                {
-                    continue;
-                }
-            }
-            if (!isMatrixKind(layerKind(layer, mappings[i].state)))
+            if (layer.inputs.empty() || layer.outputs.empty() || alignedForAny(layer) ||
+                !isMatrixKind(layerKind(layer, mappings[i].state)))
             {
                 continue;
             }
@@ -76,15 +60,7 @@ public:
                 continue;
             }
             const Precision precision = mathPrecision(layer);
-            std::int64_t align = 0;
-            if (precision == Precision::kINT8)
-            {
-                align = 16;
-            }
-            else if (precision == Precision::kFP16 || precision == Precision::kBF16)
-            {
-                align = 8;
-            }
+            const std::int64_t align = alignmentOf(precision);
             // Tiny matrices (a 3x3 matmul) gain nothing from any kernel: not worth a finding.
             if (align == 0 || std::max(shape->inChannels, shape->outChannels) < 16)
             {
@@ -104,32 +80,7 @@ public:
                 continue;
             }
             layers.push_back(i);
-            std::string change;
-            if (inOff)
-            {
-                change += "C " + std::to_string(shape->inChannels) + " -> " +
-                          std::to_string(roundUp(shape->inChannels, align));
-            }
-            if (outOff)
-            {
-                change += std::string(inOff ? ", " : "") + "K " + std::to_string(shape->outChannels) + " -> " +
-                          std::to_string(roundUp(shape->outChannels, align));
-            }
-            edits.push_back("\"" + layer.name + "\": " + change);
-            // What the formats pad the channels to: stored but never used.
-            std::string padding;
-            for (const auto& [tensor, count, side] : {std::tuple{shape->input, shape->inChannels, "input"},
-                                                      std::tuple{shape->output, shape->outChannels, "output"}})
-            {
-                const int unit = channelPadding(*tensor);
-                const std::int64_t stored = roundUp(count, unit);
-                if (stored > count)
-                {
-                    padding += std::string(padding.empty() ? "; " : ", ") + side + " stored as " +
-                               std::to_string(stored) + " channels (" +
-                               std::to_string((stored - count) * 100 / stored) + "% padding)";
-                }
-            }
+            edits.push_back("\"" + layer.name + "\": " + channelChange(*shape, inOff, outOff, align));
             KernelName kernel = kernelNameOf(context.inputs, i);
             const TensorCoreUse use = classifyKernel(kernel.name).use;
             onCudaCores = onCudaCores || use == TensorCoreUse::kNo;
@@ -137,7 +88,7 @@ public:
                 context, i, "Inputs[0]/Outputs[0]",
                 std::string(precisionName(precision)) + " " + std::string(shape->kind) + ", " +
                     std::to_string(shape->inChannels) + " -> " + std::to_string(shape->outChannels) +
-                    " channels, multiples of " + std::to_string(align) + " wanted" + padding +
+                    " channels, multiples of " + std::to_string(align) + " wanted" + paddingText(*shape) +
                     (kernel.name.empty()
                          ? std::string()
                          : "; kernel " + kernel.name + " (" + std::string(tensorCoreUseName(use)) + ")")));
@@ -150,6 +101,77 @@ public:
         {
             return;
         }
+        finishFinding(context, layers, edits, onCudaCores, finding);
+        sink.add(std::move(finding));
+    }
+
+private:
+    //! Cheapest test first: a layer whose first input and output have channel counts (dimension 1 of a 4-D tensor,
+    //! else the last) that are multiples of 16 is aligned for any precision and kind.
+    static bool alignedForAny(const EngineLayer& layer)
+    {
+        const auto& inDims = layer.inputs[0].dimensions;
+        const auto& outDims = layer.outputs[0].dimensions;
+        if (inDims.empty() || outDims.empty())
+        {
+            return false;
+        }
+        const std::int64_t c = inDims.size() >= 4 ? inDims[1] : inDims.back();
+        const std::int64_t k = outDims.size() >= 4 ? outDims[1] : outDims.back();
+        return c > 0 && k > 0 && c % 16 == 0 && k % 16 == 0;
+    }
+
+    //! The channel multiple the tensor-core kernels of a precision work in; 0 for the others.
+    static std::int64_t alignmentOf(Precision precision)
+    {
+        if (precision == Precision::kINT8)
+        {
+            return 16;
+        }
+        if (precision == Precision::kFP16 || precision == Precision::kBF16)
+        {
+            return 8;
+        }
+        return 0;
+    }
+
+    static std::string channelChange(const MatrixLayer& shape, bool inOff, bool outOff, std::int64_t align)
+    {
+        std::string change;
+        if (inOff)
+        {
+            change +=
+                "C " + std::to_string(shape.inChannels) + " -> " + std::to_string(roundUp(shape.inChannels, align));
+        }
+        if (outOff)
+        {
+            change += std::string(inOff ? ", " : "") + "K " + std::to_string(shape.outChannels) + " -> " +
+                      std::to_string(roundUp(shape.outChannels, align));
+        }
+        return change;
+    }
+
+    //! What the formats pad the channels to: stored but never used.
+    static std::string paddingText(const MatrixLayer& shape)
+    {
+        std::string padding;
+        for (const auto& [tensor, count, side] : {std::tuple{shape.input, shape.inChannels, "input"},
+                                                  std::tuple{shape.output, shape.outChannels, "output"}})
+        {
+            const int unit = channelPadding(*tensor);
+            const std::int64_t stored = roundUp(count, unit);
+            if (stored > count)
+            {
+                padding += std::string(padding.empty() ? "; " : ", ") + side + " stored as " + std::to_string(stored) +
+                           " channels (" + std::to_string((stored - count) * 100 / stored) + "% padding)";
+            }
+        }
+        return padding;
+    }
+
+    static void finishFinding(const Context& context, const std::vector<std::size_t>& layers,
+                              const std::vector<std::string>& edits, bool onCudaCores, Finding& finding)
+    {
         finding.engineLayers = layerNames(context, layers);
         finding.costMs = sumTimes(context, layers);
         finding.severity = onCudaCores ? Severity::kWarning : Severity::kInfo;
@@ -164,7 +186,6 @@ public:
         finding.fix = "make the channel counts multiples of the precision's alignment: " + nameList(edits, 8) +
                       " (wider layers in the model, or zero output channels in the weights of one layer and zero "
                       "input channels in the next)";
-        sink.add(std::move(finding));
     }
 };
 

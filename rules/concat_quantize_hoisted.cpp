@@ -37,6 +37,43 @@ public:
     }
 
 private:
+    //! The Concat's inputs whose producer cannot absorb a Quantize clone, one per producer.
+    static std::vector<ConcatSource> blockedSources(const OnnxGraph& graph, const OnnxNode& concat)
+    {
+        std::vector<ConcatSource> blocked;
+        std::vector<std::string> seen;
+        for (const auto& input : concat.inputs)
+        {
+            ConcatSource source = concatSource(graph, input);
+            if (source.kind != ConcatSource::Kind::kCannotAbsorb)
+            {
+                continue;
+            }
+            std::string key = source.node != nullptr ? source.node->name : input;
+            if (std::find(seen.begin(), seen.end(), key) != seen.end())
+            {
+                continue;
+            }
+            seen.push_back(key);
+            blocked.push_back(source);
+        }
+        return blocked;
+    }
+
+    //! The build log's SplitQAcrossPrecedingFanIn passes on the Concat.
+    static void addSplitEvidence(const Context& context, const OnnxNode& concat, Finding& finding)
+    {
+        for (const OptimizerEvent* event :
+             logEvents(context, OptimizerEventKind::kRunning, "SplitQAcrossPrecedingFanIn"))
+        {
+            if (event->subject == concat.name)
+            {
+                finding.evidence.push_back(
+                    logEvidence(context, *event, "Running: SplitQAcrossPrecedingFanIn on " + concat.name));
+            }
+        }
+    }
+
     void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
@@ -52,23 +89,7 @@ private:
             {
                 continue; // nothing to hoist: a float concat (concat-mixed-precision looks at that)
             }
-            std::vector<ConcatSource> blocked;
-            std::vector<std::string> seen;
-            for (const auto& input : concat.inputs)
-            {
-                ConcatSource source = concatSource(graph, input);
-                if (source.kind != ConcatSource::Kind::kCannotAbsorb)
-                {
-                    continue;
-                }
-                std::string key = source.node != nullptr ? source.node->name : input;
-                if (std::find(seen.begin(), seen.end(), key) != seen.end())
-                {
-                    continue;
-                }
-                seen.push_back(key);
-                blocked.push_back(source);
-            }
+            const std::vector<ConcatSource> blocked = blockedSources(graph, concat);
             if (blocked.empty())
             {
                 continue;
@@ -128,15 +149,7 @@ private:
             }
             finding.fix = fix;
             attachEngine(context, {q.name}, finding);
-            for (const OptimizerEvent* event :
-                 logEvents(context, OptimizerEventKind::kRunning, "SplitQAcrossPrecedingFanIn"))
-            {
-                if (event->subject == concat.name)
-                {
-                    finding.evidence.push_back(
-                        logEvidence(context, *event, "Running: SplitQAcrossPrecedingFanIn on " + concat.name));
-                }
-            }
+            addSplitEvidence(context, concat, finding);
             sink.add(std::move(finding));
         }
     }

@@ -50,144 +50,22 @@ public:
         for (std::size_t index = 0; index < concats.size(); ++index)
         {
             const ConcatScales& entry = concats[index];
-            const OnnxNode& concat = *entry.concat;
-            std::vector<std::optional<double>> scales;
-            for (const OnnxNode* dq : entry.dqs)
-            {
-                scales.push_back(perTensorScale(graph, *dq));
-            }
-            for (const auto& r : entry.reached)
-            {
-                scales.push_back(perTensorScale(graph, *r.q));
-            }
-            if (allScalesEqual(scales))
+            if (scalesAgree(graph, entry))
             {
                 continue;
             }
-            // Name the inputs whose scale differs from the output Q's.
-            const OnnxNode& q = *entry.reached.front().q;
-            auto qScale = perTensorScale(graph, q);
-            std::vector<std::string> mismatched;
-            std::vector<std::string> nodes = {concat.name, q.name};
-            std::vector<std::string> dqNames;
-            for (const OnnxNode* dq : entry.dqs)
-            {
-                dqNames.push_back(dq->name);
-                auto scale = perTensorScale(graph, *dq);
-                if (!qScale || !scale || !scalesEqual(*scale, *qScale))
-                {
-                    mismatched.push_back(withScale(graph, *dq));
-                }
-                nodes.push_back(dq->name);
-            }
-            for (std::size_t i = 1; i < entry.reached.size(); ++i)
-            {
-                nodes.push_back(entry.reached[i].q->name);
-            }
-            if (mismatched.empty())
-            {
-                // The inputs agree with the first Q but the output has several Qs with different scales.
-                for (std::size_t i = 1; i < entry.reached.size(); ++i)
-                {
-                    mismatched.push_back("the second output Q " + withScale(graph, *entry.reached[i].q));
-                }
-            }
+            const Mismatch mismatch = mismatchOf(graph, entry);
             // The group that must take one scale: this Concat's Q/DQ nodes and those of every Concat sharing one of
             // them (directly or through a pair partner), transitively. Changing a shared DQ for this Concat alone
             // would break the match of the others (DenseNet: every Concat of a dense block reads the block's input).
             const std::vector<const ConcatScales*>& group = byComponent[component[index]];
-            std::vector<const OnnxNode*> members;
-            bool allKnown = true;
-            for (const ConcatScales* member : group)
+            const ScaleGroup scaleGroup = scaleGroupOf(graph, group, *entry.concat);
+            Finding finding = mismatchFinding(context, graph, entry, mismatch, scaleGroup);
+            if (scaleGroup.largestNode != nullptr && scaleGroup.allKnown)
             {
-                for (const OnnxNode* dq : member->dqs)
-                {
-                    members.push_back(dq);
-                }
-                for (const OnnxNode* dq : member->behindPools)
-                {
-                    members.push_back(dq);
-                }
-                for (const auto& r : member->reached)
-                {
-                    members.push_back(r.q);
-                }
+                finding.edits.push_back(setScaleEdit(scaleGroup, group.size()));
             }
-            std::sort(members.begin(), members.end(),
-                      [](const OnnxNode* a, const OnnxNode* b) { return a->index < b->index; });
-            members.erase(std::unique(members.begin(), members.end()), members.end());
-            // The node holding the largest scale (the first in node order).
-            const OnnxNode* largestNode = nullptr;
-            double largest = 0.0;
-            for (const OnnxNode* member : members)
-            {
-                auto scale = perTensorScale(graph, *member);
-                allKnown = allKnown && scale.has_value();
-                if (scale && (largestNode == nullptr || *scale > largest))
-                {
-                    largest = *scale;
-                    largestNode = member;
-                }
-            }
-            std::vector<std::string> otherConcats;
-            std::vector<std::string> beforePools;
-            for (const ConcatScales* member : group)
-            {
-                if (member->concat != &concat)
-                {
-                    otherConcats.push_back(member->concat->name);
-                }
-                for (const OnnxNode* dq : member->behindPools)
-                {
-                    beforePools.push_back(dq->name);
-                }
-            }
-            Finding finding = makeFinding(
-                info(), "Concat " + concat.name + " is quantized by " + withScale(graph, q) +
-                            " but its inputs are dequantized by " + nameList(mismatched, 4) + ": TensorRT moves " +
-                            q.name +
-                            " onto every input, and a DQ -> Q pair with different scales cannot cancel, so requantize "
-                            "(Scale/Reformat) layers remain and the concat is not eliminated.");
-            finding.onnxNodes = nodes;
-            finding.evidence.push_back(nodeEvidence(
-                context, concat, "input scales " + nameList(mismatched, 4) + " vs output " + withScale(graph, q)));
-            finding.fix =
-                "give " + concat.name + "'s input DQs (" + nameList(dqNames, 4) + ") and " + q.name + " one scale" +
-                (otherConcats.empty()
-                     ? std::string()
-                     : ", together with the Q/DQ nodes of the " + std::to_string(otherConcats.size()) +
-                           " other Concat(s) that share some of them (" + nameList(otherConcats, 3) + ")") +
-                (beforePools.empty()
-                     ? std::string()
-                     : ", and the DQ(s) before the MaxPool that feeds an input (" + nameList(beforePools, 3) +
-                           "): TensorRT moves the Q across the MaxPool too") +
-                ": calibrate them as one group (the union of their ranges, i.e. the largest scale, " +
-                formatScale(largest) +
-                "), as NVIDIA's yolov7 QAT rules and Model Optimizer do for Concat; the pairs then cancel and the "
-                "concat is eliminated";
-            if (std::string recalibrate = recalibrationAdvice(graph, members); !recalibrate.empty())
-            {
-                finding.fix = "one scale for " + concat.name + "'s input DQs (" + nameList(dqNames, 4) + ") and " +
-                              q.name + " needs calibration: " + recalibrate;
-            }
-            if (largestNode != nullptr && allKnown)
-            {
-                FixEdit edit;
-                edit.kind = FixEdit::Kind::kSetScale;
-                for (const OnnxNode* member : members)
-                {
-                    edit.nodes.push_back(member->name);
-                }
-                edit.scaleFrom = largestNode->name;
-                edit.scaleReason = otherConcats.empty()
-                                       ? "the largest of the Concat's scales: the union of the inputs' ranges, so no "
-                                         "input clips"
-                                       : "the largest scale of " + std::to_string(group.size()) +
-                                             " Concats that share Q/DQ nodes: the union of their inputs' ranges, so "
-                                             "no input clips";
-                finding.edits.push_back(std::move(edit));
-            }
-            attachEngine(context, nodes, finding);
+            attachEngine(context, mismatch.nodes, finding);
             sink.add(std::move(finding));
         }
     }
@@ -203,6 +81,174 @@ private:
         std::vector<ReachedQ> reached;
         std::vector<const OnnxNode*> behindPools;
     };
+
+    //! Whether the Concat's input DQs and output Qs all have one scale.
+    static bool scalesAgree(const OnnxGraph& graph, const ConcatScales& entry)
+    {
+        std::vector<std::optional<double>> scales;
+        for (const OnnxNode* dq : entry.dqs)
+        {
+            scales.push_back(perTensorScale(graph, *dq));
+        }
+        for (const auto& r : entry.reached)
+        {
+            scales.push_back(perTensorScale(graph, *r.q));
+        }
+        return allScalesEqual(scales);
+    }
+
+    //! The inputs whose scale differs from the output Q's, and the nodes the finding names.
+    struct Mismatch
+    {
+        std::vector<std::string> mismatched;
+        std::vector<std::string> nodes;
+        std::vector<std::string> dqNames;
+    };
+
+    static Mismatch mismatchOf(const OnnxGraph& graph, const ConcatScales& entry)
+    {
+        const OnnxNode& q = *entry.reached.front().q;
+        auto qScale = perTensorScale(graph, q);
+        Mismatch result;
+        result.nodes = {entry.concat->name, q.name};
+        for (const OnnxNode* dq : entry.dqs)
+        {
+            result.dqNames.push_back(dq->name);
+            auto scale = perTensorScale(graph, *dq);
+            if (!qScale || !scale || !scalesEqual(*scale, *qScale))
+            {
+                result.mismatched.push_back(withScale(graph, *dq));
+            }
+            result.nodes.push_back(dq->name);
+        }
+        for (std::size_t i = 1; i < entry.reached.size(); ++i)
+        {
+            result.nodes.push_back(entry.reached[i].q->name);
+        }
+        if (result.mismatched.empty())
+        {
+            // The inputs agree with the first Q but the output has several Qs with different scales.
+            for (std::size_t i = 1; i < entry.reached.size(); ++i)
+            {
+                result.mismatched.push_back("the second output Q " + withScale(graph, *entry.reached[i].q));
+            }
+        }
+        return result;
+    }
+
+    //! The Q/DQ nodes of a group of Concats that must take one scale, and the largest of their scales.
+    struct ScaleGroup
+    {
+        std::vector<const OnnxNode*> members;  //!< in node order
+        const OnnxNode* largestNode = nullptr; //!< the node holding the largest scale (the first in node order)
+        double largest = 0.0;
+        bool allKnown = true;
+        std::vector<std::string> otherConcats;
+        std::vector<std::string> beforePools;
+    };
+
+    static ScaleGroup scaleGroupOf(const OnnxGraph& graph, const std::vector<const ConcatScales*>& group,
+                                   const OnnxNode& concat)
+    {
+        ScaleGroup result;
+        std::vector<const OnnxNode*>& members = result.members;
+        for (const ConcatScales* member : group)
+        {
+            for (const OnnxNode* dq : member->dqs)
+            {
+                members.push_back(dq);
+            }
+            for (const OnnxNode* dq : member->behindPools)
+            {
+                members.push_back(dq);
+            }
+            for (const auto& r : member->reached)
+            {
+                members.push_back(r.q);
+            }
+        }
+        std::sort(members.begin(), members.end(),
+                  [](const OnnxNode* a, const OnnxNode* b) { return a->index < b->index; });
+        members.erase(std::unique(members.begin(), members.end()), members.end());
+        for (const OnnxNode* member : members)
+        {
+            auto scale = perTensorScale(graph, *member);
+            result.allKnown = result.allKnown && scale.has_value();
+            if (scale && (result.largestNode == nullptr || *scale > result.largest))
+            {
+                result.largest = *scale;
+                result.largestNode = member;
+            }
+        }
+        for (const ConcatScales* member : group)
+        {
+            if (member->concat != &concat)
+            {
+                result.otherConcats.push_back(member->concat->name);
+            }
+            for (const OnnxNode* dq : member->behindPools)
+            {
+                result.beforePools.push_back(dq->name);
+            }
+        }
+        return result;
+    }
+
+    Finding mismatchFinding(const Context& context, const OnnxGraph& graph, const ConcatScales& entry,
+                            const Mismatch& mismatch, const ScaleGroup& scaleGroup) const
+    {
+        const OnnxNode& concat = *entry.concat;
+        const OnnxNode& q = *entry.reached.front().q;
+        Finding finding = makeFinding(
+            info(), "Concat " + concat.name + " is quantized by " + withScale(graph, q) +
+                        " but its inputs are dequantized by " + nameList(mismatch.mismatched, 4) + ": TensorRT moves " +
+                        q.name +
+                        " onto every input, and a DQ -> Q pair with different scales cannot cancel, so requantize "
+                        "(Scale/Reformat) layers remain and the concat is not eliminated.");
+        finding.onnxNodes = mismatch.nodes;
+        finding.evidence.push_back(nodeEvidence(
+            context, concat, "input scales " + nameList(mismatch.mismatched, 4) + " vs output " + withScale(graph, q)));
+        const std::vector<std::string>& otherConcats = scaleGroup.otherConcats;
+        const std::vector<std::string>& beforePools = scaleGroup.beforePools;
+        finding.fix =
+            "give " + concat.name + "'s input DQs (" + nameList(mismatch.dqNames, 4) + ") and " + q.name +
+            " one scale" +
+            (otherConcats.empty()
+                 ? std::string()
+                 : ", together with the Q/DQ nodes of the " + std::to_string(otherConcats.size()) +
+                       " other Concat(s) that share some of them (" + nameList(otherConcats, 3) + ")") +
+            (beforePools.empty() ? std::string()
+                                 : ", and the DQ(s) before the MaxPool that feeds an input (" +
+                                       nameList(beforePools, 3) + "): TensorRT moves the Q across the MaxPool too") +
+            ": calibrate them as one group (the union of their ranges, i.e. the largest scale, " +
+            formatScale(scaleGroup.largest) +
+            "), as NVIDIA's yolov7 QAT rules and Model Optimizer do for Concat; the pairs then cancel and the "
+            "concat is eliminated";
+        if (std::string recalibrate = recalibrationAdvice(graph, scaleGroup.members); !recalibrate.empty())
+        {
+            finding.fix = "one scale for " + concat.name + "'s input DQs (" + nameList(mismatch.dqNames, 4) + ") and " +
+                          q.name + " needs calibration: " + recalibrate;
+        }
+        return finding;
+    }
+
+    static FixEdit setScaleEdit(const ScaleGroup& scaleGroup, std::size_t concats)
+    {
+        FixEdit edit;
+        edit.kind = FixEdit::Kind::kSetScale;
+        for (const OnnxNode* member : scaleGroup.members)
+        {
+            edit.nodes.push_back(member->name);
+        }
+        edit.scaleFrom = scaleGroup.largestNode->name;
+        edit.scaleReason = scaleGroup.otherConcats.empty()
+                               ? "the largest of the Concat's scales: the union of the inputs' ranges, so no "
+                                 "input clips"
+                               : "the largest scale of " + std::to_string(concats) +
+                                     " Concats that share Q/DQ nodes: the union of their inputs' ranges, so "
+                                     "no input clips";
+        return edit;
+    }
 
     //! The DQ that dq's Q reads through ops a Q moves across (at least one, a MaxPool among them), or nullptr.
     static const OnnxNode* dequantizeBehindPool(const OnnxGraph& graph, const OnnxNode& dq)

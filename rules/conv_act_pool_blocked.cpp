@@ -24,6 +24,185 @@ bool isPoolingLayer(const EngineLayer& layer)
     return layer.type.find("Pooling") != std::string::npos || layer.type == "maxpool";
 }
 
+//! Conv -> [BN, Q/DQ] -> activation -> [Q/DQ] -> MaxPool, walked back from the pool.
+struct PoolChain
+{
+    const OnnxNode* conv = nullptr;
+    const OnnxNode* activation = nullptr;
+    std::vector<const OnnxNode*> between;        //!< Q/DQ between the activation and the pool
+    std::vector<const OnnxNode*> insideEpilogue; //!< Q/DQ between the conv and the activation
+};
+
+//! Walks back: Q/DQ, then the activation, BN, the conv. Each walk takes at most kMostSteps nodes: a graph the reader
+//! accepts may hold a cycle (q: b -> a, dq: a -> b), and a real chain is a few nodes.
+std::optional<PoolChain> chainBefore(const OnnxGraph& graph, const OnnxNode& pool)
+{
+    constexpr std::size_t kMostSteps = 64;
+    PoolChain chain;
+    const OnnxNode* node = producerOf(graph, pool.inputs[0]);
+    while (node != nullptr && isQdq(*node) && !node->inputs.empty() && chain.between.size() < kMostSteps)
+    {
+        chain.between.push_back(node);
+        node = producerOf(graph, node->inputs[0]);
+    }
+    if (node == nullptr || !isActivation(node->opType) || node->inputs.empty())
+    {
+        return std::nullopt;
+    }
+    chain.activation = node;
+    node = producerOf(graph, chain.activation->inputs[0]);
+    for (std::size_t step = 0; node != nullptr && (isQdq(*node) || node->opType == "BatchNormalization") &&
+                               !node->inputs.empty() && step < kMostSteps;
+         ++step)
+    {
+        if (isQdq(*node))
+        {
+            chain.insideEpilogue.push_back(node);
+        }
+        node = producerOf(graph, node->inputs[0]);
+    }
+    if (node == nullptr || node->opType != "Conv")
+    {
+        return std::nullopt;
+    }
+    chain.conv = node;
+    return chain;
+}
+
+//! What keeps the chain from fusing, the fixes and the edits that make them.
+struct Blockers
+{
+    std::vector<std::string> causes;
+    std::vector<std::string> fixes;
+    std::vector<FixEdit> edits;
+    std::vector<std::string> nodes;
+};
+
+//! Q/DQ inside the chain: each Q with the DQ right after it is one pair to remove.
+void addQdqBlocker(const OnnxGraph& graph, const PoolChain& chain, Blockers& blockers)
+{
+    if (chain.between.empty() && chain.insideEpilogue.empty())
+    {
+        return;
+    }
+    std::vector<std::string> names;
+    for (const auto* q : chain.insideEpilogue)
+    {
+        names.push_back(q->name);
+    }
+    for (const auto* q : chain.between)
+    {
+        names.push_back(q->name);
+    }
+    blockers.nodes.insert(blockers.nodes.end(), names.begin(), names.end());
+    std::vector<const OnnxNode*> pairs = chain.insideEpilogue;
+    pairs.insert(pairs.end(), chain.between.begin(), chain.between.end());
+    for (const OnnxNode* q : pairs)
+    {
+        if (!isQuantize(*q) || q->outputs.empty())
+        {
+            continue;
+        }
+        for (const OnnxNode* dq : consumersOf(graph, q->outputs[0]))
+        {
+            if (isDequantize(*dq))
+            {
+                blockers.edits.push_back(removeQdqPairEdit(*q, *dq));
+            }
+        }
+    }
+    blockers.causes.push_back("Q/DQ " + nameList(names, 4) + " sit between the conv and the MaxPool");
+    blockers.fixes.push_back("remove " + nameList(names, 4) +
+                             " (MaxPool commutes with Q/DQ, so the Q on its output "
+                             "still reaches the conv)");
+}
+
+//! The MaxPool output also read in float, while the conv is quantized.
+void addFloatConsumerBlocker(const OnnxGraph& graph, const OnnxNode& pool, Blockers& blockers)
+{
+    auto forward = forwardQuantizers(graph, pool.outputs[0], false);
+    if (forward.allPaths)
+    {
+        return;
+    }
+    std::string floatUser;
+    // One scale for the MaxPool output, whichever Q already on it lends it (none if theirs differ too much: then the
+    // new pair needs a calibrated scale).
+    const OnnxNode* lender = scaleSourceAmong(graph, forward.quantizers);
+    for (const OnnxNode* consumer : consumersOf(graph, pool.outputs[0]))
+    {
+        if (!isQuantize(*consumer))
+        {
+            if (floatUser.empty())
+            {
+                floatUser = consumer->name + " (" + consumer->opType + ")";
+            }
+            // Only where the float reader's result goes on quantized: else its INT8 input would need a DQ of its
+            // own.
+            if (lender != nullptr && !consumer->outputs.empty() && reachesQuantizer(graph, consumer->outputs[0]))
+            {
+                blockers.edits.push_back(insertQdqEdit(*consumer, pool.outputs[0], lender->name,
+                                                       "the scale of the Q already on the MaxPool output, so "
+                                                       "TensorRT merges the two"));
+            }
+        }
+    }
+    blockers.causes.push_back("the MaxPool output also feeds " + (floatUser.empty() ? "a float consumer" : floatUser) +
+                              " without quantization, so the pool cannot run in the conv's INT8 precision");
+    std::string scaleHint;
+    if (!forward.quantizers.empty())
+    {
+        scaleHint = scaleAdviceAmong(graph, forward.quantizers);
+    }
+    blockers.fixes.push_back("add a Q/DQ pair on " + pool.outputs[0] + " where it enters " +
+                             (floatUser.empty() ? std::string("its float consumer") : floatUser) + scaleHint +
+                             ", so every consumer of the MaxPool output is quantized with one scale");
+}
+
+//! Adds the pool's separate engine layers and the reformats around them to the finding; false when the engine
+//! fused the pool with the conv after all.
+bool addEngineLayers(const Context& context, const EnginePlan& plan, const OnnxNode& pool, const OnnxNode& conv,
+                     Finding& finding)
+{
+    std::vector<std::size_t> poolLayers;
+    for (std::size_t layer : layersOf(context, pool.name))
+    {
+        bool fusedWithConv = false;
+        for (const auto& n : context.correlation.layers[layer].onnxNodes)
+        {
+            fusedWithConv = fusedWithConv || n == conv.name;
+        }
+        if (fusedWithConv)
+        {
+            poolLayers.clear();
+            break; // the engine fused them after all
+        }
+        poolLayers.push_back(layer);
+        finding.engineLayers.push_back(plan.layers[layer].name);
+    }
+    if (layersOf(context, pool.name).size() > 0 && poolLayers.empty())
+    {
+        return false;
+    }
+    // Reformats in and out of the separate pooling layer are part of the price.
+    std::vector<std::size_t> costly = poolLayers;
+    for (std::size_t poolLayer : poolLayers)
+    {
+        for (const auto& mapping : context.correlation.layers)
+        {
+            if (mapping.state == LayerState::kInsertedReformat && mapping.reformatTarget == poolLayer)
+            {
+                costly.push_back(mapping.layer);
+                finding.engineLayers.push_back(plan.layers[mapping.layer].name);
+            }
+        }
+        finding.evidence.push_back(
+            layerEvidence(context, poolLayer, "LayerType", plan.layers[poolLayer].type + ", separate from the conv"));
+    }
+    finding.costMs = sumTimes(context, costly);
+    return true;
+}
+
 class ConvActPoolBlocked final : public ModelOrEngineRule
 {
 public:
@@ -49,169 +228,44 @@ private:
             {
                 continue;
             }
-            // Walk back: Q/DQ, then the activation, BN, the conv. Each walk takes at most kMostSteps nodes: a graph
-            // the reader accepts may hold a cycle (q: b -> a, dq: a -> b), and a real chain is a few nodes.
-            constexpr std::size_t kMostSteps = 64;
-            std::vector<const OnnxNode*> between;
-            const OnnxNode* node = producerOf(graph, pool.inputs[0]);
-            while (node != nullptr && isQdq(*node) && !node->inputs.empty() && between.size() < kMostSteps)
-            {
-                between.push_back(node);
-                node = producerOf(graph, node->inputs[0]);
-            }
-            if (node == nullptr || !isActivation(node->opType) || node->inputs.empty())
+            const std::optional<PoolChain> chain = chainBefore(graph, pool);
+            if (!chain)
             {
                 continue;
             }
-            const OnnxNode* activation = node;
-            node = producerOf(graph, activation->inputs[0]);
-            std::vector<const OnnxNode*> insideEpilogue;
-            for (std::size_t step = 0; node != nullptr && (isQdq(*node) || node->opType == "BatchNormalization") &&
-                                       !node->inputs.empty() && step < kMostSteps;
-                 ++step)
-            {
-                if (isQdq(*node))
-                {
-                    insideEpilogue.push_back(node);
-                }
-                node = producerOf(graph, node->inputs[0]);
-            }
-            if (node == nullptr || node->opType != "Conv")
-            {
-                continue;
-            }
-            const OnnxNode& conv = *node;
+            const OnnxNode& conv = *chain->conv;
+            const OnnxNode* activation = chain->activation;
             bool convQuantized = !conv.inputs.empty() && feedingDequantize(graph, conv.inputs[0]) != nullptr;
-            std::vector<std::string> causes;
-            std::vector<std::string> fixes;
-            std::vector<FixEdit> edits;
-            std::vector<std::string> nodes = {conv.name, activation->name, pool.name};
-            if (!between.empty() || !insideEpilogue.empty())
-            {
-                std::vector<std::string> names;
-                for (const auto* q : insideEpilogue)
-                {
-                    names.push_back(q->name);
-                }
-                for (const auto* q : between)
-                {
-                    names.push_back(q->name);
-                }
-                nodes.insert(nodes.end(), names.begin(), names.end());
-                // Each Q with the DQ right after it is one pair to remove.
-                std::vector<const OnnxNode*> pairs = insideEpilogue;
-                pairs.insert(pairs.end(), between.begin(), between.end());
-                for (const OnnxNode* q : pairs)
-                {
-                    if (!isQuantize(*q) || q->outputs.empty())
-                    {
-                        continue;
-                    }
-                    for (const OnnxNode* dq : consumersOf(graph, q->outputs[0]))
-                    {
-                        if (isDequantize(*dq))
-                        {
-                            edits.push_back(removeQdqPairEdit(*q, *dq));
-                        }
-                    }
-                }
-                causes.push_back("Q/DQ " + nameList(names, 4) + " sit between the conv and the MaxPool");
-                fixes.push_back("remove " + nameList(names, 4) +
-                                " (MaxPool commutes with Q/DQ, so the Q on its output "
-                                "still reaches the conv)");
-            }
+            Blockers blockers;
+            blockers.nodes = {conv.name, activation->name, pool.name};
+            addQdqBlocker(graph, *chain, blockers);
             if (!activation->outputs.empty() && consumersOf(graph, activation->outputs[0]).size() > 1)
             {
-                causes.push_back(activation->name + " has more than one consumer, so its output must be written out");
-                fixes.push_back("keep " + activation->name + " single-consumer");
+                blockers.causes.push_back(activation->name +
+                                          " has more than one consumer, so its output must be written out");
+                blockers.fixes.push_back("keep " + activation->name + " single-consumer");
             }
-            auto forward = forwardQuantizers(graph, pool.outputs[0], false);
-            if (convQuantized && !forward.allPaths)
+            if (convQuantized)
             {
-                std::string floatUser;
-                // One scale for the MaxPool output, whichever Q already on it lends it (none if theirs differ too
-                // much: then the new pair needs a calibrated scale).
-                const OnnxNode* lender = scaleSourceAmong(graph, forward.quantizers);
-                for (const OnnxNode* consumer : consumersOf(graph, pool.outputs[0]))
-                {
-                    if (!isQuantize(*consumer))
-                    {
-                        if (floatUser.empty())
-                        {
-                            floatUser = consumer->name + " (" + consumer->opType + ")";
-                        }
-                        // Only where the float reader's result goes on quantized: else its INT8 input would need a
-                        // DQ of its own.
-                        if (lender != nullptr && !consumer->outputs.empty() &&
-                            reachesQuantizer(graph, consumer->outputs[0]))
-                        {
-                            edits.push_back(insertQdqEdit(*consumer, pool.outputs[0], lender->name,
-                                                          "the scale of the Q already on the MaxPool output, so "
-                                                          "TensorRT merges the two"));
-                        }
-                    }
-                }
-                causes.push_back("the MaxPool output also feeds " +
-                                 (floatUser.empty() ? "a float consumer" : floatUser) +
-                                 " without quantization, so the pool cannot run in the conv's INT8 precision");
-                std::string scaleHint;
-                if (!forward.quantizers.empty())
-                {
-                    scaleHint = scaleAdviceAmong(graph, forward.quantizers);
-                }
-                fixes.push_back("add a Q/DQ pair on " + pool.outputs[0] + " where it enters " +
-                                (floatUser.empty() ? std::string("its float consumer") : floatUser) + scaleHint +
-                                ", so every consumer of the MaxPool output is quantized with one scale");
+                addFloatConsumerBlocker(graph, pool, blockers);
             }
-            if (causes.empty())
+            if (blockers.causes.empty())
             {
                 continue;
             }
-            Finding finding =
-                makeFinding(info(), "Conv " + conv.name + " -> " + activation->name + " -> MaxPool " + pool.name +
-                                        " cannot fuse into one ConvActPool layer: " + nameList(causes, 3) + ".");
-            finding.onnxNodes = nodes;
-            finding.evidence.push_back(nodeEvidence(context, pool, nameList(causes, 3)));
-            finding.fix = nameList(fixes, 3);
-            finding.edits = std::move(edits);
+            Finding finding = makeFinding(
+                info(), "Conv " + conv.name + " -> " + activation->name + " -> MaxPool " + pool.name +
+                            " cannot fuse into one ConvActPool layer: " + nameList(blockers.causes, 3) + ".");
+            finding.onnxNodes = blockers.nodes;
+            finding.evidence.push_back(nodeEvidence(context, pool, nameList(blockers.causes, 3)));
+            finding.fix = nameList(blockers.fixes, 3);
+            finding.edits = std::move(blockers.edits);
             if (const EnginePlan* plan = context.engine())
             {
-                std::vector<std::size_t> poolLayers;
-                for (std::size_t layer : layersOf(context, pool.name))
-                {
-                    bool fusedWithConv = false;
-                    for (const auto& n : context.correlation.layers[layer].onnxNodes)
-                    {
-                        fusedWithConv = fusedWithConv || n == conv.name;
-                    }
-                    if (fusedWithConv)
-                    {
-                        poolLayers.clear();
-                        break; // the engine fused them after all
-                    }
-                    poolLayers.push_back(layer);
-                    finding.engineLayers.push_back(plan->layers[layer].name);
-                }
-                if (layersOf(context, pool.name).size() > 0 && poolLayers.empty())
+                if (!addEngineLayers(context, *plan, pool, conv, finding))
                 {
                     continue;
                 }
-                // Reformats in and out of the separate pooling layer are part of the price.
-                std::vector<std::size_t> costly = poolLayers;
-                for (std::size_t poolLayer : poolLayers)
-                {
-                    for (const auto& mapping : context.correlation.layers)
-                    {
-                        if (mapping.state == LayerState::kInsertedReformat && mapping.reformatTarget == poolLayer)
-                        {
-                            costly.push_back(mapping.layer);
-                            finding.engineLayers.push_back(plan->layers[mapping.layer].name);
-                        }
-                    }
-                    finding.evidence.push_back(layerEvidence(
-                        context, poolLayer, "LayerType", plan->layers[poolLayer].type + ", separate from the conv"));
-                }
-                finding.costMs = sumTimes(context, costly);
             }
             sink.add(std::move(finding));
         }

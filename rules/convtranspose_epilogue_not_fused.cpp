@@ -52,104 +52,127 @@ private:
             {
                 continue; // no Q after the epilogue: the float output is int8-conv-float-output's business
             }
-            const OnnxNode* bn = nullptr;
-            std::vector<std::string> activations;
-            for (const OnnxNode* epilogue : chain.nodes)
-            {
-                if (epilogue->opType == "BatchNormalization")
-                {
-                    bn = epilogue;
-                }
-                else
-                {
-                    activations.push_back(epilogue->name);
-                }
-            }
-            // Weight quantization axis: per-channel ConvTranspose weights are version dependent.
-            std::string axisNote;
-            if (const OnnxNode* weightDq = feedingDequantize(graph, node.inputs[1]))
-            {
-                const QdqParameters* parameters = graph.qdqOf(weightDq->index);
-                if (parameters != nullptr && parameters->scale.size() > 1)
-                {
-                    axisNote =
-                        " Its weights are quantized per channel (" + weightDq->name + ", axis " +
-                        std::to_string(parameters->axis.value_or(1)) +
-                        "): TensorRT 8.x deconvolution kernels expect axis 0 and later versions differ; per-tensor "
-                        "weights are the portable choice.";
-                }
-            }
-            std::vector<std::string> epilogueNames;
-            for (const OnnxNode* epilogue : chain.nodes)
-            {
-                epilogueNames.push_back(epilogue->name);
-            }
-            Finding finding = makeFinding(
-                info(), "ConvTranspose " + node.name + " is quantized and followed by " + nameList(epilogueNames, 4) +
-                            " and then " + forward.quantizers[0]->name + ": " +
-                            (bn != nullptr ? "TensorRT does not fuse BatchNormalization into a quantized ConvTranspose"
-                                           : "the quantized ConvTranspose + activation fusion is fragile") +
-                            ", so the deconvolution likely runs INT8-in / float-out with separate " +
-                            (bn != nullptr ? "BN/activation" : "activation") + " layers and a standalone Quantize." +
-                            axisNote);
-            finding.likely = true;
-            finding.onnxNodes = {node.name};
-            finding.onnxNodes.insert(finding.onnxNodes.end(), epilogueNames.begin(), epilogueNames.end());
-            finding.onnxNodes.push_back(forward.quantizers[0]->name);
-            finding.evidence.push_back(nodeEvidence(context, node,
-                                                    "DQ-fed ConvTranspose, epilogue " + nameList(epilogueNames, 4) +
-                                                        ", then " + forward.quantizers[0]->name));
-            std::vector<std::string> fixes;
-            if (bn != nullptr)
-            {
-                fixes.push_back("fold " + bn->name + " into the weights and bias of " + node.name + " before export");
-            }
-            if (!activations.empty())
-            {
-                fixes.push_back(
-                    "if " + nameList(activations, 2) +
-                    " still does not fuse, place QuantizeLinear -> DequantizeLinear directly on the output of " +
-                    node.name + " (ConvT -> Q -> DQ -> activation) and accept a separate INT8 PointWise layer");
-            }
-            if (!axisNote.empty())
-            {
-                fixes.push_back("quantize the ConvTranspose weights per tensor");
-            }
-            fixes.push_back("or keep " + node.name + " in " + floatTypeWithoutQdq(context) +
-                            " (remove its input Q/DQ)");
-            finding.fix = nameList(fixes, 4);
-            if (const EnginePlan* plan = context.engine())
-            {
-                std::vector<std::size_t> separate;
-                std::vector<std::size_t> convLayers = layersOf(context, node.name);
-                for (const OnnxNode* epilogue : chain.nodes)
-                {
-                    for (std::size_t layer : layersOf(context, epilogue->name))
-                    {
-                        if (std::find(convLayers.begin(), convLayers.end(), layer) == convLayers.end())
-                        {
-                            addUnique(separate, layer);
-                        }
-                    }
-                }
-                for (std::size_t layer : layersOf(context, forward.quantizers[0]->name))
-                {
-                    if (isStandaloneQdq(context, layer))
-                    {
-                        addUnique(separate, layer);
-                    }
-                }
-                finding.engineLayers = layerNames(context, convLayers);
-                for (std::size_t layer : separate)
-                {
-                    finding.engineLayers.push_back(plan->layers[layer].name);
-                    finding.evidence.push_back(
-                        layerEvidence(context, layer, "", "separate " + plan->layers[layer].type));
-                }
-                finding.costMs = sumTimes(context, separate);
-            }
-            sink.add(std::move(finding));
+            sink.add(unfusedFinding(context, node, chain, *forward.quantizers[0]));
         }
+    }
+
+    //! Weight quantization axis: per-channel ConvTranspose weights are version dependent.
+    static std::string weightAxisNote(const OnnxGraph& graph, const OnnxNode& node)
+    {
+        std::string axisNote;
+        if (const OnnxNode* weightDq = feedingDequantize(graph, node.inputs[1]))
+        {
+            const QdqParameters* parameters = graph.qdqOf(weightDq->index);
+            if (parameters != nullptr && parameters->scale.size() > 1)
+            {
+                axisNote = " Its weights are quantized per channel (" + weightDq->name + ", axis " +
+                           std::to_string(parameters->axis.value_or(1)) +
+                           "): TensorRT 8.x deconvolution kernels expect axis 0 and later versions differ; per-tensor "
+                           "weights are the portable choice.";
+            }
+        }
+        return axisNote;
+    }
+
+    static std::string unfusedFix(const Context& context, const OnnxNode& node, const OnnxNode* bn,
+                                  const std::vector<std::string>& activations, const std::string& axisNote)
+    {
+        std::vector<std::string> fixes;
+        if (bn != nullptr)
+        {
+            fixes.push_back("fold " + bn->name + " into the weights and bias of " + node.name + " before export");
+        }
+        if (!activations.empty())
+        {
+            fixes.push_back(
+                "if " + nameList(activations, 2) +
+                " still does not fuse, place QuantizeLinear -> DequantizeLinear directly on the output of " +
+                node.name + " (ConvT -> Q -> DQ -> activation) and accept a separate INT8 PointWise layer");
+        }
+        if (!axisNote.empty())
+        {
+            fixes.push_back("quantize the ConvTranspose weights per tensor");
+        }
+        fixes.push_back("or keep " + node.name + " in " + floatTypeWithoutQdq(context) + " (remove its input Q/DQ)");
+        return nameList(fixes, 4);
+    }
+
+    Finding unfusedFinding(const Context& context, const OnnxNode& node, const EpilogueChain& chain,
+                           const OnnxNode& quantizer) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        const OnnxNode* bn = nullptr;
+        std::vector<std::string> activations;
+        for (const OnnxNode* epilogue : chain.nodes)
+        {
+            if (epilogue->opType == "BatchNormalization")
+            {
+                bn = epilogue;
+            }
+            else
+            {
+                activations.push_back(epilogue->name);
+            }
+        }
+        const std::string axisNote = weightAxisNote(graph, node);
+        std::vector<std::string> epilogueNames;
+        for (const OnnxNode* epilogue : chain.nodes)
+        {
+            epilogueNames.push_back(epilogue->name);
+        }
+        Finding finding = makeFinding(
+            info(), "ConvTranspose " + node.name + " is quantized and followed by " + nameList(epilogueNames, 4) +
+                        " and then " + quantizer.name + ": " +
+                        (bn != nullptr ? "TensorRT does not fuse BatchNormalization into a quantized ConvTranspose"
+                                       : "the quantized ConvTranspose + activation fusion is fragile") +
+                        ", so the deconvolution likely runs INT8-in / float-out with separate " +
+                        (bn != nullptr ? "BN/activation" : "activation") + " layers and a standalone Quantize." +
+                        axisNote);
+        finding.likely = true;
+        finding.onnxNodes = {node.name};
+        finding.onnxNodes.insert(finding.onnxNodes.end(), epilogueNames.begin(), epilogueNames.end());
+        finding.onnxNodes.push_back(quantizer.name);
+        finding.evidence.push_back(
+            nodeEvidence(context, node,
+                         "DQ-fed ConvTranspose, epilogue " + nameList(epilogueNames, 4) + ", then " + quantizer.name));
+        finding.fix = unfusedFix(context, node, bn, activations, axisNote);
+        if (const EnginePlan* plan = context.engine())
+        {
+            addEngineLayers(context, *plan, node, chain, quantizer, finding);
+        }
+        return finding;
+    }
+
+    //! The deconvolution's layers, and the epilogue and Quantize layers that run separately (the cost).
+    static void addEngineLayers(const Context& context, const EnginePlan& plan, const OnnxNode& node,
+                                const EpilogueChain& chain, const OnnxNode& quantizer, Finding& finding)
+    {
+        std::vector<std::size_t> separate;
+        std::vector<std::size_t> convLayers = layersOf(context, node.name);
+        for (const OnnxNode* epilogue : chain.nodes)
+        {
+            for (std::size_t layer : layersOf(context, epilogue->name))
+            {
+                if (std::find(convLayers.begin(), convLayers.end(), layer) == convLayers.end())
+                {
+                    addUnique(separate, layer);
+                }
+            }
+        }
+        for (std::size_t layer : layersOf(context, quantizer.name))
+        {
+            if (isStandaloneQdq(context, layer))
+            {
+                addUnique(separate, layer);
+            }
+        }
+        finding.engineLayers = layerNames(context, convLayers);
+        for (std::size_t layer : separate)
+        {
+            finding.engineLayers.push_back(plan.layers[layer].name);
+            finding.evidence.push_back(layerEvidence(context, layer, "", "separate " + plan.layers[layer].type));
+        }
+        finding.costMs = sumTimes(context, separate);
     }
 
     //! Engine: a deconvolution layer with INT8 input and float output whose consumer is a separate activation /

@@ -31,17 +31,10 @@ public:
     }
 
 private:
-    void checkTensor(const Context& context, const std::string& tensor, const OnnxNode* producer,
-                     FindingSink& sink) const
+    //! Qs reached without crossing a MaxPool decide (all of them when none is); a mismatch that exists only across
+    //! a MaxPool is maxpool-scale-mismatch's.
+    static std::vector<const ReachedQ*> decidingQs(const std::vector<ReachedQ>& reached)
     {
-        const OnnxGraph& graph = *context.graph();
-        auto reached = reachedQuantizers(graph, tensor, {});
-        if (reached.size() < 2)
-        {
-            return;
-        }
-        // Qs reached without crossing a MaxPool decide; a mismatch that exists only across a MaxPool is
-        // maxpool-scale-mismatch's.
         std::vector<const ReachedQ*> considered;
         for (const auto& r : reached)
         {
@@ -57,6 +50,73 @@ private:
                 considered.push_back(&r);
             }
         }
+        return considered;
+    }
+
+    //! The fix: one scale for every Q of the fan-out, the largest; and the edit that sets it.
+    static void addOneScaleFix(const OnnxGraph& graph, const std::string& tensor,
+                               const std::vector<const ReachedQ*>& considered,
+                               const std::vector<std::optional<double>>& scales, const std::vector<std::string>& qNames,
+                               Finding& finding)
+    {
+        double largest = 0.0;
+        for (const auto& scale : scales)
+        {
+            largest = scale ? std::max(largest, *scale) : largest;
+        }
+        std::vector<const OnnxNode*> qNodes;
+        for (const ReachedQ* r : considered)
+        {
+            qNodes.push_back(r->q);
+        }
+        const std::string recalibrate = recalibrationAdvice(graph, qNodes);
+        finding.fix = recalibrate.empty()
+                          ? "use one scale for every Q of " + tensor + ": share a single Q/DQ between " +
+                                nameList(qNames, 4) + " or calibrate them as one group (the largest scale, " +
+                                formatScale(largest) +
+                                ", covers all ranges), as NVIDIA's yolov7 QAT rules and Model Optimizer's Concat "
+                                "grouping do"
+                          : "one scale for every Q of " + tensor + " needs calibration: " + recalibrate;
+        // The edit: every Q of the fan-out (with its DQs) takes the largest scale, the first Q holding it.
+        const ReachedQ* largestQ = nullptr;
+        for (std::size_t i = 0; i < considered.size(); ++i)
+        {
+            largestQ = largestQ == nullptr && scales[i] && *scales[i] == largest ? considered[i] : largestQ;
+        }
+        if (largestQ != nullptr && std::all_of(scales.begin(), scales.end(), [](const auto& s) { return s; }))
+        {
+            finding.edits.push_back(
+                setScaleEdit(qNames, largestQ->q->name,
+                             "the largest of the fan-out's scales: it covers every Q's range, and identical Qs "
+                             "are merged into one"));
+        }
+    }
+
+    //! The build log's merges of equal Qs.
+    static void addMergeEvidence(const Context& context, const std::vector<std::string>& qNames, Finding& finding)
+    {
+        for (const OptimizerEvent* event : logEvents(context, OptimizerEventKind::kEliminate))
+        {
+            if (event->detail == "Q" &&
+                std::find(qNames.begin(), qNames.end(), stripTrtSuffixes(event->object)) != qNames.end())
+            {
+                finding.evidence.push_back(logEvidence(context, *event,
+                                                       "Eliminating " + event->subject + " which duplicates (Q) " +
+                                                           event->object + " (only equal Qs merge)"));
+            }
+        }
+    }
+
+    void checkTensor(const Context& context, const std::string& tensor, const OnnxNode* producer,
+                     FindingSink& sink) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        auto reached = reachedQuantizers(graph, tensor, {});
+        if (reached.size() < 2)
+        {
+            return;
+        }
+        const std::vector<const ReachedQ*> considered = decidingQs(reached);
         std::vector<std::optional<double>> scales;
         for (const ReachedQ* r : considered)
         {
@@ -93,48 +153,9 @@ private:
             finding.evidence.push_back(
                 nodeEvidence(context, *producer, "output " + tensor + " reaches " + nameList(described, 4)));
         }
-        double largest = 0.0;
-        for (const auto& scale : scales)
-        {
-            largest = scale ? std::max(largest, *scale) : largest;
-        }
-        std::vector<const OnnxNode*> qNodes;
-        for (const ReachedQ* r : considered)
-        {
-            qNodes.push_back(r->q);
-        }
-        const std::string recalibrate = recalibrationAdvice(graph, qNodes);
-        finding.fix = recalibrate.empty()
-                          ? "use one scale for every Q of " + tensor + ": share a single Q/DQ between " +
-                                nameList(qNames, 4) + " or calibrate them as one group (the largest scale, " +
-                                formatScale(largest) +
-                                ", covers all ranges), as NVIDIA's yolov7 QAT rules and Model Optimizer's Concat "
-                                "grouping do"
-                          : "one scale for every Q of " + tensor + " needs calibration: " + recalibrate;
-        // The edit: every Q of the fan-out (with its DQs) takes the largest scale, the first Q holding it.
-        const ReachedQ* largestQ = nullptr;
-        for (std::size_t i = 0; i < considered.size(); ++i)
-        {
-            largestQ = largestQ == nullptr && scales[i] && *scales[i] == largest ? considered[i] : largestQ;
-        }
-        if (largestQ != nullptr && std::all_of(scales.begin(), scales.end(), [](const auto& s) { return s; }))
-        {
-            finding.edits.push_back(
-                setScaleEdit(qNames, largestQ->q->name,
-                             "the largest of the fan-out's scales: it covers every Q's range, and identical Qs "
-                             "are merged into one"));
-        }
+        addOneScaleFix(graph, tensor, considered, scales, qNames, finding);
         attachEngine(context, qNames, finding);
-        for (const OptimizerEvent* event : logEvents(context, OptimizerEventKind::kEliminate))
-        {
-            if (event->detail == "Q" &&
-                std::find(qNames.begin(), qNames.end(), stripTrtSuffixes(event->object)) != qNames.end())
-            {
-                finding.evidence.push_back(logEvidence(context, *event,
-                                                       "Eliminating " + event->subject + " which duplicates (Q) " +
-                                                           event->object + " (only equal Qs merge)"));
-            }
-        }
+        addMergeEvidence(context, qNames, finding);
         sink.add(std::move(finding));
     }
 

@@ -106,10 +106,9 @@ private:
         return text;
     }
 
-    void checkTensor(const Context& context, const std::string& tensor, const OnnxNode* producer,
-                     FindingSink& sink) const
+    //! The weighted ops that read `tensor` through a Q -> DQ pair of their own, with their merge signatures.
+    static std::vector<Branch> quantizedBranches(const OnnxGraph& graph, const std::string& tensor)
     {
-        const OnnxGraph& graph = *context.graph();
         std::vector<Branch> branches;
         for (const OnnxNode* q : consumersOf(graph, tensor))
         {
@@ -133,6 +132,14 @@ private:
                 }
             }
         }
+        return branches;
+    }
+
+    void checkTensor(const Context& context, const std::string& tensor, const OnnxNode* producer,
+                     FindingSink& sink) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        std::vector<Branch> branches = quantizedBranches(graph, tensor);
         if (branches.size() < 2)
         {
             return; // nothing to merge with
@@ -168,82 +175,105 @@ private:
             {
                 continue; // the engine merged them after all
             }
-            std::vector<std::string> convs;
-            std::vector<std::string> qs;
-            std::vector<std::string> qNames;
-            for (const Branch* b : group)
-            {
-                convs.push_back(b->weighted->name);
-                if (std::find(qNames.begin(), qNames.end(), b->q->name) == qNames.end())
-                {
-                    qNames.push_back(b->q->name);
-                    qs.push_back(withScale(graph, *b->q));
-                }
-            }
-            Finding finding =
-                makeFinding(info(), nameList(convs, 4) + " read the same tensor " + tensor +
-                                        " through different Q/DQ pairs (" + nameList(qs, 4) +
-                                        "): TensorRT likely cannot merge them into one `A || B` layer as the implicit "
-                                        "engine does, and runs them separately.");
-            finding.likely = true;
-            if (producer != nullptr)
-            {
-                finding.onnxNodes.push_back(producer->name);
-            }
-            finding.onnxNodes.insert(finding.onnxNodes.end(), convs.begin(), convs.end());
-            finding.onnxNodes.insert(finding.onnxNodes.end(), qNames.begin(), qNames.end());
-            finding.evidence.push_back(nodeEvidence(context, *group.front()->weighted,
-                                                    "siblings " + nameList(convs, 4) +
-                                                        " with equal geometry, input scales " + nameList(qs, 4)));
-            finding.fix = "quantize " + tensor + " once: one Q/DQ pair (one scale) consumed by " + nameList(convs, 4) +
-                          " instead of " + nameList(qNames, 4) + " (see also fanout-scale-mismatch)";
-            std::vector<const OnnxNode*> siblingQs;
-            for (const Branch* b : group)
-            {
-                if (std::find(siblingQs.begin(), siblingQs.end(), b->q) == siblingQs.end())
-                {
-                    siblingQs.push_back(b->q);
-                }
-            }
-            if (std::string recalibrate = recalibrationAdvice(graph, siblingQs); !recalibrate.empty())
-            {
-                finding.fix =
-                    "quantizing " + tensor + " once for " + nameList(convs, 4) + " needs calibration: " + recalibrate;
-            }
-            // The edit: the siblings' Qs (with their DQs) take the largest of their scales; identical Qs on one
-            // tensor are then merged by TensorRT and the convs read one INT8 tensor.
-            const Branch* widest = nullptr;
-            for (std::size_t i = 0; i < group.size(); ++i)
-            {
-                if (scales[i] && (widest == nullptr || *scales[i] > *perTensorScale(graph, *widest->q)))
-                {
-                    widest = group[i];
-                }
-            }
-            if (widest != nullptr && std::all_of(scales.begin(), scales.end(), [](const auto& s) { return s; }))
-            {
-                finding.edits.push_back(
-                    setScaleEdit(qNames, widest->q->name,
-                                 "the largest of the sibling convs' input scales: it covers every branch's range, "
-                                 "and identical Qs on one tensor are merged, so the convs read one INT8 tensor"));
-            }
-            if (const EnginePlan* plan = context.engine())
-            {
-                std::vector<std::size_t> layers;
-                for (const auto& conv : convs)
-                {
-                    for (std::size_t layer : layersOf(context, conv))
-                    {
-                        layers.push_back(layer);
-                        finding.engineLayers.push_back(plan->layers[layer].name);
-                        finding.evidence.push_back(layerEvidence(context, layer, "", "separate layer for " + conv));
-                    }
-                }
-                auto standalone = layersOfNodes(context, qNames).standalone;
-                finding.costMs = sumTimes(context, standalone);
-            }
-            sink.add(std::move(finding));
+            sink.add(unmergedFinding(context, tensor, producer, group, scales));
         }
+    }
+
+    Finding unmergedFinding(const Context& context, const std::string& tensor, const OnnxNode* producer,
+                            const std::vector<const Branch*>& group,
+                            const std::vector<std::optional<double>>& scales) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        std::vector<std::string> convs;
+        std::vector<std::string> qs;
+        std::vector<std::string> qNames;
+        for (const Branch* b : group)
+        {
+            convs.push_back(b->weighted->name);
+            if (std::find(qNames.begin(), qNames.end(), b->q->name) == qNames.end())
+            {
+                qNames.push_back(b->q->name);
+                qs.push_back(withScale(graph, *b->q));
+            }
+        }
+        Finding finding =
+            makeFinding(info(), nameList(convs, 4) + " read the same tensor " + tensor +
+                                    " through different Q/DQ pairs (" + nameList(qs, 4) +
+                                    "): TensorRT likely cannot merge them into one `A || B` layer as the implicit "
+                                    "engine does, and runs them separately.");
+        finding.likely = true;
+        if (producer != nullptr)
+        {
+            finding.onnxNodes.push_back(producer->name);
+        }
+        finding.onnxNodes.insert(finding.onnxNodes.end(), convs.begin(), convs.end());
+        finding.onnxNodes.insert(finding.onnxNodes.end(), qNames.begin(), qNames.end());
+        finding.evidence.push_back(
+            nodeEvidence(context, *group.front()->weighted,
+                         "siblings " + nameList(convs, 4) + " with equal geometry, input scales " + nameList(qs, 4)));
+        finding.fix = "quantize " + tensor + " once: one Q/DQ pair (one scale) consumed by " + nameList(convs, 4) +
+                      " instead of " + nameList(qNames, 4) + " (see also fanout-scale-mismatch)";
+        std::vector<const OnnxNode*> siblingQs;
+        for (const Branch* b : group)
+        {
+            if (std::find(siblingQs.begin(), siblingQs.end(), b->q) == siblingQs.end())
+            {
+                siblingQs.push_back(b->q);
+            }
+        }
+        if (std::string recalibrate = recalibrationAdvice(graph, siblingQs); !recalibrate.empty())
+        {
+            finding.fix =
+                "quantizing " + tensor + " once for " + nameList(convs, 4) + " needs calibration: " + recalibrate;
+        }
+        addWidestScaleEdit(graph, group, scales, qNames, finding);
+        addEngineLayers(context, convs, qNames, finding);
+        return finding;
+    }
+
+    //! The edit: the siblings' Qs (with their DQs) take the largest of their scales; identical Qs on one tensor are
+    //! then merged by TensorRT and the convs read one INT8 tensor.
+    static void addWidestScaleEdit(const OnnxGraph& graph, const std::vector<const Branch*>& group,
+                                   const std::vector<std::optional<double>>& scales,
+                                   const std::vector<std::string>& qNames, Finding& finding)
+    {
+        const Branch* widest = nullptr;
+        for (std::size_t i = 0; i < group.size(); ++i)
+        {
+            if (scales[i] && (widest == nullptr || *scales[i] > *perTensorScale(graph, *widest->q)))
+            {
+                widest = group[i];
+            }
+        }
+        if (widest != nullptr && std::all_of(scales.begin(), scales.end(), [](const auto& s) { return s; }))
+        {
+            finding.edits.push_back(
+                setScaleEdit(qNames, widest->q->name,
+                             "the largest of the sibling convs' input scales: it covers every branch's range, "
+                             "and identical Qs on one tensor are merged, so the convs read one INT8 tensor"));
+        }
+    }
+
+    static void addEngineLayers(const Context& context, const std::vector<std::string>& convs,
+                                const std::vector<std::string>& qNames, Finding& finding)
+    {
+        const EnginePlan* plan = context.engine();
+        if (plan == nullptr)
+        {
+            return;
+        }
+        std::vector<std::size_t> layers;
+        for (const auto& conv : convs)
+        {
+            for (std::size_t layer : layersOf(context, conv))
+            {
+                layers.push_back(layer);
+                finding.engineLayers.push_back(plan->layers[layer].name);
+                finding.evidence.push_back(layerEvidence(context, layer, "", "separate layer for " + conv));
+            }
+        }
+        auto standalone = layersOfNodes(context, qNames).standalone;
+        finding.costMs = sumTimes(context, standalone);
     }
 
     //! True when the engine (or the build log) shows the siblings in one merged layer.

@@ -199,13 +199,119 @@ private:
         return scale;
     }
 
+    //! The INT8 convs whose output stays float to the end: one info finding for them all.
+    struct Heads
+    {
+        Finding finding;
+        std::vector<std::string> names;
+        std::vector<std::size_t> layers;
+    };
+
+    //! The conv's epilogue chain, with up to two bias Adds after it (torch's Linear on a 3-D input exports MatMul ->
+    //! Add(bias)): part of the op for TensorRT, whether the bias is a float constant or a DequantizeLinear of one
+    //! (constant-folded). `consumers` ends as the readers of the chain's output.
+    static EpilogueChain chainWithBias(const OnnxGraph& graph, const OnnxNode& node,
+                                       std::vector<const OnnxNode*>& consumers)
+    {
+        EpilogueChain chain = epilogueChain(graph, node);
+        consumers = consumersOf(graph, chain.tensor());
+        for (int depth = 0; depth < 2 && consumers.size() == 1 && isBiasAdd(graph, *consumers[0], chain.tensor());
+             ++depth)
+        {
+            chain.nodes.push_back(consumers[0]);
+            chain.output = &consumers[0]->outputs[0];
+            consumers = consumersOf(graph, chain.tensor());
+        }
+        return chain;
+    }
+
+    //! The engine layers that run the node, and the layers after them that re-quantize its output.
+    static void engineLayersOf(const Context& context, const OnnxNode& node, std::vector<std::size_t>& layers,
+                               std::vector<std::size_t>& costly)
+    {
+        if (context.engine() == nullptr)
+        {
+            return;
+        }
+        for (std::size_t layer : layersOf(context, node.name))
+        {
+            addUnique(layers, layer);
+            FollowUp follow = followUp(context, layer);
+            for (std::size_t c : follow.costly)
+            {
+                addUnique(costly, c);
+            }
+        }
+    }
+
+    static void addHead(const Context& context, Heads& heads, const OnnxNode& node, const EpilogueChain& chain,
+                        const FloatEnds& ends, const std::vector<std::string>& nodes,
+                        const std::vector<std::size_t>& layers)
+    {
+        heads.names.push_back(node.name);
+        heads.finding.onnxNodes.insert(heads.finding.onnxNodes.end(), nodes.begin(), nodes.end());
+        heads.finding.evidence.push_back(
+            nodeEvidence(context, node,
+                         "INT8 input; output " + chain.tensor() + " stays float up to " +
+                             (ends.outputs.empty() ? std::string("the float tail of the network")
+                                                   : "network output " + ends.outputs[0])));
+        heads.layers.insert(heads.layers.end(), layers.begin(), layers.end());
+    }
+
+    //! The finding for a conv whose float output reaches float readers and, further on, a quantizer.
+    Finding floatOutputFinding(const Context& context, const OnnxGraph& graph, const OnnxNode& node,
+                               const EpilogueChain& chain, const ForwardQuantizers& forward, const FloatEnds& ends,
+                               const OnnxNode* downstreamQ, std::vector<std::string> nodes) const
+    {
+        std::vector<std::string> reasons;
+        std::vector<std::string> fixes;
+        std::vector<FixEdit> edits;
+        for (std::size_t i = 0; i < ends.users.size(); ++i)
+        {
+            const OnnxNode* user = ends.users[i];
+            const std::string& tensor = ends.userTensors[i];
+            const OnnxNode* nearest = user->outputs.empty() ? nullptr : quantizeDownstream(graph, user->outputs[0]);
+            const OnnxNode* reference = !forward.quantizers.empty() ? forward.quantizers[0]
+                                        : nearest != nullptr        ? nearest
+                                                                    : downstreamQ;
+            const BorrowedScale scale = borrowedScale(graph, forward.quantizers, *user, tensor, *reference);
+            bool residual = (user->opType == "Add" || user->opType == "Sum") &&
+                            activationInputs(graph, *user).size() >= 2 &&
+                            quantizedWeightedBehind(graph, tensor) == nullptr;
+            reasons.push_back(user->opType + " " + user->name + (residual ? " (as its residual input)" : ""));
+            fixes.push_back("insert QuantizeLinear -> DequantizeLinear on tensor " + tensor + " before " + user->name +
+                            scale.advice + (residual ? residualHint(graph, *user, tensor) : std::string()));
+            edits.push_back(insertQdqEdit(*user, tensor, scale.lender != nullptr ? scale.lender->name : std::string(),
+                                          scale.reason));
+        }
+        for (const auto& output : ends.outputs)
+        {
+            reasons.push_back("network output " + output);
+        }
+        Finding finding = makeFinding(
+            info(), node.opType + " " + node.name + " has an INT8 input but its output " + chain.tensor() +
+                        " is not quantized on every path: it reaches " + nameList(reasons, 4) +
+                        " without a QuantizeLinear, so TensorRT runs it INT8-in / float-out and re-quantizes later "
+                        "with a reformat or standalone Quantize.");
+        finding.onnxNodes = std::move(nodes);
+        for (const OnnxNode* user : ends.users)
+        {
+            finding.onnxNodes.push_back(user->name);
+        }
+        finding.evidence.push_back(nodeEvidence(
+            context, node, "DQ-fed input " + node.inputs[0] + "; no QuantizeLinear on " + nameList(reasons, 4)));
+        finding.fix =
+            nameList(fixes, 4) +
+            "; the Q/DQ propagates back through commuting ops and fuses into the conv epilogue as its INT8 output";
+        finding.edits = std::move(edits);
+        return finding;
+    }
+
     void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
-        Finding heads = makeFinding(info(), "");
-        heads.severity = Severity::kInfo;
-        std::vector<std::string> headNames;
-        std::vector<std::size_t> headLayers;
+        Heads heads{makeFinding(info(), ""), {}, {}};
+        heads.finding.severity = Severity::kInfo;
         for (const auto& node : graph.nodes)
         {
             if (!isWeighted(graph, node) || node.inputs.size() < 2 || node.outputs.empty() ||
@@ -214,17 +320,8 @@ private:
             {
                 continue;
             }
-            EpilogueChain chain = epilogueChain(graph, node);
-            auto consumers = consumersOf(graph, chain.tensor());
-            // A bias added to a MatMul (torch's Linear on a 3-D input exports MatMul -> Add(bias)) is part of the
-            // op for TensorRT, whether the bias is a float constant or a DequantizeLinear of one (constant-folded).
-            for (int depth = 0; depth < 2 && consumers.size() == 1 && isBiasAdd(graph, *consumers[0], chain.tensor());
-                 ++depth)
-            {
-                chain.nodes.push_back(consumers[0]);
-                chain.output = &consumers[0]->outputs[0];
-                consumers = consumersOf(graph, chain.tensor());
-            }
+            std::vector<const OnnxNode*> consumers;
+            const EpilogueChain chain = chainWithBias(graph, node, consumers);
             if (consumers.size() == 1 && (consumers[0]->opType == "Add" || consumers[0]->opType == "Sum") &&
                 activationInputs(graph, *consumers[0]).size() >= 2)
             {
@@ -251,18 +348,7 @@ private:
             }
             std::vector<std::size_t> layers;
             std::vector<std::size_t> costly;
-            if (context.engine() != nullptr)
-            {
-                for (std::size_t layer : layersOf(context, node.name))
-                {
-                    addUnique(layers, layer);
-                    FollowUp follow = followUp(context, layer);
-                    for (std::size_t c : follow.costly)
-                    {
-                        addUnique(costly, c);
-                    }
-                }
-            }
+            engineLayersOf(context, node, layers, costly);
             if (!layers.empty() && std::all_of(layers.begin(), layers.end(),
                                                [&](std::size_t layer) {
                                                    return isQuantized(outputPrecision(context.engine()->layers[layer]));
@@ -273,59 +359,11 @@ private:
             if (downstreamQ == nullptr)
             {
                 // A head: everything after it stays float (network output, detection head, logits).
-                headNames.push_back(node.name);
-                heads.onnxNodes.insert(heads.onnxNodes.end(), nodes.begin(), nodes.end());
-                heads.evidence.push_back(
-                    nodeEvidence(context, node,
-                                 "INT8 input; output " + chain.tensor() + " stays float up to " +
-                                     (ends.outputs.empty() ? std::string("the float tail of the network")
-                                                           : "network output " + ends.outputs[0])));
-                headLayers.insert(headLayers.end(), layers.begin(), layers.end());
+                addHead(context, heads, node, chain, ends, nodes, layers);
                 continue;
             }
-            std::vector<std::string> reasons;
-            std::vector<std::string> fixes;
-            std::vector<FixEdit> edits;
-            for (std::size_t i = 0; i < ends.users.size(); ++i)
-            {
-                const OnnxNode* user = ends.users[i];
-                const std::string& tensor = ends.userTensors[i];
-                const OnnxNode* nearest = user->outputs.empty() ? nullptr : quantizeDownstream(graph, user->outputs[0]);
-                const OnnxNode* reference = !forward.quantizers.empty() ? forward.quantizers[0]
-                                            : nearest != nullptr        ? nearest
-                                                                        : downstreamQ;
-                const BorrowedScale scale = borrowedScale(graph, forward.quantizers, *user, tensor, *reference);
-                bool residual = (user->opType == "Add" || user->opType == "Sum") &&
-                                activationInputs(graph, *user).size() >= 2 &&
-                                quantizedWeightedBehind(graph, tensor) == nullptr;
-                reasons.push_back(user->opType + " " + user->name + (residual ? " (as its residual input)" : ""));
-                fixes.push_back("insert QuantizeLinear -> DequantizeLinear on tensor " + tensor + " before " +
-                                user->name + scale.advice +
-                                (residual ? residualHint(graph, *user, tensor) : std::string()));
-                edits.push_back(insertQdqEdit(
-                    *user, tensor, scale.lender != nullptr ? scale.lender->name : std::string(), scale.reason));
-            }
-            for (const auto& output : ends.outputs)
-            {
-                reasons.push_back("network output " + output);
-            }
-            Finding finding = makeFinding(
-                info(),
-                node.opType + " " + node.name + " has an INT8 input but its output " + chain.tensor() +
-                    " is not quantized on every path: it reaches " + nameList(reasons, 4) +
-                    " without a QuantizeLinear, so TensorRT runs it INT8-in / float-out and re-quantizes later with "
-                    "a reformat or standalone Quantize.");
-            finding.onnxNodes = nodes;
-            for (const OnnxNode* user : ends.users)
-            {
-                finding.onnxNodes.push_back(user->name);
-            }
-            finding.evidence.push_back(nodeEvidence(
-                context, node, "DQ-fed input " + node.inputs[0] + "; no QuantizeLinear on " + nameList(reasons, 4)));
-            finding.fix =
-                nameList(fixes, 4) +
-                "; the Q/DQ propagates back through commuting ops and fuses into the conv epilogue as its INT8 output";
-            finding.edits = std::move(edits);
+            Finding finding =
+                floatOutputFinding(context, graph, node, chain, forward, ends, downstreamQ, std::move(nodes));
             finding.engineLayers = layerNames(context, layers);
             for (std::size_t c : costly)
             {
@@ -335,16 +373,16 @@ private:
             finding.costMs = sumTimes(context, costly);
             sink.add(std::move(finding));
         }
-        if (!headNames.empty())
+        if (!heads.names.empty())
         {
-            heads.message =
-                "Output heads " + nameList(headNames, 6) +
+            heads.finding.message =
+                "Output heads " + nameList(heads.names, 6) +
                 " take INT8 input and produce float output with no quantized op after them: expected for network "
                 "outputs and heads kept in float on purpose.";
-            heads.engineLayers = layerNames(context, headLayers);
-            heads.fix = "nothing to do if these heads are meant to stay float; to run their consumers in INT8, "
-                        "quantize those consumers' inputs";
-            sink.add(std::move(heads));
+            heads.finding.engineLayers = layerNames(context, heads.layers);
+            heads.finding.fix = "nothing to do if these heads are meant to stay float; to run their consumers in INT8, "
+                                "quantize those consumers' inputs";
+            sink.add(std::move(heads.finding));
         }
     }
 

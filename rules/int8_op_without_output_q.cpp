@@ -31,6 +31,40 @@ public:
     }
 
 private:
+    //! The DQs feeding the node's activation inputs; empty unless every one of them is DQ-fed (with some input
+    //! float it is not this pattern: a residual Add is residual-input-not-quantized).
+    static std::vector<const OnnxNode*> inputDequantizers(const OnnxGraph& graph, const OnnxNode& node)
+    {
+        std::vector<std::string> inputs = activationInputs(graph, node);
+        std::vector<const OnnxNode*> dqs;
+        for (const auto& input : inputs)
+        {
+            if (const OnnxNode* dq = feedingDequantize(graph, input))
+            {
+                dqs.push_back(dq);
+            }
+        }
+        if (dqs.size() != inputs.size())
+        {
+            return {};
+        }
+        return dqs;
+    }
+
+    //! A Q/DQ pair between a conv/GEMM (and its activation) and this op: the op belongs to the weighted op's
+    //! epilogue or residual (qdq-between-conv-and-add, activation-before-residual-add).
+    static bool afterWeightedOp(const OnnxGraph& graph, const std::vector<const OnnxNode*>& dqs)
+    {
+        bool afterWeighted = false;
+        for (const OnnxNode* dq : dqs)
+        {
+            const OnnxNode* q = dq->inputs.empty() ? nullptr : producerOf(graph, dq->inputs[0]);
+            afterWeighted = afterWeighted || (q != nullptr && isQuantize(*q) && !q->inputs.empty() &&
+                                              quantizedWeightedBehind(graph, q->inputs[0]) != nullptr);
+        }
+        return afterWeighted;
+    }
+
     void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
@@ -40,34 +74,9 @@ private:
             {
                 continue;
             }
-            std::vector<std::string> inputs = activationInputs(graph, node);
-            if (inputs.empty())
+            const std::vector<const OnnxNode*> dqs = inputDequantizers(graph, node);
+            if (dqs.empty() || afterWeightedOp(graph, dqs))
             {
-                continue;
-            }
-            std::vector<const OnnxNode*> dqs;
-            for (const auto& input : inputs)
-            {
-                if (const OnnxNode* dq = feedingDequantize(graph, input))
-                {
-                    dqs.push_back(dq);
-                }
-            }
-            if (dqs.size() != inputs.size())
-            {
-                continue; // some input float: not this pattern (a residual Add is residual-input-not-quantized)
-            }
-            bool afterWeighted = false;
-            for (const OnnxNode* dq : dqs)
-            {
-                const OnnxNode* q = dq->inputs.empty() ? nullptr : producerOf(graph, dq->inputs[0]);
-                afterWeighted = afterWeighted || (q != nullptr && isQuantize(*q) && !q->inputs.empty() &&
-                                                  quantizedWeightedBehind(graph, q->inputs[0]) != nullptr);
-            }
-            if (afterWeighted)
-            {
-                // A Q/DQ pair between a conv/GEMM (and its activation) and this op: the op belongs to the weighted op's
-                // epilogue or residual (qdq-between-conv-and-add, activation-before-residual-add).
                 continue;
             }
             auto forward = forwardQuantizers(graph, node.outputs[0], true);
@@ -75,81 +84,96 @@ private:
             {
                 continue;
             }
-            FloatEnds ends = floatEnds(graph, node.outputs[0], true);
-            std::vector<std::string> users;
-            for (const OnnxNode* user : ends.users)
-            {
-                users.push_back(user->opType + " " + user->name);
-            }
-            for (const auto& output : ends.outputs)
-            {
-                users.push_back("network output " + output);
-            }
-            std::vector<std::string> dqNames;
-            std::vector<double> scales;
-            for (const OnnxNode* dq : dqs)
-            {
-                dqNames.push_back(dq->name);
-                if (auto scale = perTensorScale(graph, *dq))
-                {
-                    scales.push_back(*scale);
-                }
-            }
-            bool differentScales = false;
-            for (double scale : scales)
-            {
-                differentScales = differentScales || !scalesEqual(scale, scales.front());
-            }
-            bool onlyOutputs = ends.users.empty();
-            Finding finding = makeFinding(
-                info(),
-                node.opType + " " + node.name + " has every input quantized (" + nameList(dqNames, 3) +
-                    ") but no QuantizeLinear on its output " + node.outputs[0] + " (it reaches " + nameList(users, 3) +
-                    " in float): TensorRT runs non-weighted ops INT8 only with INT8 outputs, so the DequantizeLinear "
-                    "nodes run as standalone layers and " +
-                    node.name + " runs in float." +
-                    (differentScales ? " The different input scales are not the problem: each input scale is folded "
-                                       "into the quantized op."
-                                     : ""));
-            finding.onnxNodes = {node.name};
-            finding.onnxNodes.insert(finding.onnxNodes.end(), dqNames.begin(), dqNames.end());
-            finding.evidence.push_back(nodeEvidence(context, node,
-                                                    "inputs DQ-fed by " + nameList(dqNames, 3) + "; output " +
-                                                        node.outputs[0] + " not quantized"));
-            finding.fix = onlyOutputs
-                              ? "the output must stay float: remove the Q/DQ pairs " + nameList(dqNames, 3) +
-                                    " on the inputs of " + node.name +
-                                    " (they buy nothing), or accept the standalone Dequantize layers"
-                              : "add QuantizeLinear -> DequantizeLinear on " + node.outputs[0] + " (the output of " +
-                                    node.name + ", or on the input of each consumer: " + nameList(users, 3) + ") so " +
-                                    node.name + " runs as DQ > " + node.opType +
-                                    " > Q in INT8; different input scales are fine";
-            if (const EnginePlan* plan = context.engine())
-            {
-                std::vector<std::size_t> costly;
-                for (const OnnxNode* dq : dqs)
-                {
-                    for (std::size_t layer : layersOf(context, dq->name))
-                    {
-                        if (isStandaloneQdq(context, layer))
-                        {
-                            addUnique(costly, layer);
-                        }
-                    }
-                }
-                for (std::size_t layer : layersOf(context, node.name))
-                {
-                    finding.engineLayers.push_back(plan->layers[layer].name);
-                }
-                for (std::size_t layer : costly)
-                {
-                    finding.engineLayers.push_back(plan->layers[layer].name);
-                    finding.evidence.push_back(layerEvidence(context, layer, "", "standalone Dequantize"));
-                }
-                finding.costMs = sumTimes(context, costly);
-            }
+            Finding finding = missingQFinding(context, node, dqs);
+            addEngineLayers(context, node, dqs, finding);
             sink.add(std::move(finding));
         }
+    }
+
+    Finding missingQFinding(const Context& context, const OnnxNode& node, const std::vector<const OnnxNode*>& dqs) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        FloatEnds ends = floatEnds(graph, node.outputs[0], true);
+        std::vector<std::string> users;
+        for (const OnnxNode* user : ends.users)
+        {
+            users.push_back(user->opType + " " + user->name);
+        }
+        for (const auto& output : ends.outputs)
+        {
+            users.push_back("network output " + output);
+        }
+        std::vector<std::string> dqNames;
+        std::vector<double> scales;
+        for (const OnnxNode* dq : dqs)
+        {
+            dqNames.push_back(dq->name);
+            if (auto scale = perTensorScale(graph, *dq))
+            {
+                scales.push_back(*scale);
+            }
+        }
+        bool differentScales = false;
+        for (double scale : scales)
+        {
+            differentScales = differentScales || !scalesEqual(scale, scales.front());
+        }
+        bool onlyOutputs = ends.users.empty();
+        Finding finding = makeFinding(
+            info(),
+            node.opType + " " + node.name + " has every input quantized (" + nameList(dqNames, 3) +
+                ") but no QuantizeLinear on its output " + node.outputs[0] + " (it reaches " + nameList(users, 3) +
+                " in float): TensorRT runs non-weighted ops INT8 only with INT8 outputs, so the DequantizeLinear "
+                "nodes run as standalone layers and " +
+                node.name + " runs in float." +
+                (differentScales ? " The different input scales are not the problem: each input scale is folded "
+                                   "into the quantized op."
+                                 : ""));
+        finding.onnxNodes = {node.name};
+        finding.onnxNodes.insert(finding.onnxNodes.end(), dqNames.begin(), dqNames.end());
+        finding.evidence.push_back(nodeEvidence(context, node,
+                                                "inputs DQ-fed by " + nameList(dqNames, 3) + "; output " +
+                                                    node.outputs[0] + " not quantized"));
+        finding.fix =
+            onlyOutputs
+                ? "the output must stay float: remove the Q/DQ pairs " + nameList(dqNames, 3) + " on the inputs of " +
+                      node.name + " (they buy nothing), or accept the standalone Dequantize layers"
+                : "add QuantizeLinear -> DequantizeLinear on " + node.outputs[0] + " (the output of " + node.name +
+                      ", or on the input of each consumer: " + nameList(users, 3) + ") so " + node.name +
+                      " runs as DQ > " + node.opType + " > Q in INT8; different input scales are fine";
+        return finding;
+    }
+
+    //! The op's engine layers and the standalone Dequantize layers of its inputs (the cost).
+    static void addEngineLayers(const Context& context, const OnnxNode& node, const std::vector<const OnnxNode*>& dqs,
+                                Finding& finding)
+    {
+        const EnginePlan* plan = context.engine();
+        if (plan == nullptr)
+        {
+            return;
+        }
+        std::vector<std::size_t> costly;
+        for (const OnnxNode* dq : dqs)
+        {
+            for (std::size_t layer : layersOf(context, dq->name))
+            {
+                if (isStandaloneQdq(context, layer))
+                {
+                    addUnique(costly, layer);
+                }
+            }
+        }
+        for (std::size_t layer : layersOf(context, node.name))
+        {
+            finding.engineLayers.push_back(plan->layers[layer].name);
+        }
+        for (std::size_t layer : costly)
+        {
+            finding.engineLayers.push_back(plan->layers[layer].name);
+            finding.evidence.push_back(layerEvidence(context, layer, "", "standalone Dequantize"));
+        }
+        finding.costMs = sumTimes(context, costly);
     }
 
     //! Engine: a non-weighted compute layer with a float output whose every activation input comes from a standalone

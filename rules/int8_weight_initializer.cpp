@@ -48,10 +48,10 @@ public:
 
     static constexpr std::size_t kSitesShown = 3;
 
-    void check(const Context& context, FindingSink& sink) const override
+    //! The DQ nodes that read an INT8/INT4 initializer, with it.
+    static std::vector<std::pair<const OnnxNode*, const OnnxConstant*>>
+    quantizedInitializerReaders(const OnnxGraph& graph)
     {
-        const OnnxGraph& graph = *context.graph();
-        // The DQ nodes that read an INT8/INT4 initializer: first found, then described (a model may have 100,000).
         std::vector<std::pair<const OnnxNode*, const OnnxConstant*>> found;
         for (const auto& parameters : graph.qdq)
         {
@@ -71,6 +71,39 @@ public:
                 found.emplace_back(&dq, constant);
             }
         }
+        return found;
+    }
+
+    //! What the TensorRT version the inputs name does with such nodes.
+    static std::string versionVerdict(const std::string& version, int major, bool rejected, bool observedOnly)
+    {
+        std::string message;
+        if (rejected)
+        {
+            message += "The inputs name TensorRT " + version +
+                       ": its ONNX parser expects float weights followed by a Q/DQ pair and rejects these nodes.";
+        }
+        else if (observedOnly)
+        {
+            message += "The inputs name TensorRT " + version +
+                       ": TensorRT 8.0-8.4 reject this form, a TensorRT 8.5.2 build was observed to accept it, and "
+                       "TensorRT 10 documents it; it likely parses.";
+        }
+        else
+        {
+            message += std::string(major >= 10 ? "TensorRT " + version : "TensorRT 10") +
+                       " accepts pre-quantized weights behind a DQ; the TensorRT 8.0-8.4 parsers do not (they expect "
+                       "float weights with a Q/DQ pair)" +
+                       (major == 0 ? ", and the inputs do not say which version builds this model." : ".");
+        }
+        return message;
+    }
+
+    void check(const Context& context, FindingSink& sink) const override
+    {
+        const OnnxGraph& graph = *context.graph();
+        // The DQ nodes that read an INT8/INT4 initializer: first found, then described (a model may have 100,000).
+        const auto found = quantizedInitializerReaders(graph);
         if (found.empty())
         {
             return;
@@ -125,24 +158,7 @@ public:
             (nodes.size() > kSitesShown ? " and " + std::to_string(nodes.size() - kSitesShown) + " more"
                                         : std::string()) +
             " (ONNX Runtime's QDQ default, or pre-quantized weights). ";
-        if (rejected)
-        {
-            message += "The inputs name TensorRT " + version +
-                       ": its ONNX parser expects float weights followed by a Q/DQ pair and rejects these nodes.";
-        }
-        else if (observedOnly)
-        {
-            message += "The inputs name TensorRT " + version +
-                       ": TensorRT 8.0-8.4 reject this form, a TensorRT 8.5.2 build was observed to accept it, and "
-                       "TensorRT 10 documents it; it likely parses.";
-        }
-        else
-        {
-            message += std::string(major >= 10 ? "TensorRT " + version : "TensorRT 10") +
-                       " accepts pre-quantized weights behind a DQ; the TensorRT 8.0-8.4 parsers do not (they expect "
-                       "float weights with a Q/DQ pair)" +
-                       (major == 0 ? ", and the inputs do not say which version builds this model." : ".");
-        }
+        message += versionVerdict(version, major, rejected, observedOnly);
         Finding finding = makeFinding(info(), message);
         finding.severity = rejected ? Severity::kError : Severity::kInfo;
         finding.likely = observedOnly;

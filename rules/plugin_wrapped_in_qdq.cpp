@@ -31,6 +31,30 @@ public:
     }
 
 private:
+    //! The DQs feeding the plugin and the Qs reading its outputs.
+    static void wrappingQdq(const OnnxGraph& graph, const OnnxNode& node, std::vector<const OnnxNode*>& dqs,
+                            std::vector<const OnnxNode*>& qs)
+    {
+        for (const auto& input : node.inputs)
+        {
+            const OnnxNode* producer = input.empty() ? nullptr : producerOf(graph, input);
+            if (producer != nullptr && isDequantize(*producer))
+            {
+                dqs.push_back(producer);
+            }
+        }
+        for (const auto& output : node.outputs)
+        {
+            for (const OnnxNode* consumer : consumersOf(graph, output))
+            {
+                if (isQuantize(*consumer))
+                {
+                    qs.push_back(consumer);
+                }
+            }
+        }
+    }
+
     void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
@@ -41,25 +65,8 @@ private:
                 continue;
             }
             std::vector<const OnnxNode*> dqs;
-            for (const auto& input : node.inputs)
-            {
-                const OnnxNode* producer = input.empty() ? nullptr : producerOf(graph, input);
-                if (producer != nullptr && isDequantize(*producer))
-                {
-                    dqs.push_back(producer);
-                }
-            }
             std::vector<const OnnxNode*> qs;
-            for (const auto& output : node.outputs)
-            {
-                for (const OnnxNode* consumer : consumersOf(graph, output))
-                {
-                    if (isQuantize(*consumer))
-                    {
-                        qs.push_back(consumer);
-                    }
-                }
-            }
+            wrappingQdq(graph, node, dqs, qs);
             if (dqs.empty() && qs.empty())
             {
                 continue;
@@ -92,62 +99,76 @@ private:
             finding.onnxNodes = {node.name};
             finding.onnxNodes.insert(finding.onnxNodes.end(), names.begin(), names.end());
             finding.evidence.push_back(nodeEvidence(context, node, "custom-domain op between " + nameList(names, 4)));
-            std::string removed;
-            if (!dqs.empty())
-            {
-                std::vector<std::string> dqNames;
-                for (const OnnxNode* dq : dqs)
-                {
-                    dqNames.push_back(dq->name);
-                }
-                removed += "delete " + nameList(dqNames, 3) + " before " + node.name;
-            }
-            if (!qs.empty())
-            {
-                std::vector<std::string> qNames;
-                for (const OnnxNode* q : qs)
-                {
-                    qNames.push_back(q->name);
-                }
-                removed += std::string(removed.empty() ? "" : " and ") + "delete " + nameList(qNames, 3) + " after " +
-                           node.name;
-            }
-            finding.fix =
-                "make it Q -> " + node.name + " -> DQ: " + removed + "; pass " +
-                (scales.empty() ? std::string("the removed scales") : nameList(scales, 4)) +
-                " to the plugin as attributes so it (de)quantizes internally, and declare kINT8 inputs/outputs in "
-                "supportsFormatCombination (TensorRT 10: also setOutputType kINT8)";
+            finding.fix = unwrapFix(node, dqs, qs, scales);
             FixEdit edit;
             edit.kind = FixEdit::Kind::kUnwrapPlugin;
             edit.nodes = {node.name};
             edit.nodes.insert(edit.nodes.end(), names.begin(), names.end());
             finding.edits.push_back(std::move(edit));
-            if (const EnginePlan* plan = context.engine())
-            {
-                std::vector<std::size_t> costly;
-                for (const auto& name : names)
-                {
-                    for (std::size_t layer : layersOf(context, name))
-                    {
-                        if (isStandaloneQdq(context, layer))
-                        {
-                            addUnique(costly, layer);
-                        }
-                    }
-                }
-                for (std::size_t layer : layersOf(context, node.name))
-                {
-                    finding.engineLayers.push_back(plan->layers[layer].name);
-                }
-                for (std::size_t layer : costly)
-                {
-                    finding.engineLayers.push_back(plan->layers[layer].name);
-                    finding.evidence.push_back(layerEvidence(context, layer, "", "standalone Q/DQ next to the plugin"));
-                }
-                finding.costMs = sumTimes(context, costly);
-            }
+            addEngineLayers(context, node, names, finding);
             sink.add(std::move(finding));
         }
+    }
+
+    static std::string unwrapFix(const OnnxNode& node, const std::vector<const OnnxNode*>& dqs,
+                                 const std::vector<const OnnxNode*>& qs, const std::vector<std::string>& scales)
+    {
+        std::string removed;
+        if (!dqs.empty())
+        {
+            std::vector<std::string> dqNames;
+            for (const OnnxNode* dq : dqs)
+            {
+                dqNames.push_back(dq->name);
+            }
+            removed += "delete " + nameList(dqNames, 3) + " before " + node.name;
+        }
+        if (!qs.empty())
+        {
+            std::vector<std::string> qNames;
+            for (const OnnxNode* q : qs)
+            {
+                qNames.push_back(q->name);
+            }
+            removed +=
+                std::string(removed.empty() ? "" : " and ") + "delete " + nameList(qNames, 3) + " after " + node.name;
+        }
+        return "make it Q -> " + node.name + " -> DQ: " + removed + "; pass " +
+               (scales.empty() ? std::string("the removed scales") : nameList(scales, 4)) +
+               " to the plugin as attributes so it (de)quantizes internally, and declare kINT8 inputs/outputs in "
+               "supportsFormatCombination (TensorRT 10: also setOutputType kINT8)";
+    }
+
+    //! The plugin's layers and the standalone Q/DQ layers next to it (the cost).
+    static void addEngineLayers(const Context& context, const OnnxNode& node, const std::vector<std::string>& names,
+                                Finding& finding)
+    {
+        const EnginePlan* plan = context.engine();
+        if (plan == nullptr)
+        {
+            return;
+        }
+        std::vector<std::size_t> costly;
+        for (const auto& name : names)
+        {
+            for (std::size_t layer : layersOf(context, name))
+            {
+                if (isStandaloneQdq(context, layer))
+                {
+                    addUnique(costly, layer);
+                }
+            }
+        }
+        for (std::size_t layer : layersOf(context, node.name))
+        {
+            finding.engineLayers.push_back(plan->layers[layer].name);
+        }
+        for (std::size_t layer : costly)
+        {
+            finding.engineLayers.push_back(plan->layers[layer].name);
+            finding.evidence.push_back(layerEvidence(context, layer, "", "standalone Q/DQ next to the plugin"));
+        }
+        finding.costMs = sumTimes(context, costly);
     }
 
     static bool isPluginLayer(const EngineLayer& layer)

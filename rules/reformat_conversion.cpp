@@ -78,44 +78,14 @@ private:
 
         if (layer.type == "NoOp")
         {
-            // TensorRT found the two formats compatible: the reformat it planned runs nothing.
-            finding.severity = Severity::kInfo;
-            finding.fallbackGroup = "reformat layer(s) that TensorRT turned into no-ops (the formats on both sides "
-                                    "are compatible): nothing runs, nothing to change";
-            finding.message = "Reformat \"" + layer.name +
-                              "\" is a NoOp: TensorRT planned a format change between its neighbours, found the two "
-                              "formats compatible (the same data in memory) and runs nothing for it.";
-            finding.evidence.push_back(layerEvidence(
-                context, index, "LayerType",
-                "NoOp" + (layer.inputs.empty() || layer.outputs.empty()
-                              ? std::string()
-                              : "; " + describeTensor(layer.inputs[0]) + " -> " + describeTensor(layer.outputs[0]))));
-            finding.fix = "nothing to do: it costs no time";
+            explainNoOp(context, index, finding);
             return finding;
         }
 
         if (layer.inputs.empty() || layer.outputs.empty() || layer.inputs[0].precision == Precision::kUnknown ||
             layer.outputs[0].precision == Precision::kUnknown)
         {
-            // A names-only list: the name tells the layer the reformat serves, not what it converts.
-            std::string target =
-                parts.reformatTarget.empty() ? std::string("its neighbour") : "\"" + parts.reformatTarget + "\"";
-            finding.severity = Severity::kInfo;
-            finding.likely = true;
-            finding.fallbackGroup = "reformat layer(s) known by name only: each converts the format or precision its "
-                                    "producer writes to the one its consumer's kernel reads; the layer list has no "
-                                    "tensor formats to tell which";
-            finding.message = "Reformat \"" + layer.name + "\": TensorRT inserted it because " + target + " reads " +
-                              (parts.reformatOfInput ? "its input" : "its output") +
-                              " in another format or precision than the other side uses; the layer list has no tensor "
-                              "formats to tell which.";
-            finding.evidence.push_back(layerEvidence(
-                context, index, "Name",
-                parts.reformatCopyNode ? "Reformatting CopyNode for " +
-                                             std::string(parts.reformatOfInput ? "input" : "output") + " of " + target
-                                       : "Origin: REFORMAT"));
-            finding.fix = "export the layer list with trtexec --profilingVerbosity=detailed --exportLayerInfo (or give "
-                          "the --verbose build log) and diagnose again: the formats then tell the cause";
+            explainNamesOnly(context, index, parts, finding);
             return finding;
         }
 
@@ -124,6 +94,67 @@ private:
         const auto producer = producerLayer(plan, in.name);
         const auto consumers = consumerLayers(plan, out.name);
         const std::string producerText = producer ? neighbourText(context, *producer) : "the network input " + in.name;
+        const std::string consumerText = consumersText(context, consumers, out);
+        const std::string cause = conversionCause(context, in, out, producer, consumers, finding);
+        finding.message = "Reformat \"" + layer.name + "\" converts " + in.name + " from " + in.format.str() + " to " +
+                          out.format.str() + ": " + cause + ". Producer " + producerText + ", consumer " +
+                          consumerText + ".";
+        finding.evidence.push_back(layerEvidence(context, index, "Inputs[0]/Outputs[0]",
+                                                 describeTensor(in) + " -> " + describeTensor(out) + "; producer " +
+                                                     producerText + "; consumer " + consumerText));
+        for (const auto& node : mapping.onnxNodes)
+        {
+            finding.onnxNodes.emplace_back(node);
+        }
+        return finding;
+    }
+
+    static void explainNoOp(const Context& context, std::size_t index, Finding& finding)
+    {
+        const EngineLayer& layer = context.engine()->layers[index];
+        // TensorRT found the two formats compatible: the reformat it planned runs nothing.
+        finding.severity = Severity::kInfo;
+        finding.fallbackGroup = "reformat layer(s) that TensorRT turned into no-ops (the formats on both sides "
+                                "are compatible): nothing runs, nothing to change";
+        finding.message = "Reformat \"" + layer.name +
+                          "\" is a NoOp: TensorRT planned a format change between its neighbours, found the two "
+                          "formats compatible (the same data in memory) and runs nothing for it.";
+        finding.evidence.push_back(layerEvidence(
+            context, index, "LayerType",
+            "NoOp" + (layer.inputs.empty() || layer.outputs.empty()
+                          ? std::string()
+                          : "; " + describeTensor(layer.inputs[0]) + " -> " + describeTensor(layer.outputs[0]))));
+        finding.fix = "nothing to do: it costs no time";
+    }
+
+    static void explainNamesOnly(const Context& context, std::size_t index, const LayerNameParts& parts,
+                                 Finding& finding)
+    {
+        const EngineLayer& layer = context.engine()->layers[index];
+        // A names-only list: the name tells the layer the reformat serves, not what it converts.
+        std::string target =
+            parts.reformatTarget.empty() ? std::string("its neighbour") : "\"" + parts.reformatTarget + "\"";
+        finding.severity = Severity::kInfo;
+        finding.likely = true;
+        finding.fallbackGroup = "reformat layer(s) known by name only: each converts the format or precision its "
+                                "producer writes to the one its consumer's kernel reads; the layer list has no "
+                                "tensor formats to tell which";
+        finding.message = "Reformat \"" + layer.name + "\": TensorRT inserted it because " + target + " reads " +
+                          (parts.reformatOfInput ? "its input" : "its output") +
+                          " in another format or precision than the other side uses; the layer list has no tensor "
+                          "formats to tell which.";
+        finding.evidence.push_back(layerEvidence(
+            context, index, "Name",
+            parts.reformatCopyNode ? "Reformatting CopyNode for " +
+                                         std::string(parts.reformatOfInput ? "input" : "output") + " of " + target
+                                   : "Origin: REFORMAT"));
+        finding.fix = "export the layer list with trtexec --profilingVerbosity=detailed --exportLayerInfo (or give "
+                      "the --verbose build log) and diagnose again: the formats then tell the cause";
+    }
+
+    static std::string consumersText(const Context& context, const std::vector<std::size_t>& consumers,
+                                     const EngineTensor& out)
+    {
         std::string consumerText;
         for (std::size_t k = 0; k < consumers.size() && k < 3; ++k)
         {
@@ -137,6 +168,14 @@ private:
         {
             consumerText = "the network output " + out.name;
         }
+        return consumerText;
+    }
+
+    //! Why the reformat converts `in` to `out`; sets the finding's group, fix and (for a layout change) severity.
+    static std::string conversionCause(const Context& context, const EngineTensor& in, const EngineTensor& out,
+                                       const std::optional<std::size_t>& producer,
+                                       const std::vector<std::size_t>& consumers, Finding& finding)
+    {
         const bool feedsStandaloneQdq =
             std::any_of(consumers.begin(), consumers.end(),
                         [&](std::size_t c) { return precision::isStandaloneQdq(context, c); }) ||
@@ -202,17 +241,7 @@ private:
                 "combination it timed; a layout that a kernel cannot read (channels not a multiple of the "
                 "vector width) is the one thing to check (see channels-not-aligned)";
         }
-        finding.message = "Reformat \"" + layer.name + "\" converts " + in.name + " from " + in.format.str() + " to " +
-                          out.format.str() + ": " + cause + ". Producer " + producerText + ", consumer " +
-                          consumerText + ".";
-        finding.evidence.push_back(layerEvidence(context, index, "Inputs[0]/Outputs[0]",
-                                                 describeTensor(in) + " -> " + describeTensor(out) + "; producer " +
-                                                     producerText + "; consumer " + consumerText));
-        for (const auto& node : mapping.onnxNodes)
-        {
-            finding.onnxNodes.emplace_back(node);
-        }
-        return finding;
+        return cause;
     }
 };
 

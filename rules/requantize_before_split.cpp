@@ -93,15 +93,17 @@ private:
         return producer;
     }
 
-    void checkGraph(const Context& context, FindingSink& sink) const override
+    //! A DQ the prediction paired with Qs across a Split/Slice, those Qs and the splits between.
+    struct Group
+    {
+        const OnnxNode* dq = nullptr;
+        std::vector<const OnnxNode*> qs;
+        std::vector<const OnnxNode*> splits;
+    };
+
+    static std::vector<Group> requantizedGroups(const Context& context)
     {
         const OnnxGraph& graph = *context.graph();
-        struct Group
-        {
-            const OnnxNode* dq = nullptr;
-            std::vector<const OnnxNode*> qs;
-            std::vector<const OnnxNode*> splits;
-        };
         std::vector<Group> groups;
         for (const auto& predicted : context.prediction.qdq)
         {
@@ -136,9 +138,15 @@ private:
                 }
             }
         }
-        // A Q that TensorRT merged into a group's Q (same input, same scale: HorizontalMergeQNodes) is that Q in the
-        // engine: it takes the new scale too, else after the edit it is the one that meets the DQ with a different
-        // scale (sample b: the residual Add's Q behind the Split).
+        return groups;
+    }
+
+    //! A Q that TensorRT merged into a group's Q (same input, same scale: HorizontalMergeQNodes) is that Q in the
+    //! engine: it takes the new scale too, else after the edit it is the one that meets the DQ with a different
+    //! scale (sample b: the residual Add's Q behind the Split).
+    static void addMergedQs(const Context& context, std::vector<Group>& groups)
+    {
+        const OnnxGraph& graph = *context.graph();
         for (const auto& predicted : context.prediction.qdq)
         {
             if (!predicted.isQuantize || predicted.fate != PredictedQdq::Fate::kCancelled)
@@ -158,76 +166,93 @@ private:
                 }
             }
         }
+    }
+
+    void checkGraph(const Context& context, FindingSink& sink) const override
+    {
+        std::vector<Group> groups = requantizedGroups(context);
+        addMergedQs(context, groups);
         for (const auto& group : groups)
         {
-            const OnnxNode& dq = *group.dq;
-            const OnnxNode& q0 = *producerOf(graph, dq.inputs[0]);
-            const OnnxNode& producer = *quantizedProducer(graph, q0);
-            auto s0 = perTensorScale(graph, dq);
-            std::vector<std::string> qs;
-            std::vector<std::string> splitNames;
-            std::vector<std::string> nodes = {producer.name, q0.name, dq.name};
-            for (const OnnxNode* split : group.splits)
-            {
-                splitNames.push_back(split->name);
-                nodes.push_back(split->name);
-            }
-            for (const OnnxNode* q : group.qs)
-            {
-                qs.push_back(withScale(graph, *q));
-                nodes.push_back(q->name);
-            }
-            std::vector<std::string> qNames(nodes.end() - static_cast<std::ptrdiff_t>(group.qs.size()), nodes.end());
-            Finding finding = makeFinding(
-                info(), producer.opType + " " + producer.name + " is quantized by " + q0.name + " -> " +
-                            withScale(graph, dq) + ", then " + nameList(splitNames, 2) + " feeds " + nameList(qs, 3) +
-                            ": TensorRT likely swaps those Qs back across the " + group.splits.front()->opType +
-                            ", each meets " + dq.name +
-                            " with a different scale, and the dangling DQ+Q runs as a Scale (requantize) layer "
-                            "between " +
-                            producer.name + " and its consumers.");
-            finding.likely = true;
-            finding.onnxNodes = nodes;
-            finding.evidence.push_back(nodeEvidence(context, dq,
-                                                    "scale " + (s0 ? formatScale(*s0) : std::string("unknown")) +
-                                                        " vs " + nameList(qs, 3) + " after " +
-                                                        nameList(splitNames, 2)));
+            sink.add(groupFinding(context, group));
+        }
+    }
+
+    Finding groupFinding(const Context& context, const Group& group) const
+    {
+        const OnnxGraph& graph = *context.graph();
+        const OnnxNode& dq = *group.dq;
+        const OnnxNode& q0 = *producerOf(graph, dq.inputs[0]);
+        const OnnxNode& producer = *quantizedProducer(graph, q0);
+        auto s0 = perTensorScale(graph, dq);
+        std::vector<std::string> qs;
+        std::vector<std::string> splitNames;
+        std::vector<std::string> nodes = {producer.name, q0.name, dq.name};
+        for (const OnnxNode* split : group.splits)
+        {
+            splitNames.push_back(split->name);
+            nodes.push_back(split->name);
+        }
+        for (const OnnxNode* q : group.qs)
+        {
+            qs.push_back(withScale(graph, *q));
+            nodes.push_back(q->name);
+        }
+        std::vector<std::string> qNames(nodes.end() - static_cast<std::ptrdiff_t>(group.qs.size()), nodes.end());
+        Finding finding =
+            makeFinding(info(), producer.opType + " " + producer.name + " is quantized by " + q0.name + " -> " +
+                                    withScale(graph, dq) + ", then " + nameList(splitNames, 2) + " feeds " +
+                                    nameList(qs, 3) + ": TensorRT likely swaps those Qs back across the " +
+                                    group.splits.front()->opType + ", each meets " + dq.name +
+                                    " with a different scale, and the dangling DQ+Q runs as a Scale (requantize) layer "
+                                    "between " +
+                                    producer.name + " and its consumers.");
+        finding.likely = true;
+        finding.onnxNodes = nodes;
+        finding.evidence.push_back(nodeEvidence(context, dq,
+                                                "scale " + (s0 ? formatScale(*s0) : std::string("unknown")) + " vs " +
+                                                    nameList(qs, 3) + " after " + nameList(splitNames, 2)));
+        finding.fix = "remove the Q/DQ pair " + q0.name + " / " + dq.name + " after " + producer.name +
+                      " (the Qs on the " + group.splits.front()->opType +
+                      " consumers then propagate back and fuse into " + producer.name + "), or give " +
+                      nameList(qNames, 3) + " the scale of " + dq.name + " (" +
+                      (s0 ? formatScale(*s0) : std::string("its scale")) + ") so the pairs cancel";
+        std::vector<const OnnxNode*> grouped = {&dq};
+        grouped.insert(grouped.end(), group.qs.begin(), group.qs.end());
+        if (std::string recalibrate = recalibrationAdvice(graph, grouped); !recalibrate.empty())
+        {
             finding.fix = "remove the Q/DQ pair " + q0.name + " / " + dq.name + " after " + producer.name +
                           " (the Qs on the " + group.splits.front()->opType +
-                          " consumers then propagate back and fuse into " + producer.name + "), or give " +
-                          nameList(qNames, 3) + " the scale of " + dq.name + " (" +
-                          (s0 ? formatScale(*s0) : std::string("its scale")) + ") so the pairs cancel";
-            std::vector<const OnnxNode*> grouped = {&dq};
-            grouped.insert(grouped.end(), group.qs.begin(), group.qs.end());
-            if (std::string recalibrate = recalibrationAdvice(graph, grouped); !recalibrate.empty())
+                          " consumers then propagate back and fuse into " + producer.name +
+                          "); giving them one scale needs calibration: " + recalibrate;
+        }
+        if (s0)
+        {
+            // The values reaching the Split already carry dq's scale: requantizing them with it is exact, so
+            // this edit costs no accuracy beyond what q0 already costs (the old scales' rounding goes).
+            finding.edits.push_back(setScaleEdit(
+                qNames, dq.name,
+                "the scale of " + dq.name + ", which the values reaching the " + group.splits.front()->opType +
+                    " already carry: quantizing them again with it is exact and the pairs cancel"));
+        }
+        attachEngine(context, nodes, finding);
+        addSwapEvidence(context, group, finding);
+        return finding;
+    }
+
+    //! The build log's swaps of a Q across the group's splits.
+    static void addSwapEvidence(const Context& context, const Group& group, Finding& finding)
+    {
+        for (const OptimizerEvent* event : logEvents(context, OptimizerEventKind::kSwap))
+        {
+            for (const OnnxNode* split : group.splits)
             {
-                finding.fix = "remove the Q/DQ pair " + q0.name + " / " + dq.name + " after " + producer.name +
-                              " (the Qs on the " + group.splits.front()->opType +
-                              " consumers then propagate back and fuse into " + producer.name +
-                              "); giving them one scale needs calibration: " + recalibrate;
-            }
-            if (s0)
-            {
-                // The values reaching the Split already carry dq's scale: requantizing them with it is exact, so
-                // this edit costs no accuracy beyond what q0 already costs (the old scales' rounding goes).
-                finding.edits.push_back(setScaleEdit(
-                    qNames, dq.name,
-                    "the scale of " + dq.name + ", which the values reaching the " + group.splits.front()->opType +
-                        " already carry: quantizing them again with it is exact and the pairs cancel"));
-            }
-            attachEngine(context, nodes, finding);
-            for (const OptimizerEvent* event : logEvents(context, OptimizerEventKind::kSwap))
-            {
-                for (const OnnxNode* split : group.splits)
+                if (event->subject == split->name)
                 {
-                    if (event->subject == split->name)
-                    {
-                        finding.evidence.push_back(
-                            logEvidence(context, *event, "Swapping " + event->subject + " with " + event->object));
-                    }
+                    finding.evidence.push_back(
+                        logEvidence(context, *event, "Swapping " + event->subject + " with " + event->object));
                 }
             }
-            sink.add(std::move(finding));
         }
     }
 

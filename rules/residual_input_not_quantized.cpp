@@ -356,6 +356,51 @@ private:
         return nullptr;
     }
 
+    //! The scale advice for a Q/DQ on the residual: the scale to copy (from), why, and the hint for the fix text.
+    struct ResidualScale
+    {
+        std::string hint;
+        std::string from;
+        std::string reason;
+    };
+
+    static ResidualScale residualScale(const OnnxGraph& graph, const OnnxNode& node, const std::string& residual)
+    {
+        auto existing = forwardQuantizers(graph, residual, false);
+        ResidualScale scale;
+        std::string whyNoScale;
+        if (const OnnxNode* lender =
+                existing.quantizers.empty() ? nullptr : scaleSourceAmong(graph, existing.quantizers, &whyNoScale))
+        {
+            char buffer[64];
+            std::snprintf(buffer, sizeof(buffer), "%.8g", perTensorScale(graph, *lender).value_or(0.0));
+            scale.hint = " with the scale of " + lender->name + " (" + buffer + ") so TensorRT can merge the two";
+            scale.from = lender->name;
+            scale.reason = existing.quantizers.size() > 1
+                               ? "the largest scale of the Qs already on " + residual +
+                                     " (the one fanout-scale-mismatch gives them all), so TensorRT merges them"
+                               : "the scale of the Q already on " + residual + ", so TensorRT merges the two";
+        }
+        else if (!existing.quantizers.empty())
+        {
+            scale.hint = " with a calibrated scale (" + whyNoScale + ")";
+            scale.reason = residual + " needs a calibrated scale: " + whyNoScale;
+        }
+        else
+        {
+            // No quantizer reads the residual. The Add's output quantizers measure the sum, which the other input
+            // can widen or cancel: their scale says nothing of the residual's range (borrowed, it clipped the
+            // negative half of RegNet's projection shortcuts, docs/fix.md), so the residual needs calibrating.
+            const OnnxNode* widest = widestQuantizerAfter(graph, node);
+            const std::string after = widest == nullptr ? std::string()
+                                                        : " (the quantizers after the Add, such as " + widest->name +
+                                                              ", measure the sum, not this input)";
+            scale.hint = " with a scale calibrated for it" + after;
+            scale.reason = "no quantizer reads " + residual + ": calibrate this tensor" + after;
+        }
+        return scale;
+    }
+
     void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
@@ -392,40 +437,7 @@ private:
             std::size_t residualSide = 1 - fusedSide;
             const std::string& residual = node.inputs[residualSide];
             const OnnxNode* residualProducer = producerOf(graph, residual);
-            auto existing = forwardQuantizers(graph, residual, false);
-            std::string scaleHint;
-            std::string scaleFrom;
-            std::string scaleReason;
-            std::string whyNoScale;
-            if (const OnnxNode* lender =
-                    existing.quantizers.empty() ? nullptr : scaleSourceAmong(graph, existing.quantizers, &whyNoScale))
-            {
-                char buffer[64];
-                std::snprintf(buffer, sizeof(buffer), "%.8g", perTensorScale(graph, *lender).value_or(0.0));
-                scaleHint = " with the scale of " + lender->name + " (" + buffer + ") so TensorRT can merge the two";
-                scaleFrom = lender->name;
-                scaleReason = existing.quantizers.size() > 1
-                                  ? "the largest scale of the Qs already on " + residual +
-                                        " (the one fanout-scale-mismatch gives them all), so TensorRT merges them"
-                                  : "the scale of the Q already on " + residual + ", so TensorRT merges the two";
-            }
-            else if (!existing.quantizers.empty())
-            {
-                scaleHint = " with a calibrated scale (" + whyNoScale + ")";
-                scaleReason = residual + " needs a calibrated scale: " + whyNoScale;
-            }
-            else
-            {
-                // No quantizer reads the residual. The Add's output quantizers measure the sum, which the other input
-                // can widen or cancel: their scale says nothing of the residual's range (borrowed, it clipped the
-                // negative half of RegNet's projection shortcuts, docs/fix.md), so the residual needs calibrating.
-                const OnnxNode* widest = widestQuantizerAfter(graph, node);
-                const std::string after = widest == nullptr ? std::string()
-                                                            : " (the quantizers after the Add, such as " +
-                                                                  widest->name + ", measure the sum, not this input)";
-                scaleHint = " with a scale calibrated for it" + after;
-                scaleReason = "no quantizer reads " + residual + ": calibrate this tensor" + after;
-            }
+            const ResidualScale scale = residualScale(graph, node, residual);
             Finding finding = makeFinding(
                 info(),
                 "Add " + node.name + " follows the quantized " + conv[fusedSide]->opType + " " + conv[fusedSide]->name +
@@ -442,7 +454,7 @@ private:
                 nodeEvidence(context, node,
                              "input " + std::to_string(residualSide) + " (" + residual + ") has no DequantizeLinear"));
             finding.fix = "insert QuantizeLinear -> DequantizeLinear on tensor " + residual + " (input " +
-                          std::to_string(residualSide) + " of " + node.name + ")" + scaleHint +
+                          std::to_string(residualSide) + " of " + node.name + ")" + scale.hint +
                           "; keep the conv-side input of the Add unquantized";
             // The edit pays only when the Add's result goes on quantized (somewhere: the next block's float residual
             // is another finding's edit): with a float result only (a network output, a float head) the fused
@@ -450,7 +462,7 @@ private:
             // Without a scale to copy, the edit still goes in the report: fix lists it as skipped, with the reason.
             if (!node.outputs.empty() && reachesQuantizer(graph, node.outputs[0]))
             {
-                finding.edits.push_back(insertQdqEdit(node, residual, scaleFrom, scaleReason));
+                finding.edits.push_back(insertQdqEdit(node, residual, scale.from, scale.reason));
                 // insertQdqEdit lists every input of the Add that reads the residual; only this one is meant.
                 finding.edits.back().consumers = {{node.name, static_cast<std::uint32_t>(residualSide)}};
             }

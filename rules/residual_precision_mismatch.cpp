@@ -264,6 +264,39 @@ private:
         finding.costMs = sumTimes(context, costly);
     }
 
+    //! The float consumers of the fused layer's output, and the Quantize layers that follow them; true when a
+    //! Quantize reads the output directly.
+    static bool floatConsumersOf(const Context& context, const EngineLayer& layer,
+                                 std::vector<std::size_t>& floatConsumers, std::vector<std::size_t>& requantize)
+    {
+        const EnginePlan& plan = *context.engine();
+        bool directQuantize = false;
+        for (std::size_t consumer : consumerLayers(plan, layer.outputs[0].name))
+        {
+            if (isStandaloneQuantize(context, consumer))
+            {
+                directQuantize = true;
+                continue;
+            }
+            if (isInsertedReformat(context, consumer))
+            {
+                continue;
+            }
+            floatConsumers.push_back(consumer);
+            for (const auto& output : plan.layers[consumer].outputs)
+            {
+                for (std::size_t next : consumerLayers(plan, output.name))
+                {
+                    if (isStandaloneQuantize(context, next))
+                    {
+                        requantize.push_back(next);
+                    }
+                }
+            }
+        }
+        return directQuantize;
+    }
+
     //! Engine: a fused Conv+Add with float output whose residual comes from a standalone Dequantize, and whose output
     //! feeds a float layer (not directly a Quantize).
     void checkEngine(const Context& context, FindingSink& sink) const override
@@ -292,33 +325,9 @@ private:
             {
                 continue;
             }
-            // The float consumers of the fused output, and the Quantize that follows them.
             std::vector<std::size_t> floatConsumers;
             std::vector<std::size_t> requantize;
-            bool directQuantize = false;
-            for (std::size_t consumer : consumerLayers(plan, layer.outputs[0].name))
-            {
-                if (isStandaloneQuantize(context, consumer))
-                {
-                    directQuantize = true;
-                    continue;
-                }
-                if (isInsertedReformat(context, consumer))
-                {
-                    continue;
-                }
-                floatConsumers.push_back(consumer);
-                for (const auto& output : plan.layers[consumer].outputs)
-                {
-                    for (std::size_t next : consumerLayers(plan, output.name))
-                    {
-                        if (isStandaloneQuantize(context, next))
-                        {
-                            requantize.push_back(next);
-                        }
-                    }
-                }
-            }
+            const bool directQuantize = floatConsumersOf(context, layer, floatConsumers, requantize);
             if (floatConsumers.empty() || directQuantize)
             {
                 continue;

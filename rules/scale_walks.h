@@ -265,6 +265,112 @@ inline std::vector<std::string> unquantizedInputs(const OnnxGraph& graph, const 
 //! or nested Concats sharing inputs, are traced once each (without it, n inputs at each of 4 levels cost n^4).
 using ConcatSourcesSeen = std::unordered_map<std::uint32_t, ConcatSource>;
 
+inline ConcatSource concatSource(const OnnxGraph& graph, const std::string& tensor, int depth, ConcatSourcesSeen& seen);
+
+//! A nested Concat passes the clone on to its own inputs; the worst of them decides.
+inline ConcatSource nestedConcatSource(const OnnxGraph& graph, const OnnxNode& concat, int depth,
+                                       ConcatSourcesSeen& seen)
+{
+    ConcatSource worst;
+    worst.kind = ConcatSource::Kind::kConstant;
+    for (const auto& input : concat.inputs)
+    {
+        const std::uint32_t id = graph.tensors.find(TensorKey(input));
+        const auto traced = id == OnnxGraph::kNone ? seen.end() : seen.find(id);
+        ConcatSource inner = traced != seen.end() ? traced->second : concatSource(graph, input, depth + 1, seen);
+        if (id != OnnxGraph::kNone)
+        {
+            seen.emplace(id, inner);
+        }
+        if (inner.kind == ConcatSource::Kind::kCannotAbsorb ||
+            (worst.kind == ConcatSource::Kind::kConstant && inner.kind != ConcatSource::Kind::kConstant))
+        {
+            worst = inner;
+        }
+        if (worst.kind == ConcatSource::Kind::kCannotAbsorb)
+        {
+            break;
+        }
+    }
+    return worst;
+}
+
+//! Walks back from `producer` through the epilogue TensorRT fuses into a weighted op: BN, activations, SiLU's
+//! Sigmoid*Mul.
+inline const OnnxNode* epilogueStart(const OnnxGraph& graph, const OnnxNode* producer)
+{
+    const OnnxNode* node = producer;
+    for (int inner = 0; inner < 8 && node != nullptr; ++inner)
+    {
+        std::string silu = siluInput(graph, *node);
+        if (!silu.empty())
+        {
+            node = producerOf(graph, silu);
+        }
+        else if (isEpilogue(node->opType) && !node->inputs.empty() && !isWeighted(graph, *node))
+        {
+            const OnnxNode* previous = producerOf(graph, node->inputs[0]);
+            if (previous == nullptr || isQdq(*previous))
+            {
+                break;
+            }
+            node = previous;
+        }
+        else
+        {
+            break;
+        }
+    }
+    return node == nullptr ? producer : node;
+}
+
+//! Whether the op that computes a Concat input (past the ops a Q moves across) can take the Quantize clone.
+inline ConcatSource opConcatSource(const OnnxGraph& graph, const OnnxNode* producer, ConcatSource source)
+{
+    source.outputNode = producer;
+    if (isCustomOp(*producer))
+    {
+        source.node = producer;
+        source.why = producer->name + " is a plugin (" + producer->opType + "), which never absorbs Q/DQ";
+        return source;
+    }
+    const OnnxNode* node = epilogueStart(graph, producer);
+    source.node = node;
+    if (isWeighted(graph, *node))
+    {
+        if (node->opType == "ConvTranspose")
+        {
+            source.why = "ConvTranspose " + node->name +
+                         " does not take a Quantize clone into its epilogue (observed in NVIDIA/TensorRT#2597)";
+            return source;
+        }
+        bool quantized = node->inputs.size() >= 2 && feedingDequantize(graph, node->inputs[0]) != nullptr &&
+                         feedingDequantize(graph, node->inputs[1]) != nullptr;
+        if (quantized)
+        {
+            source.kind = ConcatSource::Kind::kCanAbsorb;
+            return source;
+        }
+        source.why = node->opType + " " + node->name + " runs in float (its inputs are not quantized)";
+        source.floatInputs = unquantizedInputs(graph, *node);
+        return source;
+    }
+    if (isQuantizableNonWeighted(node->opType) && !(node->opType == "Resize" || node->opType == "Upsample"))
+    {
+        source.floatInputs = unquantizedInputs(graph, *node);
+        if (source.floatInputs.empty())
+        {
+            source.kind = ConcatSource::Kind::kCanAbsorb;
+            return source;
+        }
+        source.why = node->opType + " " + node->name + " runs in float: its input " + nameList(source.floatInputs, 2) +
+                     " is not quantized";
+        return source;
+    }
+    source.why = node->opType + " " + node->name + " runs in float";
+    return source;
+}
+
 inline ConcatSource concatSource(const OnnxGraph& graph, const std::string& tensor, int depth, ConcatSourcesSeen& seen)
 {
     ConcatSource source;
@@ -297,29 +403,7 @@ inline ConcatSource concatSource(const OnnxGraph& graph, const std::string& tens
         }
         if (producer->opType == "Concat" && depth < 4)
         {
-            // A nested Concat passes the clone on to its own inputs; the worst of them decides.
-            ConcatSource worst;
-            worst.kind = ConcatSource::Kind::kConstant;
-            for (const auto& input : producer->inputs)
-            {
-                const std::uint32_t id = graph.tensors.find(TensorKey(input));
-                const auto traced = id == OnnxGraph::kNone ? seen.end() : seen.find(id);
-                ConcatSource inner =
-                    traced != seen.end() ? traced->second : concatSource(graph, input, depth + 1, seen);
-                if (id != OnnxGraph::kNone)
-                {
-                    seen.emplace(id, inner);
-                }
-                if (inner.kind == ConcatSource::Kind::kCannotAbsorb ||
-                    (worst.kind == ConcatSource::Kind::kConstant && inner.kind != ConcatSource::Kind::kConstant))
-                {
-                    worst = inner;
-                }
-                if (worst.kind == ConcatSource::Kind::kCannotAbsorb)
-                {
-                    break;
-                }
-            }
+            ConcatSource worst = nestedConcatSource(graph, *producer, depth, seen);
             worst.viaMaxPool = worst.viaMaxPool || source.viaMaxPool;
             return worst;
         }
@@ -329,74 +413,7 @@ inline ConcatSource concatSource(const OnnxGraph& graph, const std::string& tens
             current = producer->inputs[0];
             continue;
         }
-        source.outputNode = producer;
-        if (isCustomOp(*producer))
-        {
-            source.node = producer;
-            source.why = producer->name + " is a plugin (" + producer->opType + "), which never absorbs Q/DQ";
-            return source;
-        }
-        // Walk back through the epilogue TensorRT fuses into a weighted op: BN, activations, SiLU's Sigmoid*Mul.
-        const OnnxNode* node = producer;
-        for (int inner = 0; inner < 8 && node != nullptr; ++inner)
-        {
-            std::string silu = siluInput(graph, *node);
-            if (!silu.empty())
-            {
-                node = producerOf(graph, silu);
-            }
-            else if (isEpilogue(node->opType) && !node->inputs.empty() && !isWeighted(graph, *node))
-            {
-                const OnnxNode* previous = producerOf(graph, node->inputs[0]);
-                if (previous == nullptr || isQdq(*previous))
-                {
-                    break;
-                }
-                node = previous;
-            }
-            else
-            {
-                break;
-            }
-        }
-        if (node == nullptr)
-        {
-            node = producer;
-        }
-        source.node = node;
-        if (isWeighted(graph, *node))
-        {
-            if (node->opType == "ConvTranspose")
-            {
-                source.why = "ConvTranspose " + node->name +
-                             " does not take a Quantize clone into its epilogue (observed in NVIDIA/TensorRT#2597)";
-                return source;
-            }
-            bool quantized = node->inputs.size() >= 2 && feedingDequantize(graph, node->inputs[0]) != nullptr &&
-                             feedingDequantize(graph, node->inputs[1]) != nullptr;
-            if (quantized)
-            {
-                source.kind = ConcatSource::Kind::kCanAbsorb;
-                return source;
-            }
-            source.why = node->opType + " " + node->name + " runs in float (its inputs are not quantized)";
-            source.floatInputs = unquantizedInputs(graph, *node);
-            return source;
-        }
-        if (isQuantizableNonWeighted(node->opType) && !(node->opType == "Resize" || node->opType == "Upsample"))
-        {
-            source.floatInputs = unquantizedInputs(graph, *node);
-            if (source.floatInputs.empty())
-            {
-                source.kind = ConcatSource::Kind::kCanAbsorb;
-                return source;
-            }
-            source.why = node->opType + " " + node->name + " runs in float: its input " +
-                         nameList(source.floatInputs, 2) + " is not quantized";
-            return source;
-        }
-        source.why = node->opType + " " + node->name + " runs in float";
-        return source;
+        return opConcatSource(graph, producer, std::move(source));
     }
     source.why = "the producer could not be found";
     return source;
