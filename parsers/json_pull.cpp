@@ -38,6 +38,23 @@ constexpr std::array<std::uint8_t, 256> makeStringClasses()
 }
 constexpr std::array<std::uint8_t, 256> kStringClasses = makeStringClasses();
 
+// The character a one-letter escape (n for a line feed, t for a tab, ...) stands for; 0 for the unicode escape (u)
+// and the invalid ones.
+constexpr std::array<char, 256> makeEscapes()
+{
+    std::array<char, 256> escapes{};
+    escapes['"'] = '"';
+    escapes['\\'] = '\\';
+    escapes['/'] = '/';
+    escapes['b'] = '\b';
+    escapes['f'] = '\f';
+    escapes['n'] = '\n';
+    escapes['r'] = '\r';
+    escapes['t'] = '\t';
+    return escapes;
+}
+constexpr std::array<char, 256> kEscapes = makeEscapes();
+
 constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
 constexpr std::uint64_t kHighBits = 0x8080808080808080ULL;
 
@@ -670,53 +687,12 @@ std::size_t PullParser::appendUnicodeEscape(std::size_t pos)
     return pos;
 }
 
-inline std::size_t PullParser::appendEscape(std::size_t pos)
-{
-    if (pos + 1 >= mInput.size())
-    {
-        fail(mTokenOffset, "unterminated string (truncated file?)");
-    }
-    char e = mInput[pos + 1];
-    pos += 2;
-    switch (e)
-    {
-    case '"':
-        mScratch += '"';
-        break;
-    case '\\':
-        mScratch += '\\';
-        break;
-    case '/':
-        mScratch += '/';
-        break;
-    case 'b':
-        mScratch += '\b';
-        break;
-    case 'f':
-        mScratch += '\f';
-        break;
-    case 'n':
-        mScratch += '\n';
-        break;
-    case 'r':
-        mScratch += '\r';
-        break;
-    case 't':
-        mScratch += '\t';
-        break;
-    case 'u':
-        return appendUnicodeEscape(pos);
-    default:
-        fail(pos - 2, "invalid escape '\\" + std::string(1, e) + "' in a string");
-    }
-    return pos;
-}
-
 void PullParser::parseStringSlow(std::size_t start, std::size_t pos)
 {
+    const std::size_t size = mInput.size();
     const auto* data = reinterpret_cast<const unsigned char*>(mInput.data());
     mScratch.assign(mInput.data() + start, pos - start);
-    const std::size_t end = stringScanEnd(mInput.size(), start, mLimits.maxLineBytes);
+    const std::size_t end = stringScanEnd(size, start, mLimits.maxLineBytes);
     for (;;)
     {
         std::size_t runStart = pos;
@@ -736,8 +712,27 @@ void PullParser::parseStringSlow(std::size_t start, std::size_t pos)
             mPos = pos + 1;
             return;
         case 2:
-            pos = appendEscape(pos);
+        {
+            if (pos + 1 >= size)
+            {
+                fail(mTokenOffset, "unterminated string (truncated file?)");
+            }
+            const unsigned char e = data[pos + 1];
+            if (const char decoded = kEscapes[e]; decoded != 0)
+            {
+                mScratch += decoded;
+                pos += 2;
+            }
+            else if (e == 'u')
+            {
+                pos = appendUnicodeEscape(pos + 2);
+            }
+            else
+            {
+                fail(pos, "invalid escape '\\" + std::string(1, static_cast<char>(e)) + "' in a string");
+            }
             break;
+        }
         case 3:
             fail(pos, data[pos] == '\n' ? "line break inside a string (unterminated string?)"
                                         : "control character " + describeByte(data[pos]) + " inside a string");

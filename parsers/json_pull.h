@@ -107,8 +107,6 @@ private:
     Token parseLiteral(std::string_view word, Token token);
     void parseString(); // sets mText
     void parseStringSlow(std::size_t start, std::size_t pos);
-    //! Decodes the escape whose backslash is at `pos` into mScratch; returns the position after it.
-    std::size_t appendEscape(std::size_t pos);
     //! Decodes a unicode escape (4 hex digits after the u, and the low surrogate after a high one) whose hex digits
     //! start at `pos`; returns the position after it.
     std::size_t appendUnicodeEscape(std::size_t pos);
