@@ -1052,8 +1052,9 @@ void writeFindingsText(std::ostream& out, const Report& report, bool details)
         {
             ++count;
         }
-        // Three or more findings of one rule in a row share an entry; two are listed as they are.
-        constexpr std::size_t kGroupFrom = 3;
+        // Three or more findings of one rule in a row share an entry; two are listed as they are. --details lists
+        // each finding in full.
+        const std::size_t kGroupFrom = details ? SIZE_MAX : 3;
         for (std::size_t f = first; f < first + (count < kGroupFrom ? count : 1); ++f)
         {
             const bool single = !details && count < kGroupFrom && oneLine(report, report.findings[f]);
