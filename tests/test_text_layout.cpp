@@ -161,3 +161,37 @@ TEST(RealDataTextLayout, TrexResnetQatReportFitsOneHundredColumns)
     EXPECT_LE(widestLine(wide), 200u);
     EXPECT_GT(widestLine(wide), 100u);
 }
+
+// The issue "A newcomer's first hour": that report at most half its 195 lines, with the same findings; the symptoms of
+// a listed cause one line each, their messages in --details, which keeps every finding in full.
+TEST(RealDataTextLayout, TrexResnetQatReportIsHalfItsLengthAndDetailsKeepEveryMessage)
+{
+    REQUIRE_SHARED();
+    const Inputs inputs = trex("trex-pt-resnet-a100-qat/resnet-qat");
+    const Report report = diagnose(inputs);
+    const std::string text = renderReportText(report, inputs);
+    const auto lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+    EXPECT_LE(lines, 97u) << text;
+    const std::string details = renderReportText(report, inputs, TextReportOptions{100, true});
+    EXPECT_LE(widestLine(details), 100u);
+    std::size_t symptoms = 0;
+    for (std::size_t f = 0; f < report.findings.size(); ++f)
+    {
+        const Finding& finding = report.findings[f];
+        // Every message is in the detailed text (wrapped, long names shortened: compare its words before a name).
+        const std::string head = finding.message.substr(0, std::min<std::size_t>(finding.message.find(" + "), 60));
+        EXPECT_NE(flowed(details).find(head), std::string::npos) << head;
+        if (finding.symptom && finding.rootCause)
+        {
+            ++symptoms;
+            const std::size_t at = text.find("\n" + std::to_string(f + 1) + ". [");
+            ASSERT_NE(at, std::string::npos) << f + 1;
+            const std::string line = text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+            EXPECT_NE(line.find("(symptom of cause"), std::string::npos) << line;
+        }
+    }
+    EXPECT_GE(symptoms, 3u);
+    EXPECT_GT(std::count(details.begin(), details.end(), '\n'), static_cast<std::ptrdiff_t>(lines));
+    EXPECT_NE(details.find("     how: "), std::string::npos) << "--details says how each saving is estimated";
+    EXPECT_EQ(text.find("     how: "), std::string::npos);
+}

@@ -14,4 +14,13 @@ namespace qdq
 //! report.txt and of a report written to a pipe.
 std::string renderReportText(const Report& report, const Inputs& inputs, std::size_t width);
 
+struct TextReportOptions
+{
+    std::size_t width = 100;
+    //! Every finding in full (message, each evidence's text, fix) and how each saving is estimated; the default
+    //! gives a symptom of a listed cause, and an info finding with nothing to do, one line.
+    bool details = false;
+};
+std::string renderReportText(const Report& report, const Inputs& inputs, const TextReportOptions& options);
+
 } // namespace qdq

@@ -571,8 +571,8 @@ private:
         {
             mResult.qdqNodes.push_back(state);
         }
-        mResult.notes.push_back("no ONNX model given: Q/DQ nodes are counted from the names the engine shows; "
-                                "nodes TensorRT fused without naming them are not counted");
+        mResult.notes.push_back("no ONNX model given: Q/DQ nodes counted from the engine's layer names (those fused "
+                                "unnamed are missed)");
     }
 
     //! In `w + Q + Conv`, Q follows a weight name (TensorRT names a constant-folded weight quantizer this way).

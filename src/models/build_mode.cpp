@@ -282,7 +282,7 @@ std::string describeBuildMode(const SimulationOptions& mode)
     std::string text = "TensorRT ";
     if (mode.trtMajor == 0)
     {
-        text += "version unknown (the simulator follows 10.x)";
+        text += "version unknown (simulated as 10.x)";
     }
     else
     {

@@ -634,7 +634,7 @@ PrecisionSummary summarizePrecision(const Report& report, const Inputs& inputs)
     if (fromTacticName || fromLog)
     {
         cores.evidence = fromTacticName && fromLog ? "TacticName of the layer list and the build log's tactic choices"
-                         : fromTacticName          ? "TacticName of the layer list"
+                         : fromTacticName          ? "the layer list's TacticName"
                                                    : "the build log's tactic choices";
         if (summary.hasTimings && summary.totalMs > 0.0)
         {

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <span>
 #include <sstream>
 
@@ -347,9 +348,9 @@ std::string percent(double share)
 }
 
 //! "INT8 1.234 ms (20 layers, 61.0%), FP16 ..." for the first groups of a grouping.
-std::string groupLine(const PrecisionSummary& summary, const std::vector<PrecisionSummary::Group>& groups)
+std::string groupLine(const PrecisionSummary& summary, const std::vector<PrecisionSummary::Group>& groups,
+                      std::size_t kShown)
 {
-    constexpr std::size_t kShown = 6;
     std::string line;
     for (std::size_t i = 0; i < groups.size() && i < kShown; ++i)
     {
@@ -368,14 +369,21 @@ std::string groupLine(const PrecisionSummary& summary, const std::vector<Precisi
     }
     if (groups.size() > kShown)
     {
-        line += ", " + std::to_string(groups.size() - kShown) + " more (see --format json)";
+        double rest = 0.0;
+        for (std::size_t i = kShown; i < groups.size(); ++i)
+        {
+            rest += groups[i].ms;
+        }
+        line += ", " + std::to_string(groups.size() - kShown) + " more" +
+                (summary.hasTimings ? " (" + patterns::formatMs(rest) + ")" : std::string());
     }
     return line;
 }
 
 //! The summary's lines of the text report: time by precision and by kind, tensor cores, INT8 share.
-void writePrecisionSummaryText(std::ostream& out, const PrecisionSummary& summary)
+void writePrecisionSummaryText(std::ostream& out, const PrecisionSummary& summary, bool details)
 {
+    const std::size_t shown = details ? 8 : 4;
     if (!summary.quantizedTypes.empty())
     {
         out << "Quantized:     ";
@@ -390,8 +398,11 @@ void writePrecisionSummaryText(std::ostream& out, const PrecisionSummary& summar
     {
         return;
     }
-    out << "Precision:     " << groupLine(summary, summary.byPrecision) << "\n";
-    out << "Layer kinds:   " << groupLine(summary, summary.byKind) << "\n";
+    out << "Precision:     " << groupLine(summary, summary.byPrecision, shown) << "\n";
+    if (details)
+    {
+        out << "Layer kinds:   " << groupLine(summary, summary.byKind, shown) << "\n";
+    }
     const auto& cores = summary.tensorCores;
     out << "Tensor cores:  ";
     if (cores.evidence.rfind("no kernel names", 0) == 0 || cores.evidence.empty())
@@ -402,19 +413,19 @@ void writePrecisionSummaryText(std::ostream& out, const PrecisionSummary& summar
     {
         if (cores.share)
         {
-            out << percent(*cores.share) << " of the time in tensor-core kernels (" << cores.yesLayers << " layers), ";
+            out << percent(*cores.share) << " of the time on tensor cores (" << cores.yesLayers << " layers), ";
         }
         else
         {
-            out << cores.yesLayers << " layers on tensor-core kernels, ";
+            out << cores.yesLayers << " layers on tensor cores, ";
         }
-        out << cores.noLayers << " on CUDA-core kernels";
+        out << cores.noLayers << " on CUDA cores";
         if (summary.hasTimings)
         {
             out << " (" << patterns::formatMs(cores.noMs) << ")";
         }
         out << ", " << cores.unknownLayers << " unknown; " << cores.matrixNoLayers << " of " << cores.matrixLayers
-            << " conv/deconv/gemm layers without tensor cores; from " << cores.evidence << "\n";
+            << " conv/deconv/gemm layers without; from " << cores.evidence << "\n";
     }
     const auto& int8 = summary.int8;
     if (!int8.basis.empty())
@@ -441,7 +452,7 @@ void writePrecisionSummaryText(std::ostream& out, const PrecisionSummary& summar
 }
 
 //! The root causes, by what fixing them saves (src/advice, docs/savings.md), before the findings.
-void writeRootCausesText(std::ostream& out, const Report& report)
+void writeRootCausesText(std::ostream& out, const Report& report, bool details)
 {
     if (report.causes.size() < 2 && std::none_of(report.causes.begin(), report.causes.end(),
                                                  [](const RootCause& cause) { return cause.savingMs.has_value(); }))
@@ -483,7 +494,7 @@ void writeRootCausesText(std::ostream& out, const Report& report)
             out << "  saves ~" << patterns::formatMs(*cause.savingMs);
             if (report.totalMs > 0.0)
             {
-                out << " (" << percent(*cause.savingMs / report.totalMs) << " of the engine)";
+                out << " (" << percent(*cause.savingMs / report.totalMs) << ")";
             }
             out << ", confidence " << savingConfidenceName(cause.confidence);
         }
@@ -493,7 +504,8 @@ void writeRootCausesText(std::ostream& out, const Report& report)
         }
         if (!cause.layers.empty() && report.hasTimings)
         {
-            out << "; owns " << patterns::formatMs(cause.involvedMs) << " in " << cause.layers.size() << " layer(s)";
+            out << "; owns " << patterns::formatMs(cause.involvedMs) << " in " << cause.layers.size()
+                << (cause.layers.size() == 1 ? " layer" : " layers");
         }
         if (span[c].first != SIZE_MAX)
         {
@@ -504,7 +516,7 @@ void writeRootCausesText(std::ostream& out, const Report& report)
             }
         }
         out << "\n";
-        if (cause.savingMs && *cause.savingMs > 0.0 && !cause.basis.empty())
+        if (details && cause.savingMs && *cause.savingMs > 0.0 && !cause.basis.empty())
         {
             out << "     how: " << printable(cause.basis, 1024) << "\n";
         }
@@ -513,9 +525,15 @@ void writeRootCausesText(std::ostream& out, const Report& report)
 }
 
 //! The largest layers and what owns them: a cost that no Q/DQ finding explains shows here.
-void writeLargestLayersText(std::ostream& out, const Report& report, const Inputs& inputs)
+//! How many of the largest layers the text shows.
+std::size_t largestShown(bool details)
 {
-    constexpr std::size_t kShown = 8;
+    return details ? 8 : 5;
+}
+
+void writeLargestLayersText(std::ostream& out, const Report& report, const Inputs& inputs, bool details)
+{
+    const std::size_t kShown = largestShown(details);
     std::vector<LayerTimeShare> largest = largestLayers(report, inputs, kShown);
     if (largest.empty() || report.totalMs <= 0.0)
     {
@@ -531,27 +549,120 @@ void writeLargestLayersText(std::ostream& out, const Report& report, const Input
     const EnginePlan& plan = *inputs.engine();
     for (const auto& share : largest)
     {
-        out << "  " << patterns::formatMs(share.ms) << " " << percent(share.ms / report.totalMs) << "  "
-            << printable(share.kind, 64) << " " << printable(share.precision, 64) << "  \""
-            << printable(plan.layers[share.layer].name, 160) << "\"  ";
-        if (share.cause)
-        {
-            out << "cause " << *share.cause + 1;
-        }
-        else
-        {
-            out << "no finding";
-        }
-        out << "\n";
+        const std::string owner = share.cause ? "cause " + std::to_string(*share.cause + 1) : "no finding";
+        out << "  " << patterns::formatMs(share.ms) << " " << percent(share.ms / report.totalMs) << " " << owner
+            << std::string(owner.size() < 9 ? 9 - owner.size() : 1, ' ') << printable(share.kind, 64) << " "
+            << printable(share.precision, 64) << " \"" << printable(plan.layers[share.layer].name, 160) << "\"\n";
     }
     out << "\n";
 }
 
+//! The common start of the file names in files ("resnet-qat.onnx.engine." of "resnet-qat.onnx.engine.graph.json" and
+//! "resnet-qat.onnx.engine.profile.json"), cut after a dot; "" when there is none or only one file.
+std::string commonFileNameStart(const std::vector<std::string>& names)
+{
+    if (names.size() < 2)
+    {
+        return {};
+    }
+    std::string common = names.front();
+    for (const auto& name : names)
+    {
+        const auto [a, b] = std::mismatch(common.begin(), common.end(), name.begin(), name.end());
+        common.erase(a, common.end());
+    }
+    const std::size_t dot = common.rfind('.');
+    return dot == std::string::npos ? std::string() : common.substr(0, dot + 1);
+}
+
+//! One folder's inputs on one entry: "in DIR/ (prefix*): graph.json (layer-info), a.json, b.json (metadata)".
+void writeFolderInputs(std::ostream& out, const std::string& folder, const std::vector<const Inputs::Source*>& sources,
+                       const std::set<std::string>& cited)
+{
+    std::vector<std::string> names;
+    for (const auto* source : sources)
+    {
+        names.push_back(std::filesystem::path(source->path).filename().string());
+    }
+    const std::string common = commonFileNameStart(names);
+    out << "  in " << printable(folder) << "/" << (common.empty() ? "" : " (" + printable(common) + "*)") << ": ";
+    // Files of one kind together: "build.metadata.json, metadata.json (metadata)".
+    std::vector<InputKind> kinds;
+    for (const auto* source : sources)
+    {
+        if (std::find(kinds.begin(), kinds.end(), source->kind) == kinds.end())
+        {
+            kinds.push_back(source->kind);
+        }
+    }
+    std::stable_partition(kinds.begin(), kinds.end(), [](InputKind kind) { return kind != InputKind::kMetadata; });
+    for (std::size_t k = 0; k < kinds.size(); ++k)
+    {
+        out << (k == 0 ? "" : ", ");
+        // Metadata files (the engine's version, sizes and build options) that no finding cites: counted.
+        const auto ofKind =
+            std::count_if(sources.begin(), sources.end(), [&](const auto* source) { return source->kind == kinds[k]; });
+        const bool countOnly =
+            kinds[k] == InputKind::kMetadata && ofKind > 1 &&
+            std::none_of(sources.begin(), sources.end(),
+                         [&](const auto* source) { return source->kind == kinds[k] && cited.count(source->path) > 0; });
+        if (countOnly)
+        {
+            out << ofKind << " " << inputKindName(kinds[k]) << " files";
+            continue;
+        }
+        bool first = true;
+        for (std::size_t i = 0; i < sources.size(); ++i)
+        {
+            if (sources[i]->kind != kinds[k])
+            {
+                continue;
+            }
+            out << (first ? "" : ", ") << printable(names[i].substr(common.size()))
+                << (sources[i]->trtVersion ? " (TensorRT " + printable(*sources[i]->trtVersion) + ")" : "");
+            first = false;
+        }
+        out << " (" << inputKindName(kinds[k]) << ")";
+    }
+    out << "\n";
+}
+
+//! The build mode as the header says it: the GPU's source cut to its file and what in it told (the whole source,
+//! with the kernel and layer names, is in the JSON report's build_mode).
+std::string headerBuildMode(SimulationOptions mode)
+{
+    if (mode.gpu && mode.gpu->source.size() > 60)
+    {
+        std::string& source = mode.gpu->source;
+        const std::size_t open = source.find(" (");
+        if (open != std::string::npos)
+        {
+            const std::size_t word = source.find_first_of(" )", open + 2);
+            source = source.substr(0, open) + " (" + source.substr(open + 2, word - open - 2) + ")";
+        }
+    }
+    // "assumed: no build log tells it; pass --strongly-typed, ..." -> "assumed: no build log tells it" (the
+    // JSON's build_mode.typing_source and --details keep the whole source).
+    if (const std::size_t semicolon = mode.typingSource.find("; "); semicolon != std::string::npos)
+    {
+        mode.typingSource.erase(semicolon);
+    }
+    return describeBuildMode(mode);
+}
+
 //! The report's first lines: what it read, the build mode it assumed, where its words are explained.
-void writeHeaderText(std::ostream& out, const Report& report)
+void writeHeaderText(std::ostream& out, const Report& report, bool details)
 {
     out << "qdq-doctor diagnose\n";
-    // Inputs of one folder on one entry: "  in DIR/: a.json (layer-info), b.json (profile)".
+    // Inputs of one folder on one entry.
+    std::set<std::string> cited;
+    for (const auto& finding : report.findings)
+    {
+        for (const auto& evidence : finding.evidence)
+        {
+            cited.insert(evidence.file);
+        }
+    }
     std::map<std::string, std::vector<const Inputs::Source*>> byFolder;
     std::vector<std::string> folders;
     for (const auto& source : report.inputs)
@@ -567,29 +678,19 @@ void writeHeaderText(std::ostream& out, const Report& report)
     for (const auto& folder : folders)
     {
         const auto& sources = byFolder[folder];
-        const bool together = sources.size() > 1 && !folder.empty();
-        for (std::size_t i = 0; i < sources.size(); ++i)
+        if (sources.size() > 1 && !folder.empty())
         {
-            const Inputs::Source& source = *sources[i];
-            if (together)
-            {
-                out << (i == 0 ? "  in " + printable(folder) + "/: " : ", ")
-                    << printable(std::filesystem::path(source.path).filename().string()) << " ("
-                    << inputKindName(source.kind) << ")";
-            }
-            else
-            {
-                out << "  " << inputKindName(source.kind) << ": " << printable(source.path);
-            }
-            if (source.trtVersion)
-            {
-                out << " (TensorRT " << printable(*source.trtVersion) << ")";
-            }
-            out << (together && i + 1 < sources.size() ? "" : "\n");
+            writeFolderInputs(out, folder, sources, cited);
+            continue;
         }
+        const Inputs::Source& source = *sources.front();
+        out << "  " << inputKindName(source.kind) << ": " << printable(source.path)
+            << (source.trtVersion ? " (TensorRT " + printable(*source.trtVersion) + ")" : "") << "\n";
     }
-    out << "  build mode: " << printable(describeBuildMode(report.buildMode), 2000) << "\n";
-    out << "  terms: docs/terms.md; each finding's rule: docs/rules/<rule>.md\n";
+    out << "  build mode: "
+        << printable(details ? describeBuildMode(report.buildMode) : headerBuildMode(report.buildMode), 2000) << "\n";
+    out << "  terms: docs/terms.md; each finding's rule: docs/rules/<rule>.md"
+        << (details ? "" : "; every finding in full: --details") << "\n";
     out << "\n";
     if (report.findings.empty())
     {
@@ -597,27 +698,57 @@ void writeHeaderText(std::ostream& out, const Report& report)
     }
 }
 
-//! How the text names an input file in evidence: its file name when no other input has the same one (the header lists
-//! every input with its path), else its path.
+//! How the text names an input file in evidence: its file name, less the start the header shows once for its folder
+//! ("graph.json" of "in DIR/ (resnet-qat.onnx.engine.*): graph.json"), when no other input is named so; else its file
+//! name when that is unique; else its path.
 class FileNames
 {
 public:
     explicit FileNames(const Report& report)
     {
+        std::map<std::string, std::vector<std::string>> namesByFolder;
         for (const auto& source : report.inputs)
         {
-            ++countByName_[std::filesystem::path(source.path).filename().string()];
+            const std::filesystem::path path(source.path);
+            ++countByName_[path.filename().string()];
+            namesByFolder[path.parent_path().string()].push_back(path.filename().string());
+        }
+        for (const auto& [folder, names] : namesByFolder)
+        {
+            commonByFolder_[folder] = folder.empty() ? std::string() : commonFileNameStart(names);
+        }
+        for (const auto& source : report.inputs)
+        {
+            ++countByShortName_[shortName(source.path)];
         }
     }
     std::string shown(const std::string& path) const
     {
         const std::string name = std::filesystem::path(path).filename().string();
+        const std::string brief = shortName(path);
+        if (const auto it = countByShortName_.find(brief);
+            it != countByShortName_.end() && it->second == 1 && countByName_.count(name) > 0)
+        {
+            return brief;
+        }
         const auto it = countByName_.find(name);
         return it != countByName_.end() && it->second == 1 ? name : path;
     }
 
 private:
+    std::string shortName(const std::string& path) const
+    {
+        const std::filesystem::path p(path);
+        const std::string name = p.filename().string();
+        const auto it = commonByFolder_.find(p.parent_path().string());
+        return it == commonByFolder_.end() || it->second.empty() || it->second.size() >= name.size()
+                   ? name
+                   : name.substr(it->second.size());
+    }
+
     std::map<std::string, std::size_t> countByName_;
+    std::map<std::string, std::size_t> countByShortName_;
+    std::map<std::string, std::string> commonByFolder_;
 };
 
 //! One evidence line: "file:line field: text".
@@ -640,33 +771,55 @@ std::string evidenceText(const Evidence& evidence, const FileNames& files)
 }
 
 //! "file:12, :40, other:7": where a finding's evidence is, without its text.
-std::string evidencePlaces(std::span<const Evidence> evidence, const FileNames& files)
+std::string evidencePlaces(std::span<const Evidence> evidence, const FileNames& files, std::size_t most = SIZE_MAX)
 {
-    std::string places;
-    std::string lastFile;
+    std::vector<const Evidence*> distinct; // one place cited twice (two fields of one layer) is named once
+    std::set<std::pair<std::string, std::size_t>> seen;
     for (const auto& item : evidence)
     {
-        const std::string file = printable(files.shown(item.file), 512);
+        if (seen.emplace(item.file, item.line).second)
+        {
+            distinct.push_back(&item);
+        }
+    }
+    std::string places;
+    std::string lastFile;
+    for (std::size_t i = 0; i < distinct.size() && i < most; ++i)
+    {
+        const std::string file = printable(files.shown(distinct[i]->file), 512);
         places += places.empty() ? "" : ", ";
         places += file == lastFile ? "" : file;
-        places += item.line > 0 ? ":" + std::to_string(item.line) : "";
+        places += distinct[i]->line > 0 ? ":" + std::to_string(distinct[i]->line) : "";
         lastFile = file;
+    }
+    if (distinct.size() > most)
+    {
+        places += " and " + std::to_string(distinct.size() - most) + " more";
     }
     return places;
 }
 
+//! How many places of a finding's evidence the compact text names (--details: all).
+constexpr std::size_t kCompactPlaces = 6;
+
 //! A finding's evidence: the first in full, the others by where they are (the JSON and HTML reports have their text).
-void writeEvidenceText(std::ostream& out, const std::vector<Evidence>& evidence, const FileNames& files)
+void writeEvidenceText(std::ostream& out, const std::vector<Evidence>& evidence, const FileNames& files, bool details)
 {
     if (evidence.empty())
     {
         return;
     }
-    out << "   evidence:      " << evidenceText(evidence.front(), files) << "\n";
+    if (!details)
+    {
+        out << "   evidence: " << evidencePlaces(evidence, files, kCompactPlaces) << "\n";
+        return;
+    }
+    out << "   evidence: " << evidenceText(evidence.front(), files);
     if (evidence.size() > 1)
     {
-        out << "   also:          " << evidencePlaces(std::span(evidence).subspan(1), files) << "\n";
+        out << "; also " << evidencePlaces(std::span(evidence).subspan(1), files);
     }
+    out << "\n";
 }
 
 //! The fix line; a symptom's fix is its cause's, so only the cause is named.
@@ -674,10 +827,10 @@ void writeFixText(std::ostream& out, const Finding& finding)
 {
     if (finding.symptom && finding.rootCause && finding.fix.starts_with("an effect of "))
     {
-        out << "   fix:           with cause " << *finding.rootCause + 1 << ", not a change of its own\n";
+        out << "   fix: with cause " << *finding.rootCause + 1 << ", not a change of its own\n";
         return;
     }
-    out << "   fix:           " << printable(finding.fix, 4096) << "\n";
+    out << "   fix: " << printable(finding.fix, 4096) << "\n";
 }
 
 std::string costAndSaving(const Finding& finding)
@@ -720,6 +873,20 @@ bool engineLayersNameTheNodes(const Finding& finding)
                        });
 }
 
+//! Whether the finding's message already names the first of these (up to two): the text then lists them once.
+bool namesInMessage(const Finding& finding, const std::vector<std::string>& names)
+{
+    const std::size_t checked = std::min<std::size_t>(names.size(), 2);
+    for (std::size_t i = 0; i < checked; ++i)
+    {
+        if (finding.message.find(names[i]) == std::string::npos)
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
 //! An info finding, or a symptom its cause's fix removes: its header, message, where its evidence is and (unless its
 //! cause's fix removes it) its fix; the JSON and HTML reports have the rest.
 void writeBriefFindingText(std::ostream& out, const Report& report, const Finding& finding, std::size_t number,
@@ -730,18 +897,55 @@ void writeBriefFindingText(std::ostream& out, const Report& report, const Findin
     out << "   " << printable(finding.message, 8192) << "\n";
     if (!finding.evidence.empty())
     {
-        out << "   evidence:      " << evidencePlaces(finding.evidence, files) << "\n";
+        out << "   evidence: " << evidencePlaces(finding.evidence, files) << "\n";
     }
     if (!finding.symptom)
     {
-        out << "   fix:           " << printable(finding.fix, 4096) << "\n";
+        out << "   fix: " << printable(finding.fix, 4096) << "\n";
+    }
+}
+
+//! A symptom on one line: its rule, numbers and cause, what it is about and where its evidence is (its cause's
+//! findings explain it; --details and the JSON and HTML reports have its message).
+void writeSymptomLine(std::ostream& out, const Report& report, const Finding& finding, std::size_t number,
+                      const FileNames& files)
+{
+    out << number << ". [" << severityName(finding.severity) << "] " << finding.rule << costAndSaving(finding)
+        << causeLabel(report, finding) << ": ";
+    if (!finding.engineLayers.empty())
+    {
+        out << "\"" << printable(finding.engineLayers.front(), 512) << "\""
+            << (finding.engineLayers.size() > 1 ? " and " + std::to_string(finding.engineLayers.size() - 1) + " more"
+                                                : "");
+    }
+    else if (!finding.onnxNodes.empty())
+    {
+        out << printable(patterns::nameList(finding.onnxNodes, 2), 512);
+    }
+    if (!finding.evidence.empty())
+    {
+        out << "; " << evidencePlaces(finding.evidence, files);
     }
     out << "\n";
 }
 
-void writeFindingText(std::ostream& out, const Report& report, const Finding& finding, std::size_t number,
-                      const FileNames& files)
+//! Whether the compact text gives the finding one line: a symptom of a cause the report lists, or an info finding
+//! with nothing to do.
+bool oneLine(const Report& report, const Finding& finding)
 {
+    const bool listedCause = finding.rootCause && report.causes.size() >= 2;
+    return listedCause &&
+           (finding.symptom || (finding.severity == Severity::kInfo && finding.fix.starts_with("nothing")));
+}
+
+void writeFindingText(std::ostream& out, const Report& report, const Finding& finding, std::size_t number,
+                      const FileNames& files, bool details)
+{
+    if (!details && oneLine(report, finding))
+    {
+        writeSymptomLine(out, report, finding, number, files);
+        return;
+    }
     if (finding.symptom || finding.severity == Severity::kInfo)
     {
         writeBriefFindingText(out, report, finding, number, files);
@@ -750,17 +954,16 @@ void writeFindingText(std::ostream& out, const Report& report, const Finding& fi
     out << number << ". [" << severityName(finding.severity) << "] " << finding.rule << costAndSaving(finding)
         << causeLabel(report, finding) << "\n";
     out << "   " << printable(finding.message, 8192) << "\n";
-    if (!finding.onnxNodes.empty() && !engineLayersNameTheNodes(finding))
+    if (!finding.onnxNodes.empty() && !engineLayersNameTheNodes(finding) && !namesInMessage(finding, finding.onnxNodes))
     {
-        out << "   ONNX nodes:    " << printable(patterns::nameList(finding.onnxNodes, 6), 2048) << "\n";
+        out << "   ONNX nodes: " << printable(patterns::nameList(finding.onnxNodes, 6), 2048) << "\n";
     }
-    if (!finding.engineLayers.empty())
+    if (!finding.engineLayers.empty() && !namesInMessage(finding, finding.engineLayers))
     {
         out << "   engine layers: " << printable(patterns::nameList(finding.engineLayers, 4), 2048) << "\n";
     }
-    writeEvidenceText(out, finding.evidence, files);
+    writeEvidenceText(out, finding.evidence, files, details);
     writeFixText(out, finding);
-    out << "\n";
 }
 
 //! Whether two findings are alike enough to be listed together: the same rule, severity and cause.
@@ -772,7 +975,7 @@ bool alike(const Finding& a, const Finding& b)
 //! Findings [first, first + count) of one rule, as one entry: the first one's message and fix, then a line for each
 //! finding with the node it is about, its numbers and where its evidence is.
 void writeFindingGroupText(std::ostream& out, const Report& report, std::size_t first, std::size_t count,
-                           const FileNames& files)
+                           const FileNames& files, bool details)
 {
     const Finding& lead = report.findings[first];
     double cost = 0.0, saving = 0.0;
@@ -797,30 +1000,51 @@ void writeFindingGroupText(std::ostream& out, const Report& report, std::size_t 
     }
     out << causeLabel(report, lead) << "\n";
     out << "   " << first + 1 << ". " << printable(lead.message, 8192) << "\n";
+    std::vector<std::string> items;
     for (std::size_t f = first; f < first + count; ++f)
     {
         const Finding& finding = report.findings[f];
         const std::string subject = !finding.onnxNodes.empty()      ? finding.onnxNodes.front()
                                     : !finding.engineLayers.empty() ? finding.engineLayers.front()
                                                                     : std::string("(no node)");
-        out << "   - " << f + 1 << ". " << printable(subject, 160) << costAndSaving(finding);
-        if (!finding.evidence.empty())
+        items.push_back("- " + std::to_string(f + 1) + ". " + printable(subject, 160) + costAndSaving(finding));
+    }
+    // Short items two to a line in the compact text (each 46 columns at most, so a pair fits 100).
+    constexpr std::size_t kPairable = 46;
+    for (std::size_t i = 0; i < items.size(); ++i)
+    {
+        out << "   " << items[i];
+        if (!details && i + 1 < items.size() && items[i].size() <= kPairable && items[i + 1].size() <= kPairable)
         {
-            out << "  evidence " << evidencePlaces(finding.evidence, files);
+            out << std::string(kPairable + 2 - items[i].size(), ' ') << items[i + 1];
+            ++i;
         }
         out << "\n";
     }
-    writeFixText(out, lead);
+    std::vector<Evidence> evidence;
+    for (std::size_t f = first; f < first + count; ++f)
+    {
+        evidence.insert(evidence.end(), report.findings[f].evidence.begin(), report.findings[f].evidence.end());
+    }
+    if (!evidence.empty())
+    {
+        out << "   evidence: " << evidencePlaces(evidence, files, details ? SIZE_MAX : kCompactPlaces) << "\n";
+    }
     if (!lead.symptom || !lead.fix.starts_with("an effect of "))
     {
-        out << "                  (the same edit for each finding above, on its own node)\n";
+        out << "   fix: " << printable(lead.fix, 4096) << " (the same edit for each finding above, on its own node)\n";
     }
-    out << "\n";
+    else
+    {
+        writeFixText(out, lead);
+    }
 }
 
-void writeFindingsText(std::ostream& out, const Report& report)
+void writeFindingsText(std::ostream& out, const Report& report, bool details)
 {
     const FileNames files(report);
+    // A blank line before each entry but a one-line one: a symptom's line follows its cause's finding directly.
+    bool firstEntry = true;
     for (std::size_t first = 0; first < report.findings.size();)
     {
         std::size_t count = 1;
@@ -828,20 +1052,31 @@ void writeFindingsText(std::ostream& out, const Report& report)
         {
             ++count;
         }
-        // Three or more findings of one rule in a row share an entry; two are listed as they are.
-        constexpr std::size_t kGroupFrom = 3;
-        if (count < kGroupFrom)
+        // Three or more findings of one rule in a row share an entry; two are listed as they are. --details lists
+        // each finding in full.
+        const std::size_t kGroupFrom = details ? SIZE_MAX : 3;
+        for (std::size_t f = first; f < first + (count < kGroupFrom ? count : 1); ++f)
         {
-            for (std::size_t f = first; f < first + count; ++f)
+            const bool single = !details && count < kGroupFrom && oneLine(report, report.findings[f]);
+            if (!firstEntry && !single)
             {
-                writeFindingText(out, report, report.findings[f], f + 1, files);
+                out << "\n";
+            }
+            firstEntry = false;
+            if (count < kGroupFrom)
+            {
+                writeFindingText(out, report, report.findings[f], f + 1, files, details);
+            }
+            else
+            {
+                writeFindingGroupText(out, report, first, count, files, details);
             }
         }
-        else
-        {
-            writeFindingGroupText(out, report, first, count, files);
-        }
         first += count;
+    }
+    if (!firstEntry)
+    {
+        out << "\n";
     }
 }
 
@@ -931,7 +1166,7 @@ void shortenInputPaths(std::string& text, std::size_t from, const Report& report
 }
 
 //! The engine layer names the report prints most: those its findings and its largest layers name.
-std::vector<std::string_view> namesToShorten(const Report& report, const Inputs& inputs)
+std::vector<std::string_view> namesToShorten(const Report& report, const Inputs& inputs, bool details)
 {
     std::vector<std::string_view> names;
     for (const auto& finding : report.findings)
@@ -940,7 +1175,7 @@ std::vector<std::string_view> namesToShorten(const Report& report, const Inputs&
     }
     if (const EnginePlan* plan = inputs.engine())
     {
-        for (const auto& share : largestLayers(report, inputs, 8))
+        for (const auto& share : largestLayers(report, inputs, largestShown(details)))
         {
             names.push_back(plan->layers[share.layer].name);
         }
@@ -952,14 +1187,20 @@ std::vector<std::string_view> namesToShorten(const Report& report, const Inputs&
 
 std::string renderReportText(const Report& report, const Inputs& inputs, std::size_t width)
 {
+    return renderReportText(report, inputs, TextReportOptions{width, false});
+}
+
+std::string renderReportText(const Report& report, const Inputs& inputs, const TextReportOptions& options)
+{
     std::ostringstream out;
-    writeHeaderText(out, report);
-    const std::size_t headerEnd = static_cast<std::size_t>(out.tellp());
-    writeRootCausesText(out, report);
-    writeLargestLayersText(out, report, inputs);
-    writeFindingsText(out, report);
+    writeHeaderText(out, report, options.details);
+    // After the inputs' lines, which give every input's path, an input is named by its file name.
+    const std::size_t headerEnd = out.str().find("  build mode: ");
+    writeRootCausesText(out, report, options.details);
+    writeLargestLayersText(out, report, inputs, options.details);
+    writeFindingsText(out, report, options.details);
     writeAccountingText(out, report, inputs);
-    writePrecisionSummaryText(out, summarizePrecision(report, inputs));
+    writePrecisionSummaryText(out, summarizePrecision(report, inputs), options.details);
     if (const EnginePlan* plan = inputs.engine())
     {
         writeMyelinRegionsText(out, report.correlation.myelinRegions, *plan);
@@ -968,8 +1209,10 @@ std::string renderReportText(const Report& report, const Inputs& inputs, std::si
     writeNotesText(out, report);
     std::string text = out.str();
     shortenInputPaths(text, headerEnd, report);
-    return text_layout::wrapLines(text_layout::shortenRepeatedNames(std::move(text), namesToShorten(report, inputs)),
-                                  width);
+    return text_layout::wrapLines(text_layout::shortenRepeatedNames(std::move(text),
+                                                                    namesToShorten(report, inputs, options.details),
+                                                                    options.details),
+                                  options.width);
 }
 
 std::string renderReportText(const Report& report, const Inputs& inputs)

@@ -171,7 +171,7 @@ std::string wrapLines(std::string_view text, std::size_t width)
     return out;
 }
 
-std::string shortenRepeatedNames(std::string text, std::vector<std::string_view> names)
+std::string shortenRepeatedNames(std::string text, std::vector<std::string_view> names, bool keepFirstMention)
 {
     // Only names long enough to crowd a line; the longest first, so a name that contains another is handled whole.
     constexpr std::size_t kLongName = 60;
@@ -190,7 +190,11 @@ std::string shortenRepeatedNames(std::string text, std::vector<std::string_view>
     for (std::string_view name : names)
     {
         const std::string replacement = shortForm(name);
-        if (shortCount[replacement] != 1 || replacement.size() + 8 > name.size())
+        // A name of one part is cut only when very long: its middle is often what tells it apart.
+        constexpr std::size_t kLongSinglePart = 80;
+        const bool onePart = name.find(" + ") == std::string_view::npos;
+        if (shortCount[replacement] != 1 || replacement.size() + 8 > name.size() ||
+            (onePart && name.size() <= kLongSinglePart))
         {
             continue;
         }
@@ -199,7 +203,10 @@ std::string shortenRepeatedNames(std::string text, std::vector<std::string_view>
         {
             continue;
         }
-        at = text.find(name, at + name.size());
+        if (keepFirstMention)
+        {
+            at = text.find(name, at + name.size());
+        }
         while (at != std::string::npos)
         {
             text.replace(at, name.size(), replacement);

@@ -20,7 +20,8 @@ std::string wrapLines(std::string_view text, std::size_t width);
 
 //! Replaces every mention of each name in `names` after the first by a short form ("first + ... + last" for a fused
 //! layer's name, else its head and tail around "..."), when the name is long and its short form is unique among them.
-std::string shortenRepeatedNames(std::string text, std::vector<std::string_view> names);
+//! keepFirstMention false: every mention, the first too (the compact report; the JSON has the full names).
+std::string shortenRepeatedNames(std::string text, std::vector<std::string_view> names, bool keepFirstMention = true);
 
 //! The notes with every "<rule>: not checked, needs <input>" folded into one note per missing input (the JSON keeps
 //! each note).

@@ -282,13 +282,102 @@ private:
         PredictedQdq::Reason why;
     };
 
-    //! Where a Q on `tensor` ends up when TensorRT propagates it backward (across data-movement ops, one clone per
-    //! Concat input): cancelled against a DQ of equal scale, a requantize against a DQ of another scale, fused into a
-    //! quantized producer, or standalone in front of a float producer or a network input.
     //! The inputs of Concats already walked in one walkBack, by tensor and the float reader met on the way: a Concat
     //! of one tensor three times, sixteen levels deep, is walked 16 times rather than 3^16.
     using ConcatInputsWalked = std::map<std::pair<std::uint32_t, const OnnxNode*>, BackResult>;
 
+    //! A Q walked back onto a DQ: cancelled against an equal scale, else a requantize.
+    BackResult meetDequantize(const OnnxNode& producer, std::optional<double> scale) const
+    {
+        BackResult result;
+        auto other = perTensorScale(mGraph, producer);
+        result.partner = producer.name;
+        result.partnerIndex = static_cast<std::uint32_t>(producer.index);
+        if (scale && other && scalesEqual(*scale, *other))
+        {
+            result.fate = PredictedQdq::Fate::kCancelled;
+            result.why = because("follows ", producer.name, " with the same scale");
+        }
+        else if (mGraph.rebuiltFromLog && !(scale && other))
+        {
+            result.fate = PredictedQdq::Fate::kCancelled;
+            result.why =
+                because("follows ", producer.name, " (equal scales assumed: the build log has no scale values)");
+        }
+        else
+        {
+            result.fate = PredictedQdq::Fate::kRequantize;
+            result.why = because("follows ", producer.name, " with a different scale");
+        }
+        return result;
+    }
+
+    //! A Q hoisted above a Concat: one clone per input, each walked back on its own.
+    BackResult hoistAboveConcat(const OnnxNode& concat, std::optional<double> scale, int depth,
+                                std::string_view floatTensor, const OnnxNode* floatReaderOf,
+                                ConcatInputsWalked* walked) const
+    {
+        BackResult result;
+        const OnnxNode* producer = &concat;
+        std::vector<std::string> floatInputs;
+        std::vector<std::string> requantized;
+        bool anyFused = false;
+        ConcatInputsWalked walkedHere;
+        ConcatInputsWalked& seen = walked != nullptr ? *walked : walkedHere;
+        for (const auto& input : producer->inputs)
+        {
+            const std::pair<std::uint32_t, const OnnxNode*> key{mGraph.tensors.find(TensorKey(input)), floatReaderOf};
+            BackResult unnamed;
+            const BackResult* walkedPart = &unnamed;
+            if (key.first == OnnxGraph::kNone)
+            {
+                unnamed = walkBack(input, scale, depth + 1, floatTensor, floatReaderOf, &seen);
+            }
+            else
+            {
+                auto known = seen.find(key);
+                if (known == seen.end())
+                {
+                    known =
+                        seen.emplace(key, walkBack(input, scale, depth + 1, floatTensor, floatReaderOf, &seen)).first;
+                }
+                walkedPart = &known->second;
+            }
+            const BackResult& part = *walkedPart;
+            if (part.fate == PredictedQdq::Fate::kStandalone)
+            {
+                floatInputs.push_back(input);
+            }
+            else if (part.fate == PredictedQdq::Fate::kRequantize)
+            {
+                requantized.emplace_back(part.partner);
+            }
+            anyFused = anyFused || part.fate == PredictedQdq::Fate::kFusedIntoProducer;
+        }
+        result.partner = producer->name;
+        result.partnerIndex = static_cast<std::uint32_t>(producer->index);
+        if (!floatInputs.empty())
+        {
+            result.why = composed("hoisted above Concat " + producer->name + ", whose input(s) " +
+                                  nameList(floatInputs, 3) + " come from float producers");
+        }
+        else if (!requantized.empty())
+        {
+            result.fate = PredictedQdq::Fate::kRequantize;
+            result.why = composed("hoisted above Concat " + producer->name + ", it meets " + nameList(requantized, 3) +
+                                  " with a different scale");
+        }
+        else
+        {
+            result.fate = anyFused ? PredictedQdq::Fate::kFusedIntoProducer : PredictedQdq::Fate::kCancelled;
+            result.why = because("hoisted above Concat ", producer->name, " into every producer");
+        }
+        return result;
+    }
+
+    //! Where a Q on `tensor` ends up when TensorRT propagates it backward (across data-movement ops, one clone per
+    //! Concat input): cancelled against a DQ of equal scale, a requantize against a DQ of another scale, fused into a
+    //! quantized producer, or standalone in front of a float producer or a network input.
     BackResult walkBack(const std::string& tensor, std::optional<double> scale, int depth,
                         std::string_view floatTensor = {}, const OnnxNode* floatReaderOf = nullptr,
                         ConcatInputsWalked* walked = nullptr) const
@@ -308,84 +397,11 @@ private:
         }
         if (isDequantize(*producer))
         {
-            auto other = perTensorScale(mGraph, *producer);
-            result.partner = producer->name;
-            result.partnerIndex = static_cast<std::uint32_t>(producer->index);
-            if (scale && other && scalesEqual(*scale, *other))
-            {
-                result.fate = PredictedQdq::Fate::kCancelled;
-                result.why = because("follows ", producer->name, " with the same scale");
-            }
-            else if (mGraph.rebuiltFromLog && !(scale && other))
-            {
-                result.fate = PredictedQdq::Fate::kCancelled;
-                result.why =
-                    because("follows ", producer->name, " (equal scales assumed: the build log has no scale values)");
-            }
-            else
-            {
-                result.fate = PredictedQdq::Fate::kRequantize;
-                result.why = because("follows ", producer->name, " with a different scale");
-            }
-            return result;
+            return meetDequantize(*producer, scale);
         }
         if (producer->opType == "Concat")
         {
-            std::vector<std::string> floatInputs;
-            std::vector<std::string> requantized;
-            bool anyFused = false;
-            ConcatInputsWalked walkedHere;
-            ConcatInputsWalked& seen = walked != nullptr ? *walked : walkedHere;
-            for (const auto& input : producer->inputs)
-            {
-                const std::pair<std::uint32_t, const OnnxNode*> key{mGraph.tensors.find(TensorKey(input)),
-                                                                    floatReaderOf};
-                BackResult unnamed;
-                const BackResult* walkedPart = &unnamed;
-                if (key.first == OnnxGraph::kNone)
-                {
-                    unnamed = walkBack(input, scale, depth + 1, floatTensor, floatReaderOf, &seen);
-                }
-                else
-                {
-                    auto known = seen.find(key);
-                    if (known == seen.end())
-                    {
-                        known = seen.emplace(key, walkBack(input, scale, depth + 1, floatTensor, floatReaderOf, &seen))
-                                    .first;
-                    }
-                    walkedPart = &known->second;
-                }
-                const BackResult& part = *walkedPart;
-                if (part.fate == PredictedQdq::Fate::kStandalone)
-                {
-                    floatInputs.push_back(input);
-                }
-                else if (part.fate == PredictedQdq::Fate::kRequantize)
-                {
-                    requantized.emplace_back(part.partner);
-                }
-                anyFused = anyFused || part.fate == PredictedQdq::Fate::kFusedIntoProducer;
-            }
-            result.partner = producer->name;
-            result.partnerIndex = static_cast<std::uint32_t>(producer->index);
-            if (!floatInputs.empty())
-            {
-                result.why = composed("hoisted above Concat " + producer->name + ", whose input(s) " +
-                                      nameList(floatInputs, 3) + " come from float producers");
-            }
-            else if (!requantized.empty())
-            {
-                result.fate = PredictedQdq::Fate::kRequantize;
-                result.why = composed("hoisted above Concat " + producer->name + ", it meets " +
-                                      nameList(requantized, 3) + " with a different scale");
-            }
-            else
-            {
-                result.fate = anyFused ? PredictedQdq::Fate::kFusedIntoProducer : PredictedQdq::Fate::kCancelled;
-                result.why = because("hoisted above Concat ", producer->name, " into every producer");
-            }
-            return result;
+            return hoistAboveConcat(*producer, scale, depth, floatTensor, floatReaderOf, walked);
         }
         // A quantized producer absorbs the Q only when nothing else reads the tensors on the way in float: a layer
         // writes one tensor in one precision. (Meeting a DQ instead is decided by scales, as above.)
@@ -421,6 +437,105 @@ private:
         return result;
     }
 
+    //! What the forward walk from a DQ (through commuting ops) met among its consumers.
+    struct ForwardMeetings
+    {
+        bool allFused = true;
+        std::string_view partner;
+        std::uint32_t partnerNode = PredictedQdq::kNoNode;
+        std::string_view requantizePartner;
+        std::uint32_t requantizeNode = PredictedQdq::kNoNode;
+        bool floatConsumer = false;
+        bool allQuantizers = true; // every path ends at a Q: a DQ -> Q pair
+        bool allEqual = true;
+        PredictedQdq::Reason floatWhy; // why the first float consumer keeps it
+    };
+
+    //! One consumer met on the forward walk from dq: a Q (equal scale or not), a quantized op, a commuting op to walk
+    //! through (its outputs go to next), or a float consumer.
+    void meetConsumer(const OnnxNode& node, const OnnxNode& consumer, ForwardMeetings& met,
+                      std::vector<std::uint32_t>& next) const
+    {
+        if (readsShapeOnly(consumer.opType))
+        {
+            return; // reads the dimensions only: no float consumer of the values
+        }
+        if (isQuantize(consumer))
+        {
+            auto a = perTensorScale(mGraph, node);
+            auto b = perTensorScale(mGraph, consumer);
+            const bool assumedEqual = mGraph.rebuiltFromLog && !(a && b);
+            if (!assumedEqual && !(a && b && scalesEqual(*a, *b)))
+            {
+                met.allEqual = false;
+                if (met.requantizePartner.empty())
+                {
+                    met.requantizePartner = consumer.name;
+                    met.requantizeNode = static_cast<std::uint32_t>(consumer.index);
+                }
+            }
+            if (met.partner.empty())
+            {
+                met.partner = consumer.name;
+                met.partnerNode = static_cast<std::uint32_t>(consumer.index);
+            }
+        }
+        else if (mQuantizedWeighted[consumer.index] || quantizableWithOutputQ(consumer))
+        {
+            met.allQuantizers = false;
+            if (met.partner.empty())
+            {
+                met.partner = consumer.name;
+                met.partnerNode = static_cast<std::uint32_t>(consumer.index);
+            }
+        }
+        else if (isCommuting(consumer.opType))
+        {
+            next.insert(next.end(), consumer.outputs.ids().begin(), consumer.outputs.ids().end());
+        }
+        else
+        {
+            met.allFused = false;
+            if (!met.floatConsumer)
+            {
+                met.floatConsumer = true;
+                met.floatWhy = composed("its consumer " + consumer.name + " (" + consumer.opType + ") runs in float");
+            }
+        }
+    }
+
+    //! Walks forward from the DQ node through commuting ops to its consumers.
+    ForwardMeetings walkForward(const OnnxNode& node) const
+    {
+        ForwardMeetings met;
+        std::vector<std::uint32_t> frontier = {node.outputs.id(0)};
+        // Each tensor is expanded once: tensors written by several nodes, or read back by what they feed (a cycle),
+        // would otherwise multiply the frontier at every level.
+        std::unordered_set<std::uint32_t> expanded;
+        for (int depth = 0; depth < 16 && !frontier.empty(); ++depth)
+        {
+            std::vector<std::uint32_t> next;
+            for (std::uint32_t tensor : frontier)
+            {
+                if (!expanded.insert(tensor).second)
+                {
+                    continue;
+                }
+                const NodeRefs consumers(mGraph.nodes.data(), mGraph.consumersOf(tensor));
+                if (consumers.empty())
+                {
+                    met.allFused = false;
+                }
+                for (const OnnxNode* consumer : consumers)
+                {
+                    meetConsumer(node, *consumer, met, next);
+                }
+            }
+            frontier = std::move(next);
+        }
+        return met;
+    }
+
     PredictedQdq predictDequantize(const OnnxNode& node) const
     {
         PredictedQdq result;
@@ -438,101 +553,27 @@ private:
             return result;
         }
         // Walk forward through commuting ops to the consumers.
-        std::vector<std::uint32_t> frontier = {node.outputs.id(0)};
-        bool allFused = true;
-        std::string_view partner;
-        std::uint32_t partnerNode = PredictedQdq::kNoNode;
-        std::string_view requantizePartner;
-        std::uint32_t requantizeNode = PredictedQdq::kNoNode;
-        bool floatConsumer = false;
-        bool allQuantizers = true; // every path ends at a Q: a DQ -> Q pair
-        bool allEqual = true;
-        // Each tensor is expanded once: tensors written by several nodes, or read back by what they feed (a cycle),
-        // would otherwise multiply the frontier at every level.
-        std::unordered_set<std::uint32_t> expanded;
-        for (int depth = 0; depth < 16 && !frontier.empty(); ++depth)
+        const ForwardMeetings met = walkForward(node);
+        if (met.floatConsumer)
         {
-            std::vector<std::uint32_t> next;
-            for (std::uint32_t tensor : frontier)
-            {
-                if (!expanded.insert(tensor).second)
-                {
-                    continue;
-                }
-                const NodeRefs consumers(mGraph.nodes.data(), mGraph.consumersOf(tensor));
-                if (consumers.empty())
-                {
-                    allFused = false;
-                }
-                for (const OnnxNode* consumer : consumers)
-                {
-                    if (readsShapeOnly(consumer->opType))
-                    {
-                        continue; // reads the dimensions only: no float consumer of the values
-                    }
-                    if (isQuantize(*consumer))
-                    {
-                        auto a = perTensorScale(mGraph, node);
-                        auto b = perTensorScale(mGraph, *consumer);
-                        const bool assumedEqual = mGraph.rebuiltFromLog && !(a && b);
-                        if (!assumedEqual && !(a && b && scalesEqual(*a, *b)))
-                        {
-                            allEqual = false;
-                            if (requantizePartner.empty())
-                            {
-                                requantizePartner = consumer->name;
-                                requantizeNode = static_cast<std::uint32_t>(consumer->index);
-                            }
-                        }
-                        if (partner.empty())
-                        {
-                            partner = consumer->name;
-                            partnerNode = static_cast<std::uint32_t>(consumer->index);
-                        }
-                    }
-                    else if (mQuantizedWeighted[consumer->index] || quantizableWithOutputQ(*consumer))
-                    {
-                        allQuantizers = false;
-                        if (partner.empty())
-                        {
-                            partner = consumer->name;
-                            partnerNode = static_cast<std::uint32_t>(consumer->index);
-                        }
-                    }
-                    else if (isCommuting(consumer->opType))
-                    {
-                        next.insert(next.end(), consumer->outputs.ids().begin(), consumer->outputs.ids().end());
-                    }
-                    else
-                    {
-                        allFused = false;
-                        if (!floatConsumer)
-                        {
-                            floatConsumer = true;
-                            result.why = composed("its consumer " + consumer->name + " (" + consumer->opType +
-                                                  ") runs in float");
-                        }
-                    }
-                }
-            }
-            frontier = std::move(next);
+            result.why = met.floatWhy;
         }
-        if (allFused && !partner.empty() && allQuantizers)
+        if (met.allFused && !met.partner.empty() && met.allQuantizers)
         {
-            result.fate = allEqual ? PredictedQdq::Fate::kCancelled : PredictedQdq::Fate::kRequantize;
-            result.partner = allEqual ? partner : requantizePartner;
-            result.partnerIndex = allEqual ? partnerNode : requantizeNode;
-            result.why = allEqual ? because("meets ", partner, " with the same scale")
-                                  : because("meets ", requantizePartner, " with a different scale");
+            result.fate = met.allEqual ? PredictedQdq::Fate::kCancelled : PredictedQdq::Fate::kRequantize;
+            result.partner = met.allEqual ? met.partner : met.requantizePartner;
+            result.partnerIndex = met.allEqual ? met.partnerNode : met.requantizeNode;
+            result.why = met.allEqual ? because("meets ", met.partner, " with the same scale")
+                                      : because("meets ", met.requantizePartner, " with a different scale");
         }
-        else if (allFused && !partner.empty())
+        else if (met.allFused && !met.partner.empty())
         {
             result.fate = PredictedQdq::Fate::kFusedIntoConsumer;
-            result.partner = partner;
-            result.partnerIndex = partnerNode;
-            result.why = because("input dequantization of ", partner);
+            result.partner = met.partner;
+            result.partnerIndex = met.partnerNode;
+            result.why = because("input dequantization of ", met.partner);
         }
-        else if (!floatConsumer)
+        else if (!met.floatConsumer)
         {
             result.why = because("no quantized consumer");
         }
