@@ -332,13 +332,28 @@ private:
     // ----- edits that need no model ---------------------------------------------------------------------------
     void prepareEdits()
     {
+        prepareRemovals();
+        prepareInsertions();
+        prepareRewires();
+        prepareOutputRenames();
+        prepareGraphOutputRenames();
+        prepareInitializers();
+    }
+
+    //! Removed nodes, sorted; a node removed twice is refused.
+    void prepareRemovals()
+    {
         mRemovedNodes = mEdits.removeNodes;
         std::sort(mRemovedNodes.begin(), mRemovedNodes.end());
         if (auto twice = std::adjacent_find(mRemovedNodes.begin(), mRemovedNodes.end()); twice != mRemovedNodes.end())
         {
             invalidEdit("removeNodes: node " + std::to_string(*twice) + " is removed twice");
         }
+    }
 
+    //! New nodes encoded, in the order of the node they go before; their names and outputs are unique.
+    void prepareInsertions()
+    {
         for (std::size_t i = 0; i < mEdits.insertNodes.size(); ++i)
         {
             const NewNode& node = mEdits.insertNodes[i].node;
@@ -358,7 +373,11 @@ private:
         }
         std::stable_sort(mInserts.begin(), mInserts.end(),
                          [](const Insert& a, const Insert& b) { return a.beforeNode < b.beforeNode; });
+    }
 
+    //! Rewired inputs by node: no rewired node is removed, no input rewired twice.
+    void prepareRewires()
+    {
         for (std::size_t i = 0; i < mEdits.rewireInputs.size(); ++i)
         {
             const ModelEdits::Rewire& rewire = mEdits.rewireInputs[i];
@@ -378,7 +397,11 @@ private:
             }
             slots.push_back(&rewire);
         }
+    }
 
+    //! Renamed node outputs by node: no renamed node is removed, no output renamed twice, no name written twice.
+    void prepareOutputRenames()
+    {
         for (std::size_t i = 0; i < mEdits.renameNodeOutputs.size(); ++i)
         {
             const ModelEdits::RenameNodeOutput& rename = mEdits.renameNodeOutputs[i];
@@ -408,7 +431,11 @@ private:
                             " is already the output of a new node or of another rename");
             }
         }
+    }
 
+    //! Renamed graph outputs: each once.
+    void prepareGraphOutputRenames()
+    {
         for (const ModelEdits::RenameOutput& rename : mEdits.renameGraphOutputs)
         {
             if (rename.from.empty() || rename.to.empty())
@@ -420,7 +447,11 @@ private:
                 invalidEdit("renameGraphOutputs: graph output " + inQuotes(rename.from) + " is renamed twice");
             }
         }
+    }
 
+    //! Removed, replaced and added initializers: each once, none both removed and replaced, new names unique.
+    void prepareInitializers()
+    {
         for (const std::string& name : mEdits.removeInitializers)
         {
             if (!mRemovedInitializers.emplace(name, false).second)
