@@ -166,6 +166,37 @@ void Planner::reconcileInsertionScales()
     }
 }
 
+//! The inputs a new pair feeds: the edit's consumers, each of which must read the tensor at that input, stay, and be
+//! changed by no other edit. Returns why not, "" when they may.
+std::string Planner::insertionReads(const FixEdit& edit,
+                                    std::vector<std::pair<std::uint32_t, std::uint32_t>>& reads) const
+{
+    std::string problem;
+    for (const auto& [name, slot] : edit.consumers)
+    {
+        const std::uint32_t node = nodeIndex(name);
+        if (node == OnnxGraph::kNone || slot >= mGraph.nodes[node].inputs.size() ||
+            mGraph.nodes[node].inputs[slot] != edit.tensor)
+        {
+            problem = name + " does not read " + edit.tensor + " at input " + std::to_string(slot);
+            break;
+        }
+        if (mRemoved.count(node) != 0)
+        {
+            problem = name + " is removed by another edit";
+            break;
+        }
+        if (!claimant(node, slot).empty())
+        {
+            problem = "input " + std::to_string(slot) + " of " + name + " is changed by another edit (" +
+                      claimant(node, slot) + ")";
+            break;
+        }
+        reads.emplace_back(node, slot);
+    }
+    return problem;
+}
+
 void Planner::planInsertions()
 {
     struct Group
@@ -215,29 +246,7 @@ void Planner::planInsertions()
             continue;
         }
         std::vector<std::pair<std::uint32_t, std::uint32_t>> reads;
-        std::string problem;
-        for (const auto& [name, slot] : edit.consumers)
-        {
-            const std::uint32_t node = nodeIndex(name);
-            if (node == OnnxGraph::kNone || slot >= mGraph.nodes[node].inputs.size() ||
-                mGraph.nodes[node].inputs[slot] != edit.tensor)
-            {
-                problem = name + " does not read " + edit.tensor + " at input " + std::to_string(slot);
-                break;
-            }
-            if (mRemoved.count(node) != 0)
-            {
-                problem = name + " is removed by another edit";
-                break;
-            }
-            if (!claimant(node, slot).empty())
-            {
-                problem = "input " + std::to_string(slot) + " of " + name + " is changed by another edit (" +
-                          claimant(node, slot) + ")";
-                break;
-            }
-            reads.emplace_back(node, slot);
-        }
+        const std::string problem = insertionReads(edit, reads);
         if (edit.consumers.empty())
         {
             reads = readers(edit.tensor);

@@ -333,23 +333,68 @@ void Planner::planUnwrapPlugin(const Asked& asked)
         return;
     }
     const OnnxNode& pluginNode = mGraph.nodes[plugin];
-    // The DQs before the plugin and the Qs after it, each with the scale the plugin takes over.
-    std::vector<std::uint32_t> wrappers;
-    std::vector<PlannedEdit::PluginScale> scales;
-    std::vector<std::string> scaleTexts;
+    PluginUnwrap unwrap;
+    if (!collectPluginWrappers(asked, unwrap))
+    {
+        return;
+    }
+    if (std::find(mOptions.rules.begin(), mOptions.rules.end(), asked.rule) == mOptions.rules.end())
+    {
+        skip(asked, "makes " + pluginNode.name + " read and write INT8, which its code must support with " +
+                        patterns::nameList(unwrap.scaleTexts, 4) + "; once it does, run fix with --rules " +
+                        asked.rule);
+        return;
+    }
+    PlannedEdit planned = plannedFrom(asked);
+    if (!planPluginRewires(asked, plugin, unwrap) || !pluginOutputScalesAgree(asked, pluginNode, unwrap.scales))
+    {
+        return;
+    }
+    if (std::string problem = claimedBy(unwrap.rewires); !problem.empty())
+    {
+        skip(asked, problem);
+        return;
+    }
+    for (std::size_t i = 0; i < unwrap.rewires.size(); ++i)
+    {
+        const auto [node, slot] = unwrap.rewires[i];
+        claim(node, slot, asked.rule);
+        const std::string& old = mGraph.nodes[node].inputs[slot];
+        mPlan.modelEdits.rewireInputs.push_back({node, slot, unwrap.newInputs[i]});
+        planned.changed.push_back(mGraph.nodes[node].name + " input " + std::to_string(slot) + ": " + old + " -> " +
+                                  unwrap.newInputs[i]);
+        planned.touched.push_back(mGraph.nodes[node].name);
+    }
+    for (std::uint32_t node : unwrap.removals)
+    {
+        mPlan.modelEdits.removeNodes.push_back(node);
+        mRemoved.insert(node);
+        planned.removed.push_back(mGraph.nodes[node].name);
+    }
+    planned.touched.push_back(pluginNode.name);
+    planned.scale = pluginNode.name + " now reads and writes INT8: " + patterns::nameList(unwrap.scaleTexts, 8);
+    planned.pluginScales = std::move(unwrap.scales);
+    mPlan.edits.push_back(std::move(planned));
+}
+
+//! The DQs before the plugin and the Qs after it, each with the scale the plugin takes over. Returns false (the
+//! edit skipped) when one is missing.
+bool Planner::collectPluginWrappers(const Asked& asked, PluginUnwrap& unwrap)
+{
+    const auto& names = asked.edit.nodes;
     for (std::size_t i = 1; i < names.size(); ++i)
     {
         const std::uint32_t node = nodeIndex(names[i]);
         if (node == OnnxGraph::kNone)
         {
             skip(asked, names[i] + " is not in the model");
-            return;
+            return false;
         }
         const OnnxNode& qdq = mGraph.nodes[node];
         if (qdq.inputs.empty() || qdq.outputs.empty())
         {
             skip(asked, qdq.name + " has no input or output");
-            return;
+            return false;
         }
         const bool input = patterns::isDequantize(qdq);
         PlannedEdit::PluginScale entry{input ? "input" : "output", input ? qdq.outputs[0] : qdq.inputs[0], qdq.name,
@@ -359,41 +404,40 @@ void Planner::planUnwrapPlugin(const Asked& asked)
             entry.scale = parameters->scale[0];
             entry.zeroPoint = parameters->zeroPoint.empty() ? 0.0 : parameters->zeroPoint[0];
         }
-        scaleTexts.push_back(
+        unwrap.scaleTexts.push_back(
             entry.side + " " +
             (entry.scale ? "scale " + formatScale(*entry.scale) : std::string("scale (not a constant)")) + " from " +
             qdq.name);
-        wrappers.push_back(node);
-        scales.push_back(std::move(entry));
+        unwrap.wrappers.push_back(node);
+        unwrap.scales.push_back(std::move(entry));
     }
-    if (std::find(mOptions.rules.begin(), mOptions.rules.end(), asked.rule) == mOptions.rules.end())
-    {
-        skip(asked, "makes " + pluginNode.name + " read and write INT8, which its code must support with " +
-                        patterns::nameList(scaleTexts, 4) + "; once it does, run fix with --rules " + asked.rule);
-        return;
-    }
-    PlannedEdit planned = plannedFrom(asked);
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> rewires; // (node, slot), with the new input below
-    std::vector<std::string> newInputs;
-    std::vector<std::uint32_t> removals;
-    for (std::uint32_t node : wrappers)
+    return true;
+}
+
+//! The plugin reads what each DQ dequantizes (the DQ goes when the plugin was its only reader); each Q's readers
+//! read the plugin's output, which must have no float reader left. Returns false (the edit skipped) when a wrapper
+//! cannot be unwrapped.
+bool Planner::planPluginRewires(const Asked& asked, std::uint32_t plugin, PluginUnwrap& unwrap)
+{
+    const auto& names = asked.edit.nodes;
+    const OnnxNode& pluginNode = mGraph.nodes[plugin];
+    for (std::uint32_t node : unwrap.wrappers)
     {
         const OnnxNode& qdq = mGraph.nodes[node];
         if (mRemoved.count(node) != 0)
         {
             skip(asked, qdq.name + " is already removed by another edit");
-            return;
+            return false;
         }
         if (patterns::isDequantize(qdq))
         {
-            // The plugin reads what the DQ dequantizes; the DQ goes when the plugin was its only reader.
             bool otherReaders = isGraphOutput(qdq.outputs[0]) || mReadByRewrite.count(node) != 0;
             for (const auto& [reader, slot] : readers(qdq.outputs[0]))
             {
                 if (reader == plugin)
                 {
-                    rewires.emplace_back(reader, slot);
-                    newInputs.push_back(qdq.inputs[0]);
+                    unwrap.rewires.emplace_back(reader, slot);
+                    unwrap.newInputs.push_back(qdq.inputs[0]);
                 }
                 else
                 {
@@ -402,39 +446,45 @@ void Planner::planUnwrapPlugin(const Asked& asked)
             }
             if (!otherReaders)
             {
-                removals.push_back(node);
+                unwrap.removals.push_back(node);
             }
             continue;
         }
-        // A Q after the plugin: its readers read the plugin's output, which must have no float reader left.
         const std::string& pluginOutput = qdq.inputs[0];
         if (std::find(pluginNode.outputs.begin(), pluginNode.outputs.end(), pluginOutput) == pluginNode.outputs.end())
         {
             skip(asked, qdq.name + " does not read an output of " + pluginNode.name);
-            return;
+            return false;
         }
         if (isGraphOutput(qdq.outputs[0]) || isGraphOutput(pluginOutput))
         {
             skip(asked, "an output of " + pluginNode.name + " or " + qdq.name +
                             " is a network output; unwrapping would change its type");
-            return;
+            return false;
         }
         for (const auto& [reader, slot] : readers(pluginOutput))
         {
             if (std::find(names.begin() + 1, names.end(), mGraph.nodes[reader].name) == names.end())
             {
                 skip(asked, mGraph.nodes[reader].name + " reads " + pluginOutput + " in float; it would get INT8");
-                return;
+                return false;
             }
         }
         for (const auto& [reader, slot] : readers(qdq.outputs[0]))
         {
-            rewires.emplace_back(reader, slot);
-            newInputs.push_back(pluginOutput);
+            unwrap.rewires.emplace_back(reader, slot);
+            unwrap.newInputs.push_back(pluginOutput);
         }
-        removals.push_back(node);
+        unwrap.removals.push_back(node);
     }
-    // Two Qs with different scales on one plugin output cannot both become the plugin's output scale.
+    return true;
+}
+
+//! Two Qs with different scales on one plugin output cannot both become the plugin's output scale. Returns false
+//! (the edit skipped) when they differ.
+bool Planner::pluginOutputScalesAgree(const Asked& asked, const OnnxNode& pluginNode,
+                                      const std::vector<PlannedEdit::PluginScale>& scales)
+{
     for (std::size_t i = 0; i < scales.size(); ++i)
     {
         for (std::size_t j = i + 1; j < scales.size(); ++j)
@@ -444,35 +494,11 @@ void Planner::planUnwrapPlugin(const Asked& asked)
             {
                 skip(asked, scales[i].from + " and " + scales[j].from + " quantize one output of " + pluginNode.name +
                                 " with different scales; give them one scale first");
-                return;
+                return false;
             }
         }
     }
-    if (std::string problem = claimedBy(rewires); !problem.empty())
-    {
-        skip(asked, problem);
-        return;
-    }
-    for (std::size_t i = 0; i < rewires.size(); ++i)
-    {
-        const auto [node, slot] = rewires[i];
-        claim(node, slot, asked.rule);
-        const std::string& old = mGraph.nodes[node].inputs[slot];
-        mPlan.modelEdits.rewireInputs.push_back({node, slot, newInputs[i]});
-        planned.changed.push_back(mGraph.nodes[node].name + " input " + std::to_string(slot) + ": " + old + " -> " +
-                                  newInputs[i]);
-        planned.touched.push_back(mGraph.nodes[node].name);
-    }
-    for (std::uint32_t node : removals)
-    {
-        mPlan.modelEdits.removeNodes.push_back(node);
-        mRemoved.insert(node);
-        planned.removed.push_back(mGraph.nodes[node].name);
-    }
-    planned.touched.push_back(pluginNode.name);
-    planned.scale = pluginNode.name + " now reads and writes INT8: " + patterns::nameList(scaleTexts, 8);
-    planned.pluginScales = std::move(scales);
-    mPlan.edits.push_back(std::move(planned));
+    return true;
 }
 
 } // namespace qdq::fix_planning

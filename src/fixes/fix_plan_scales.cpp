@@ -231,40 +231,9 @@ void Planner::planSetScale(const Asked& asked)
     std::sort(group.begin(), group.end());
     std::vector<std::pair<std::uint32_t, std::uint32_t>> slots;
     bool sourceAfterTarget = false;
-    for (std::uint32_t node : group)
+    if (!scaleGroupSlots(asked, group, from, slots, sourceAfterTarget))
     {
-        const QdqParameters* parameters = perTensorQdq(node);
-        if (parameters == nullptr)
-        {
-            skip(asked, mGraph.nodes[node].name + " is not a per-tensor Q/DQ with a constant scale");
-            return;
-        }
-        if (parameters->hasZeroPoint != source->hasZeroPoint ||
-            (parameters->hasZeroPoint && parameters->zeroPointType != source->zeroPointType))
-        {
-            skip(asked, mGraph.nodes[node].name + "'s zero point differs in type from " + sourceNode.name +
-                            "'s: its quantized type would change");
-            return;
-        }
-        if (mRemoved.count(node) != 0)
-        {
-            skip(asked, mGraph.nodes[node].name + " is removed by another edit");
-            return;
-        }
-        const OnnxNode& target = mGraph.nodes[node];
-        for (const std::string* tensor : {&scaleTensor, &zeroPointTensor})
-        {
-            const OnnxNode* producer = tensor->empty() ? nullptr : patterns::producerOf(mGraph, *tensor);
-            sourceAfterTarget = sourceAfterTarget || (producer != nullptr && producer->index > node);
-        }
-        if (target.inputs[1] != scaleTensor)
-        {
-            slots.emplace_back(node, 1);
-        }
-        if (!zeroPointTensor.empty() && target.inputs.size() > 2 && target.inputs[2] != zeroPointTensor)
-        {
-            slots.emplace_back(node, 2);
-        }
+        return;
     }
     if (slots.empty())
     {
@@ -278,18 +247,7 @@ void Planner::planSetScale(const Asked& asked)
     }
     // A Q whose range started at 0 and takes a range that does not keeps its clamp as a Relu (see
     // planSymmetricInt8).
-    std::vector<std::uint32_t> needRelu;
-    if (!rangeStartsAtZero(from))
-    {
-        for (std::uint32_t node : group)
-        {
-            if (patterns::isQuantize(mGraph.nodes[node]) && rangeStartsAtZero(node) &&
-                needsClampKept(mGraph.nodes[node].inputs[0]))
-            {
-                needRelu.push_back(node);
-            }
-        }
-    }
+    const std::vector<std::uint32_t> needRelu = quantizersKeepingTheirClamp(group, from);
     std::vector<std::pair<std::uint32_t, std::uint32_t>> claims = slots;
     for (std::uint32_t node : needRelu)
     {
@@ -336,6 +294,74 @@ void Planner::planSetScale(const Asked& asked)
                          " QuantizeLinear keeps the clamp at 0 of its old range";
     }
     mPlan.edits.push_back(std::move(planned));
+}
+
+//! The inputs of the group's nodes that must read the source's scale and zero point tensors, and whether the source's
+//! tensors come after a member of the group in node order. Returns false (the edit skipped) when a member cannot take
+//! the source's scale.
+bool Planner::scaleGroupSlots(const Asked& asked, const std::vector<std::uint32_t>& group, std::uint32_t from,
+                              std::vector<std::pair<std::uint32_t, std::uint32_t>>& slots, bool& sourceAfterTarget)
+{
+    const QdqParameters& source = *perTensorQdq(from);
+    const OnnxNode& sourceNode = mGraph.nodes[from];
+    const std::string scaleTensor = sourceNode.inputs[1];
+    const std::string zeroPointTensor = sourceNode.inputs.size() > 2 ? sourceNode.inputs[2] : std::string();
+    for (std::uint32_t node : group)
+    {
+        const QdqParameters* parameters = perTensorQdq(node);
+        if (parameters == nullptr)
+        {
+            skip(asked, mGraph.nodes[node].name + " is not a per-tensor Q/DQ with a constant scale");
+            return false;
+        }
+        if (parameters->hasZeroPoint != source.hasZeroPoint ||
+            (parameters->hasZeroPoint && parameters->zeroPointType != source.zeroPointType))
+        {
+            skip(asked, mGraph.nodes[node].name + "'s zero point differs in type from " + sourceNode.name +
+                            "'s: its quantized type would change");
+            return false;
+        }
+        if (mRemoved.count(node) != 0)
+        {
+            skip(asked, mGraph.nodes[node].name + " is removed by another edit");
+            return false;
+        }
+        const OnnxNode& target = mGraph.nodes[node];
+        for (const std::string* tensor : {&scaleTensor, &zeroPointTensor})
+        {
+            const OnnxNode* producer = tensor->empty() ? nullptr : patterns::producerOf(mGraph, *tensor);
+            sourceAfterTarget = sourceAfterTarget || (producer != nullptr && producer->index > node);
+        }
+        if (target.inputs[1] != scaleTensor)
+        {
+            slots.emplace_back(node, 1);
+        }
+        if (!zeroPointTensor.empty() && target.inputs.size() > 2 && target.inputs[2] != zeroPointTensor)
+        {
+            slots.emplace_back(node, 2);
+        }
+    }
+    return true;
+}
+
+//! The group's Qs whose range started at 0 and that take a range that does not: each keeps its clamp as a Relu
+//! (see planSymmetricInt8).
+std::vector<std::uint32_t> Planner::quantizersKeepingTheirClamp(const std::vector<std::uint32_t>& group,
+                                                                std::uint32_t from) const
+{
+    std::vector<std::uint32_t> needRelu;
+    if (!rangeStartsAtZero(from))
+    {
+        for (std::uint32_t node : group)
+        {
+            if (patterns::isQuantize(mGraph.nodes[node]) && rangeStartsAtZero(node) &&
+                needsClampKept(mGraph.nodes[node].inputs[0]))
+            {
+                needRelu.push_back(node);
+            }
+        }
+    }
+    return needRelu;
 }
 
 //! Why the group must not take one scale, "" when it may: its scales (the source's among them) span more than
@@ -426,32 +452,31 @@ void Planner::rewireScaleInputs(const std::vector<std::pair<std::uint32_t, std::
     }
 }
 
-//! kSymmetricInt8: the group's Q/DQ (one scale and zero point between them) read a new FLOAT scale covering the
-//! same range symmetrically and an INT8 zero point 0. Planned after every other edit: nodes another edit removes
-//! leave the group; a scale another edit rewires is left to fix's next pass, which converts the scale it took.
-void Planner::planSymmetricInt8(const Asked& asked)
+//! The named nodes that no other edit removes. Returns false (the edit skipped) when one is not in the model.
+bool Planner::remainingNodesOf(const Asked& asked, std::vector<std::uint32_t>& group)
 {
-    std::vector<std::uint32_t> group;
     for (const auto& name : asked.edit.nodes)
     {
         const std::uint32_t node = nodeIndex(name);
         if (node == OnnxGraph::kNone)
         {
             skip(asked, name + " is not a node of the model");
-            return;
+            return false;
         }
         if (mRemoved.count(node) == 0)
         {
             group.push_back(node);
         }
     }
-    if (group.empty())
-    {
-        return; // other edits removed every node of the group: nothing is left to convert
-    }
-    std::sort(group.begin(), group.end());
+    return true;
+}
+
+//! The scale and zero point inputs of the group, which must read one per-tensor constant scale and zero point.
+//! Returns false (the edit skipped) when a node does not.
+bool Planner::sharedScaleSlots(const Asked& asked, const std::vector<std::uint32_t>& group,
+                               std::vector<std::pair<std::uint32_t, std::uint32_t>>& slots)
+{
     const QdqParameters* first = perTensorQdq(group.front());
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> slots;
     for (std::uint32_t node : group)
     {
         const QdqParameters* parameters = perTensorQdq(node);
@@ -462,10 +487,54 @@ void Planner::planSymmetricInt8(const Asked& asked)
         {
             skip(asked, mGraph.nodes[node].name + " does not read one per-tensor constant scale and zero point "
                                                   "with the rest of the group");
-            return;
+            return false;
         }
         slots.emplace_back(node, 1);
         slots.emplace_back(node, 2);
+    }
+    return true;
+}
+
+//! The new FLOAT scale and INT8 zero point 0 as initializers named after base; returns their names.
+std::pair<std::string, std::string> Planner::addSymmetricInitializers(const std::string& base, double symmetric,
+                                                                      PlannedEdit& planned)
+{
+    NewInitializer newScale;
+    newScale.name = freshName(base + "/scale");
+    newScale.dataType = 1; // FLOAT
+    newScale.rawData = rawFloatData(static_cast<float>(symmetric));
+    NewInitializer newZeroPoint;
+    newZeroPoint.name = freshName(base + "/zero_point");
+    newZeroPoint.dataType = 3; // INT8
+    newZeroPoint.rawData.assign(1, '\0');
+    const std::string scaleName = newScale.name;
+    const std::string zeroPointName = newZeroPoint.name;
+    planned.added = {scaleName, zeroPointName};
+    mPlan.modelEdits.addInitializers.push_back(std::move(newScale));
+    mPlan.modelEdits.addInitializers.push_back(std::move(newZeroPoint));
+    return {scaleName, zeroPointName};
+}
+
+//! kSymmetricInt8: the group's Q/DQ (one scale and zero point between them) read a new FLOAT scale covering the
+//! same range symmetrically and an INT8 zero point 0. Planned after every other edit: nodes another edit removes
+//! leave the group; a scale another edit rewires is left to fix's next pass, which converts the scale it took.
+void Planner::planSymmetricInt8(const Asked& asked)
+{
+    std::vector<std::uint32_t> group;
+    if (!remainingNodesOf(asked, group))
+    {
+        return;
+    }
+    if (group.empty())
+    {
+        return; // other edits removed every node of the group: nothing is left to convert
+    }
+    std::sort(group.begin(), group.end());
+    const QdqParameters* first = perTensorQdq(group.front());
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> slots;
+    if (!sharedScaleSlots(asked, group, slots))
+    {
+        return;
     }
     double qmin = 0;
     double qmax = 0;
@@ -521,19 +590,7 @@ void Planner::planSymmetricInt8(const Asked& asked)
     }
     const std::string base = "qdq_doctor/" + asked.rule + "/" +
                              (asked.edit.tensor.rfind('/', 0) == 0 ? asked.edit.tensor.substr(1) : asked.edit.tensor);
-    NewInitializer newScale;
-    newScale.name = freshName(base + "/scale");
-    newScale.dataType = 1; // FLOAT
-    newScale.rawData = rawFloatData(static_cast<float>(symmetric));
-    NewInitializer newZeroPoint;
-    newZeroPoint.name = freshName(base + "/zero_point");
-    newZeroPoint.dataType = 3; // INT8
-    newZeroPoint.rawData.assign(1, '\0');
-    const std::string scaleName = newScale.name;
-    const std::string zeroPointName = newZeroPoint.name;
-    planned.added = {scaleName, zeroPointName};
-    mPlan.modelEdits.addInitializers.push_back(std::move(newScale));
-    mPlan.modelEdits.addInitializers.push_back(std::move(newZeroPoint));
+    const auto [scaleName, zeroPointName] = addSymmetricInitializers(base, symmetric, planned);
     char range[96];
     std::snprintf(range, sizeof(range), "[%.6g, %.6g]", scale * (qmin - zeroPoint), scale * (qmax - zeroPoint));
     planned.scale = formatScale(symmetric) + " with zero point 0, from scale " + formatScale(scale) + " and " +

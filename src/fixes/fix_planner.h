@@ -110,6 +110,20 @@ private:
     //! kUnwrapPlugin: DQ -> plugin -> Q becomes Q -> plugin -> DQ. Only when asked by name (--rules): the plugin
     //! then reads and writes INT8, which its code must support with the scales listed in the report.
     void planUnwrapPlugin(const Asked& asked);
+    //! What unwrapping a plugin rewires, removes and reports.
+    struct PluginUnwrap
+    {
+        std::vector<std::uint32_t> wrappers; //!< the DQs before the plugin and the Qs after it
+        std::vector<PlannedEdit::PluginScale> scales;
+        std::vector<std::string> scaleTexts;
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> rewires; //!< (node, slot), with newInputs' input
+        std::vector<std::string> newInputs;
+        std::vector<std::uint32_t> removals;
+    };
+    bool collectPluginWrappers(const Asked& asked, PluginUnwrap& unwrap);
+    bool planPluginRewires(const Asked& asked, std::uint32_t plugin, PluginUnwrap& unwrap);
+    bool pluginOutputScalesAgree(const Asked& asked, const OnnxNode& pluginNode,
+                                 const std::vector<PlannedEdit::PluginScale>& scales);
 
     //! A per-tensor Q or DQ whose scale (and zero point) are constants of the model, or nullptr.
     const QdqParameters* perTensorQdq(std::uint32_t node) const;
@@ -134,6 +148,10 @@ private:
     //! the scale and zero point tensors of edit.scaleFrom. A DQ of a constant (a weight) or a Q/DQ that is per-channel
     //! or has its scale computed stops the edit: changing one side of a pair would change the values it carries.
     void planSetScale(const Asked& asked);
+    bool scaleGroupSlots(const Asked& asked, const std::vector<std::uint32_t>& group, std::uint32_t from,
+                         std::vector<std::pair<std::uint32_t, std::uint32_t>>& slots, bool& sourceAfterTarget);
+    std::vector<std::uint32_t> quantizersKeepingTheirClamp(const std::vector<std::uint32_t>& group,
+                                                           std::uint32_t from) const;
 
     //! Why the group must not take one scale, "" when it may: its scales (the source's among them) span more than
     //! patterns::kMostUnifiedScaleRatio. One scale would then take bits the smaller scales' tensors cannot spare (at
@@ -152,6 +170,11 @@ private:
     //! same range symmetrically and an INT8 zero point 0. Planned after every other edit: nodes another edit removes
     //! leave the group; a scale another edit rewires is left to fix's next pass, which converts the scale it took.
     void planSymmetricInt8(const Asked& asked);
+    bool remainingNodesOf(const Asked& asked, std::vector<std::uint32_t>& group);
+    bool sharedScaleSlots(const Asked& asked, const std::vector<std::uint32_t>& group,
+                          std::vector<std::pair<std::uint32_t, std::uint32_t>>& slots);
+    std::pair<std::string, std::string> addSymmetricInitializers(const std::string& base, double symmetric,
+                                                                 PlannedEdit& planned);
 
     //! Adds a Relu reading input, inserted before node `before`, named base/Relu; returns its output. It keeps the
     //! clamp at 0 of quantizer's range, which the edit takes away (why).
@@ -195,6 +218,7 @@ private:
     void reconcileInsertionScales();
 
     void planInsertions();
+    std::string insertionReads(const FixEdit& edit, std::vector<std::pair<std::uint32_t, std::uint32_t>>& reads) const;
 
     //! The scale and zero point a new pair takes: scaleFrom's (per-tensor), times scaleFactor, or the fixed scale
     //! with zero point 0 of scaleFrom's quantized type (int8 for uint8: TensorRT takes signed INT8 only). nullopt
