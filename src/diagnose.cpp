@@ -559,7 +559,9 @@ void addBuildOutcomeNotes(Report& report, const BuildLog& log)
     }
 }
 
-void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>& sinks)
+//! Every rule's findings, the fallback findings merged, de-duplicated: each once (same rule on the same nodes and
+//! layers; node lists were sorted by the workers).
+void gatherFindings(Report& report, std::vector<FindingSink>& sinks)
 {
     FindingSink sink;
     for (auto& ruleSink : sinks)
@@ -571,8 +573,6 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
     }
     mergeFallbackFindings(sink);
 
-    // De-duplicate (same rule on the same nodes and layers; node lists were sorted by the workers) and sort worst
-    // first.
     std::set<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>> seen;
     for (auto& finding : sink.findings())
     {
@@ -581,6 +581,11 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
             report.findings.push_back(std::move(finding));
         }
     }
+}
+
+//! Worst first: by severity, then cost, rule and first node or layer.
+void sortFindings(Report& report)
+{
     std::stable_sort(report.findings.begin(), report.findings.end(),
                      [](const Finding& a, const Finding& b)
                      {
@@ -604,7 +609,11 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
                              b.onnxNodes.empty() ? (b.engineLayers.empty() ? "" : b.engineLayers[0]) : b.onnxNodes[0];
                          return nodeA < nodeB;
                      });
+}
 
+//! The notes of the inputs: the build's outcome, the loading, the merge of engine artifacts and the correlation.
+void addInputNotes(Report& report, const Inputs& inputs)
+{
     if (inputs.buildLog)
     {
         addBuildOutcomeNotes(report, *inputs.buildLog);
@@ -626,9 +635,13 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
     {
         report.notes.push_back(note);
     }
+}
+
+//! kernel-without-tensor-cores reads kernel names: say when no file gives any.
+void addKernelNameNote(Report& report, const Inputs& inputs)
+{
     if (const EnginePlan* plan = inputs.engine(); plan != nullptr && !plan->layers.empty())
     {
-        // kernel-without-tensor-cores reads kernel names: say when no file gives any.
         const bool named =
             std::any_of(plan->layers.begin(), plan->layers.end(),
                         [](const EngineLayer& layer) { return !layer.tacticName.empty(); }) ||
@@ -642,6 +655,11 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
                 "--verbose build log with its tactic names)");
         }
     }
+}
+
+//! A graph rebuilt from the build log's parser lines, and what it lacks.
+void addRebuiltGraphNote(Report& report, const Inputs& inputs)
+{
     if (inputs.onnx && inputs.onnx->rebuiltFromLog)
     {
         const OnnxGraph& graph = *inputs.onnx;
@@ -652,6 +670,11 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
             " outputs, from the ONNX parser's lines; scale values and attributes are not in the "
             "log (docs/log-graph.md)");
     }
+}
+
+//! The readers' warnings of each input.
+void addAllReaderWarnings(Report& report, const Inputs& inputs)
+{
     if (inputs.onnx)
     {
         addReaderWarnings(report.notes, inputs.onnx->warnings);
@@ -668,6 +691,11 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
     {
         addReaderWarnings(report.notes, inputs.buildLog->warnings);
     }
+}
+
+//! With times: the total and the time in standalone Q/DQ and reformat layers.
+void sumLayerTimes(Report& report, const Inputs& inputs)
+{
     if (inputs.timings() != nullptr)
     {
         report.hasTimings = true;
@@ -689,6 +717,17 @@ void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>
             report.totalMs = inputs.timings()->totalAverageMs();
         }
     }
+}
+
+void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>& sinks)
+{
+    gatherFindings(report, sinks);
+    sortFindings(report);
+    addInputNotes(report, inputs);
+    addKernelNameNote(report, inputs);
+    addRebuiltGraphNote(report, inputs);
+    addAllReaderWarnings(report, inputs);
+    sumLayerTimes(report, inputs);
 }
 
 } // namespace

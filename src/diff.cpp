@@ -734,154 +734,233 @@ static std::vector<DiffCause> causesOfTheDifference(const Report& candidate, con
     return causes;
 }
 
-DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
+namespace
 {
-    DiffReport report;
-    report.baselineInputs = baseline.sources;
-    report.candidateInputs = candidate.sources;
-    Side sides[2];
-    const Inputs* inputs[2] = {&baseline, &candidate};
-    for (int s = 0; s < 2; ++s)
-    {
-        sides[s].inputs = inputs[s];
-        sides[s].plan = inputs[s]->engine();
-        if (sides[s].plan == nullptr)
-        {
-            SourceLocation where;
-            where.path = inputs[s]->sources.empty() ? "" : inputs[s]->sources.front().path;
-            throw InputError(
-                where, std::string("the ") + (s == 0 ? "baseline" : "candidate") +
-                           " has no engine layer list (give its --exportLayerInfo JSON, verbose build log or profile)");
-        }
-        sides[s].report = diagnose(*inputs[s]);
-        sides[s].correlation = sides[s].report.correlation;
-        const Inputs* other = inputs[1 - s];
-        sides[s].otherGraph = !inputs[s]->onnx && other->onnx ? &*other->onnx : nullptr;
-        buildOccurrences(sides[s]);
-    }
-    Side& base = sides[0];
-    Side& cand = sides[1];
-    const std::size_t nb = base.plan->layers.size();
-    const std::size_t nc = cand.plan->layers.size();
 
-    std::size_t anchoredByName = 0;
-    std::string anchorKind;
-    auto matches = alignOps(base, cand, anchoredByName, anchorKind);
-    UnionFind regions(nb + nc);
-    std::vector<std::string> alignmentOf(nb + nc, "unmatched");
-    std::set<std::pair<std::size_t, std::size_t>> namedPairs;
-    for (const auto& [i, j] : matches)
+//! The counts of one region's layers on one side: how many execute model operations, how many are standalone Q/DQ
+//! and how many reformats.
+struct LayerCounts
+{
+    std::size_t mapped = 0;
+    std::size_t qdq = 0;
+    std::size_t reformat = 0;
+};
+
+//! One engine-vs-engine diff as named steps (run()): each side is diagnosed and its operations listed, the operations
+//! are aligned, layers are grouped into regions, and each region is described by what differs in it and the
+//! candidate findings on its layers; the totals, the causes and the notes come last.
+class EngineDiff
+{
+public:
+    EngineDiff(const Inputs& baseline, const Inputs& candidate)
+        : mInputs{&baseline, &candidate}, mBase(mSides[0]), mCand(mSides[1])
     {
-        std::size_t a = base.ops[i].layer;
-        std::size_t b = nb + cand.ops[j].layer;
-        regions.unite(a, b);
-        bool byName = base.ops[i].name == cand.ops[j].name ||
-                      (!base.ops[i].weight.empty() && base.ops[i].weight == cand.ops[j].weight);
-        for (std::size_t x : {a, b})
+    }
+
+    DiffReport run()
+    {
+        mReport.baselineInputs = mInputs[0]->sources;
+        mReport.candidateInputs = mInputs[1]->sources;
+        readSides();
+        alignOperations();
+        attachLayersWithoutOperations();
+        collectRegions();
+        readTotals();
+        indexCandidateFindings();
+        for (std::size_t root : mRootOrder)
         {
-            if (alignmentOf[x] != "onnx-names")
+            mReport.regions.push_back(describeRegion(root));
+        }
+        addUnmatchedProfileTime();
+        sumExplainedTime();
+        mReport.causes = causesOfTheDifference(mCand.report, mReport.regions);
+        sortRegionsByChange();
+        addNotes();
+        return std::move(mReport);
+    }
+
+private:
+    //! Each side's engine, its diagnosis and its operations in engine order.
+    void readSides()
+    {
+        for (int s = 0; s < 2; ++s)
+        {
+            Side& side = mSides[s];
+            side.inputs = mInputs[s];
+            side.plan = mInputs[s]->engine();
+            if (side.plan == nullptr)
             {
-                alignmentOf[x] = byName ? "onnx-names" : "structure";
+                SourceLocation where;
+                where.path = mInputs[s]->sources.empty() ? "" : mInputs[s]->sources.front().path;
+                throw InputError(where, std::string("the ") + (s == 0 ? "baseline" : "candidate") +
+                                            " has no engine layer list (give its --exportLayerInfo JSON, verbose "
+                                            "build log or profile)");
+            }
+            side.report = diagnose(*mInputs[s]);
+            side.correlation = side.report.correlation;
+            const Inputs* other = mInputs[1 - s];
+            side.otherGraph = !mInputs[s]->onnx && other->onnx ? &*other->onnx : nullptr;
+            buildOccurrences(side);
+        }
+        mBaseCount = mBase.plan->layers.size();
+        mCandCount = mCand.plan->layers.size();
+        mRegions = UnionFind(mBaseCount + mCandCount);
+        mAlignmentOf.assign(mBaseCount + mCandCount, "unmatched");
+    }
+
+    //! Aligned operations put their layers in one region; a layer is aligned by ONNX names when any of its
+    //! operations matched by name or weight.
+    void alignOperations()
+    {
+        mMatches = alignOps(mBase, mCand, mAnchoredByName, mAnchorKind);
+        for (const auto& [i, j] : mMatches)
+        {
+            std::size_t a = mBase.ops[i].layer;
+            std::size_t b = mBaseCount + mCand.ops[j].layer;
+            mRegions.unite(a, b);
+            bool byName = mBase.ops[i].name == mCand.ops[j].name ||
+                          (!mBase.ops[i].weight.empty() && mBase.ops[i].weight == mCand.ops[j].weight);
+            for (std::size_t x : {a, b})
+            {
+                if (mAlignmentOf[x] != "onnx-names")
+                {
+                    mAlignmentOf[x] = byName ? "onnx-names" : "structure";
+                }
             }
         }
     }
-    // Layers without comparable operations join their neighbours.
-    for (int s = 0; s < 2; ++s)
+
+    //! Layers without comparable operations join their neighbours.
+    void attachLayersWithoutOperations()
     {
-        std::size_t offset = s == 0 ? 0 : nb;
-        std::set<std::size_t> withOps;
-        for (const auto& op : sides[s].ops)
+        for (int s = 0; s < 2; ++s)
         {
-            withOps.insert(op.layer);
-        }
-        for (std::size_t layer = 0; layer < sides[s].plan->layers.size(); ++layer)
-        {
-            if (withOps.count(layer) > 0)
+            std::size_t offset = s == 0 ? 0 : mBaseCount;
+            std::set<std::size_t> withOps;
+            for (const auto& op : mSides[s].ops)
             {
-                continue;
+                withOps.insert(op.layer);
             }
-            if (auto target = attachmentOf(sides[s], layer))
+            for (std::size_t layer = 0; layer < mSides[s].plan->layers.size(); ++layer)
             {
-                regions.unite(offset + layer, offset + *target);
-                alignmentOf[offset + layer] = "neighbour";
+                if (withOps.count(layer) > 0)
+                {
+                    continue;
+                }
+                if (auto target = attachmentOf(mSides[s], layer))
+                {
+                    mRegions.unite(offset + layer, offset + *target);
+                    mAlignmentOf[offset + layer] = "neighbour";
+                }
             }
         }
     }
 
-    // Collect regions in a stable order (first baseline layer, else first candidate layer).
-    std::map<std::size_t, DiffRegion> byRoot;
-    std::vector<std::size_t> rootOrder;
-    for (std::size_t x = 0; x < nb + nc; ++x)
+    //! Regions in a stable order (first baseline layer, else first candidate layer), each with its layers and the
+    //! strongest alignment of any of them.
+    void collectRegions()
     {
-        std::size_t root = regions.find(x);
-        auto [it, inserted] = byRoot.try_emplace(root);
-        if (inserted)
+        for (std::size_t x = 0; x < mBaseCount + mCandCount; ++x)
         {
-            rootOrder.push_back(root);
-        }
-        if (x < nb)
-        {
-            it->second.baselineLayers.push_back(x);
-        }
-        else
-        {
-            it->second.candidateLayers.push_back(x - nb);
-        }
-        if (it->second.alignment.empty() || alignmentOf[x] == "onnx-names" ||
-            (alignmentOf[x] == "structure" && it->second.alignment != "onnx-names"))
-        {
-            it->second.alignment = alignmentOf[x];
+            std::size_t root = mRegions.find(x);
+            auto [it, inserted] = mByRoot.try_emplace(root);
+            if (inserted)
+            {
+                mRootOrder.push_back(root);
+            }
+            if (x < mBaseCount)
+            {
+                it->second.baselineLayers.push_back(x);
+            }
+            else
+            {
+                it->second.candidateLayers.push_back(x - mBaseCount);
+            }
+            if (it->second.alignment.empty() || mAlignmentOf[x] == "onnx-names" ||
+                (mAlignmentOf[x] == "structure" && it->second.alignment != "onnx-names"))
+            {
+                it->second.alignment = mAlignmentOf[x];
+            }
         }
     }
 
-    const bool baseTimed = base.inputs->timings() != nullptr;
-    const bool candTimed = cand.inputs->timings() != nullptr;
-    report.perLayerTimes = baseTimed && candTimed;
-    report.baselineMs = sideTotal(baseline, report.baselineTotalSource);
-    report.candidateMs = sideTotal(candidate, report.candidateTotalSource);
-
-    // Candidate findings by engine layer name.
-    std::unordered_map<std::string, std::vector<const Finding*>> findingsByLayer;
-    for (const auto& finding : cand.report.findings)
+    void readTotals()
     {
-        for (const auto& layerName : finding.engineLayers)
+        mBaseTimed = mBase.inputs->timings() != nullptr;
+        mCandTimed = mCand.inputs->timings() != nullptr;
+        mReport.perLayerTimes = mBaseTimed && mCandTimed;
+        mReport.baselineMs = sideTotal(*mInputs[0], mReport.baselineTotalSource);
+        mReport.candidateMs = sideTotal(*mInputs[1], mReport.candidateTotalSource);
+    }
+
+    //! Candidate findings by engine layer name.
+    void indexCandidateFindings()
+    {
+        for (const auto& finding : mCand.report.findings)
         {
-            findingsByLayer[layerName].push_back(&finding);
+            for (const auto& layerName : finding.engineLayers)
+            {
+                mFindingsByLayer[layerName].push_back(&finding);
+            }
         }
     }
 
-    for (std::size_t root : rootOrder)
+    DiffRegion describeRegion(std::size_t root)
     {
-        DiffRegion region = std::move(byRoot[root]);
+        DiffRegion region = std::move(mByRoot[root]);
         std::set<std::string> nodes;
-        std::size_t baseMapped = 0;
-        std::size_t candMapped = 0;
-        std::size_t baseQdq = 0;
-        std::size_t candQdq = 0;
-        std::size_t baseReformat = 0;
-        std::size_t candReformat = 0;
-        for (std::size_t layer : region.baselineLayers)
-        {
-            const auto& mapping = base.correlation.layers[layer];
-            region.baselineMs += mapping.timeMs.value_or(0.0);
-            nodes.insert(mapping.onnxNodes.begin(), mapping.onnxNodes.end());
-            baseMapped += mapping.state == LayerState::kMapped;
-            baseQdq += mapping.state == LayerState::kInsertedQdq;
-            baseReformat += mapping.state == LayerState::kInsertedReformat;
-        }
-        for (std::size_t layer : region.candidateLayers)
-        {
-            const auto& mapping = cand.correlation.layers[layer];
-            region.candidateMs += mapping.timeMs.value_or(0.0);
-            nodes.insert(mapping.onnxNodes.begin(), mapping.onnxNodes.end());
-            candMapped += mapping.state == LayerState::kMapped;
-            candQdq += mapping.state == LayerState::kInsertedQdq;
-            candReformat += mapping.state == LayerState::kInsertedReformat;
-        }
+        const LayerCounts base = sumLayers(mBase, region.baselineLayers, region.baselineMs, nodes);
+        const LayerCounts cand = sumLayers(mCand, region.candidateLayers, region.candidateMs, nodes);
         region.onnxNodes.assign(nodes.begin(), nodes.end());
-        region.hasTimes = report.perLayerTimes;
-        region.deltaMs = report.perLayerTimes ? region.candidateMs - region.baselineMs : 0.0;
+        region.hasTimes = mReport.perLayerTimes;
+        region.deltaMs = mReport.perLayerTimes ? region.candidateMs - region.baselineMs : 0.0;
+        addPresenceAndLayerKindDifferences(region, base, cand);
+        if (base.mapped > 0 && cand.mapped > 0 && base.mapped != cand.mapped)
+        {
+            addFusionDifferences(region, root, base, cand);
+        }
+        std::string basePrecision = precisionSummary(mBase, region.baselineLayers);
+        std::string candPrecision = precisionSummary(mCand, region.candidateLayers);
+        if (!basePrecision.empty() && !candPrecision.empty() && basePrecision != candPrecision)
+        {
+            region.differences.push_back("output precision " + basePrecision + " -> " + candPrecision);
+        }
+        if (base.mapped == cand.mapped && base.mapped > 0 && region.differences.empty())
+        {
+            addTacticChange(region);
+        }
+        addTacticGaps(region, mBase, mCand, oneToOneLayers(root), mReport.perLayerTimes);
+        addInt8Slower(region, mBase, mCand);
+        attachCandidateFindings(region);
+        bool structural = false;
+        for (const auto& difference : region.differences)
+        {
+            structural = structural || difference.rfind("only in the", 0) != 0;
+        }
+        region.explained = structural || !region.findings.empty();
+        return region;
+    }
 
+    //! Adds the times of a side's layers in a region to timeMs and their ONNX nodes to nodes; counts their kinds.
+    static LayerCounts sumLayers(const Side& side, const std::vector<std::size_t>& layers, double& timeMs,
+                                 std::set<std::string>& nodes)
+    {
+        LayerCounts counts;
+        for (std::size_t layer : layers)
+        {
+            const auto& mapping = side.correlation.layers[layer];
+            timeMs += mapping.timeMs.value_or(0.0);
+            nodes.insert(mapping.onnxNodes.begin(), mapping.onnxNodes.end());
+            counts.mapped += mapping.state == LayerState::kMapped;
+            counts.qdq += mapping.state == LayerState::kInsertedQdq;
+            counts.reformat += mapping.state == LayerState::kInsertedReformat;
+        }
+        return counts;
+    }
+
+    //! A region on one side only, and standalone Q/DQ or reformat layers added or removed.
+    static void addPresenceAndLayerKindDifferences(DiffRegion& region, const LayerCounts& base, const LayerCounts& cand)
+    {
         if (region.baselineLayers.empty())
         {
             region.differences.push_back("only in the candidate");
@@ -890,165 +969,163 @@ DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
         {
             region.differences.push_back("only in the baseline");
         }
-        if (candQdq > baseQdq)
+        if (cand.qdq > base.qdq)
         {
-            region.differences.push_back(std::to_string(candQdq - baseQdq) + " standalone Q/DQ layer(s) added");
+            region.differences.push_back(std::to_string(cand.qdq - base.qdq) + " standalone Q/DQ layer(s) added");
         }
-        else if (baseQdq > candQdq)
+        else if (base.qdq > cand.qdq)
         {
-            region.differences.push_back(std::to_string(baseQdq - candQdq) + " standalone Q/DQ layer(s) removed");
+            region.differences.push_back(std::to_string(base.qdq - cand.qdq) + " standalone Q/DQ layer(s) removed");
         }
-        if (candReformat != baseReformat)
+        if (cand.reformat != base.reformat)
         {
             region.differences.push_back(
-                std::string(candReformat > baseReformat ? "reformats added: " : "reformats removed: ") +
-                std::to_string(baseReformat) + " -> " + std::to_string(candReformat));
+                std::string(cand.reformat > base.reformat ? "reformats added: " : "reformats removed: ") +
+                std::to_string(base.reformat) + " -> " + std::to_string(cand.reformat));
         }
-        if (baseMapped > 0 && candMapped > 0 && baseMapped != candMapped)
+    }
+
+    //! Which layers of the other side each layer of the region executes aligned operations with, both ways.
+    void alignedLayers(std::size_t root, std::map<std::size_t, std::set<std::size_t>>& baseToCand,
+                       std::map<std::size_t, std::set<std::size_t>>& candToBase)
+    {
+        for (const auto& [i, j] : mMatches)
         {
-            // Which operations were fused on one side and split on the other.
-            std::map<std::size_t, std::set<std::size_t>> baseToCand;
-            std::map<std::size_t, std::set<std::size_t>> candToBase;
-            for (const auto& [i, j] : matches)
+            if (mRegions.find(mBase.ops[i].layer) == root)
             {
-                if (regions.find(base.ops[i].layer) == root)
-                {
-                    baseToCand[base.ops[i].layer].insert(cand.ops[j].layer);
-                    candToBase[cand.ops[j].layer].insert(base.ops[i].layer);
-                }
-            }
-            auto kindsOf = [&](const Side& side, std::size_t layer)
-            {
-                std::string text;
-                for (const auto& op : side.ops)
-                {
-                    if (op.layer == layer)
-                    {
-                        text += (text.empty() ? "" : "+") + op.kind;
-                    }
-                }
-                return text;
-            };
-            for (const auto& [layer, split] : baseToCand)
-            {
-                if (split.size() > 1)
-                {
-                    region.differences.push_back("lost fusion " + kindsOf(base, layer) + ": one baseline layer, " +
-                                                 std::to_string(split.size()) + " candidate layers");
-                }
-            }
-            for (const auto& [layer, merged] : candToBase)
-            {
-                if (merged.size() > 1)
-                {
-                    region.differences.push_back("gained fusion " + kindsOf(cand, layer) + ": " +
-                                                 std::to_string(merged.size()) +
-                                                 " baseline layers, one candidate layer");
-                }
-            }
-            if (region.differences.empty() || region.differences.back().find("fusion") == std::string::npos)
-            {
-                region.differences.push_back("layer count " + std::to_string(baseMapped) + " -> " +
-                                             std::to_string(candMapped));
+                baseToCand[mBase.ops[i].layer].insert(mCand.ops[j].layer);
+                candToBase[mCand.ops[j].layer].insert(mBase.ops[i].layer);
             }
         }
-        std::string basePrecision = precisionSummary(base, region.baselineLayers);
-        std::string candPrecision = precisionSummary(cand, region.candidateLayers);
-        if (!basePrecision.empty() && !candPrecision.empty() && basePrecision != candPrecision)
+    }
+
+    //! Which operations were fused on one side and split on the other.
+    void addFusionDifferences(DiffRegion& region, std::size_t root, const LayerCounts& base, const LayerCounts& cand)
+    {
+        std::map<std::size_t, std::set<std::size_t>> baseToCand;
+        std::map<std::size_t, std::set<std::size_t>> candToBase;
+        alignedLayers(root, baseToCand, candToBase);
+        auto kindsOf = [](const Side& side, std::size_t layer)
         {
-            region.differences.push_back("output precision " + basePrecision + " -> " + candPrecision);
-        }
-        if (baseMapped == candMapped && baseMapped > 0 && region.differences.empty())
+            std::string text;
+            for (const auto& op : side.ops)
+            {
+                if (op.layer == layer)
+                {
+                    text += (text.empty() ? "" : "+") + op.kind;
+                }
+            }
+            return text;
+        };
+        for (const auto& [layer, split] : baseToCand)
         {
-            std::set<std::string> baseTactics;
-            std::set<std::string> candTactics;
-            for (std::size_t layer : region.baselineLayers)
+            if (split.size() > 1)
             {
-                if (!base.plan->layers[layer].tacticName.empty())
-                {
-                    baseTactics.insert(base.plan->layers[layer].tacticName);
-                }
-            }
-            for (std::size_t layer : region.candidateLayers)
-            {
-                if (!cand.plan->layers[layer].tacticName.empty())
-                {
-                    candTactics.insert(cand.plan->layers[layer].tacticName);
-                }
-            }
-            if (!baseTactics.empty() && !candTactics.empty() && baseTactics != candTactics)
-            {
-                region.differences.push_back("tactic change: " + *baseTactics.begin() + " -> " + *candTactics.begin());
+                region.differences.push_back("lost fusion " + kindsOf(mBase, layer) + ": one baseline layer, " +
+                                             std::to_string(split.size()) + " candidate layers");
             }
         }
+        for (const auto& [layer, merged] : candToBase)
         {
-            // Layers that execute the same operations on both sides, one layer each.
-            std::map<std::size_t, std::set<std::size_t>> toCand;
-            std::map<std::size_t, std::set<std::size_t>> toBase;
-            for (const auto& [i, j] : matches)
+            if (merged.size() > 1)
             {
-                if (regions.find(base.ops[i].layer) == root)
-                {
-                    toCand[base.ops[i].layer].insert(cand.ops[j].layer);
-                    toBase[cand.ops[j].layer].insert(base.ops[i].layer);
-                }
+                region.differences.push_back("gained fusion " + kindsOf(mCand, layer) + ": " +
+                                             std::to_string(merged.size()) + " baseline layers, one candidate layer");
             }
-            std::vector<std::pair<std::size_t, std::size_t>> pairs;
-            for (const auto& [b, candidates] : toCand)
-            {
-                if (candidates.size() == 1 && toBase[*candidates.begin()].size() == 1)
-                {
-                    pairs.emplace_back(b, *candidates.begin());
-                }
-            }
-            addTacticGaps(region, base, cand, pairs, report.perLayerTimes);
-            addInt8Slower(region, base, cand);
         }
-        // A measured int8-slower-than-fp16 of the region replaces the candidate's own "likely" one.
+        if (region.differences.empty() || region.differences.back().find("fusion") == std::string::npos)
+        {
+            region.differences.push_back("layer count " + std::to_string(base.mapped) + " -> " +
+                                         std::to_string(cand.mapped));
+        }
+    }
+
+    //! The same layers on both sides with different tactics.
+    void addTacticChange(DiffRegion& region) const
+    {
+        const auto tactics = [](const Side& side, const std::vector<std::size_t>& layers)
+        {
+            std::set<std::string> names;
+            for (std::size_t layer : layers)
+            {
+                if (!side.plan->layers[layer].tacticName.empty())
+                {
+                    names.insert(side.plan->layers[layer].tacticName);
+                }
+            }
+            return names;
+        };
+        const std::set<std::string> baseTactics = tactics(mBase, region.baselineLayers);
+        const std::set<std::string> candTactics = tactics(mCand, region.candidateLayers);
+        if (!baseTactics.empty() && !candTactics.empty() && baseTactics != candTactics)
+        {
+            region.differences.push_back("tactic change: " + *baseTactics.begin() + " -> " + *candTactics.begin());
+        }
+    }
+
+    //! Layers that execute the same operations on both sides, one layer each.
+    std::vector<std::pair<std::size_t, std::size_t>> oneToOneLayers(std::size_t root)
+    {
+        std::map<std::size_t, std::set<std::size_t>> toCand;
+        std::map<std::size_t, std::set<std::size_t>> toBase;
+        alignedLayers(root, toCand, toBase);
+        std::vector<std::pair<std::size_t, std::size_t>> pairs;
+        for (const auto& [b, candidates] : toCand)
+        {
+            if (candidates.size() == 1 && toBase[*candidates.begin()].size() == 1)
+            {
+                pairs.emplace_back(b, *candidates.begin());
+            }
+        }
+        return pairs;
+    }
+
+    //! The candidate's findings on the region's layers, each once. A measured int8-slower-than-fp16 of the region
+    //! replaces the candidate's own "likely" one.
+    void attachCandidateFindings(DiffRegion& region) const
+    {
         const bool measuredInt8Slower =
             std::any_of(region.findings.begin(), region.findings.end(),
                         [](const Finding& finding) { return finding.rule == "int8-slower-than-fp16"; });
         std::set<const Finding*> attached;
         for (std::size_t layer : region.candidateLayers)
         {
-            auto found = findingsByLayer.find(cand.plan->layers[layer].name);
-            if (found != findingsByLayer.end())
+            auto found = mFindingsByLayer.find(mCand.plan->layers[layer].name);
+            if (found == mFindingsByLayer.end())
             {
-                for (const Finding* finding : found->second)
+                continue;
+            }
+            for (const Finding* finding : found->second)
+            {
+                if (measuredInt8Slower && finding->rule == "int8-slower-than-fp16")
                 {
-                    if (measuredInt8Slower && finding->rule == "int8-slower-than-fp16")
-                    {
-                        continue;
-                    }
-                    if (attached.insert(finding).second)
-                    {
-                        region.findings.push_back(*finding);
-                    }
+                    continue;
+                }
+                if (attached.insert(finding).second)
+                {
+                    region.findings.push_back(*finding);
                 }
             }
         }
-        bool structural = false;
-        for (const auto& difference : region.differences)
-        {
-            structural = structural || difference.rfind("only in the", 0) != 0;
-        }
-        region.explained = structural || !region.findings.empty();
-        report.regions.push_back(std::move(region));
     }
 
-    // Totals. With per-layer times on both sides, region deltas add up to the difference of the profile totals;
-    // profile entries that match no engine layer form one region of their own so nothing is lost.
-    if (report.perLayerTimes)
+    //! With per-layer times on both sides, region deltas add up to the difference of the profile totals; profile
+    //! entries that match no engine layer form one region of their own so nothing is lost.
+    void addUnmatchedProfileTime()
     {
+        if (!mReport.perLayerTimes)
+        {
+            return;
+        }
         double baseInLayers = 0.0;
         double candInLayers = 0.0;
-        for (const auto& region : report.regions)
+        for (const auto& region : mReport.regions)
         {
             baseInLayers += region.baselineMs;
             candInLayers += region.candidateMs;
         }
-        double baseRest = *report.baselineMs - baseInLayers;
-        double candRest = *report.candidateMs - candInLayers;
+        double baseRest = *mReport.baselineMs - baseInLayers;
+        double candRest = *mReport.candidateMs - candInLayers;
         if (std::abs(baseRest) > 1e-9 || std::abs(candRest) > 1e-9)
         {
             DiffRegion rest;
@@ -1058,48 +1135,82 @@ DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
             rest.hasTimes = true;
             rest.alignment = "unmatched";
             rest.differences.push_back("profile entries that match no engine layer");
-            report.regions.push_back(std::move(rest));
+            mReport.regions.push_back(std::move(rest));
         }
     }
-    if (report.baselineMs && report.candidateMs)
-    {
-        report.deltaMs = *report.candidateMs - *report.baselineMs;
-    }
-    for (const auto& region : report.regions)
-    {
-        if (region.explained && region.hasTimes)
-        {
-            report.explainedMs += region.deltaMs;
-        }
-    }
-    report.unexplainedMs = report.deltaMs - report.explainedMs;
-    report.causes = causesOfTheDifference(cand.report, report.regions);
-    // Largest change first, whichever its sign: a region that got 0.2 ms faster matters as much as one that got
-    // 0.2 ms slower when explaining a total.
-    std::stable_sort(report.regions.begin(), report.regions.end(),
-                     [](const DiffRegion& a, const DiffRegion& b)
-                     { return std::abs(a.deltaMs) > std::abs(b.deltaMs); });
 
-    report.notes.push_back(std::to_string(anchoredByName) + " operation(s) aligned by " + anchorKind + ", " +
-                           std::to_string(matches.size() - anchoredByName) +
-                           " by structure (operation kinds in engine order)");
-    if (!report.perLayerTimes)
+    void sumExplainedTime()
     {
-        report.notes.push_back(
-            std::string("per-layer times are missing on ") +
-            (baseTimed   ? "the candidate"
-             : candTimed ? "the baseline"
-                         : "both sides") +
-            " (give --exportProfile JSON or a log with --dumpProfile): regions show structure only, and the whole "
-            "delta is unexplained");
+        if (mReport.baselineMs && mReport.candidateMs)
+        {
+            mReport.deltaMs = *mReport.candidateMs - *mReport.baselineMs;
+        }
+        for (const auto& region : mReport.regions)
+        {
+            if (region.explained && region.hasTimes)
+            {
+                mReport.explainedMs += region.deltaMs;
+            }
+        }
+        mReport.unexplainedMs = mReport.deltaMs - mReport.explainedMs;
     }
-    if (!report.baselineMs || !report.candidateMs)
+
+    //! Largest change first, whichever its sign: a region that got 0.2 ms faster matters as much as one that got
+    //! 0.2 ms slower when explaining a total.
+    void sortRegionsByChange()
     {
-        report.notes.push_back("no total time on " +
-                               std::string(!report.baselineMs ? "the baseline" : "the candidate") +
-                               ": the delta is unknown");
+        std::stable_sort(mReport.regions.begin(), mReport.regions.end(),
+                         [](const DiffRegion& a, const DiffRegion& b)
+                         { return std::abs(a.deltaMs) > std::abs(b.deltaMs); });
     }
-    return report;
+
+    void addNotes()
+    {
+        mReport.notes.push_back(std::to_string(mAnchoredByName) + " operation(s) aligned by " + mAnchorKind + ", " +
+                                std::to_string(mMatches.size() - mAnchoredByName) +
+                                " by structure (operation kinds in engine order)");
+        if (!mReport.perLayerTimes)
+        {
+            mReport.notes.push_back(
+                std::string("per-layer times are missing on ") +
+                (mBaseTimed   ? "the candidate"
+                 : mCandTimed ? "the baseline"
+                              : "both sides") +
+                " (give --exportProfile JSON or a log with --dumpProfile): regions show structure only, and the whole "
+                "delta is unexplained");
+        }
+        if (!mReport.baselineMs || !mReport.candidateMs)
+        {
+            mReport.notes.push_back("no total time on " +
+                                    std::string(!mReport.baselineMs ? "the baseline" : "the candidate") +
+                                    ": the delta is unknown");
+        }
+    }
+
+    const Inputs* mInputs[2];
+    Side mSides[2];
+    Side& mBase;
+    Side& mCand;
+    DiffReport mReport;
+    std::size_t mBaseCount = 0;
+    std::size_t mCandCount = 0;
+    std::size_t mAnchoredByName = 0;
+    std::string mAnchorKind;
+    std::vector<std::pair<std::size_t, std::size_t>> mMatches;
+    UnionFind mRegions{0};
+    std::vector<std::string> mAlignmentOf; // per layer of both sides: how it joined its region
+    std::map<std::size_t, DiffRegion> mByRoot;
+    std::vector<std::size_t> mRootOrder;
+    bool mBaseTimed = false;
+    bool mCandTimed = false;
+    std::unordered_map<std::string, std::vector<const Finding*>> mFindingsByLayer;
+};
+
+} // namespace
+
+DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
+{
+    return EngineDiff(baseline, candidate).run();
 }
 
 } // namespace qdq

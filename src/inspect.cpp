@@ -275,6 +275,197 @@ nlohmann::ordered_json logContentsJson(const FileSummary::LogContents& log)
     return json;
 }
 
+//! An ONNX model: node counts, quantized types, opsets and the operator histogram.
+void summarizeOnnx(const std::string& path, const InspectOptions& options, FileSummary& summary)
+{
+    OnnxGraph graph = readOnnx(path, OnnxReadOptions{}, options.limits);
+    summary.qdqNodes = graph.quantizeCount() + graph.dequantizeCount();
+    summary.facts.emplace_back("nodes", std::to_string(graph.nodes.size()));
+    summary.facts.emplace_back("quantize_nodes", std::to_string(graph.quantizeCount()));
+    summary.facts.emplace_back("dequantize_nodes", std::to_string(graph.dequantizeCount()));
+    summary.facts.emplace_back("initializers", std::to_string(graph.constants.size()));
+    std::string types; // the Q/DQ nodes by quantized type (qdq/quantized_types.h): "FP8 12, INT4 4"
+    for (const QuantizedTypeCount& count : countQuantizedTypes(graph))
+    {
+        types += (types.empty() ? "" : ", ") + std::string(quantizedTypeLabel(count.type)) + " " +
+                 std::to_string(count.nodes);
+    }
+    if (!types.empty())
+    {
+        summary.facts.emplace_back("quantized_types", types);
+    }
+    std::string opsets;
+    for (const auto& [domain, version] : graph.opsets)
+    {
+        opsets += (opsets.empty() ? "" : ",") + (domain.empty() ? std::string("ai.onnx") : domain) + ":" +
+                  std::to_string(version);
+    }
+    summary.facts.emplace_back("opset", opsets);
+    summary.facts.emplace_back("producer", graph.producerName);
+    summary.facts.emplace_back("external_data_missing", graph.externalDataMissing ? "yes" : "no");
+    std::map<std::string, std::size_t> ops;
+    for (const auto& node : graph.nodes)
+    {
+        ops[node.domain.empty() || node.domain == "ai.onnx" ? node.opType : node.domain + "::" + node.opType]++;
+    }
+    for (const auto& [op, count] : ops)
+    {
+        summary.layersByType[op] = count; // for ONNX the histogram is by operator
+    }
+    for (const auto& warning : graph.warnings)
+    {
+        summary.warnings.push_back(warning.describe());
+    }
+}
+
+//! A layer-info JSON: the plan's summary and its bindings.
+void summarizeLayerInfo(const std::string& path, const InspectOptions& options, FileSummary& summary)
+{
+    EnginePlan plan = readLayerInfo(path, options.limits);
+    summarizePlan(plan, summary);
+    summary.facts.emplace_back("bindings", std::to_string(plan.bindings.size()));
+}
+
+//! A profile JSON: its layers and total time.
+void summarizeProfile(const std::string& path, const InspectOptions& options, FileSummary& summary)
+{
+    Profile profile = readProfile(path, options.limits);
+    summary.layers = profile.entries.size();
+    summary.timeMs = profile.totalAverageMs();
+    if (profile.iterations)
+    {
+        summary.facts.emplace_back("iterations", std::to_string(*profile.iterations));
+    }
+    summary.facts.emplace_back("median", profile.hasMedian ? "yes" : "no");
+    for (const auto& warning : profile.warnings)
+    {
+        summary.warnings.push_back(warning.describe());
+    }
+}
+
+//! What a build log holds, counted, and how its build went.
+void addBuildLogFacts(const BuildLog& log, FileSummary& summary)
+{
+    summary.facts.emplace_back("lines", std::to_string(log.lineCount));
+    summary.facts.emplace_back("parsed_onnx_nodes", std::to_string(log.parsedNodes.size()));
+    summary.facts.emplace_back("registered_layers", std::to_string(log.registeredLayers.size()));
+    summary.facts.emplace_back("optimizer_events", std::to_string(log.events.size()));
+    summary.facts.emplace_back("tactic_choices", std::to_string(log.tactics.size()));
+    summary.facts.emplace_back("errors", std::to_string(log.errors.size()));
+    summary.facts.emplace_back("tactic_skips", std::to_string(log.tacticSkips.size()));
+    summary.facts.emplace_back("build", log.passedLine != 0  ? "passed (line " + std::to_string(log.passedLine) + ")"
+                                        : log.hasEngineBlock ? "engine layers listed"
+                                        : log.errors.empty() ? "no outcome in the log"
+                                                             : "failed (errors, no engine)");
+    summary.facts.emplace_back("trt_warnings", std::to_string(log.warningsInLog.size()));
+    std::string mode = log.explicitPrecisionMarker ? "explicit (Q/DQ)" : log.implicitInt8Marker ? "implicit INT8" : "";
+    if (!mode.empty())
+    {
+        summary.facts.emplace_back("quantization", mode);
+    }
+    for (const auto& [key, value] : log.deviceInfo)
+    {
+        if (key == "Selected Device" || key == "Compute Capability")
+        {
+            summary.facts.emplace_back(key == "Selected Device" ? "device" : "compute_capability", value);
+        }
+    }
+}
+
+//! The graph rebuilt from a build log's parser lines, or why there is none.
+void summarizeRebuiltGraph(const BuildLog& log, const InspectOptions& options, FileSummary& summary)
+{
+    std::optional<OnnxGraph> graph;
+    try
+    {
+        graph = rebuildGraphFromLog(log, options.limits);
+    }
+    catch (const InputError& error)
+    {
+        summary.warnings.push_back("no graph rebuilt from the parser's lines: " + error.where().describe() + ": " +
+                                   error.message());
+    }
+    if (graph)
+    {
+        FileSummary::RebuiltGraph rebuilt;
+        rebuilt.nodes = graph->nodes.size();
+        rebuilt.tensors = graph->tensors.names.size();
+        for (const auto& constant : graph->constants)
+        {
+            ++(constant.fromConstantNode ? rebuilt.constantNodes : rebuilt.initializers);
+        }
+        rebuilt.inputs = graph->graphInputs.size();
+        rebuilt.outputs = graph->graphOutputs.size();
+        rebuilt.qdqNodes = graph->quantizeCount() + graph->dequantizeCount();
+        for (const auto& node : graph->nodes)
+        {
+            rebuilt.operators[node.opType]++;
+        }
+        for (const auto& warning : graph->warnings)
+        {
+            rebuilt.warnings.push_back(warning.describe());
+        }
+        summary.rebuiltGraph = std::move(rebuilt);
+    }
+}
+
+//! A verbose build log: its engine and profile table, what it logged, and the graph rebuilt from the parser's lines.
+void summarizeBuildLog(const std::string& path, const InspectOptions& options, FileSummary& summary)
+{
+    BuildLog log = readBuildLog(path, options.progress, options.limits);
+    summary.trtVersion = log.trtVersion;
+    if (log.hasEngineBlock)
+    {
+        summarizePlan(log.engine, summary);
+    }
+    else
+    {
+        summary.form = "no engine layer list";
+    }
+    if (log.hasProfileTable)
+    {
+        if (!log.hasEngineBlock)
+        {
+            summary.layers = log.profile.entries.size(); // the --dumpProfile table lists the layers
+        }
+        summary.timeMs = log.profile.totalAverageMs();
+        summary.facts.emplace_back("profile_entries", std::to_string(log.profile.entries.size()));
+    }
+    addBuildLogFacts(log, summary);
+    for (const auto& warning : log.warnings)
+    {
+        summary.warnings.push_back(warning.describe());
+    }
+    summary.logContents = logContentsOf(log);
+    summarizeRebuiltGraph(log, options, summary);
+}
+
+//! A timing JSON: its records and times.
+void summarizeTiming(const std::string& path, const InspectOptions& options, FileSummary& summary)
+{
+    TimingSummary timing = readTiming(path, options.limits);
+    summary.facts.emplace_back("records", std::to_string(timing.records));
+    summary.facts.emplace_back("mean_compute_ms", formatMs(timing.meanComputeMs));
+    summary.facts.emplace_back("median_compute_ms", formatMs(timing.medianComputeMs));
+    summary.facts.emplace_back("mean_latency_ms", formatMs(timing.meanLatencyMs));
+    for (const auto& warning : timing.warnings)
+    {
+        summary.warnings.push_back(warning.describe());
+    }
+}
+
+//! A metadata JSON: its variant and fields.
+void summarizeMetadata(const std::string& path, const InspectOptions& options, FileSummary& summary)
+{
+    MetadataDocument document = readMetadata(path, options.limits);
+    summary.form = document.variant;
+    summary.facts.emplace_back("fields", std::to_string(document.fields.size()));
+    for (const auto& warning : document.warnings)
+    {
+        summary.warnings.push_back(warning.describe());
+    }
+}
+
 } // namespace
 
 FileSummary inspectFile(const std::string& path, const InspectOptions& options)
@@ -285,180 +476,23 @@ FileSummary inspectFile(const std::string& path, const InspectOptions& options)
     switch (summary.kind)
     {
     case InputKind::kOnnx:
-    {
-        OnnxGraph graph = readOnnx(path, OnnxReadOptions{}, options.limits);
-        summary.qdqNodes = graph.quantizeCount() + graph.dequantizeCount();
-        summary.facts.emplace_back("nodes", std::to_string(graph.nodes.size()));
-        summary.facts.emplace_back("quantize_nodes", std::to_string(graph.quantizeCount()));
-        summary.facts.emplace_back("dequantize_nodes", std::to_string(graph.dequantizeCount()));
-        summary.facts.emplace_back("initializers", std::to_string(graph.constants.size()));
-        std::string types; // the Q/DQ nodes by quantized type (qdq/quantized_types.h): "FP8 12, INT4 4"
-        for (const QuantizedTypeCount& count : countQuantizedTypes(graph))
-        {
-            types += (types.empty() ? "" : ", ") + std::string(quantizedTypeLabel(count.type)) + " " +
-                     std::to_string(count.nodes);
-        }
-        if (!types.empty())
-        {
-            summary.facts.emplace_back("quantized_types", types);
-        }
-        std::string opsets;
-        for (const auto& [domain, version] : graph.opsets)
-        {
-            opsets += (opsets.empty() ? "" : ",") + (domain.empty() ? std::string("ai.onnx") : domain) + ":" +
-                      std::to_string(version);
-        }
-        summary.facts.emplace_back("opset", opsets);
-        summary.facts.emplace_back("producer", graph.producerName);
-        summary.facts.emplace_back("external_data_missing", graph.externalDataMissing ? "yes" : "no");
-        std::map<std::string, std::size_t> ops;
-        for (const auto& node : graph.nodes)
-        {
-            ops[node.domain.empty() || node.domain == "ai.onnx" ? node.opType : node.domain + "::" + node.opType]++;
-        }
-        for (const auto& [op, count] : ops)
-        {
-            summary.layersByType[op] = count; // for ONNX the histogram is by operator
-        }
-        for (const auto& warning : graph.warnings)
-        {
-            summary.warnings.push_back(warning.describe());
-        }
+        summarizeOnnx(path, options, summary);
         break;
-    }
     case InputKind::kLayerInfo:
-    {
-        EnginePlan plan = readLayerInfo(path, options.limits);
-        summarizePlan(plan, summary);
-        summary.facts.emplace_back("bindings", std::to_string(plan.bindings.size()));
+        summarizeLayerInfo(path, options, summary);
         break;
-    }
     case InputKind::kProfile:
-    {
-        Profile profile = readProfile(path, options.limits);
-        summary.layers = profile.entries.size();
-        summary.timeMs = profile.totalAverageMs();
-        if (profile.iterations)
-        {
-            summary.facts.emplace_back("iterations", std::to_string(*profile.iterations));
-        }
-        summary.facts.emplace_back("median", profile.hasMedian ? "yes" : "no");
-        for (const auto& warning : profile.warnings)
-        {
-            summary.warnings.push_back(warning.describe());
-        }
+        summarizeProfile(path, options, summary);
         break;
-    }
     case InputKind::kBuildLog:
-    {
-        BuildLog log = readBuildLog(path, options.progress, options.limits);
-        summary.trtVersion = log.trtVersion;
-        if (log.hasEngineBlock)
-        {
-            summarizePlan(log.engine, summary);
-        }
-        else
-        {
-            summary.form = "no engine layer list";
-        }
-        if (log.hasProfileTable)
-        {
-            if (!log.hasEngineBlock)
-            {
-                summary.layers = log.profile.entries.size(); // the --dumpProfile table lists the layers
-            }
-            summary.timeMs = log.profile.totalAverageMs();
-            summary.facts.emplace_back("profile_entries", std::to_string(log.profile.entries.size()));
-        }
-        summary.facts.emplace_back("lines", std::to_string(log.lineCount));
-        summary.facts.emplace_back("parsed_onnx_nodes", std::to_string(log.parsedNodes.size()));
-        summary.facts.emplace_back("registered_layers", std::to_string(log.registeredLayers.size()));
-        summary.facts.emplace_back("optimizer_events", std::to_string(log.events.size()));
-        summary.facts.emplace_back("tactic_choices", std::to_string(log.tactics.size()));
-        summary.facts.emplace_back("errors", std::to_string(log.errors.size()));
-        summary.facts.emplace_back("tactic_skips", std::to_string(log.tacticSkips.size()));
-        summary.facts.emplace_back("build", log.passedLine != 0 ? "passed (line " + std::to_string(log.passedLine) + ")"
-                                            : log.hasEngineBlock ? "engine layers listed"
-                                            : log.errors.empty() ? "no outcome in the log"
-                                                                 : "failed (errors, no engine)");
-        summary.facts.emplace_back("trt_warnings", std::to_string(log.warningsInLog.size()));
-        std::string mode = log.explicitPrecisionMarker ? "explicit (Q/DQ)"
-                           : log.implicitInt8Marker    ? "implicit INT8"
-                                                       : "";
-        if (!mode.empty())
-        {
-            summary.facts.emplace_back("quantization", mode);
-        }
-        for (const auto& [key, value] : log.deviceInfo)
-        {
-            if (key == "Selected Device" || key == "Compute Capability")
-            {
-                summary.facts.emplace_back(key == "Selected Device" ? "device" : "compute_capability", value);
-            }
-        }
-        for (const auto& warning : log.warnings)
-        {
-            summary.warnings.push_back(warning.describe());
-        }
-        summary.logContents = logContentsOf(log);
-        std::optional<OnnxGraph> graph;
-        try
-        {
-            graph = rebuildGraphFromLog(log, options.limits);
-        }
-        catch (const InputError& error)
-        {
-            summary.warnings.push_back("no graph rebuilt from the parser's lines: " + error.where().describe() + ": " +
-                                       error.message());
-        }
-        if (graph)
-        {
-            FileSummary::RebuiltGraph rebuilt;
-            rebuilt.nodes = graph->nodes.size();
-            rebuilt.tensors = graph->tensors.names.size();
-            for (const auto& constant : graph->constants)
-            {
-                ++(constant.fromConstantNode ? rebuilt.constantNodes : rebuilt.initializers);
-            }
-            rebuilt.inputs = graph->graphInputs.size();
-            rebuilt.outputs = graph->graphOutputs.size();
-            rebuilt.qdqNodes = graph->quantizeCount() + graph->dequantizeCount();
-            for (const auto& node : graph->nodes)
-            {
-                rebuilt.operators[node.opType]++;
-            }
-            for (const auto& warning : graph->warnings)
-            {
-                rebuilt.warnings.push_back(warning.describe());
-            }
-            summary.rebuiltGraph = std::move(rebuilt);
-        }
+        summarizeBuildLog(path, options, summary);
         break;
-    }
     case InputKind::kTiming:
-    {
-        TimingSummary timing = readTiming(path, options.limits);
-        summary.facts.emplace_back("records", std::to_string(timing.records));
-        summary.facts.emplace_back("mean_compute_ms", formatMs(timing.meanComputeMs));
-        summary.facts.emplace_back("median_compute_ms", formatMs(timing.medianComputeMs));
-        summary.facts.emplace_back("mean_latency_ms", formatMs(timing.meanLatencyMs));
-        for (const auto& warning : timing.warnings)
-        {
-            summary.warnings.push_back(warning.describe());
-        }
+        summarizeTiming(path, options, summary);
         break;
-    }
     case InputKind::kMetadata:
-    {
-        MetadataDocument document = readMetadata(path, options.limits);
-        summary.form = document.variant;
-        summary.facts.emplace_back("fields", std::to_string(document.fields.size()));
-        for (const auto& warning : document.warnings)
-        {
-            summary.warnings.push_back(warning.describe());
-        }
+        summarizeMetadata(path, options, summary);
         break;
-    }
     case InputKind::kUnknown:
         break;
     }

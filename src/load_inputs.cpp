@@ -16,7 +16,11 @@ namespace qdq
 namespace input_plan
 {
 
-InputPlan planInputs(const InputFiles& files)
+namespace
+{
+
+//! The files as given: each role's file checked against its content, then the other files and folders' artifacts.
+InputPlan listPlannedFiles(const InputFiles& files)
 {
     InputPlan plan;
     const auto role = [&](const std::string& path, InputKind expected)
@@ -57,8 +61,13 @@ InputPlan planInputs(const InputFiles& files)
     {
         throw InputError(SourceLocation{}, "no input files");
     }
+    return plan;
+}
 
-    // A second file of one kind is refused before anything large is read.
+//! A second file of one kind is refused before anything large is read; the model is the separate ONNX file.
+//! Returns whether a model is among the files.
+bool refuseSecondFilesOfAKind(InputPlan& plan)
+{
     bool seen[4] = {false, false, false, false};
     for (std::size_t i = 0; i < plan.files.size(); ++i)
     {
@@ -105,12 +114,21 @@ InputPlan planInputs(const InputFiles& files)
         }
         seen[slot] = true;
     }
+    return seen[0];
+}
+
+} // namespace
+
+InputPlan planInputs(const InputFiles& files)
+{
+    InputPlan plan = listPlannedFiles(files);
+    const bool withModel = refuseSecondFilesOfAKind(plan);
     if (plan.files.size() < 2)
     {
         plan.separateOnnx.reset();
     }
     // Without a model, the log's parser lines stand in for it.
-    if (!seen[0])
+    if (!withModel)
     {
         for (auto& file : plan.files)
         {

@@ -792,142 +792,176 @@ int runDemo(const std::string& format, const GlobalOptions& options)
     return status;
 }
 
-} // namespace
-
-int run(int argc, char** argv)
+//! The subcommands, and the options each binds (CLI11 keeps references to them: this is never moved).
+struct Commands
 {
-    CLI::App app{"qdq-doctor: explains why TensorRT built a slow engine from a Q/DQ ONNX model, and what to change."};
-    app.require_subcommand(1);
-    app.set_version_flag("--version", std::string("qdq-doctor ") + QDQ_VERSION);
-    GlobalOptions options;
-
-    auto* inspect = app.add_subcommand("inspect", "Detect each file's kind from its content and summarize it");
+    CLI::App* inspect = nullptr;
     std::vector<std::string> inspectFiles;
     std::string inspectFormat = "text";
-    inspect
-        ->add_option("files", inspectFiles,
+    CLI::App* diagnose = nullptr;
+    DiagnoseOptions diagnoseOptions;
+    CLI::App* diff = nullptr;
+    DiffOptions diffOptions;
+    CLI::App* graphCommand = nullptr;
+    GraphCommandOptions graphOptions;
+    CLI::App* predict = nullptr;
+    PredictOptions predictOptions;
+    CLI::App* fixCommand = nullptr;
+    FixCommandOptions fixOptions;
+    CLI::App* demo = nullptr;
+    std::string demoFormat = "text";
+};
+
+void addInspectCommand(CLI::App& app, Commands& c, GlobalOptions& options)
+{
+    c.inspect = app.add_subcommand("inspect", "Detect each file's kind from its content and summarize it");
+    c.inspect
+        ->add_option("files", c.inspectFiles,
                      "ONNX models, layer-info JSON, profile JSON, verbose build logs, or folders of them")
         ->required();
-    inspect->add_option("--format", inspectFormat, "Output format")->check(CLI::IsMember({"text", "json"}));
-    addLimitOptions(*inspect, options);
+    c.inspect->add_option("--format", c.inspectFormat, "Output format")->check(CLI::IsMember({"text", "json"}));
+    addLimitOptions(*c.inspect, options);
+}
 
-    auto* diagnose = app.add_subcommand(
+void addDiagnoseCommand(CLI::App& app, Commands& c, GlobalOptions& options)
+{
+    c.diagnose = app.add_subcommand(
         "diagnose",
         "Correlate engine layers with ONNX nodes and explain every missed fusion, standalone Q/DQ and reformat");
-    DiagnoseOptions diagnoseOptions;
-    diagnose->add_option(
-        "files", diagnoseOptions.files.files,
+    c.diagnose->add_option(
+        "files", c.diagnoseOptions.files.files,
         "Any of: the Q/DQ ONNX model, layer-info JSON, profile JSON, verbose build log (kinds from content), or a "
         "folder holding them");
-    diagnose->add_option("--onnx", diagnoseOptions.files.onnx, "The ONNX model (when kinds must be named)")
+    c.diagnose->add_option("--onnx", c.diagnoseOptions.files.onnx, "The ONNX model (when kinds must be named)")
         ->check(nonEmpty());
-    diagnose->add_option("--layers", diagnoseOptions.files.layers, "The layer-info JSON (--exportLayerInfo)")
+    c.diagnose->add_option("--layers", c.diagnoseOptions.files.layers, "The layer-info JSON (--exportLayerInfo)")
         ->check(nonEmpty());
-    diagnose->add_option("--profile", diagnoseOptions.files.profile, "The profile JSON (--exportProfile)")
+    c.diagnose->add_option("--profile", c.diagnoseOptions.files.profile, "The profile JSON (--exportProfile)")
         ->check(nonEmpty());
-    diagnose->add_option("--log", diagnoseOptions.files.log, "The verbose build log (--verbose)")->check(nonEmpty());
-    diagnose
-        ->add_option("--format", diagnoseOptions.format,
+    c.diagnose->add_option("--log", c.diagnoseOptions.files.log, "The verbose build log (--verbose)")
+        ->check(nonEmpty());
+    c.diagnose
+        ->add_option("--format", c.diagnoseOptions.format,
                      "Output format (sarif: SARIF 2.1.0, docs/sarif.md; html: docs/html-report.md)")
         ->check(CLI::IsMember({"text", "json", "sarif", "html"}));
-    diagnose
-        ->add_option("-o,--output-dir", diagnoseOptions.outputDir,
+    c.diagnose
+        ->add_option("-o,--output-dir", c.diagnoseOptions.outputDir,
                      "Write report.json, report.txt, report.sarif, report.html and the SVG pictures here")
         ->check(nonEmpty());
-    diagnose->add_flag("--force", diagnoseOptions.force, "Replace existing report files in the output folder");
-    diagnose->add_option("--fail-on", diagnoseOptions.failOn, "Exit 1 when findings of this severity or worse exist")
+    c.diagnose->add_flag("--force", c.diagnoseOptions.force, "Replace existing report files in the output folder");
+    c.diagnose
+        ->add_option("--fail-on", c.diagnoseOptions.failOn, "Exit 1 when findings of this severity or worse exist")
         ->check(CLI::IsMember({"warning", "error"}));
-    diagnose->add_flag("--dot", diagnoseOptions.dot, "With -o, also write the DOT text of every picture");
-    addBuildModeOptions(*diagnose, diagnoseOptions.buildMode);
-    diagnose
-        ->add_option("--collapse", diagnoseOptions.collapse,
+    c.diagnose->add_flag("--dot", c.diagnoseOptions.dot, "With -o, also write the DOT text of every picture");
+    addBuildModeOptions(*c.diagnose, c.diagnoseOptions.buildMode);
+    c.diagnose
+        ->add_option("--collapse", c.diagnoseOptions.collapse,
                      "With -o: auto collapses chains of similar layers in pictures over 200 layers, none draws "
                      "every layer")
         ->check(CLI::IsMember({"auto", "none"}))
         ->capture_default_str();
-    addLimitOptions(*diagnose, options);
+    addLimitOptions(*c.diagnose, options);
+}
 
-    auto* diff = app.add_subcommand(
+void addDiffCommand(CLI::App& app, Commands& c, GlobalOptions& options)
+{
+    c.diff = app.add_subcommand(
         "diff", "Where did the time go between two builds (implicit vs explicit INT8, QAT vs PTQ, TensorRT 8 vs 10)");
-    DiffOptions diffOptions;
-    diff->add_option("--baseline", diffOptions.baseline,
+    c.diff
+        ->add_option("--baseline", c.diffOptions.baseline,
                      "The reference engine's files (layer-info, log, profile, ONNX) or their folder")
         ->required();
-    diff->add_option("--candidate", diffOptions.candidate, "The engine to explain (files or their folder)")->required();
-    diff->add_option("--format", diffOptions.format, "Output format")->check(CLI::IsMember({"text", "json", "html"}));
-    diff->add_option("--top", diffOptions.top, "Regions shown in the text table")->capture_default_str();
-    diff->add_option("-o,--output-dir", diffOptions.outputDir, "Write diff.json, diff.txt, diff.svg and diff.html here")
+    c.diff->add_option("--candidate", c.diffOptions.candidate, "The engine to explain (files or their folder)")
+        ->required();
+    c.diff->add_option("--format", c.diffOptions.format, "Output format")
+        ->check(CLI::IsMember({"text", "json", "html"}));
+    c.diff->add_option("--top", c.diffOptions.top, "Regions shown in the text table")->capture_default_str();
+    c.diff
+        ->add_option("-o,--output-dir", c.diffOptions.outputDir,
+                     "Write diff.json, diff.txt, diff.svg and diff.html here")
         ->check(nonEmpty());
-    diff->add_flag("--force", diffOptions.force, "Replace existing files in the output folder");
-    diff->add_flag("--dot", diffOptions.dot, "With -o, also write diff.dot");
-    addBuildModeOptions(*diff, diffOptions.buildMode);
-    addLimitOptions(*diff, options);
+    c.diff->add_flag("--force", c.diffOptions.force, "Replace existing files in the output folder");
+    c.diff->add_flag("--dot", c.diffOptions.dot, "With -o, also write diff.dot");
+    addBuildModeOptions(*c.diff, c.diffOptions.buildMode);
+    addLimitOptions(*c.diff, options);
+}
 
-    auto* graphCommand =
-        app.add_subcommand("graph", "Draw the engine or the ONNX graph with the findings (SVG or DOT)");
-    GraphCommandOptions graphOptions;
-    graphCommand->add_option("files", graphOptions.files.files, "The same inputs as diagnose")->required();
-    graphCommand->add_option("--view", graphOptions.view, "engine (default when a layer list is given) or onnx")
+void addGraphCommand(CLI::App& app, Commands& c, GlobalOptions& options)
+{
+    c.graphCommand = app.add_subcommand("graph", "Draw the engine or the ONNX graph with the findings (SVG or DOT)");
+    c.graphCommand->add_option("files", c.graphOptions.files.files, "The same inputs as diagnose")->required();
+    c.graphCommand->add_option("--view", c.graphOptions.view, "engine (default when a layer list is given) or onnx")
         ->check(CLI::IsMember({"engine", "onnx"}));
-    graphCommand
-        ->add_option("--focus", graphOptions.focus, "Draw only around this engine layer or ONNX node (repeatable)")
+    c.graphCommand
+        ->add_option("--focus", c.graphOptions.focus, "Draw only around this engine layer or ONNX node (repeatable)")
         ->allow_extra_args(false);
-    graphCommand->add_option("--radius", graphOptions.radius, "Edges around the focus")->capture_default_str();
-    graphCommand->add_option("--format", graphOptions.format, "Output format")->check(CLI::IsMember({"svg", "dot"}));
-    graphCommand->add_option("-o,--output", graphOptions.output, "Output file (default: standard output)")
+    c.graphCommand->add_option("--radius", c.graphOptions.radius, "Edges around the focus")->capture_default_str();
+    c.graphCommand->add_option("--format", c.graphOptions.format, "Output format")
+        ->check(CLI::IsMember({"svg", "dot"}));
+    c.graphCommand->add_option("-o,--output", c.graphOptions.output, "Output file (default: standard output)")
         ->check(nonEmpty());
-    graphCommand->add_flag("--force", graphOptions.force, "Replace an existing output file");
-    graphCommand
-        ->add_option("--collapse", graphOptions.collapse,
+    c.graphCommand->add_flag("--force", c.graphOptions.force, "Replace an existing output file");
+    c.graphCommand
+        ->add_option("--collapse", c.graphOptions.collapse,
                      "auto collapses chains of similar layers in pictures over 200 layers, none draws every layer")
         ->check(CLI::IsMember({"auto", "none"}))
         ->capture_default_str();
-    addLimitOptions(*graphCommand, options);
+    addLimitOptions(*c.graphCommand, options);
+}
 
-    auto* predict = app.add_subcommand(
+void addPredictCommand(CLI::App& app, Commands& c, GlobalOptions& options)
+{
+    c.predict = app.add_subcommand(
         "predict", "Predict the engine layers TensorRT will build from an ONNX model or a verbose build log's graph");
-    PredictOptions predictOptions;
-    predict->add_option("file", predictOptions.file, "The ONNX model, or a trtexec --verbose log with parser lines")
+    c.predict->add_option("file", c.predictOptions.file, "The ONNX model, or a trtexec --verbose log with parser lines")
         ->required();
-    predict->add_option("--format", predictOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
-    predict
-        ->add_option("--precision", predictOptions.precision,
+    c.predict->add_option("--format", c.predictOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    c.predict
+        ->add_option("--precision", c.predictOptions.precision,
                      "Build flags: fp32, fp16, int8, best (default: from the log, else --int8 --fp16)")
         ->check(CLI::IsMember({"fp32", "fp16", "int8", "best"}));
-    addBuildModeOptions(*predict, predictOptions.buildMode);
-    addLimitOptions(*predict, options);
+    addBuildModeOptions(*c.predict, c.predictOptions.buildMode);
+    addLimitOptions(*c.predict, options);
+}
 
-    auto* fixCommand = app.add_subcommand(
+void addFixCommand(CLI::App& app, Commands& c, GlobalOptions& options)
+{
+    c.fixCommand = app.add_subcommand(
         "fix", "Write the model with the findings' Q/DQ edits applied, and show what they buy (docs/fix.md)");
-    FixCommandOptions fixOptions;
-    fixCommand
-        ->add_option("files", fixOptions.files.files,
+    c.fixCommand
+        ->add_option("files", c.fixOptions.files.files,
                      "The Q/DQ ONNX model, plus any layer-info JSON, profile JSON or build log of its engine")
         ->required();
-    fixCommand->add_option("-o,--output", fixOptions.fix.output, "The fixed model to write (FIXED.onnx)")
+    c.fixCommand->add_option("-o,--output", c.fixOptions.fix.output, "The fixed model to write (FIXED.onnx)")
         ->check(nonEmpty());
-    fixCommand
-        ->add_option("--rules", fixOptions.rules,
+    c.fixCommand
+        ->add_option("--rules", c.fixOptions.rules,
                      "Apply only these rules' edits (comma-separated slugs; none: no rule's edit)")
         ->check(nonEmpty());
-    fixCommand->add_flag("--dry-run", fixOptions.fix.dryRun, "Write nothing; print the same report");
-    fixCommand->add_flag("--force", fixOptions.fix.force, "Replace an existing output file");
-    fixCommand->add_option("--format", fixOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
-    fixCommand
-        ->add_option("--autocast", fixOptions.autocast,
+    c.fixCommand->add_flag("--dry-run", c.fixOptions.fix.dryRun, "Write nothing; print the same report");
+    c.fixCommand->add_flag("--force", c.fixOptions.fix.force, "Replace an existing output file");
+    c.fixCommand->add_option("--format", c.fixOptions.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    c.fixCommand
+        ->add_option("--autocast", c.fixOptions.autocast,
                      "Also write the float part in fp16 or bf16 for a strongly typed build (docs/fix.md#autocast)")
         ->check(CLI::IsMember({"fp16", "bf16"}));
-    fixCommand->add_flag("--autocast-io", fixOptions.fix.autocast.castIo,
-                         "With --autocast: float graph inputs and outputs take the low type too");
-    addBuildModeOptions(*fixCommand, fixOptions.fix.buildMode);
-    addLimitOptions(*fixCommand, options);
+    c.fixCommand->add_flag("--autocast-io", c.fixOptions.fix.autocast.castIo,
+                           "With --autocast: float graph inputs and outputs take the low type too");
+    addBuildModeOptions(*c.fixCommand, c.fixOptions.fix.buildMode);
+    addLimitOptions(*c.fixCommand, options);
+}
 
-    auto* demo = app.add_subcommand("demo", "Run diagnose on the sample compiled into the binary");
-    std::string demoFormat = "text";
-    demo->add_option("--format", demoFormat, "Output format")->check(CLI::IsMember({"text", "json", "sarif", "html"}));
+void addDemoCommand(CLI::App& app, Commands& c)
+{
+    c.demo = app.add_subcommand("demo", "Run diagnose on the sample compiled into the binary");
+    c.demo->add_option("--format", c.demoFormat, "Output format")
+        ->check(CLI::IsMember({"text", "json", "sarif", "html"}));
+}
 
-    // A first word that is no subcommand (a typo) is named, with the subcommands there are: CLI11 alone would say
-    // only that a subcommand is required.
+//! A first word that is no subcommand (a typo) is named, with the subcommands there are: CLI11 alone would say
+//! only that a subcommand is required. Returns whether the command line may be parsed.
+bool firstWordIsASubcommand(CLI::App& app, int argc, char** argv)
+{
     if (argc > 1 && argv[1][0] != '-')
     {
         const std::string word = argv[1];
@@ -942,9 +976,15 @@ int run(int argc, char** argv)
         {
             std::fprintf(stderr, "qdq-doctor: '%s' is not a subcommand; the subcommands are %s (qdq-doctor --help)\n",
                          qdq::printable(word, 200).c_str(), names.c_str());
-            return kExitBadInput;
+            return false;
         }
     }
+    return true;
+}
+
+//! Parses the command line; returns the exit status when it ends the run (help, version, a parse error).
+std::optional<int> parseCommandLine(CLI::App& app, int argc, char** argv)
+{
     try
     {
         app.parse(argc, argv);
@@ -966,43 +1006,48 @@ int run(int argc, char** argv)
         app.exit(error);
         return kExitBadInput;
     }
+    return std::nullopt;
+}
 
+//! Runs the parsed subcommand; input errors and bugs become an exit status and a message, never a crash.
+int runCommand(Commands& c, const GlobalOptions& options)
+{
     try
     {
-        if (inspect->parsed())
+        if (c.inspect->parsed())
         {
-            return runInspect(inspectFiles, inspectFormat, options);
+            return runInspect(c.inspectFiles, c.inspectFormat, options);
         }
-        if (diagnose->parsed())
+        if (c.diagnose->parsed())
         {
-            const auto& f = diagnoseOptions.files;
+            const auto& f = c.diagnoseOptions.files;
             if (f.files.empty() && f.onnx.empty() && f.layers.empty() && f.profile.empty() && f.log.empty())
             {
                 std::fprintf(stderr, "qdq-doctor diagnose: no input files (try `qdq-doctor demo`)\n");
                 return kExitBadInput;
             }
             refuseInputsWithNothingToAnalyse(f);
-            return runDiagnose(diagnoseOptions, options);
+            return runDiagnose(c.diagnoseOptions, options);
         }
-        if (diff->parsed())
+        if (c.diff->parsed())
         {
-            return runDiff(diffOptions, options);
+            return runDiff(c.diffOptions, options);
         }
-        if (graphCommand->parsed())
+        if (c.graphCommand->parsed())
         {
-            return runGraph(graphOptions, options);
+            return runGraph(c.graphOptions, options);
         }
-        if (demo->parsed())
+        if (c.demo->parsed())
         {
-            return runDemo(demoFormat, options);
+            return runDemo(c.demoFormat, options);
         }
-        if (predict->parsed())
+        if (c.predict->parsed())
         {
-            return runPredict(predictOptions, options);
+            return runPredict(c.predictOptions, options);
         }
-        if (fixCommand->parsed())
+        if (c.fixCommand->parsed())
         {
-            return runFix(fixOptions, options);
+            return runFix(c.fixOptions, options);
         }
     }
     catch (const qdq::InputError& error)
@@ -1022,6 +1067,33 @@ int run(int argc, char** argv)
         return 3;
     }
     return kExitOk;
+}
+
+} // namespace
+
+int run(int argc, char** argv)
+{
+    CLI::App app{"qdq-doctor: explains why TensorRT built a slow engine from a Q/DQ ONNX model, and what to change."};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("qdq-doctor ") + QDQ_VERSION);
+    GlobalOptions options;
+    Commands commands;
+    addInspectCommand(app, commands, options);
+    addDiagnoseCommand(app, commands, options);
+    addDiffCommand(app, commands, options);
+    addGraphCommand(app, commands, options);
+    addPredictCommand(app, commands, options);
+    addFixCommand(app, commands, options);
+    addDemoCommand(app, commands);
+    if (!firstWordIsASubcommand(app, argc, argv))
+    {
+        return kExitBadInput;
+    }
+    if (std::optional<int> status = parseCommandLine(app, argc, argv))
+    {
+        return *status;
+    }
+    return runCommand(commands, options);
 }
 
 int main(int argc, char** argv)

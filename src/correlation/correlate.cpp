@@ -9,6 +9,7 @@
 #include "qdq/patterns.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -25,6 +26,28 @@ bool isBookkeepingType(const std::string& type)
                                                            "wait", "shape_call",   "Constant"};
     return kTypes.count(type) > 0;
 }
+
+//! What one layer's mapping collects: with a model node indices, without one names. Its name grammar is parsed once,
+//! when first needed.
+struct LayerLookup
+{
+    explicit LayerLookup(const EngineLayer& engineLayer) : layer(engineLayer) {}
+
+    const LayerNameParts& parts()
+    {
+        if (!parsed)
+        {
+            parsed = parseLayerName(layer.name);
+        }
+        return *parsed;
+    }
+    bool found() const { return !nodes.empty() || !nodeIds.empty(); }
+
+    const EngineLayer& layer;
+    std::optional<LayerNameParts> parsed;
+    std::vector<std::string> nodes;
+    std::vector<std::uint32_t> nodeIds;
+};
 
 class Correlator
 {
@@ -138,142 +161,165 @@ private:
 
     LayerMapping mapLayer(std::size_t index)
     {
-        const EngineLayer& layer = mPlan->layers[index];
+        LayerLookup lookup(mPlan->layers[index]);
         LayerMapping mapping;
         mapping.layer = index;
-        // The name grammar is parsed only where it can matter: 100,000 names with Metadata never need it. Every
-        // reformat or copy name holds "CopyNode" or " copy", so other names skip the parse for that check.
-        std::optional<LayerNameParts> parsed;
-        auto parts = [&]() -> const LayerNameParts&
+        if (mapAsReformat(lookup, mapping))
         {
-            if (!parsed)
-            {
-                parsed = parseLayerName(layer.name);
-            }
-            return *parsed;
-        };
+            return mapping;
+        }
+        collectFromMetadata(lookup, mapping);
+        if (!lookup.found())
+        {
+            collectFromNameGrammar(lookup, mapping);
+        }
+        if (!lookup.found() && mGraph != nullptr)
+        {
+            collectFromTensorNames(lookup, mapping);
+        }
+        const bool onlyQdq = recordNodes(lookup, mapping, index);
+        classifyLayer(lookup, mapping, onlyQdq);
+        return mapping;
+    }
+
+    //! A reformat or copy layer, by its origin or its name. The name grammar is parsed only where it can matter:
+    //! 100,000 names with Metadata never need it. Every reformat or copy name holds "CopyNode" or " copy", so other
+    //! names skip the parse for that check.
+    bool mapAsReformat(LayerLookup& lookup, LayerMapping& mapping)
+    {
+        const EngineLayer& layer = lookup.layer;
         const bool mayBeCopy =
             layer.name.find("CopyNode") != std::string::npos || layer.name.find(" copy") != std::string::npos;
-        if ((mayBeCopy && (parts().reformatCopyNode || parts().tensorCopy)) || layer.origin == "REFORMAT")
+        if ((mayBeCopy && (lookup.parts().reformatCopyNode || lookup.parts().tensorCopy)) || layer.origin == "REFORMAT")
         {
             mapping.state = LayerState::kInsertedReformat;
             mapping.evidence = layer.origin == "REFORMAT" ? MappingEvidence::kMetadata : MappingEvidence::kNameGrammar;
-            if (mayBeCopy && parts().reformatCopyNode)
+            if (mayBeCopy && lookup.parts().reformatCopyNode)
             {
-                mapping.reformatTarget = layerNamed(parts().reformatTarget);
+                mapping.reformatTarget = layerNamed(lookup.parts().reformatTarget);
             }
-            return mapping;
+            return true;
         }
+        return false;
+    }
 
-        // With a model the nodes are collected as node indices, without one as names.
-        std::vector<std::string> nodes;
-        std::vector<std::uint32_t> nodeIds;
-        const auto found = [&] { return !nodes.empty() || !nodeIds.empty(); };
-        // 1. Metadata: authoritative when present.
-        const std::vector<std::string_view> metadataNodes = layer.metadataOnnxNodeViews();
-        if (!metadataNodes.empty())
+    //! 1. Metadata: authoritative when present.
+    void collectFromMetadata(LayerLookup& lookup, LayerMapping& mapping) const
+    {
+        const std::vector<std::string_view> metadataNodes = lookup.layer.metadataOnnxNodeViews();
+        if (metadataNodes.empty())
         {
-            for (std::string_view node : metadataNodes)
+            return;
+        }
+        for (std::string_view node : metadataNodes)
+        {
+            if (mGraph == nullptr)
             {
-                if (mGraph == nullptr)
-                {
-                    nodes.emplace_back(node);
-                }
-                else if (const std::uint32_t id = mGraph->nodeIndex(node); id != OnnxGraph::kNone)
-                {
-                    nodeIds.push_back(id);
-                }
+                lookup.nodes.emplace_back(node);
             }
-            if (found() || mGraph == nullptr)
+            else if (const std::uint32_t id = mGraph->nodeIndex(node); id != OnnxGraph::kNone)
             {
-                mapping.evidence = MappingEvidence::kMetadata;
+                lookup.nodeIds.push_back(id);
             }
         }
-        // 2/3. Name grammar (with the build log's parse-time map for parser-created layer names).
+        if (lookup.found() || mGraph == nullptr)
+        {
+            mapping.evidence = MappingEvidence::kMetadata;
+        }
+    }
+
+    //! 2/3. Name grammar (with the build log's parse-time map for parser-created layer names).
+    void collectFromNameGrammar(LayerLookup& lookup, LayerMapping& mapping)
+    {
+        const LayerNameParts& parts = lookup.parts();
         bool usedTensorName = false;
         bool usedRegistered = false;
-        if (!found())
+        if (parts.foreignNode && mGraph != nullptr && mGraph->nodeIndex(parts.rangeFirst) != OnnxGraph::kNone &&
+            mGraph->nodeIndex(parts.rangeLast) != OnnxGraph::kNone)
         {
-            if (parts().foreignNode && mGraph != nullptr && mGraph->nodeIndex(parts().rangeFirst) != OnnxGraph::kNone &&
-                mGraph->nodeIndex(parts().rangeLast) != OnnxGraph::kNone)
+            // Myelin range: every node between the two in topological (graph) order.
+            std::size_t first = mGraph->nodeIndex(parts.rangeFirst);
+            std::size_t last = mGraph->nodeIndex(parts.rangeLast);
+            if (first > last)
             {
-                // Myelin range: every node between the two in topological (graph) order.
-                std::size_t first = mGraph->nodeIndex(parts().rangeFirst);
-                std::size_t last = mGraph->nodeIndex(parts().rangeLast);
-                if (first > last)
+                std::swap(first, last);
+            }
+            for (std::size_t n = first; n <= last; ++n)
+            {
+                lookup.nodeIds.push_back(static_cast<std::uint32_t>(n));
+            }
+        }
+        for (const auto& token : parts.tokens)
+        {
+            std::size_t before = lookup.nodeIds.size();
+            if (mGraph != nullptr)
+            {
+                resolveToken(token, lookup.nodeIds, usedTensorName);
+                usedRegistered = usedRegistered || (lookup.nodeIds.size() > before && mRegistered.count(token) > 0);
+            }
+        }
+        if (!lookup.nodeIds.empty())
+        {
+            mapping.evidence = usedRegistered   ? MappingEvidence::kBuildLog
+                               : usedTensorName ? MappingEvidence::kTensorNames
+                                                : MappingEvidence::kNameGrammar;
+        }
+        else if (mGraph == nullptr)
+        {
+            // No model: keep the names that look like node names (not weights, not parser helpers).
+            for (const auto& token : parts.tokens)
+            {
+                if (auto subject = helperSubject(token))
                 {
-                    std::swap(first, last);
+                    lookup.nodes.push_back(*subject);
                 }
-                for (std::size_t n = first; n <= last; ++n)
+                else if (!token.empty() && (!isUnnamedLayerToken(token) || isComputeUnnamedLayer(token)))
                 {
-                    nodeIds.push_back(static_cast<std::uint32_t>(n));
+                    lookup.nodes.push_back(token);
                 }
             }
-            for (const auto& token : parts().tokens)
+            if (!lookup.nodes.empty())
             {
-                std::size_t before = nodeIds.size();
-                if (mGraph != nullptr)
-                {
-                    resolveToken(token, nodeIds, usedTensorName);
-                    usedRegistered = usedRegistered || (nodeIds.size() > before && mRegistered.count(token) > 0);
-                }
+                mapping.evidence = MappingEvidence::kNameOnly;
             }
-            if (!nodeIds.empty())
+        }
+    }
+
+    //! 4. Tensor names: a layer whose name says nothing may still write a tensor the model names.
+    void collectFromTensorNames(LayerLookup& lookup, LayerMapping& mapping) const
+    {
+        for (const auto& output : lookup.layer.outputs)
+        {
+            // A layer of optimization profile N > 0 writes the model's tensor under "name [profile N]"
+            // (../shared/realdata/cookbook-profilingverbosity-trt1016/log-main.py.log line 4236: "z [profile 1]").
+            const std::string_view tensor = output.name;
+            if (const OnnxNode* producer = mGraph->producer(output.name))
             {
-                mapping.evidence = usedRegistered   ? MappingEvidence::kBuildLog
-                                   : usedTensorName ? MappingEvidence::kTensorNames
-                                                    : MappingEvidence::kNameGrammar;
+                lookup.nodeIds.push_back(static_cast<std::uint32_t>(producer->index));
             }
-            else if (mGraph == nullptr)
+            else if (const auto suffix = tensor.rfind(" [profile ");
+                     suffix != std::string_view::npos && tensor.back() == ']')
             {
-                // No model: keep the names that look like node names (not weights, not parser helpers).
-                for (const auto& token : parts().tokens)
+                if (const OnnxNode* profileProducer = mGraph->producer(tensor.substr(0, suffix)))
                 {
-                    if (auto subject = helperSubject(token))
-                    {
-                        nodes.push_back(*subject);
-                    }
-                    else if (!token.empty() && (!isUnnamedLayerToken(token) || isComputeUnnamedLayer(token)))
-                    {
-                        nodes.push_back(token);
-                    }
-                }
-                if (!nodes.empty())
-                {
-                    mapping.evidence = MappingEvidence::kNameOnly;
+                    lookup.nodeIds.push_back(static_cast<std::uint32_t>(profileProducer->index));
                 }
             }
         }
-        // 4. Tensor names: a layer whose name says nothing may still write a tensor the model names.
-        if (!found() && mGraph != nullptr)
+        if (!lookup.nodeIds.empty())
         {
-            for (const auto& output : layer.outputs)
-            {
-                // A layer of optimization profile N > 0 writes the model's tensor under "name [profile N]"
-                // (../shared/realdata/cookbook-profilingverbosity-trt1016/log-main.py.log line 4236: "z [profile 1]").
-                const std::string_view tensor = output.name;
-                if (const OnnxNode* producer = mGraph->producer(output.name))
-                {
-                    nodeIds.push_back(static_cast<std::uint32_t>(producer->index));
-                }
-                else if (const auto suffix = tensor.rfind(" [profile ");
-                         suffix != std::string_view::npos && tensor.back() == ']')
-                {
-                    if (const OnnxNode* profileProducer = mGraph->producer(tensor.substr(0, suffix)))
-                    {
-                        nodeIds.push_back(static_cast<std::uint32_t>(profileProducer->index));
-                    }
-                }
-            }
-            if (!nodeIds.empty())
-            {
-                mapping.evidence = MappingEvidence::kTensorNames;
-            }
+            mapping.evidence = MappingEvidence::kTensorNames;
         }
+    }
+
+    //! The layer's nodes, sorted by name, one entry per name (the first node of a name shared by several nodes),
+    //! into the mapping and the node -> layers index. Returns whether every node is a Q/DQ node.
+    bool recordNodes(LayerLookup& lookup, LayerMapping& mapping, std::size_t index)
+    {
         bool onlyQdq = false;
         if (mGraph != nullptr)
         {
-            // Sorted by name, one entry per name (the first node of a name shared by several nodes).
+            std::vector<std::uint32_t>& nodeIds = lookup.nodeIds;
             for (std::uint32_t& id : nodeIds)
             {
                 id = mGraph->duplicateNodeNames ? mGraph->nodeIndex(mGraph->nodes[id].name) : id;
@@ -289,31 +335,34 @@ private:
                 mapping.onnxNodes.push_back(mGraph->nodes[id].name);
                 onlyQdq = onlyQdq && patterns::isQdq(mGraph->nodes[id]);
             }
+            return onlyQdq;
         }
-        else
+        std::vector<std::string>& nodes = lookup.nodes;
+        std::sort(nodes.begin(), nodes.end());
+        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+        mapping.onnxNodes.reserve(nodes.size());
+        for (auto& node : nodes)
         {
-            std::sort(nodes.begin(), nodes.end());
-            nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-            mapping.onnxNodes.reserve(nodes.size());
-            for (auto& node : nodes)
-            {
-                mResult.layersOfNode.add(node, index);
-                mapping.onnxNodes.emplace_back(mResult.ownedNames->emplace_back(std::move(node)));
-            }
-            onlyQdq = !mapping.onnxNodes.empty() && allQdqNames(mapping.onnxNodes);
+            mResult.layersOfNode.add(node, index);
+            mapping.onnxNodes.emplace_back(mResult.ownedNames->emplace_back(std::move(node)));
         }
-        const std::vector<std::string_view>& mapped = mapping.onnxNodes;
+        return !mapping.onnxNodes.empty() && allQdqNames(mapping.onnxNodes);
+    }
 
+    //! The layer's state from its origin, its nodes and its type.
+    void classifyLayer(LayerLookup& lookup, LayerMapping& mapping, bool onlyQdq) const
+    {
+        const EngineLayer& layer = lookup.layer;
         if (layer.origin == "QDQ" || onlyQdq)
         {
             mapping.state = LayerState::kInsertedQdq;
         }
-        else if (!mapped.empty())
+        else if (!mapping.onnxNodes.empty())
         {
             mapping.state = LayerState::kMapped;
         }
-        else if (isBookkeepingType(layer.type) || layer.type == "Shuffle" || parts().tokens.empty() ||
-                 std::all_of(parts().tokens.begin(), parts().tokens.end(),
+        else if (isBookkeepingType(layer.type) || layer.type == "Shuffle" || lookup.parts().tokens.empty() ||
+                 std::all_of(lookup.parts().tokens.begin(), lookup.parts().tokens.end(),
                              [](const std::string& t) { return isUnnamedLayerToken(t) && !isComputeUnnamedLayer(t); }))
         {
             mapping.state = LayerState::kDropped;
@@ -323,11 +372,10 @@ private:
             mapping.state = LayerState::kUnattributed;
         }
         // A NoOp that executes only shape helpers is dropped even when its helper names resolve.
-        if (layer.type == "NoOp" && mapping.state == LayerState::kMapped && helperOnly(parts()))
+        if (layer.type == "NoOp" && mapping.state == LayerState::kMapped && helperOnly(lookup.parts()))
         {
             mapping.state = LayerState::kDropped;
         }
-        return mapping;
     }
 
     //! `(Unnamed Layer* 3) [Convolution]`: a network layer built through the API (no ONNX name), as opposed to the

@@ -178,11 +178,10 @@ void writeAutocastJson(JsonWriter& json, const AutocastSummary& autocast)
     json.endObject();
 }
 
-} // namespace
-
-std::string renderFixText(const FixReport& report)
+//! The model, the output, the checker's verdict, the build mode and what autocast did.
+void writeFixHeader(std::string& out, const FixReport& report)
 {
-    std::string out = "qdq-doctor fix\n";
+    out += "qdq-doctor fix\n";
     out += "  model:   " + report.source + "\n";
     if (report.dryRun)
     {
@@ -205,7 +204,11 @@ std::string renderFixText(const FixReport& report)
     {
         out += renderAutocastText(*report.autocast);
     }
+}
 
+//! Each edit made, with the rules that asked for it and what it added, removed and changed.
+void writeEdits(std::string& out, const FixReport& report)
+{
     out += "\nEdits (" + std::to_string(report.edits.size()) + "):\n";
     if (report.edits.empty())
     {
@@ -233,6 +236,11 @@ std::string renderFixText(const FixReport& report)
             out += "     changed:  " + change + "\n";
         }
     }
+}
+
+//! The edits not made, grouped by rule and reason.
+void writeSkipped(std::string& out, const FixReport& report)
+{
     if (!report.skipped.empty())
     {
         out += "\nSkipped (" + std::to_string(report.skipped.size()) + "):\n";
@@ -253,6 +261,11 @@ std::string renderFixText(const FixReport& report)
             }
         }
     }
+}
+
+//! The findings fix cannot fix, grouped by rule and reason.
+void writeUnfixed(std::string& out, const FixReport& report)
+{
     if (!report.unfixed.empty())
     {
         out += "\nLeft to you (" + std::to_string(report.unfixed.size()) + " finding(s)):\n";
@@ -264,7 +277,11 @@ std::string renderFixText(const FixReport& report)
                    first.why + "\n";
         }
     }
+}
 
+//! Before -> after counts of the model alone: findings by severity and by rule, and the predicted engine.
+void writeCounts(std::string& out, const FixReport& report)
+{
     out += "\nWhat it buys (the model alone, before -> after):\n";
     const auto row = [&out](const std::string& what, std::size_t before, std::size_t after)
     { out += "  " + padded(what, 34) + padded(std::to_string(before), 6) + "-> " + std::to_string(after) + "\n"; };
@@ -300,6 +317,11 @@ std::string renderFixText(const FixReport& report)
     row("predicted conv layers with an Add", report.before.predicted.convWithResidualAdd,
         report.after.predicted.convWithResidualAdd);
     row("predicted ConvActPool layers", report.before.predicted.convActPool, report.after.predicted.convActPool);
+}
+
+//! The saving (or the time touched) of the applied fixes in the given engine.
+void writeSaving(std::string& out, const FixReport& report)
+{
     if (report.expectedSavingMs)
     {
         char buffer[64];
@@ -313,6 +335,11 @@ std::string renderFixText(const FixReport& report)
         std::snprintf(buffer, sizeof(buffer), "%.3f ms", *report.fixedCostMs);
         out += "  time of the layers the fixed findings touch in the given engine: " + std::string(buffer) + "\n";
     }
+}
+
+//! The new warnings of the fixed model, and those kept as the price of removing an error.
+void writeNewWarnings(std::string& out, const FixReport& report)
+{
     out += "  new warnings: " + (report.newFindings.empty() ? std::string("none") : "") + "\n";
     for (const auto& finding : report.newFindings)
     {
@@ -326,6 +353,11 @@ std::string renderFixText(const FixReport& report)
             out += "    - " + price + "\n";
         }
     }
+}
+
+//! The notes of the run.
+void writeNotes(std::string& out, const FixReport& report)
+{
     if (!report.notes.empty())
     {
         out += "\nNotes:\n";
@@ -334,6 +366,21 @@ std::string renderFixText(const FixReport& report)
             out += "  - " + note + "\n";
         }
     }
+}
+
+} // namespace
+
+std::string renderFixText(const FixReport& report)
+{
+    std::string out;
+    writeFixHeader(out, report);
+    writeEdits(out, report);
+    writeSkipped(out, report);
+    writeUnfixed(out, report);
+    writeCounts(out, report);
+    writeSaving(out, report);
+    writeNewWarnings(out, report);
+    writeNotes(out, report);
     return out;
 }
 

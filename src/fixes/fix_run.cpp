@@ -461,55 +461,89 @@ struct BeforeStage
     const OnnxGraph& graph() const { return engineGiven ? *modelOnlyHolder.onnx : *inputs.onnx; }
 };
 
-} // namespace
-
 //! The newest default-domain opset the ONNX library here (Debian 12's libonnx 1.12) has schemas for.
 constexpr std::int64_t kNewestCheckedOpset = 17;
 
-FixReport runFix(const InputFiles& files, const FixOptions& options, const Limits& limits,
-                 const ProgressCallback& progress, const FixStageCallback& stageStarts)
+//! Plan, write a candidate, diagnose it; an edit whose new nodes a new warning names is refused and the plan made
+//! again. The candidate lives in the output's folder and becomes the output by a rename.
+//! Check: the ONNX checker and shape inference on what is written (external data need not be present).
+//!
+//! Passes: the candidate is then planned as a new run of fix would plan it. When that plan has edits (one edit
+//! revealed a finding; an edit skipped for a conflict can now be made; an edit refused for a warning another edit
+//! caused), the candidate is fixed in turn exactly as `fix` of the output would fix it: a new warning is measured
+//! on the candidate's own warnings, and no edit is refused yet. fix stops when the plan of its candidate is empty,
+//! or when a pass changed nothing: in both cases fix applied to its output changes nothing.
+class FixRun
 {
-    // Each stage's text stays under 60 characters: a status line that wraps on an 80-column terminal cannot be
-    // overwritten by the next.
-    const auto tell = [&stageStarts](std::string_view what)
+public:
+    FixRun(const InputFiles& files, const FixOptions& options, const Limits& limits, const ProgressCallback& progress,
+           const FixStageCallback& stageStarts)
+        : mFiles(files), mOptions(options), mLimits(limits), mProgress(progress), mStageStarts(stageStarts)
     {
-        if (stageStarts)
+        mResult.dryRun = options.dryRun;
+    }
+
+    FixReport run()
+    {
+        mStage = prepare(true);
+        describeTheInput();
+        checkTheOutputPath();
+        mCheck.externalDataMustExist = false;
+        mCheck.limits = mLimits;
+        mPassBaseKeys = mBeforeKeys;
+        writeCandidatesPassByPass();
+        if (mStillRefusing)
         {
-            stageStarts(what);
+            fallBackWhenWritesRanOut();
         }
-    };
-    FixReport result;
-    result.dryRun = options.dryRun;
-    // The input model diagnosed, which planning reads. It is dropped while the candidate is read back and diagnosed
-    // (holding both models and their reports at once was the peak of fix's memory) and made again from the files
-    // when a round refuses edits and plans anew.
-    SimulationOptions simulation;
-    const auto prepare = [&](bool first)
+        if (mPass > 0)
+        {
+            gatherThePasses();
+        }
+        mPassSource.remove();
+        reportTheEdits();
+        releaseTheFixedModel();
+        if (mHasTimings)
+        {
+            sumTheFixedCosts();
+        }
+        reportTheCheck();
+        moveIntoPlace();
+        tell("");
+        return std::move(mResult);
+    }
+
+private:
+    //! Each stage's text stays under 60 characters: a status line that wraps on an 80-column terminal cannot be
+    //! overwritten by the next.
+    void tell(std::string_view what) const
+    {
+        if (mStageStarts)
+        {
+            mStageStarts(what);
+        }
+    }
+
+    std::string diagnosedName() const { return mOptions.output.empty() ? mResult.source : mOptions.output; }
+
+    //! The input model diagnosed, which planning reads. It is dropped while the candidate is read back and diagnosed
+    //! (holding both models and their reports at once was the peak of fix's memory) and made again from the files
+    //! when a round refuses edits and plans anew.
+    std::unique_ptr<BeforeStage> prepare(bool first)
     {
         auto stage = std::make_unique<BeforeStage>();
-        stage->inputs = loadInputs(files, limits, first ? progress : ProgressCallback{});
+        stage->inputs = loadInputs(mFiles, mLimits, first ? mProgress : ProgressCallback{});
         if (!stage->inputs.onnx || stage->inputs.onnx->rebuiltFromLog)
         {
-            std::string where = files.files.empty() ? files.onnx : files.files.front();
+            std::string where = mFiles.files.empty() ? mFiles.onnx : mFiles.files.front();
             throw InputError(SourceLocation{where}, "fix needs the ONNX model (a .onnx file) among its inputs");
         }
         if (first)
         {
-            simulation = resolveBuildMode(stage->inputs, options.buildMode);
-            if (options.autocast.enabled() && simulation.typingAssumed)
-            {
-                // The autocast model is for a strongly typed build: with nothing telling the typing, both diagnoses
-                // assume one (and say so), where a build log or an option that tells it is followed.
-                simulation.typing = Typing::kStrong;
-                simulation.typingSource = "assumed: --autocast writes the model for a strongly typed build";
-                simulation.fp16 = false;
-                simulation.int8 = true;
-                simulation.precisionSource = "strongly typed: each tensor keeps the model's type";
-            }
-            result.buildMode = simulation;
+            resolveTheBuildMode(stage->inputs);
         }
         AnalysisOptions analysis;
-        analysis.simulation = simulation;
+        analysis.simulation = mSimulation;
         tell(first ? "diagnosing the model" : "diagnosing the model again without the refused edits");
         stage->full = diagnose(stage->inputs, analysis);
         // Before: the model alone, as the fixed model will be diagnosed. (The full report's names stay valid when the
@@ -519,364 +553,416 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
         {
             const std::string source = stage->inputs.onnx->sourcePath;
             stage->modelOnly =
-                diagnoseModelOnly(std::move(*stage->inputs.onnx), source, simulation, stage->modelOnlyHolder);
+                diagnoseModelOnly(std::move(*stage->inputs.onnx), source, mSimulation, stage->modelOnlyHolder);
         }
         return stage;
-    };
-    // A later pass's source (an earlier candidate) diagnosed again, for a round that plans it anew.
-    const auto prepareCandidate = [&](const std::string& path)
+    }
+
+    void resolveTheBuildMode(const Inputs& inputs)
+    {
+        mSimulation = resolveBuildMode(inputs, mOptions.buildMode);
+        if (mOptions.autocast.enabled() && mSimulation.typingAssumed)
+        {
+            // The autocast model is for a strongly typed build: with nothing telling the typing, both diagnoses
+            // assume one (and say so), where a build log or an option that tells it is followed.
+            mSimulation.typing = Typing::kStrong;
+            mSimulation.typingSource = "assumed: --autocast writes the model for a strongly typed build";
+            mSimulation.fp16 = false;
+            mSimulation.int8 = true;
+            mSimulation.precisionSource = "strongly typed: each tensor keeps the model's type";
+        }
+        mResult.buildMode = mSimulation;
+    }
+
+    //! A later pass's source (an earlier candidate) diagnosed again, for a round that plans it anew.
+    std::unique_ptr<BeforeStage> prepareCandidate(const std::string& path)
     {
         auto stage = std::make_unique<BeforeStage>();
         tell("diagnosing the model again without the refused edits");
-        stage->full =
-            diagnoseModelOnly(readOnnx(path, {}, limits), options.output.empty() ? result.source : options.output,
-                              simulation, stage->inputs);
+        stage->full = diagnoseModelOnly(readOnnx(path, {}, mLimits), diagnosedName(), mSimulation, stage->inputs);
         return stage;
-    };
-    std::unique_ptr<BeforeStage> stage = prepare(true);
-    result.source = stage->graph().sourcePath;
-    if (!options.dryRun && options.output.empty())
-    {
-        throw InputError(SourceLocation{result.source}, "fix needs -o FIXED.onnx (or --dry-run)");
     }
-    result.before = sideOf(stage->report(), stage->graph());
-    // What libonnx 1.12's checker cannot cover in a model with FP8/INT4/FP4 types or TensorRT-domain Q/DQ ops.
-    std::vector<std::string> uncheckedQuantizedTypes = quantizedTypesUncheckedByOnnx(stage->graph());
-    const std::set<std::string> beforeKeys = warningKeys(stage->report());
-    // What the cost of the fixed findings needs, kept past the stage: (rule, cost) of each finding with edits.
-    const bool hasTimings = stage->full.hasTimings;
-    std::vector<std::pair<std::string, double>> findingCosts;
-    std::vector<std::pair<std::string, double>> findingSavings; // (rule, saving): each layer counted once
-    for (const auto& finding : stage->full.findings)
+
+    //! The input's side of the report, and what the cost of the fixed findings needs, kept past the stage.
+    void describeTheInput()
     {
-        if (!finding.edits.empty() && finding.costMs)
+        mResult.source = mStage->graph().sourcePath;
+        if (!mOptions.dryRun && mOptions.output.empty())
         {
-            findingCosts.emplace_back(finding.rule, *finding.costMs);
+            throw InputError(SourceLocation{mResult.source}, "fix needs -o FIXED.onnx (or --dry-run)");
         }
-        if (!finding.edits.empty() && finding.savingMs)
+        mResult.before = sideOf(mStage->report(), mStage->graph());
+        // What libonnx 1.12's checker cannot cover in a model with FP8/INT4/FP4 types or TensorRT-domain Q/DQ ops.
+        mUncheckedQuantizedTypes = quantizedTypesUncheckedByOnnx(mStage->graph());
+        mBeforeKeys = warningKeys(mStage->report());
+        // (rule, cost) of each finding with edits; (rule, saving): each layer counted once.
+        mHasTimings = mStage->full.hasTimings;
+        for (const auto& finding : mStage->full.findings)
         {
-            findingSavings.emplace_back(finding.rule, *finding.savingMs);
+            if (!finding.edits.empty() && finding.costMs)
+            {
+                mFindingCosts.emplace_back(finding.rule, *finding.costMs);
+            }
+            if (!finding.edits.empty() && finding.savingMs)
+            {
+                mFindingSavings.emplace_back(finding.rule, *finding.savingMs);
+            }
         }
     }
 
-    // The output is checked before anything is written: it must not exist (without --force) or be the model. Its data
-    // file, written only for a model with external data, is checked once the first candidate says there is one.
-    std::filesystem::path folder = std::filesystem::temp_directory_path();
-    OutputGuard outputs;
-    const std::string candidateName =
-        std::filesystem::path(options.output.empty() ? result.source : options.output).filename().string();
-    if (!options.dryRun)
+    //! The output is checked before anything is written: it must not exist (without --force) or be the model. Its
+    //! data file, written only for a model with external data, is checked once the first candidate says there is one.
+    void checkTheOutputPath()
     {
-        std::error_code error;
-        const std::filesystem::path output(options.output);
-        if (std::filesystem::exists(output, error) && std::filesystem::equivalent(output, result.source, error))
+        mFolder = std::filesystem::temp_directory_path();
+        mCandidateName = std::filesystem::path(diagnosedName()).filename().string();
+        if (mOptions.dryRun)
         {
-            throw InputError(SourceLocation{options.output},
+            return;
+        }
+        std::error_code error;
+        const std::filesystem::path output(mOptions.output);
+        if (std::filesystem::exists(output, error) && std::filesystem::equivalent(output, mResult.source, error))
+        {
+            throw InputError(SourceLocation{mOptions.output},
                              "is the input model itself; write the fixed model to another file");
         }
-        checkOutputFilePath(options.output, options.force);
+        checkOutputFilePath(mOptions.output, mOptions.force);
         // Nor any other input of the command (a layer JSON, a profile, a log), --force or not.
-        outputs.addInputs(files);
-        outputs.claim(options.output);
-        folder = std::filesystem::absolute(output).parent_path();
+        mOutputs.addInputs(mFiles);
+        mOutputs.claim(mOptions.output);
+        mFolder = std::filesystem::absolute(output).parent_path();
         // A missing output folder is made, as diagnose makes its -o folder.
-        if (!std::filesystem::exists(folder, error))
+        if (!std::filesystem::exists(mFolder, error))
         {
-            std::filesystem::create_directories(folder, error);
+            std::filesystem::create_directories(mFolder, error);
             if (error)
             {
-                throw InputError(SourceLocation{options.output},
-                                 "cannot create the output's folder " + folder.string() + ": " + error.message());
+                throw InputError(SourceLocation{mOptions.output},
+                                 "cannot create the output's folder " + mFolder.string() + ": " + error.message());
             }
         }
-        else if (!std::filesystem::is_directory(folder, error))
+        else if (!std::filesystem::is_directory(mFolder, error))
         {
-            throw InputError(SourceLocation{options.output}, folder.string() + " is not a folder");
+            throw InputError(SourceLocation{mOptions.output}, mFolder.string() + " is not a folder");
         }
     }
 
-    // Plan, write a candidate, diagnose it; an edit whose new nodes a new warning names is refused and the plan made
-    // again. The candidate lives in the output's folder and becomes the output by a rename.
-    // Check: the ONNX checker and shape inference on what is written (external data need not be present).
-    //
-    // Passes: the candidate is then planned as a new run of fix would plan it. When that plan has edits (one edit
-    // revealed a finding; an edit skipped for a conflict can now be made; an edit refused for a warning another edit
-    // caused), the candidate is fixed in turn exactly as `fix` of the output would fix it: a new warning is measured
-    // on the candidate's own warnings, and no edit is refused yet. fix stops when the plan of its candidate is empty,
-    // or when a pass changed nothing: in both cases fix applied to its output changes nothing.
-    ModelCheckOptions check;
-    check.externalDataMustExist = false;
-    check.limits = limits;
-    std::future<CheckResult> checkResult;
-    std::map<std::string, std::string> refused;      //!< this pass's refused edits (PlannedEdit::keys) and why
-    std::set<std::string> passBaseKeys = beforeKeys; //!< the warnings of this pass's source: what "new" is measured on
-    FixPlan plan;
-    std::optional<FixPlan> nextPassPlan; //!< planned on the last candidate, which the next pass starts from
-    std::vector<PlannedEdit> earlierPasses;
-    std::vector<SkippedEdit> earlierSkipped;
-    std::vector<UnfixedFinding> firstUnfixed;
-    Inputs afterHolder;
-    Report after;
-    Candidate candidate;
-    Candidate passSource; //!< the candidate a later pass edits (the model itself in the first pass)
-    int pass = 0;
-    bool earlierPassesChanged = false; //!< a pass before this one had edits to write
-    constexpr int kMostWrites = 12;
-    bool stillRefusing = false;      //!< the last write's diagnosis refused more edits: the writes ran out in a round
-    bool autocastChanged = false;    //!< --autocast changed a candidate
-    std::jthread parsedModelRelease; //!< frees the model autocast parsed (joined when a new one starts, or at the end)
-    for (int attempt = 0; attempt < kMostWrites; ++attempt)
+    //! Rounds of plan, write, diagnose: a round that refuses edits plans its pass again; a pass whose candidate
+    //! still has edits to make starts the next pass from that candidate.
+    void writeCandidatesPassByPass()
     {
-        const std::string& source = pass == 0 ? result.source : passSource.model();
-        if (checkResult.valid())
+        for (int attempt = 0; attempt < kMostWrites; ++attempt)
         {
-            checkResult.wait(); // the check of a candidate that is not the last is dropped
-        }
-        if (nextPassPlan)
-        {
-            plan = std::move(*nextPassPlan);
-            nextPassPlan.reset();
-        }
-        else
-        {
-            if (!stage)
+            const std::string source = mPass == 0 ? mResult.source : mPassSource.model();
+            if (mCheckResult.valid())
             {
-                stage = pass == 0 ? prepare(false) : prepareCandidate(source);
+                mCheckResult.wait(); // the check of a candidate that is not the last is dropped
             }
-            tell("planning the edits");
-            plan = planFix(stage->full, stage->graph(), options, refused);
-        }
-        try
-        {
-            candidate.create(folder, ".qdq-doctor-fix-" + std::to_string(::getpid()) + "-" + std::to_string(attempt),
-                             candidateName);
-        }
-        catch (const InputError& error)
-        {
-            if (!options.dryRun)
+            planTheRound(source);
+            writeTheCandidate(attempt, source);
+            mStage.reset();
+            diagnoseTheCandidate();
+            mStillRefusing = refuseEditsNamedByNewWarnings(mAfter, mPlan, mPassBaseKeys, mRefused);
+            if (mStillRefusing)
             {
-                throw InputError(SourceLocation{options.output}, "cannot be written: " + error.message());
+                continue; // plan this pass again from its source
             }
-            throw;
+            if (!startAnotherPass(attempt))
+            {
+                break;
+            }
         }
-        tell(pass > 0          ? "writing the fixed model again: pass " + std::to_string(pass + 1)
-             : options.dryRun  ? "writing the fixed model to a temporary file (dry run)"
-             : refused.empty() ? "writing the fixed model"
-                               : "writing the fixed model again without the refused edits");
-        FileModelSink sink(candidate.model(), true);
+    }
+
+    void planTheRound(const std::string& source)
+    {
+        if (mNextPassPlan)
+        {
+            mPlan = std::move(*mNextPassPlan);
+            mNextPassPlan.reset();
+            return;
+        }
+        if (!mStage)
+        {
+            mStage = mPass == 0 ? prepare(false) : prepareCandidate(source);
+        }
+        tell("planning the edits");
+        mPlan = planFix(mStage->full, mStage->graph(), mOptions, mRefused);
+    }
+
+    void writeTheCandidate(int attempt, const std::string& source)
+    {
+        createTheCandidate(attempt);
+        tell(mPass > 0          ? "writing the fixed model again: pass " + std::to_string(mPass + 1)
+             : mOptions.dryRun  ? "writing the fixed model to a temporary file (dry run)"
+             : mRefused.empty() ? "writing the fixed model"
+                                : "writing the fixed model again without the refused edits");
+        FileModelSink sink(mCandidate.model(), true);
         ModelWriteOptions writeOptions;
-        writeOptions.limits = limits;
+        writeOptions.limits = mLimits;
         ModelWriteResult written;
         try
         {
-            written = writeEditedModel(source, plan.modelEdits, sink, writeOptions);
+            written = writeEditedModel(source, mPlan.modelEdits, sink, writeOptions);
         }
         catch (const InputError& error)
         {
-            candidate.remove(); // the writer removed what it wrote; the folder goes
-            if (!options.dryRun && error.where().path != result.source)
+            mCandidate.remove(); // the writer removed what it wrote; the folder goes
+            if (!mOptions.dryRun && error.where().path != mResult.source)
             {
-                throw InputError(SourceLocation{options.output}, "cannot be written: " + error.message());
+                throw InputError(SourceLocation{mOptions.output}, "cannot be written: " + error.message());
             }
             throw;
         }
-        if (options.autocast.enabled())
+        if (mOptions.autocast.enabled())
         {
-            tell("writing the float part in " + autocastTargetName(options.autocast.target));
-            try
-            {
-                std::shared_ptr<void> parsedModel;
-                AutocastDataSource data;
-                data.modelPath = result.source;
-                data.ownLocation = written.dataBytes > 0 ? sink.dataLocation() : std::string();
-                data.ownFolder = std::filesystem::path(candidate.model()).parent_path().string();
-                AutocastSummary summary =
-                    autocastModelFile(candidate.model(), options.autocast, limits, data, &parsedModel);
-                // Freed beside the ONNX checker, the longest step after this one, instead of before it.
-                parsedModelRelease = std::jthread([held = std::move(parsedModel)]() mutable { held.reset(); });
-                if (summary.changed || !result.autocast)
-                {
-                    autocastChanged = autocastChanged || summary.changed;
-                    result.autocast = std::move(summary);
-                }
-            }
-            catch (const InputError& error)
-            {
-                candidate.remove();
-                throw InputError(SourceLocation{result.source}, error.message());
-            }
+            autocastTheCandidate(written, sink);
         }
-        if (pass == 0)
+        if (mPass == 0)
         {
-            result.notes = written.notes;
-            if (!options.dryRun)
+            mResult.notes = written.notes;
+            if (!mOptions.dryRun)
             {
-                checkOutputsAgainstInputData(options.output, result.source, written, options.force);
+                checkOutputsAgainstInputData(mOptions.output, mResult.source, written, mOptions.force);
                 if (written.dataBytes > 0)
                 {
-                    outputs.claim(options.output + ".data");
+                    mOutputs.claim(mOptions.output + ".data");
                 }
             }
         }
-        stage.reset();
-        // The ONNX checker and shape inference run on the second core while the candidate is read back and
-        // diagnosed.
-        checkResult =
-            std::async(std::launch::async, [path = candidate.model(), &check] { return runCheck(path, check); });
-        tell("diagnosing the fixed model (ONNX checker beside it)");
-        after = diagnoseModelOnly(readOnnx(candidate.model(), {}, limits),
-                                  options.output.empty() ? result.source : options.output, simulation, afterHolder);
-        stillRefusing = refuseEditsNamedByNewWarnings(after, plan, passBaseKeys, refused);
-        if (stillRefusing)
+    }
+
+    void createTheCandidate(int attempt)
+    {
+        try
         {
-            continue; // plan this pass again from its source
+            mCandidate.create(mFolder, ".qdq-doctor-fix-" + std::to_string(::getpid()) + "-" + std::to_string(attempt),
+                              mCandidateName);
         }
-        if (pass == 0)
+        catch (const InputError& error)
         {
-            firstUnfixed = plan.unfixed;
-        }
-        if (pass > 0 && !plan.edits.empty())
-        {
-            std::string rules;
-            for (const auto& edit : plan.edits)
+            if (!mOptions.dryRun)
             {
-                if (rules.find(edit.rule) == std::string::npos)
-                {
-                    rules += (rules.empty() ? "" : ", ") + edit.rule;
-                }
+                throw InputError(SourceLocation{mOptions.output}, "cannot be written: " + error.message());
             }
-            result.notes.push_back("pass " + std::to_string(pass + 1) + ": " + std::to_string(plan.edits.size()) +
-                                   " more edit(s) (" + rules +
-                                   ") on the fixed model, made as a second run of fix on the output would make them");
+            throw;
         }
-        // A pass that changed nothing ends the passes: its source is the output, and this pass was what fix applied to
-        // that output does. Else: what fix would do to this candidate, planned afresh as a new run plans it.
-        if (pass > 0 && plan.modelEdits.empty())
+    }
+
+    void autocastTheCandidate(const ModelWriteResult& written, const FileModelSink& sink)
+    {
+        tell("writing the float part in " + autocastTargetName(mOptions.autocast.target));
+        try
         {
-            break;
+            std::shared_ptr<void> parsedModel;
+            AutocastDataSource data;
+            data.modelPath = mResult.source;
+            data.ownLocation = written.dataBytes > 0 ? sink.dataLocation() : std::string();
+            data.ownFolder = std::filesystem::path(mCandidate.model()).parent_path().string();
+            AutocastSummary summary =
+                autocastModelFile(mCandidate.model(), mOptions.autocast, mLimits, data, &parsedModel);
+            // Freed beside the ONNX checker, the longest step after this one, instead of before it.
+            mParsedModelRelease = std::jthread([held = std::move(parsedModel)]() mutable { held.reset(); });
+            if (summary.changed || !mResult.autocast)
+            {
+                mAutocastChanged = mAutocastChanged || summary.changed;
+                mResult.autocast = std::move(summary);
+            }
         }
-        FixPlan candidatePlan = planFix(after, *afterHolder.onnx, options, {});
+        catch (const InputError& error)
+        {
+            mCandidate.remove();
+            throw InputError(SourceLocation{mResult.source}, error.message());
+        }
+    }
+
+    //! The ONNX checker and shape inference run on the second core while the candidate is read back and diagnosed.
+    void diagnoseTheCandidate()
+    {
+        startTheCheck();
+        tell("diagnosing the fixed model (ONNX checker beside it)");
+        mAfter =
+            diagnoseModelOnly(readOnnx(mCandidate.model(), {}, mLimits), diagnosedName(), mSimulation, mAfterHolder);
+    }
+
+    void startTheCheck()
+    {
+        mCheckResult =
+            std::async(std::launch::async, [path = mCandidate.model(), this] { return runCheck(path, mCheck); });
+    }
+
+    //! After a round that refused nothing. A pass that changed nothing ends the passes: its source is the output,
+    //! and this pass was what fix applied to that output does. Else: what fix would do to this candidate, planned
+    //! afresh as a new run plans it. Returns whether a next pass runs.
+    bool startAnotherPass(int attempt)
+    {
+        if (mPass == 0)
+        {
+            mFirstUnfixed = mPlan.unfixed;
+        }
+        if (mPass > 0 && !mPlan.edits.empty())
+        {
+            noteThePassEdits();
+        }
+        if (mPass > 0 && mPlan.modelEdits.empty())
+        {
+            return false;
+        }
+        FixPlan candidatePlan = planFix(mAfter, *mAfterHolder.onnx, mOptions, {});
         if (candidatePlan.modelEdits.empty() || attempt + 1 == kMostWrites)
         {
             if (!candidatePlan.modelEdits.empty())
             {
-                result.notes.push_back("fix stopped after " + std::to_string(kMostWrites) +
-                                       " writes with edits still to make; run fix again on its output");
+                mResult.notes.push_back("fix stopped after " + std::to_string(kMostWrites) +
+                                        " writes with edits still to make; run fix again on its output");
             }
-            break;
+            return false;
         }
-        // A next pass, as fix applied to this candidate would run: the candidate is its source, its warnings are what
-        // a new warning is measured on, and no edit is refused yet.
-        for (auto& edit : plan.edits)
-        {
-            earlierPasses.push_back(std::move(edit));
-        }
-        for (auto& skipped : plan.skipped)
-        {
-            earlierSkipped.push_back(std::move(skipped));
-        }
-        passBaseKeys = warningKeys(after);
-        refused.clear();
-        passSource.takeFrom(candidate);
-        nextPassPlan = std::move(candidatePlan);
-        earlierPassesChanged = earlierPassesChanged || !plan.modelEdits.empty();
-        ++pass;
+        // A next pass, as fix applied to this candidate would run: the candidate is its source, its warnings are
+        // what a new warning is measured on, and no edit is refused yet.
+        keepThePassEdits();
+        mPassBaseKeys = warningKeys(mAfter);
+        mRefused.clear();
+        mPassSource.takeFrom(mCandidate);
+        mNextPassPlan = std::move(candidatePlan);
+        mEarlierPassesChanged = mEarlierPassesChanged || !mPlan.modelEdits.empty();
+        ++mPass;
+        return true;
     }
-    if (stillRefusing)
-    {
-        // The writes ran out while a round was still refusing edits: the last candidate has new warnings that no
-        // round has resolved. A later pass falls back on its source, the previous pass's candidate, which had none;
-        // the first pass keeps its candidate and says so (its new warnings are listed).
-        if (pass > 0)
-        {
-            for (const auto& edit : plan.edits)
-            {
-                plan.skipped.push_back({edit.edit, edit.rule,
-                                        "not made: fix stopped after " + std::to_string(kMostWrites) +
-                                            " writes while edits of pass " + std::to_string(pass + 1) +
-                                            " were still refused for new warnings"});
-            }
-            plan.edits.clear();
-            plan.modelEdits = ModelEdits{};
-            checkResult.wait();
-            candidate.takeFrom(passSource);
-            checkResult =
-                std::async(std::launch::async, [path = candidate.model(), &check] { return runCheck(path, check); });
-            after = diagnoseModelOnly(readOnnx(candidate.model(), {}, limits),
-                                      options.output.empty() ? result.source : options.output, simulation, afterHolder);
-        }
-        result.notes.push_back("fix stopped after " + std::to_string(kMostWrites) +
-                               " writes while edits were still refused for new warnings" +
-                               (pass > 0 ? "; the output is the model as pass " + std::to_string(pass) + " left it"
-                                         : std::string("; the new warnings below remain")) +
-                               ": choose edits with --rules, or run fix again on the output");
-    }
-    if (pass > 0)
-    {
-        for (auto& edit : plan.edits)
-        {
-            earlierPasses.push_back(std::move(edit));
-        }
-        plan.edits = std::move(earlierPasses);
-        for (auto& skipped : plan.skipped)
-        {
-            earlierSkipped.push_back(std::move(skipped));
-        }
-        plan.skipped = skipsStillStanding(std::move(earlierSkipped), plan.edits);
-        plan.unfixed = std::move(firstUnfixed);
-    }
-    passSource.remove();
-    result.edits = std::move(plan.edits);
-    result.skipped = std::move(plan.skipped);
-    // Left to the user: what the first pass could not fix, unless a later pass did (ONNX Runtime's QOperator models:
-    // their uint8 quantizers feed integer ops in the first pass, and are made symmetric once those are rewritten).
-    std::set<std::string> rulesAfter;
-    for (const auto& finding : after.findings)
-    {
-        rulesAfter.insert(finding.rule);
-    }
-    for (auto& unfixed : plan.unfixed)
-    {
-        if (pass == 0 || rulesAfter.count(unfixed.rule) != 0)
-        {
-            result.unfixed.push_back(std::move(unfixed));
-        }
-    }
-    // Unchanged: no pass changed the model (a second pass may run and refuse everything the first refused).
-    result.unchanged = !earlierPassesChanged && plan.modelEdits.empty() && !autocastChanged;
-    result.after = sideOf(after, *afterHolder.onnx);
-    for (const auto& finding : after.findings)
-    {
-        if (isNewWarning(finding, beforeKeys))
-        {
-            result.newFindings.push_back(finding.rule + ": " + finding.message);
-            if (std::string errorRules = errorRulesBringing(finding, result.edits); !errorRules.empty())
-            {
-                result.priceOfErrorFixes.push_back(finding.rule + " (the price of removing the " + errorRules +
-                                                   " error): " + finding.message);
-            }
-        }
-    }
-    // The fixed model's graph and diagnosis are not needed past here. Freed (and their pages handed back) while the
-    // checker still runs: its shape inference grows the check's model by a value info per tensor, and with both held
-    // that was fix's peak. 500,000-node bench model: peak RSS 1.24-1.30 GiB -> 0.93-0.97 GiB (bench/README.md).
-    after = Report{};
-    afterHolder = Inputs{};
-    releaseFreedPages();
 
-    // The cost of the findings whose every edit was applied (a profile or log table gave times).
-    std::set<std::string> appliedRules;
-    for (const auto& edit : result.edits)
+    void noteThePassEdits()
     {
-        appliedRules.insert(edit.rules.begin(), edit.rules.end());
+        std::string rules;
+        for (const auto& edit : mPlan.edits)
+        {
+            if (rules.find(edit.rule) == std::string::npos)
+            {
+                rules += (rules.empty() ? "" : ", ") + edit.rule;
+            }
+        }
+        mResult.notes.push_back("pass " + std::to_string(mPass + 1) + ": " + std::to_string(mPlan.edits.size()) +
+                                " more edit(s) (" + rules +
+                                ") on the fixed model, made as a second run of fix on the output would make them");
     }
-    if (hasTimings)
+
+    void keepThePassEdits()
     {
+        for (auto& edit : mPlan.edits)
+        {
+            mEarlierPasses.push_back(std::move(edit));
+        }
+        for (auto& skipped : mPlan.skipped)
+        {
+            mEarlierSkipped.push_back(std::move(skipped));
+        }
+    }
+
+    //! The writes ran out while a round was still refusing edits: the last candidate has new warnings that no
+    //! round has resolved. A later pass falls back on its source, the previous pass's candidate, which had none;
+    //! the first pass keeps its candidate and says so (its new warnings are listed).
+    void fallBackWhenWritesRanOut()
+    {
+        if (mPass > 0)
+        {
+            for (const auto& edit : mPlan.edits)
+            {
+                mPlan.skipped.push_back({edit.edit, edit.rule,
+                                         "not made: fix stopped after " + std::to_string(kMostWrites) +
+                                             " writes while edits of pass " + std::to_string(mPass + 1) +
+                                             " were still refused for new warnings"});
+            }
+            mPlan.edits.clear();
+            mPlan.modelEdits = ModelEdits{};
+            mCheckResult.wait();
+            mCandidate.takeFrom(mPassSource);
+            startTheCheck();
+            mAfter = diagnoseModelOnly(readOnnx(mCandidate.model(), {}, mLimits), diagnosedName(), mSimulation,
+                                       mAfterHolder);
+        }
+        mResult.notes.push_back("fix stopped after " + std::to_string(kMostWrites) +
+                                " writes while edits were still refused for new warnings" +
+                                (mPass > 0 ? "; the output is the model as pass " + std::to_string(mPass) + " left it"
+                                           : std::string("; the new warnings below remain")) +
+                                ": choose edits with --rules, or run fix again on the output");
+    }
+
+    //! Every pass's edits and the skips that still stand; what is left unfixed is the first pass's.
+    void gatherThePasses()
+    {
+        for (auto& edit : mPlan.edits)
+        {
+            mEarlierPasses.push_back(std::move(edit));
+        }
+        mPlan.edits = std::move(mEarlierPasses);
+        for (auto& skipped : mPlan.skipped)
+        {
+            mEarlierSkipped.push_back(std::move(skipped));
+        }
+        mPlan.skipped = skipsStillStanding(std::move(mEarlierSkipped), mPlan.edits);
+        mPlan.unfixed = std::move(mFirstUnfixed);
+    }
+
+    void reportTheEdits()
+    {
+        mResult.edits = std::move(mPlan.edits);
+        mResult.skipped = std::move(mPlan.skipped);
+        // Left to the user: what the first pass could not fix, unless a later pass did (ONNX Runtime's QOperator
+        // models: their uint8 quantizers feed integer ops in the first pass, and are made symmetric once those are
+        // rewritten).
+        std::set<std::string> rulesAfter;
+        for (const auto& finding : mAfter.findings)
+        {
+            rulesAfter.insert(finding.rule);
+        }
+        for (auto& unfixed : mPlan.unfixed)
+        {
+            if (mPass == 0 || rulesAfter.count(unfixed.rule) != 0)
+            {
+                mResult.unfixed.push_back(std::move(unfixed));
+            }
+        }
+        // Unchanged: no pass changed the model (a second pass may run and refuse everything the first refused).
+        mResult.unchanged = !mEarlierPassesChanged && mPlan.modelEdits.empty() && !mAutocastChanged;
+        mResult.after = sideOf(mAfter, *mAfterHolder.onnx);
+        for (const auto& finding : mAfter.findings)
+        {
+            if (isNewWarning(finding, mBeforeKeys))
+            {
+                mResult.newFindings.push_back(finding.rule + ": " + finding.message);
+                if (std::string errorRules = errorRulesBringing(finding, mResult.edits); !errorRules.empty())
+                {
+                    mResult.priceOfErrorFixes.push_back(finding.rule + " (the price of removing the " + errorRules +
+                                                        " error): " + finding.message);
+                }
+            }
+        }
+    }
+
+    //! The fixed model's graph and diagnosis are not needed past here. Freed (and their pages handed back) while the
+    //! checker still runs: its shape inference grows the check's model by a value info per tensor, and with both
+    //! held that was fix's peak. 500,000-node bench model: peak RSS 1.24-1.30 GiB -> 0.93-0.97 GiB
+    //! (bench/README.md).
+    void releaseTheFixedModel()
+    {
+        mAfter = Report{};
+        mAfterHolder = Inputs{};
+        releaseFreedPages();
+    }
+
+    //! The cost of the findings whose every edit was applied (a profile or log table gave times).
+    void sumTheFixedCosts()
+    {
+        std::set<std::string> appliedRules;
+        for (const auto& edit : mResult.edits)
+        {
+            appliedRules.insert(edit.rules.begin(), edit.rules.end());
+        }
         // A rule counts when its edits were applied and none skipped.
         auto fullyApplied = [&](const std::string& rule)
         {
             return appliedRules.count(rule) != 0 &&
-                   std::none_of(result.skipped.begin(), result.skipped.end(),
+                   std::none_of(mResult.skipped.begin(), mResult.skipped.end(),
                                 [&rule](const SkippedEdit& skipped) { return skipped.rule == rule; });
         };
         auto sumApplied = [&](const std::vector<std::pair<std::string, double>>& values) -> std::optional<double>
@@ -895,61 +981,116 @@ FixReport runFix(const InputFiles& files, const FixOptions& options, const Limit
             }
             return any ? std::optional<double>(sum) : std::nullopt;
         };
-        result.fixedCostMs = sumApplied(findingCosts);
-        result.expectedSavingMs = sumApplied(findingSavings);
+        mResult.fixedCostMs = sumApplied(mFindingCosts);
+        mResult.expectedSavingMs = sumApplied(mFindingSavings);
     }
 
-    // The check of the last candidate (started above): the input model is checked too when it failed.
-    if (checkResult.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    //! The check of the last candidate (started above): the input model is checked too when it failed.
+    void reportTheCheck()
     {
-        tell("waiting for the ONNX checker and shape inference");
+        if (mCheckResult.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+        {
+            tell("waiting for the ONNX checker and shape inference");
+        }
+        const CheckResult candidateCheck = mCheckResult.get();
+        mResult.notes.insert(mResult.notes.end(), mUncheckedQuantizedTypes.begin(), mUncheckedQuantizedTypes.end());
+        if (!candidateCheck.error.empty())
+        {
+            mResult.checker = "not run: " + candidateCheck.error;
+        }
+        else if (candidateCheck.problem.empty())
+        {
+            mResult.checker = "passed";
+        }
+        else if (mResult.autocast && mResult.autocast->opset > kNewestCheckedOpset)
+        {
+            checkWithoutShapeInference(candidateCheck);
+        }
+        else
+        {
+            tell("checking the input model too");
+            const CheckResult original = runCheck(mResult.source, mCheck);
+            mResult.checker =
+                candidateCheck.problem + (original.error.empty() && original.problem == candidateCheck.problem
+                                              ? " (the input model fails the same way)"
+                                              : "");
+        }
     }
-    const CheckResult candidateCheck = checkResult.get();
-    result.notes.insert(result.notes.end(), uncheckedQuantizedTypes.begin(), uncheckedQuantizedTypes.end());
-    if (!candidateCheck.error.empty())
+
+    //! Debian's libonnx 1.12 knows opsets up to 17: its shape inference applies QuantizeLinear-13's schema, which
+    //! has no FLOAT16 input. What it can check is the checker's part without shape inference.
+    void checkWithoutShapeInference(const CheckResult& candidateCheck)
     {
-        result.checker = "not run: " + candidateCheck.error;
-    }
-    else if (candidateCheck.problem.empty())
-    {
-        result.checker = "passed";
-    }
-    else if (result.autocast && result.autocast->opset > kNewestCheckedOpset)
-    {
-        // Debian's libonnx 1.12 knows opsets up to 17: its shape inference applies QuantizeLinear-13's schema, which
-        // has no FLOAT16 input. What it can check is the checker's part without shape inference.
-        ModelCheckOptions checkerOnly = check;
+        ModelCheckOptions checkerOnly = mCheck;
         checkerOnly.inferShapes = false;
-        const CheckResult structural = runCheck(candidate.model(), checkerOnly);
+        const CheckResult structural = runCheck(mCandidate.model(), checkerOnly);
         const std::string unchecked = "shape inference and type checks not run: the ONNX library here (1.12) knows "
                                       "opsets up to 17 and the model is opset " +
-                                      std::to_string(result.autocast->opset) +
+                                      std::to_string(mResult.autocast->opset) +
                                       " (check it with ONNX Runtime, tests/fixtures/autocast_compare.py)";
-        result.checker = structural.error.empty() && structural.problem.empty()
-                             ? "ONNX checker passed; " + unchecked
-                             : (structural.error.empty() ? structural.problem : structural.error) + "; " + unchecked;
-        result.notes.push_back("not checked: " + unchecked + "; shape inference said: " + candidateCheck.problem);
-    }
-    else
-    {
-        tell("checking the input model too");
-        const CheckResult original = runCheck(result.source, check);
-        result.checker = candidateCheck.problem + (original.error.empty() && original.problem == candidateCheck.problem
-                                                       ? " (the input model fails the same way)"
-                                                       : "");
+        mResult.checker = structural.error.empty() && structural.problem.empty()
+                              ? "ONNX checker passed; " + unchecked
+                              : (structural.error.empty() ? structural.problem : structural.error) + "; " + unchecked;
+        mResult.notes.push_back("not checked: " + unchecked + "; shape inference said: " + candidateCheck.problem);
     }
 
-    result.output = options.output;
-    if (!options.dryRun)
+    void moveIntoPlace()
     {
-        if (candidate.moveInto(options.output, options.force)) // it is the output now
+        mResult.output = mOptions.output;
+        if (!mOptions.dryRun)
         {
-            result.dataFile = options.output + ".data";
+            if (mCandidate.moveInto(mOptions.output, mOptions.force)) // it is the output now
+            {
+                mResult.dataFile = mOptions.output + ".data";
+            }
+            mResult.written = true;
         }
-        result.written = true;
     }
-    tell("");
-    return result;
+
+    static constexpr int kMostWrites = 12;
+
+    const InputFiles& mFiles;
+    const FixOptions& mOptions;
+    const Limits& mLimits;
+    const ProgressCallback& mProgress;
+    const FixStageCallback& mStageStarts;
+    FixReport mResult;
+    SimulationOptions mSimulation;
+    std::unique_ptr<BeforeStage> mStage;
+    std::vector<std::string> mUncheckedQuantizedTypes;
+    std::set<std::string> mBeforeKeys;
+    bool mHasTimings = false;
+    std::vector<std::pair<std::string, double>> mFindingCosts;
+    std::vector<std::pair<std::string, double>> mFindingSavings;
+    std::filesystem::path mFolder;
+    OutputGuard mOutputs;
+    std::string mCandidateName;
+    ModelCheckOptions mCheck;
+    std::future<CheckResult> mCheckResult;
+    std::map<std::string, std::string> mRefused; //!< this pass's refused edits (PlannedEdit::keys) and why
+    std::set<std::string> mPassBaseKeys;         //!< the warnings of this pass's source: what "new" is measured on
+    FixPlan mPlan;
+    std::optional<FixPlan> mNextPassPlan; //!< planned on the last candidate, which the next pass starts from
+    std::vector<PlannedEdit> mEarlierPasses;
+    std::vector<SkippedEdit> mEarlierSkipped;
+    std::vector<UnfixedFinding> mFirstUnfixed;
+    Inputs mAfterHolder;
+    Report mAfter;
+    Candidate mCandidate;
+    Candidate mPassSource; //!< the candidate a later pass edits (the model itself in the first pass)
+    int mPass = 0;
+    bool mEarlierPassesChanged = false; //!< a pass before this one had edits to write
+    bool mStillRefusing = false;      //!< the last write's diagnosis refused more edits: the writes ran out in a round
+    bool mAutocastChanged = false;    //!< --autocast changed a candidate
+    std::jthread mParsedModelRelease; //!< frees the model autocast parsed (joined when a new one starts, or at the end)
+};
+
+} // namespace
+
+FixReport runFix(const InputFiles& files, const FixOptions& options, const Limits& limits,
+                 const ProgressCallback& progress, const FixStageCallback& stageStarts)
+{
+    return FixRun(files, options, limits, progress, stageStarts).run();
 }
 
 } // namespace qdq

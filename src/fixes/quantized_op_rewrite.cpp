@@ -119,17 +119,9 @@ public:
             return std::nullopt;
         }
         std::vector<Operand> operands = mSpec.operands;
-        if (operands.empty()) // QLinearConcat: Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) per input
+        if (operands.empty() && !concatOperands(operands, why))
         {
-            if (mNode.inputs.size() < 5 || (mNode.inputs.size() - 2) % 3 != 0)
-            {
-                why = "its inputs are not (Y_scale, Y_zero_point, then X, X_scale, X_zero_point per input)";
-                return std::nullopt;
-            }
-            for (int slot = 2; slot + 2 < static_cast<int>(mNode.inputs.size()); slot += 3)
-            {
-                operands.push_back({slot, slot + 1, slot + 2});
-            }
+            return std::nullopt;
         }
         if (mNode.outputs.empty() || mNode.outputs[0].empty())
         {
@@ -146,35 +138,9 @@ public:
         {
             return std::nullopt;
         }
-        for (std::size_t k = 0; k < operands.size(); ++k)
+        if (!addDequantizes(operands, opset, floatNode, rewrite, why))
         {
-            std::optional<std::int64_t> axis;
-            if (!perChannelAxis(k, operands[k], opset, axis, why))
-            {
-                return std::nullopt;
-            }
-            const std::string& value = input(operands[k].value);
-            if (value.empty())
-            {
-                why = "input " + std::to_string(operands[k].value) + " is missing";
-                return std::nullopt;
-            }
-            NewNode dequantize;
-            dequantize.name = mFreshName(mPrefix + "/DequantizeLinear_" + std::to_string(k));
-            dequantize.opType = "DequantizeLinear";
-            dequantize.inputs = {value, input(operands[k].scale)};
-            if (!input(operands[k].zeroPoint).empty())
-            {
-                dequantize.inputs.push_back(input(operands[k].zeroPoint));
-            }
-            if (axis)
-            {
-                dequantize.attributes.push_back(NewAttribute::ofInt("axis", *axis));
-            }
-            dequantize.outputs = {mFreshName(mPrefix + "/dequantized_" + std::to_string(k))};
-            dequantize.docString = floatNode.docString;
-            floatNode.inputs.push_back(dequantize.outputs[0]);
-            rewrite.nodes.push_back(std::move(dequantize));
+            return std::nullopt;
         }
         if (mSpec.bias >= 0 && !input(mSpec.bias).empty())
         {
@@ -216,6 +182,58 @@ public:
     }
 
 private:
+    //! QLinearConcat: Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) per input.
+    bool concatOperands(std::vector<Operand>& operands, std::string& why) const
+    {
+        if (mNode.inputs.size() < 5 || (mNode.inputs.size() - 2) % 3 != 0)
+        {
+            why = "its inputs are not (Y_scale, Y_zero_point, then X, X_scale, X_zero_point per input)";
+            return false;
+        }
+        for (int slot = 2; slot + 2 < static_cast<int>(mNode.inputs.size()); slot += 3)
+        {
+            operands.push_back({slot, slot + 1, slot + 2});
+        }
+        return true;
+    }
+
+    //! A DequantizeLinear for each quantized operand, read by the float node in the operands' order.
+    bool addDequantizes(const std::vector<Operand>& operands, std::int64_t opset, NewNode& floatNode,
+                        QuantizedOpRewrite& rewrite, std::string& why)
+    {
+        for (std::size_t k = 0; k < operands.size(); ++k)
+        {
+            std::optional<std::int64_t> axis;
+            if (!perChannelAxis(k, operands[k], opset, axis, why))
+            {
+                return false;
+            }
+            const std::string& value = input(operands[k].value);
+            if (value.empty())
+            {
+                why = "input " + std::to_string(operands[k].value) + " is missing";
+                return false;
+            }
+            NewNode dequantize;
+            dequantize.name = mFreshName(mPrefix + "/DequantizeLinear_" + std::to_string(k));
+            dequantize.opType = "DequantizeLinear";
+            dequantize.inputs = {value, input(operands[k].scale)};
+            if (!input(operands[k].zeroPoint).empty())
+            {
+                dequantize.inputs.push_back(input(operands[k].zeroPoint));
+            }
+            if (axis)
+            {
+                dequantize.attributes.push_back(NewAttribute::ofInt("axis", *axis));
+            }
+            dequantize.outputs = {mFreshName(mPrefix + "/dequantized_" + std::to_string(k))};
+            dequantize.docString = floatNode.docString;
+            floatNode.inputs.push_back(dequantize.outputs[0]);
+            rewrite.nodes.push_back(std::move(dequantize));
+        }
+        return true;
+    }
+
     std::string docString() const
     {
         return "added by qdq-doctor fix (quantized-op-not-importable): " + mNode.opType + " " + mNode.name +

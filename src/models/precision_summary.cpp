@@ -464,6 +464,197 @@ void summarizeInt8(PrecisionSummary& summary, const Report& report, const Inputs
     }
 }
 
+//! The kernel each layer runs and whether it uses tensor cores. The kernel is the layer list's TacticName, else the
+//! build log's tactic choice: by layer (the last one timed) and by layer and tactic (a layer timed in several format
+//! combinations has one choice each, and the engine runs the one with its tactic value, as kernelNameOf picks it).
+class KernelLookup
+{
+public:
+    explicit KernelLookup(const Inputs& inputs)
+    {
+        if (!inputs.buildLog)
+        {
+            return;
+        }
+        for (const TacticChoice& choice : inputs.buildLog->tactics)
+        {
+            if (!choice.tacticName.empty())
+            {
+                mLogChoices[choice.layer] = &choice;
+                mLogChoicesByTactic[tacticKey(choice.layer, choice.tactic)] = &choice;
+            }
+        }
+    }
+
+    std::string_view kernelOf(const EngineLayer& layer)
+    {
+        std::string_view kernel = layer.tacticName;
+        if (kernel.empty() && !mLogChoices.empty())
+        {
+            auto exact = layer.tacticValue.empty()
+                             ? mLogChoicesByTactic.end()
+                             : mLogChoicesByTactic.find(tacticKey(layer.baseName(), layer.tacticValue));
+            auto found = mLogChoices.find(layer.baseName());
+            if (exact != mLogChoicesByTactic.end())
+            {
+                kernel = exact->second->tacticName;
+                fromLog = true;
+            }
+            else if (found != mLogChoices.end())
+            {
+                kernel = found->second->tacticName;
+                fromLog = true;
+            }
+        }
+        else if (!kernel.empty())
+        {
+            fromTacticName = true;
+        }
+        return kernel;
+    }
+
+    //! Kernel names repeat (one tactic for many layers): each is classified once.
+    TensorCoreUse useOf(std::string_view kernel)
+    {
+        if (kernel.empty())
+        {
+            return TensorCoreUse::kUnknown;
+        }
+        if (kernel == mLastKernel)
+        {
+            return mLastUse;
+        }
+        auto [found, inserted] = mClasses.try_emplace(kernel);
+        if (inserted)
+        {
+            found->second = classifyKernel(kernel);
+        }
+        mLastKernel = kernel;
+        mLastUse = found->second.use;
+        return mLastUse;
+    }
+
+    bool fromTacticName = false; //!< a kernel came from the layer list
+    bool fromLog = false;        //!< a kernel came from the build log
+
+private:
+    static std::string tacticKey(std::string_view layerName, std::string_view tactic)
+    {
+        std::string key(layerName);
+        key.append(1, '\x1f').append(tactic);
+        return key;
+    }
+
+    std::unordered_map<std::string_view, KernelClass> mClasses;
+    std::unordered_map<std::string_view, const TacticChoice*> mLogChoices;
+    std::unordered_map<std::string, const TacticChoice*> mLogChoicesByTactic;
+    std::string_view mLastKernel;
+    TensorCoreUse mLastUse = TensorCoreUse::kUnknown;
+};
+
+void countTensorCoreUse(PrecisionSummary::TensorCores& cores, TensorCoreUse use, double ms, std::string_view kind)
+{
+    switch (use)
+    {
+    case TensorCoreUse::kYes:
+        ++cores.yesLayers;
+        cores.yesMs += ms;
+        break;
+    case TensorCoreUse::kNo:
+        ++cores.noLayers;
+        cores.noMs += ms;
+        break;
+    case TensorCoreUse::kUnknown:
+        ++cores.unknownLayers;
+        cores.unknownMs += ms;
+        break;
+    }
+    if (isMatrixKind(kind))
+    {
+        ++cores.matrixLayers;
+        cores.matrixNoLayers += use == TensorCoreUse::kNo ? 1 : 0;
+    }
+}
+
+//! Every listed layer's time by precision and by kind, and its tensor-core use. Returns the time in listed layers.
+double tallyLayers(PrecisionSummary& summary, const Report& report, const EnginePlan& plan, KernelLookup& kernels,
+                   GroupMap& byPrecision, GroupMap& byKind)
+{
+    double inLayers = 0.0;
+    GroupAdder precisionAdder(byPrecision);
+    GroupAdder kindAdder(byKind);
+    for (std::size_t i = 0; i < plan.layers.size(); ++i)
+    {
+        const EngineLayer& layer = plan.layers[i];
+        const LayerMapping& mapping = report.correlation.layers[i];
+        const double ms = summary.hasTimings ? mapping.timeMs.value_or(0.0) : 0.0;
+        inLayers += ms;
+        const std::string_view kind = layerKind(layer, mapping.state);
+        precisionAdder.add(layerPrecisionLabel(layer, mapping.state), ms);
+        kindAdder.add(kind, ms);
+        const TensorCoreUse use = kernels.useOf(kernels.kernelOf(layer));
+        countTensorCoreUse(summary.tensorCores, use, ms, kind);
+    }
+    return inLayers;
+}
+
+//! The groupings, sorted. With a profile, its entries that match no listed layer (Myelin's internal kernels, a
+//! profile of another build) are one group of their own, so every grouping adds up to the profile's total.
+void finishGroups(PrecisionSummary& summary, const EnginePlan* plan, double inLayers, GroupMap& byPrecision,
+                  GroupMap& byKind)
+{
+    if (summary.hasTimings)
+    {
+        const double rest = summary.totalMs - inLayers;
+        if (std::abs(rest) > 1e-9 || plan == nullptr)
+        {
+            PrecisionSummary::Group group{std::string(kUnmatched), 0, rest};
+            summary.tensorCores.unknownMs += rest;
+            auto precision = sorted(byPrecision);
+            auto kind = sorted(byKind);
+            precision.push_back(group);
+            kind.push_back(group);
+            summary.byPrecision = std::move(precision);
+            summary.byKind = std::move(kind);
+            summary.notes.push_back(plan == nullptr
+                                        ? std::string("no layer list: the profile's time is not split by layer")
+                                        : "profile entries that match no engine layer take " +
+                                              patterns::formatMs(rest) + " of the total");
+        }
+    }
+    if (summary.byPrecision.empty() && summary.byKind.empty())
+    {
+        summary.byPrecision = sorted(byPrecision);
+        summary.byKind = sorted(byKind);
+    }
+}
+
+//! Where the kernel names came from, and the tensor-core share of the total time when they and times are there.
+void describeTensorCoreEvidence(PrecisionSummary& summary, const EnginePlan* plan, const KernelLookup& kernels)
+{
+    auto& cores = summary.tensorCores;
+    if (kernels.fromTacticName || kernels.fromLog)
+    {
+        cores.evidence = kernels.fromTacticName && kernels.fromLog
+                             ? "TacticName of the layer list and the build log's tactic choices"
+                         : kernels.fromTacticName ? "the layer list's TacticName"
+                                                  : "the build log's tactic choices";
+        if (summary.hasTimings && summary.totalMs > 0.0)
+        {
+            cores.share = cores.yesMs / summary.totalMs;
+        }
+    }
+    else if (plan != nullptr)
+    {
+        cores.evidence = plan->form == LayerListForm::kNamesOnly
+                             ? "no kernel names: the layer list has names only (export it with trtexec "
+                               "--profilingVerbosity=detailed --exportLayerInfo)"
+                             : "no kernel names: the layer list has no TacticName (exported without "
+                               "--profilingVerbosity=detailed, or an older TensorRT)";
+        summary.notes.push_back("tensor-core share unknown: " + cores.evidence);
+    }
+}
+
 } // namespace
 
 //! The model's Q/DQ nodes by quantized type, and the label of the types the quantized operations run in.
@@ -498,158 +689,16 @@ PrecisionSummary summarizePrecision(const Report& report, const Inputs& inputs)
     }
     GroupMap byPrecision;
     GroupMap byKind;
-    auto& cores = summary.tensorCores;
     double inLayers = 0.0;
-    bool fromTacticName = false;
-    bool fromLog = false;
+    KernelLookup kernels(inputs);
     if (plan != nullptr && report.correlation.layers.size() == plan->layers.size())
     {
         summary.layers = plan->layers.size();
-        // Kernel names repeat (one tactic for many layers): classify each once.
-        std::unordered_map<std::string_view, KernelClass> classes;
-        // The build log's tactic choices by layer name, when the layer list has no TacticName.
-        // The build log's tactic choices by layer (the last one timed) and by layer and tactic: a layer timed in
-        // several format combinations has one choice each, and the engine runs the one with its tactic value (as
-        // kernelNameOf picks it).
-        std::unordered_map<std::string_view, const TacticChoice*> logChoices;
-        std::unordered_map<std::string, const TacticChoice*> logChoicesByTactic;
-        const auto tacticKey = [](std::string_view layerName, std::string_view tactic)
-        {
-            std::string key(layerName);
-            key.append(1, '\x1f').append(tactic);
-            return key;
-        };
-        if (inputs.buildLog)
-        {
-            for (const TacticChoice& choice : inputs.buildLog->tactics)
-            {
-                if (!choice.tacticName.empty())
-                {
-                    logChoices[choice.layer] = &choice;
-                    logChoicesByTactic[tacticKey(choice.layer, choice.tactic)] = &choice;
-                }
-            }
-        }
-        GroupAdder precisionAdder(byPrecision);
-        GroupAdder kindAdder(byKind);
-        std::string_view lastKernel;
-        TensorCoreUse lastUse = TensorCoreUse::kUnknown;
-        for (std::size_t i = 0; i < plan->layers.size(); ++i)
-        {
-            const EngineLayer& layer = plan->layers[i];
-            const LayerMapping& mapping = report.correlation.layers[i];
-            const double ms = summary.hasTimings ? mapping.timeMs.value_or(0.0) : 0.0;
-            inLayers += ms;
-            const std::string_view kind = layerKind(layer, mapping.state);
-            precisionAdder.add(layerPrecisionLabel(layer, mapping.state), ms);
-            kindAdder.add(kind, ms);
-
-            std::string_view kernel = layer.tacticName;
-            if (kernel.empty() && !logChoices.empty())
-            {
-                auto exact = layer.tacticValue.empty()
-                                 ? logChoicesByTactic.end()
-                                 : logChoicesByTactic.find(tacticKey(layer.baseName(), layer.tacticValue));
-                auto found = logChoices.find(layer.baseName());
-                if (exact != logChoicesByTactic.end())
-                {
-                    kernel = exact->second->tacticName;
-                    fromLog = true;
-                }
-                else if (found != logChoices.end())
-                {
-                    kernel = found->second->tacticName;
-                    fromLog = true;
-                }
-            }
-            else if (!kernel.empty())
-            {
-                fromTacticName = true;
-            }
-            TensorCoreUse use = TensorCoreUse::kUnknown;
-            if (!kernel.empty() && kernel == lastKernel)
-            {
-                use = lastUse;
-            }
-            else if (!kernel.empty())
-            {
-                auto [found, inserted] = classes.try_emplace(kernel);
-                if (inserted)
-                {
-                    found->second = classifyKernel(kernel);
-                }
-                use = found->second.use;
-                lastKernel = kernel;
-                lastUse = use;
-            }
-            switch (use)
-            {
-            case TensorCoreUse::kYes:
-                ++cores.yesLayers;
-                cores.yesMs += ms;
-                break;
-            case TensorCoreUse::kNo:
-                ++cores.noLayers;
-                cores.noMs += ms;
-                break;
-            case TensorCoreUse::kUnknown:
-                ++cores.unknownLayers;
-                cores.unknownMs += ms;
-                break;
-            }
-            if (isMatrixKind(kind))
-            {
-                ++cores.matrixLayers;
-                cores.matrixNoLayers += use == TensorCoreUse::kNo ? 1 : 0;
-            }
-        }
+        inLayers = tallyLayers(summary, report, *plan, kernels, byPrecision, byKind);
         summarizeInt8(summary, report, inputs, *plan);
     }
-    if (summary.hasTimings)
-    {
-        // Profile entries that match no listed layer (Myelin's internal kernels, a profile of another build): one
-        // group of their own, so every grouping adds up to the profile's total.
-        const double rest = summary.totalMs - inLayers;
-        if (std::abs(rest) > 1e-9 || plan == nullptr)
-        {
-            PrecisionSummary::Group group{std::string(kUnmatched), 0, rest};
-            cores.unknownMs += rest;
-            auto precision = sorted(byPrecision);
-            auto kind = sorted(byKind);
-            precision.push_back(group);
-            kind.push_back(group);
-            summary.byPrecision = std::move(precision);
-            summary.byKind = std::move(kind);
-            summary.notes.push_back(plan == nullptr
-                                        ? std::string("no layer list: the profile's time is not split by layer")
-                                        : "profile entries that match no engine layer take " +
-                                              patterns::formatMs(rest) + " of the total");
-        }
-    }
-    if (summary.byPrecision.empty() && summary.byKind.empty())
-    {
-        summary.byPrecision = sorted(byPrecision);
-        summary.byKind = sorted(byKind);
-    }
-    if (fromTacticName || fromLog)
-    {
-        cores.evidence = fromTacticName && fromLog ? "TacticName of the layer list and the build log's tactic choices"
-                         : fromTacticName          ? "the layer list's TacticName"
-                                                   : "the build log's tactic choices";
-        if (summary.hasTimings && summary.totalMs > 0.0)
-        {
-            cores.share = cores.yesMs / summary.totalMs;
-        }
-    }
-    else if (plan != nullptr)
-    {
-        cores.evidence = plan->form == LayerListForm::kNamesOnly
-                             ? "no kernel names: the layer list has names only (export it with trtexec "
-                               "--profilingVerbosity=detailed --exportLayerInfo)"
-                             : "no kernel names: the layer list has no TacticName (exported without "
-                               "--profilingVerbosity=detailed, or an older TensorRT)";
-        summary.notes.push_back("tensor-core share unknown: " + cores.evidence);
-    }
+    finishGroups(summary, plan, inLayers, byPrecision, byKind);
+    describeTensorCoreEvidence(summary, plan, kernels);
     return summary;
 }
 

@@ -158,127 +158,54 @@ static void writeHeadline(std::ostream& out, const DiffReport& report)
     out << "\n";
 }
 
-std::string renderDiffText(const DiffReport& report, const Inputs& baseline, const Inputs& candidate,
-                           std::size_t maxRegions)
+namespace
 {
-    std::ostringstream out;
-    auto total = [](const std::optional<double>& ms, const std::string& source)
-    { return ms ? patterns::formatMs(*ms) + " (" + source + ")" : std::string("unknown"); };
-    out << "qdq-doctor diff\n";
-    out << "  baseline:  " << total(report.baselineMs, report.baselineTotalSource) << ", "
-        << baseline.engine()->layers.size() << " layers\n";
-    out << "  candidate: " << total(report.candidateMs, report.candidateTotalSource) << ", "
-        << candidate.engine()->layers.size() << " layers\n";
-    out << "  delta:     " << signedMs(report.deltaMs) << " ms = " << signedMs(report.explainedMs) << " explained "
-        << signedMs(report.unexplainedMs) << " unexplained\n\n";
-    writeHeadline(out, report);
 
-    // A finding often touches several regions: it is printed once, after the regions, as [F<n>], and each region
-    // names it with what it says about that region's layers.
-    struct SharedFinding
-    {
-        const Finding* finding = nullptr;
-        std::vector<std::size_t> regions; //!< the shown regions that refer to it (1-based)
-    };
-    std::vector<SharedFinding> shared;
-    std::map<std::string, std::size_t> sharedIndex;
-    const auto referenceOf = [&](const Finding& finding, std::size_t regionNumber)
+//! A finding often touches several regions: it is printed once, after the regions, as [F<n>], and each region
+//! names it with what it says about that region's layers.
+class SharedFindings
+{
+public:
+    //! The finding's number (1-based) and whether this is its first mention in region regionNumber.
+    std::pair<std::size_t, bool> reference(const Finding& finding, std::size_t regionNumber)
     {
         std::string key = finding.rule + '\x1f' + finding.message + '\x1f' + finding.fix;
         for (const auto& layer : finding.engineLayers)
         {
             key += '\x1f' + layer;
         }
-        auto [it, added] = sharedIndex.emplace(key, shared.size());
+        auto [it, added] = mIndex.emplace(key, mShared.size());
         if (added)
         {
-            shared.push_back(SharedFinding{&finding, {}});
+            mShared.push_back(Shared{&finding, {}});
         }
-        std::vector<std::size_t>& regions = shared[it->second].regions;
+        std::vector<std::size_t>& regions = mShared[it->second].regions;
         bool first = regions.empty() || regions.back() != regionNumber;
         if (first)
         {
             regions.push_back(regionNumber);
         }
         return std::make_pair(it->second + 1, first);
-    };
-
-    std::size_t shown = 0;
-    for (const auto& region : report.regions)
-    {
-        if (shown >= maxRegions)
-        {
-            break;
-        }
-        if (region.differences.empty() && region.findings.empty() && std::abs(region.deltaMs) < 1e-9)
-        {
-            continue; // identical on both sides and no time difference
-        }
-        ++shown;
-        out << shown << ". " << (region.hasTimes ? signedMs(region.deltaMs) + " ms" : std::string("(no times)"))
-            << (region.explained ? "" : "  [unexplained]") << "\n";
-        if (region.hasTimes)
-        {
-            out << "   time:      " << patterns::formatMs(region.baselineMs) << " -> "
-                << patterns::formatMs(region.candidateMs) << "\n";
-        }
-        auto baselineNames = names(baseline.engine(), region.baselineLayers);
-        auto candidateNames = names(candidate.engine(), region.candidateLayers);
-        out << "   baseline:  " << shorten(patterns::nameList(baselineNames, 3), 200) << "\n";
-        out << "   candidate: " << shorten(patterns::nameList(candidateNames, 3), 200) << "\n";
-        for (const auto& difference : region.differences)
-        {
-            out << "   differs:   " << printable(difference) << "\n";
-        }
-        std::set<std::string> regionLayers(candidateNames.begin(), candidateNames.end());
-        for (const auto& finding : region.findings)
-        {
-            auto [number, first] = referenceOf(finding, shown);
-            if (!first)
-            {
-                continue; // the same finding twice in one region
-            }
-            // What the finding says about this region's layers when it spans several regions.
-            std::string about;
-            bool withinRegion = std::all_of(finding.engineLayers.begin(), finding.engineLayers.end(),
-                                            [&](const std::string& name) { return regionLayers.count(name) > 0; });
-            if (!withinRegion)
-            {
-                for (const auto& evidence : finding.evidence)
-                {
-                    for (const auto& name : regionLayers)
-                    {
-                        if (about.empty() && evidence.field.find("\"" + name + "\"") != std::string::npos &&
-                            evidence.text.size() > 40)
-                        {
-                            about = "\"" + shorten(name, 60) + "\": " + evidence.text;
-                        }
-                    }
-                }
-            }
-            out << "   finding:   [F" << number << "] " << finding.rule;
-            if (!about.empty())
-            {
-                out << ": " << shorten(about, 200);
-            }
-            out << "\n";
-        }
-        out << "\n";
     }
-    if (!shared.empty())
+
+    void write(std::ostream& out) const
     {
-        out << "Findings in these regions (each once; a region names the ones it shows):\n";
-        for (std::size_t i = 0; i < shared.size(); ++i)
+        if (mShared.empty())
         {
-            const Finding& finding = *shared[i].finding;
+            return;
+        }
+        out << "Findings in these regions (each once; a region names the ones it shows):\n";
+        for (std::size_t i = 0; i < mShared.size(); ++i)
+        {
+            const Finding& finding = *mShared[i].finding;
             out << "[F" << i + 1 << "] [" << severityName(finding.severity) << "] " << finding.rule;
             if (finding.costMs)
             {
                 out << "  cost " << patterns::formatMs(*finding.costMs);
             }
-            out << "  (region" << (shared[i].regions.size() > 1 ? "s" : "");
+            out << "  (region" << (mShared[i].regions.size() > 1 ? "s" : "");
             const char* separator = " ";
-            for (std::size_t region : shared[i].regions)
+            for (std::size_t region : mShared[i].regions)
             {
                 out << separator << region;
                 separator = ", ";
@@ -292,6 +219,115 @@ std::string renderDiffText(const DiffReport& report, const Inputs& baseline, con
         }
         out << "\n";
     }
+
+private:
+    struct Shared
+    {
+        const Finding* finding = nullptr;
+        std::vector<std::size_t> regions; //!< the shown regions that refer to it (1-based)
+    };
+    std::vector<Shared> mShared;
+    std::map<std::string, std::size_t> mIndex;
+};
+
+void writeTotals(std::ostream& out, const DiffReport& report, const Inputs& baseline, const Inputs& candidate)
+{
+    auto total = [](const std::optional<double>& ms, const std::string& source)
+    { return ms ? patterns::formatMs(*ms) + " (" + source + ")" : std::string("unknown"); };
+    out << "qdq-doctor diff\n";
+    out << "  baseline:  " << total(report.baselineMs, report.baselineTotalSource) << ", "
+        << baseline.engine()->layers.size() << " layers\n";
+    out << "  candidate: " << total(report.candidateMs, report.candidateTotalSource) << ", "
+        << candidate.engine()->layers.size() << " layers\n";
+    out << "  delta:     " << signedMs(report.deltaMs) << " ms = " << signedMs(report.explainedMs) << " explained "
+        << signedMs(report.unexplainedMs) << " unexplained\n\n";
+}
+
+//! What the finding says about this region's layers when it spans several regions.
+std::string aboutTheRegion(const Finding& finding, const std::set<std::string>& regionLayers)
+{
+    std::string about;
+    bool withinRegion = std::all_of(finding.engineLayers.begin(), finding.engineLayers.end(),
+                                    [&](const std::string& name) { return regionLayers.count(name) > 0; });
+    if (withinRegion)
+    {
+        return about;
+    }
+    for (const auto& evidence : finding.evidence)
+    {
+        for (const auto& name : regionLayers)
+        {
+            if (about.empty() && evidence.field.find("\"" + name + "\"") != std::string::npos &&
+                evidence.text.size() > 40)
+            {
+                about = "\"" + shorten(name, 60) + "\": " + evidence.text;
+            }
+        }
+    }
+    return about;
+}
+
+void writeRegion(std::ostream& out, const DiffRegion& region, std::size_t shown, const Inputs& baseline,
+                 const Inputs& candidate, SharedFindings& shared)
+{
+    out << shown << ". " << (region.hasTimes ? signedMs(region.deltaMs) + " ms" : std::string("(no times)"))
+        << (region.explained ? "" : "  [unexplained]") << "\n";
+    if (region.hasTimes)
+    {
+        out << "   time:      " << patterns::formatMs(region.baselineMs) << " -> "
+            << patterns::formatMs(region.candidateMs) << "\n";
+    }
+    auto baselineNames = names(baseline.engine(), region.baselineLayers);
+    auto candidateNames = names(candidate.engine(), region.candidateLayers);
+    out << "   baseline:  " << shorten(patterns::nameList(baselineNames, 3), 200) << "\n";
+    out << "   candidate: " << shorten(patterns::nameList(candidateNames, 3), 200) << "\n";
+    for (const auto& difference : region.differences)
+    {
+        out << "   differs:   " << printable(difference) << "\n";
+    }
+    std::set<std::string> regionLayers(candidateNames.begin(), candidateNames.end());
+    for (const auto& finding : region.findings)
+    {
+        auto [number, first] = shared.reference(finding, shown);
+        if (!first)
+        {
+            continue; // the same finding twice in one region
+        }
+        const std::string about = aboutTheRegion(finding, regionLayers);
+        out << "   finding:   [F" << number << "] " << finding.rule;
+        if (!about.empty())
+        {
+            out << ": " << shorten(about, 200);
+        }
+        out << "\n";
+    }
+    out << "\n";
+}
+
+} // namespace
+
+std::string renderDiffText(const DiffReport& report, const Inputs& baseline, const Inputs& candidate,
+                           std::size_t maxRegions)
+{
+    std::ostringstream out;
+    writeTotals(out, report, baseline, candidate);
+    writeHeadline(out, report);
+    SharedFindings shared;
+    std::size_t shown = 0;
+    for (const auto& region : report.regions)
+    {
+        if (shown >= maxRegions)
+        {
+            break;
+        }
+        if (region.differences.empty() && region.findings.empty() && std::abs(region.deltaMs) < 1e-9)
+        {
+            continue; // identical on both sides and no time difference
+        }
+        ++shown;
+        writeRegion(out, region, shown, baseline, candidate, shared);
+    }
+    shared.write(out);
     if (!report.notes.empty())
     {
         out << "Notes:\n";

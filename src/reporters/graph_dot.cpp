@@ -273,12 +273,9 @@ void writeNode(std::string& out, const Node& node, const std::string& indent)
     out += "];\n";
 }
 
-} // namespace
-
-std::string writeDot(const Graph& graph)
+//! The graph's label (title and legend), its attributes, and the node and edge defaults.
+void writeGraphHeader(std::string& out, const Graph& graph)
 {
-    std::string out;
-    out.reserve(256 + graph.nodes.size() * 120 + graph.edges.size() * 24);
     out += "digraph qdq {\n";
     out += "  graph [";
     bool first = true;
@@ -299,68 +296,82 @@ std::string writeDot(const Graph& graph)
     out += "  node [shape=\"box\", style=\"rounded,filled\", fillcolor=\"#ffffff\", fontname=\"Helvetica\", "
            "fontsize=\"10\"];\n";
     out += "  edge [arrowsize=\"0.6\", fontname=\"Helvetica\", fontsize=\"8\", fontcolor=\"#555555\"];\n";
+}
 
-    // Clusters nest: write each cluster with its nodes and its child clusters, in index order.
-    std::vector<std::vector<std::size_t>> nodesOf(graph.clusters.size());
-    std::vector<std::vector<std::size_t>> childrenOf(graph.clusters.size());
-    std::vector<std::size_t> topClusters;
-    for (std::size_t i = 0; i < graph.nodes.size(); ++i)
+//! Clusters nest: each cluster is written with its nodes and its child clusters, in index order.
+class ClusterWriter
+{
+public:
+    ClusterWriter(std::string& out, const Graph& graph)
+        : mOut(out), mGraph(graph), mNodesOf(graph.clusters.size()), mChildrenOf(graph.clusters.size())
     {
-        int cluster = graph.nodes[i].cluster;
-        if (cluster >= 0 && static_cast<std::size_t>(cluster) < graph.clusters.size())
+        for (std::size_t i = 0; i < graph.nodes.size(); ++i)
         {
-            nodesOf[static_cast<std::size_t>(cluster)].push_back(i);
+            int cluster = graph.nodes[i].cluster;
+            if (cluster >= 0 && static_cast<std::size_t>(cluster) < graph.clusters.size())
+            {
+                mNodesOf[static_cast<std::size_t>(cluster)].push_back(i);
+            }
+        }
+        for (std::size_t c = 0; c < graph.clusters.size(); ++c)
+        {
+            int parent = graph.clusters[c].parent;
+            if (parent >= 0 && static_cast<std::size_t>(parent) < c)
+            {
+                mChildrenOf[static_cast<std::size_t>(parent)].push_back(c);
+            }
+            else
+            {
+                mTopClusters.push_back(c);
+            }
         }
     }
-    for (std::size_t c = 0; c < graph.clusters.size(); ++c)
+
+    void writeAll()
     {
-        int parent = graph.clusters[c].parent;
-        if (parent >= 0 && static_cast<std::size_t>(parent) < c)
+        for (std::size_t c : mTopClusters)
         {
-            childrenOf[static_cast<std::size_t>(parent)].push_back(c);
-        }
-        else
-        {
-            topClusters.push_back(c);
+            write(c, "  ");
         }
     }
-    auto writeCluster = [&](auto&& self, std::size_t c, const std::string& indent) -> void
+
+private:
+    void write(std::size_t c, const std::string& indent)
     {
-        const Cluster& cluster = graph.clusters[c];
-        out += indent + "subgraph cluster_" + std::to_string(c) + " {\n";
+        const Cluster& cluster = mGraph.clusters[c];
+        mOut += indent + "subgraph cluster_" + std::to_string(c) + " {\n";
         std::string inner = indent + "  ";
-        out += inner + "graph [label=\"" + escapeLines(cluster.label) + "\", style=\"" + cluster.style +
-               (cluster.fill.empty() ? "" : ",filled") + "\"";
+        mOut += inner + "graph [label=\"" + escapeLines(cluster.label) + "\", style=\"" + cluster.style +
+                (cluster.fill.empty() ? "" : ",filled") + "\"";
         if (!cluster.fill.empty())
         {
-            out += ", fillcolor=\"" + cluster.fill + "\"";
+            mOut += ", fillcolor=\"" + cluster.fill + "\"";
         }
         if (!cluster.border.empty())
         {
-            out += ", color=\"" + cluster.border + "\"";
+            mOut += ", color=\"" + cluster.border + "\"";
         }
-        out += ", fontsize=\"9\"];\n";
-        for (std::size_t node : nodesOf[c])
+        mOut += ", fontsize=\"9\"];\n";
+        for (std::size_t node : mNodesOf[c])
         {
-            writeNode(out, graph.nodes[node], inner);
+            writeNode(mOut, mGraph.nodes[node], inner);
         }
-        for (std::size_t child : childrenOf[c])
+        for (std::size_t child : mChildrenOf[c])
         {
-            self(self, child, inner);
+            write(child, inner);
         }
-        out += indent + "}\n";
-    };
-    for (std::size_t c : topClusters)
-    {
-        writeCluster(writeCluster, c, "  ");
+        mOut += indent + "}\n";
     }
-    for (const auto& node : graph.nodes)
-    {
-        if (node.cluster < 0 || static_cast<std::size_t>(node.cluster) >= graph.clusters.size())
-        {
-            writeNode(out, node, "  ");
-        }
-    }
+
+    std::string& mOut;
+    const Graph& mGraph;
+    std::vector<std::vector<std::size_t>> mNodesOf;
+    std::vector<std::vector<std::size_t>> mChildrenOf;
+    std::vector<std::size_t> mTopClusters;
+};
+
+void writeEdges(std::string& out, const Graph& graph)
+{
     for (const auto& edge : graph.edges)
     {
         if (edge.from >= graph.nodes.size() || edge.to >= graph.nodes.size())
@@ -388,6 +399,24 @@ std::string writeDot(const Graph& graph)
         }
         out += ";\n";
     }
+}
+
+} // namespace
+
+std::string writeDot(const Graph& graph)
+{
+    std::string out;
+    out.reserve(256 + graph.nodes.size() * 120 + graph.edges.size() * 24);
+    writeGraphHeader(out, graph);
+    ClusterWriter(out, graph).writeAll();
+    for (const auto& node : graph.nodes)
+    {
+        if (node.cluster < 0 || static_cast<std::size_t>(node.cluster) >= graph.clusters.size())
+        {
+            writeNode(out, node, "  ");
+        }
+    }
+    writeEdges(out, graph);
     out += "}\n";
     return out;
 }

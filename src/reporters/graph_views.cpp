@@ -173,157 +173,151 @@ std::string layerWord(std::size_t count, const char* unit)
     return std::to_string(count) + " " + unit + (count == 1 ? "" : "s");
 }
 
-//! Turns the selected items into the graph: collapsing chains when there are many, grouping edgeless items.
-void assemble(Graph& graph, std::vector<Item>& items, const std::vector<char>& selected, EdgeList edges,
-              const Options& options, const char* unit, const EdgeLabels& labels = {})
+//! Items with no drawn edge at all (sync layers, constants) would spread over one rank: more than three of them
+//! are drawn as one node.
+void groupLooseItems(const std::vector<Item>& items, const std::vector<char>& selected, const EdgeList& edges,
+                     std::vector<std::size_t>& group)
 {
-    // Only edges between selected items are drawn.
-    edges.erase(std::remove_if(edges.begin(), edges.end(),
-                               [&](const auto& e) { return !selected[e.first] || !selected[e.second]; }),
-                edges.end());
-    std::size_t selectedCount = static_cast<std::size_t>(std::count(selected.begin(), selected.end(), 1));
-    std::vector<std::size_t> group(items.size());
-    std::iota(group.begin(), group.end(), 0);
-    if (selectedCount > options.collapseAbove)
+    std::vector<char> touched(items.size(), 0);
+    for (const auto& [a, b] : edges)
     {
-        std::size_t groups = 0;
-        group = chainGroups(items, selected, edges, false, items.size(), &groups);
-        if (groups > options.collapseTarget)
+        touched[a] = touched[b] = 1;
+    }
+    std::size_t firstLoose = items.size();
+    std::size_t loose = 0;
+    for (std::size_t i = 0; i < items.size(); ++i)
+    {
+        if (selected[i] && !touched[i] && !items[i].seed && items[i].node.badges.empty())
         {
-            std::size_t piece = std::max<std::size_t>(2, (selectedCount + options.collapseTarget - 1) /
-                                                             std::max<std::size_t>(1, options.collapseTarget));
-            group = chainGroups(items, selected, edges, true, piece, &groups);
+            ++loose;
+            firstLoose = std::min(firstLoose, i);
         }
-        // Items with no drawn edge at all (sync layers, constants) would spread over one rank: draw them as one
-        // node.
-        std::vector<char> touched(items.size(), 0);
-        for (const auto& [a, b] : edges)
-        {
-            touched[a] = touched[b] = 1;
-        }
-        std::size_t firstLoose = items.size();
-        std::size_t loose = 0;
+    }
+    if (loose > 3)
+    {
         for (std::size_t i = 0; i < items.size(); ++i)
         {
             if (selected[i] && !touched[i] && !items[i].seed && items[i].node.badges.empty())
             {
-                ++loose;
-                firstLoose = std::min(firstLoose, i);
-            }
-        }
-        if (loose > 3)
-        {
-            for (std::size_t i = 0; i < items.size(); ++i)
-            {
-                if (selected[i] && !touched[i] && !items[i].seed && items[i].node.badges.empty())
-                {
-                    group[i] = firstLoose;
-                }
+                group[i] = firstLoose;
             }
         }
     }
+}
 
-    // Members of each group, in item order (the plan's or the graph's order).
-    std::vector<std::size_t> nodeOfGroup(items.size(), static_cast<std::size_t>(-1));
-    std::vector<std::vector<std::size_t>> members;
-    for (std::size_t i = 0; i < items.size(); ++i)
+//! The group each item is drawn in: itself, or with many selected items a chain of equal keys (pieces of any keys
+//! when there are still too many), loose items together.
+std::vector<std::size_t> drawingGroups(const std::vector<Item>& items, const std::vector<char>& selected,
+                                       const EdgeList& edges, const Options& options, std::size_t selectedCount)
+{
+    std::vector<std::size_t> group(items.size());
+    std::iota(group.begin(), group.end(), 0);
+    if (selectedCount <= options.collapseAbove)
     {
-        if (!selected[i])
-        {
-            continue;
-        }
-        std::size_t g = group[i];
-        if (nodeOfGroup[g] == static_cast<std::size_t>(-1))
-        {
-            nodeOfGroup[g] = members.size();
-            members.emplace_back();
-        }
-        members[nodeOfGroup[g]].push_back(i);
+        return group;
     }
-    graph.nodes.reserve(members.size());
-    for (const auto& list : members)
+    std::size_t groups = 0;
+    group = chainGroups(items, selected, edges, false, items.size(), &groups);
+    if (groups > options.collapseTarget)
     {
-        if (list.size() == 1)
-        {
-            graph.nodes.push_back(std::move(items[list.front()].node));
-            continue;
-        }
-        graph.collapsedLayers += list.size();
-        const Item& first = items[list.front()];
-        const Item& last = items[list.back()];
-        Node node;
-        node.id = "C" + std::to_string(graph.nodes.size());
-        node.shape = "box3d";
-        node.style = "filled";
-        node.cluster = first.node.cluster;
-        node.members = list.size();
-        node.lines.push_back(layerWord(list.size(), unit));
-        for (const auto& line : wrapName(first.name, options.labelWidth, 2))
-        {
-            node.lines.push_back(line);
-        }
-        std::vector<std::string> lastLines = wrapName(last.name, options.labelWidth, 2);
-        lastLines.front() = "... " + lastLines.front();
-        node.lines.insert(node.lines.end(), lastLines.begin(), lastLines.end());
-        // Composition, most frequent kinds first.
-        std::unordered_map<std::string_view, std::size_t> kinds;
-        std::unordered_map<std::string_view, std::size_t> fills;
-        double total = 0.0;
-        bool anyTime = false;
-        std::vector<std::string> badges;
-        for (std::size_t i : list)
-        {
-            ++kinds[items[i].kind];
-            ++fills[items[i].node.fill];
-            if (items[i].timeMs)
-            {
-                total += *items[i].timeMs;
-                anyTime = true;
-            }
-            for (const auto& badge : items[i].node.badges)
-            {
-                if (std::find(badges.begin(), badges.end(), badge) == badges.end())
-                {
-                    badges.push_back(badge);
-                }
-            }
-        }
-        std::vector<std::pair<std::string_view, std::size_t>> sorted(kinds.begin(), kinds.end());
-        std::sort(sorted.begin(), sorted.end(),
-                  [](const auto& a, const auto& b)
-                  { return a.second != b.second ? a.second > b.second : a.first < b.first; });
-        std::string composition;
-        for (std::size_t k = 0; k < sorted.size() && k < 3; ++k)
-        {
-            composition += (k == 0 ? "" : ", ") + std::to_string(sorted[k].second) + " " + std::string(sorted[k].first);
-        }
-        if (sorted.size() > 3)
-        {
-            composition += ", ...";
-        }
-        node.lines.push_back(shortenLine(composition, options.labelWidth + 16));
-        if (anyTime)
-        {
-            node.lines.push_back("total " + formatMs(total));
-        }
-        std::string_view fill = "#ffffff";
-        std::size_t best = 0;
-        for (const auto& [colour, count] : fills)
-        {
-            if (count > best || (count == best && colour < fill))
-            {
-                best = count;
-                fill = colour;
-            }
-        }
-        node.fill = std::string(fill);
-        std::sort(badges.begin(), badges.end());
-        node.badges = std::move(badges);
-        graph.nodes.push_back(std::move(node));
+        std::size_t piece = std::max<std::size_t>(2, (selectedCount + options.collapseTarget - 1) /
+                                                         std::max<std::size_t>(1, options.collapseTarget));
+        group = chainGroups(items, selected, edges, true, piece, &groups);
     }
+    groupLooseItems(items, selected, edges, group);
+    return group;
+}
+
+//! "3 Conv, 2 Relu, ...": the most frequent kinds of a collapsed node first.
+std::string compositionOf(const std::unordered_map<std::string_view, std::size_t>& kinds)
+{
+    std::vector<std::pair<std::string_view, std::size_t>> sorted(kinds.begin(), kinds.end());
+    std::sort(sorted.begin(), sorted.end(),
+              [](const auto& a, const auto& b)
+              { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+    std::string composition;
+    for (std::size_t k = 0; k < sorted.size() && k < 3; ++k)
+    {
+        composition += (k == 0 ? "" : ", ") + std::to_string(sorted[k].second) + " " + std::string(sorted[k].first);
+    }
+    if (sorted.size() > 3)
+    {
+        composition += ", ...";
+    }
+    return composition;
+}
+
+//! One node for a group of items: its size, first and last names, composition, total time, commonest fill and the
+//! badges of its members.
+Node collapsedNode(const std::vector<Item>& items, const std::vector<std::size_t>& list, std::size_t index,
+                   const Options& options, const char* unit)
+{
+    const Item& first = items[list.front()];
+    const Item& last = items[list.back()];
+    Node node;
+    node.id = "C" + std::to_string(index);
+    node.shape = "box3d";
+    node.style = "filled";
+    node.cluster = first.node.cluster;
+    node.members = list.size();
+    node.lines.push_back(layerWord(list.size(), unit));
+    for (const auto& line : wrapName(first.name, options.labelWidth, 2))
+    {
+        node.lines.push_back(line);
+    }
+    std::vector<std::string> lastLines = wrapName(last.name, options.labelWidth, 2);
+    lastLines.front() = "... " + lastLines.front();
+    node.lines.insert(node.lines.end(), lastLines.begin(), lastLines.end());
+    std::unordered_map<std::string_view, std::size_t> kinds;
+    std::unordered_map<std::string_view, std::size_t> fills;
+    double total = 0.0;
+    bool anyTime = false;
+    std::vector<std::string> badges;
+    for (std::size_t i : list)
+    {
+        ++kinds[items[i].kind];
+        ++fills[items[i].node.fill];
+        if (items[i].timeMs)
+        {
+            total += *items[i].timeMs;
+            anyTime = true;
+        }
+        for (const auto& badge : items[i].node.badges)
+        {
+            if (std::find(badges.begin(), badges.end(), badge) == badges.end())
+            {
+                badges.push_back(badge);
+            }
+        }
+    }
+    node.lines.push_back(shortenLine(compositionOf(kinds), options.labelWidth + 16));
+    if (anyTime)
+    {
+        node.lines.push_back("total " + formatMs(total));
+    }
+    std::string_view fill = "#ffffff";
+    std::size_t best = 0;
+    for (const auto& [colour, count] : fills)
+    {
+        if (count > best || (count == best && colour < fill))
+        {
+            best = count;
+            fill = colour;
+        }
+    }
+    node.fill = std::string(fill);
+    std::sort(badges.begin(), badges.end());
+    node.badges = std::move(badges);
+    return node;
+}
+
+//! The edges between drawn nodes, each once. A drawn edge is labelled when every edge it stands for carries the
+//! same tensor description.
+void drawEdges(Graph& graph, const EdgeList& edges, const std::vector<std::size_t>& group,
+               const std::vector<std::size_t>& nodeOfGroup, const EdgeLabels& labels, const Options& options)
+{
     EdgeList drawn;
     drawn.reserve(edges.size());
-    // A drawn edge is labelled when every edge it stands for carries the same tensor description.
     EdgeLabels drawnLabels;
     std::set<std::pair<std::size_t, std::size_t>> mixed;
     for (const auto& [a, b] : edges)
@@ -351,6 +345,47 @@ void assemble(Graph& graph, std::vector<Item>& items, const std::vector<char>& s
         }
         graph.edges.push_back(std::move(edge));
     }
+}
+
+//! Turns the selected items into the graph: collapsing chains when there are many, grouping edgeless items.
+void assemble(Graph& graph, std::vector<Item>& items, const std::vector<char>& selected, EdgeList edges,
+              const Options& options, const char* unit, const EdgeLabels& labels = {})
+{
+    // Only edges between selected items are drawn.
+    edges.erase(std::remove_if(edges.begin(), edges.end(),
+                               [&](const auto& e) { return !selected[e.first] || !selected[e.second]; }),
+                edges.end());
+    std::size_t selectedCount = static_cast<std::size_t>(std::count(selected.begin(), selected.end(), 1));
+    const std::vector<std::size_t> group = drawingGroups(items, selected, edges, options, selectedCount);
+    // Members of each group, in item order (the plan's or the graph's order).
+    std::vector<std::size_t> nodeOfGroup(items.size(), static_cast<std::size_t>(-1));
+    std::vector<std::vector<std::size_t>> members;
+    for (std::size_t i = 0; i < items.size(); ++i)
+    {
+        if (!selected[i])
+        {
+            continue;
+        }
+        std::size_t g = group[i];
+        if (nodeOfGroup[g] == static_cast<std::size_t>(-1))
+        {
+            nodeOfGroup[g] = members.size();
+            members.emplace_back();
+        }
+        members[nodeOfGroup[g]].push_back(i);
+    }
+    graph.nodes.reserve(members.size());
+    for (const auto& list : members)
+    {
+        if (list.size() == 1)
+        {
+            graph.nodes.push_back(std::move(items[list.front()].node));
+            continue;
+        }
+        graph.collapsedLayers += list.size();
+        graph.nodes.push_back(collapsedNode(items, list, graph.nodes.size(), options, unit));
+    }
+    drawEdges(graph, edges, group, nodeOfGroup, labels, options);
     graph.hiddenLayers = items.size() - selectedCount;
 }
 
@@ -513,68 +548,61 @@ std::string layerKind(const EngineLayer& layer, LayerState state)
 
 } // namespace
 
-Graph buildEngineGraph(const Inputs& inputs, const Report& report, const Options& options)
+namespace
 {
-    const EnginePlan* plan = inputs.engine();
-    if (plan == nullptr)
+
+//! A layer's node: its name, kind and precision, shape and style by how it relates to the model, and its time.
+Item engineItem(const EngineLayer& layer, std::size_t i, const Report& report, const Options& options)
+{
+    LayerState state =
+        i < report.correlation.layers.size() ? report.correlation.layers[i].state : LayerState::kUnattributed;
+    Precision precision = patterns::outputPrecision(layer);
+    Item item;
+    item.name = layer.name;
+    item.kind = layerKind(layer, state);
+    if (precision != Precision::kUnknown)
     {
-        throw std::invalid_argument("the engine view needs an engine layer list (layer-info JSON or build log)");
+        item.kind += " " + std::string(precisionName(precision));
     }
-    const std::size_t count = plan->layers.size();
-    std::vector<Item> items(count);
-    std::unordered_map<std::string_view, std::size_t> byName;
-    byName.reserve(count * 2);
-    for (std::size_t i = 0; i < count; ++i)
+    item.key = std::string(layerStateName(state)) + "/" + std::string(precisionName(precision));
+    Node& node = item.node;
+    node.id = "L" + std::to_string(i);
+    node.lines = wrapName(layer.name, options.labelWidth, options.nameLines);
+    node.lines.push_back(item.kind);
+    node.fill = precisionFill(precision);
+    node.tooltip = layer.name;
+    switch (state)
     {
-        byName.emplace(plan->layers[i].name, i);
-        byName.emplace(plan->layers[i].baseName(), i);
+    case LayerState::kInsertedQdq:
+        node.shape = "hexagon";
+        node.style = "filled";
+        break;
+    case LayerState::kInsertedReformat:
+        node.shape = "parallelogram";
+        node.style = "filled";
+        break;
+    case LayerState::kDropped:
+        node.style = "rounded,dashed,filled";
+        break;
+    case LayerState::kUnattributed:
+        node.style = "rounded,dotted,filled";
+        break;
+    case LayerState::kMapped:
+        break;
     }
-    for (std::size_t i = 0; i < count; ++i)
+    if (i < report.correlation.layers.size() && report.correlation.layers[i].timeMs)
     {
-        const EngineLayer& layer = plan->layers[i];
-        LayerState state =
-            i < report.correlation.layers.size() ? report.correlation.layers[i].state : LayerState::kUnattributed;
-        Precision precision = patterns::outputPrecision(layer);
-        Item& item = items[i];
-        item.name = layer.name;
-        item.kind = layerKind(layer, state);
-        if (precision != Precision::kUnknown)
-        {
-            item.kind += " " + std::string(precisionName(precision));
-        }
-        item.key = std::string(layerStateName(state)) + "/" + std::string(precisionName(precision));
-        Node& node = item.node;
-        node.id = "L" + std::to_string(i);
-        node.lines = wrapName(layer.name, options.labelWidth, options.nameLines);
-        node.lines.push_back(item.kind);
-        node.fill = precisionFill(precision);
-        node.tooltip = layer.name;
-        switch (state)
-        {
-        case LayerState::kInsertedQdq:
-            node.shape = "hexagon";
-            node.style = "filled";
-            break;
-        case LayerState::kInsertedReformat:
-            node.shape = "parallelogram";
-            node.style = "filled";
-            break;
-        case LayerState::kDropped:
-            node.style = "rounded,dashed,filled";
-            break;
-        case LayerState::kUnattributed:
-            node.style = "rounded,dotted,filled";
-            break;
-        case LayerState::kMapped:
-            break;
-        }
-        if (i < report.correlation.layers.size() && report.correlation.layers[i].timeMs)
-        {
-            item.timeMs = report.correlation.layers[i].timeMs;
-            node.lines.push_back(formatMs(*item.timeMs));
-        }
+        item.timeMs = report.correlation.layers[i].timeMs;
+        node.lines.push_back(formatMs(*item.timeMs));
     }
-    // Findings as badges, on the layers they name and on the layers executing the ONNX nodes they name.
+    return item;
+}
+
+//! Findings as badges, on the layers they name and on the layers executing the ONNX nodes they name.
+void badgeEngineFindings(std::vector<Item>& items, const Report& report,
+                         const std::unordered_map<std::string_view, std::size_t>& byName)
+{
+    const std::size_t count = items.size();
     for (const auto& finding : report.findings)
     {
         auto badge = [&](std::size_t layer)
@@ -604,42 +632,75 @@ Graph buildEngineGraph(const Inputs& inputs, const Report& report, const Options
             }
         }
     }
+}
 
+//! The layers --focus names (a layer name, or an ONNX node name: the layers executing it) and their neighbourhood;
+//! every layer without --focus.
+std::vector<char> selectEngineFocus(std::vector<Item>& items, const EnginePlan& plan, const Report& report,
+                                    const Options& options, const EdgeList& edges,
+                                    const std::unordered_map<std::string_view, std::size_t>& byName)
+{
+    const std::size_t count = plan.layers.size();
+    if (options.focus.empty())
+    {
+        return std::vector<char>(count, 1);
+    }
+    auto seeds = resolveFocus(
+        options, count,
+        [&](const std::string& name)
+        {
+            std::vector<std::size_t> found;
+            auto it = byName.find(name);
+            if (it != byName.end())
+            {
+                found.push_back(it->second);
+            }
+            for (std::size_t layer : report.correlation.layersOfNode.find(name))
+            {
+                if (layer < count)
+                {
+                    found.push_back(layer);
+                }
+            }
+            return found;
+        },
+        [&](std::size_t i, const std::string& name) { return plan.layers[i].name.find(name) != std::string::npos; });
+    for (std::size_t seed : seeds)
+    {
+        items[seed].seed = true;
+        items[seed].node.focus = true;
+        items[seed].node.penwidth = 3.0;
+    }
+    return neighbourhood(count, edges, seeds, options.radius);
+}
+
+} // namespace
+
+Graph buildEngineGraph(const Inputs& inputs, const Report& report, const Options& options)
+{
+    const EnginePlan* plan = inputs.engine();
+    if (plan == nullptr)
+    {
+        throw std::invalid_argument("the engine view needs an engine layer list (layer-info JSON or build log)");
+    }
+    const std::size_t count = plan->layers.size();
+    std::vector<Item> items(count);
+    std::unordered_map<std::string_view, std::size_t> byName;
+    byName.reserve(count * 2);
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        byName.emplace(plan->layers[i].name, i);
+        byName.emplace(plan->layers[i].baseName(), i);
+    }
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        items[i] = engineItem(plan->layers[i], i, report, options);
+    }
+    badgeEngineFindings(items, report, byName);
     bool orderOnly = false;
     EdgeLabels edgeLabels;
     EdgeList edges = engineEdges(*plan, &orderOnly, edgeLabels);
-    std::vector<char> selected(count, 1);
-    if (!options.focus.empty())
-    {
-        auto seeds = resolveFocus(
-            options, count,
-            [&](const std::string& name)
-            {
-                std::vector<std::size_t> found;
-                auto it = byName.find(name);
-                if (it != byName.end())
-                {
-                    found.push_back(it->second);
-                }
-                for (std::size_t layer : report.correlation.layersOfNode.find(name))
-                {
-                    if (layer < count)
-                    {
-                        found.push_back(layer);
-                    }
-                }
-                return found;
-            },
-            [&](std::size_t i, const std::string& name)
-            { return plan->layers[i].name.find(name) != std::string::npos; });
-        for (std::size_t seed : seeds)
-        {
-            items[seed].seed = true;
-            items[seed].node.focus = true;
-            items[seed].node.penwidth = 3.0;
-        }
-        selected = neighbourhood(count, edges, seeds, options.radius);
-    }
+    const std::vector<char> selected = selectEngineFocus(items, *plan, report, options, edges, byName);
 
     Graph graph;
     graph.title = "Engine " + baseName(plan->sourcePath) + ": " + layerWord(count, "layer") +
@@ -664,21 +725,15 @@ Graph buildEngineGraph(const Inputs& inputs, const Report& report, const Options
     return graph;
 }
 
-Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& options)
+namespace
 {
-    if (!inputs.onnx)
-    {
-        throw std::invalid_argument("the ONNX view needs the ONNX model");
-    }
-    const OnnxGraph& onnx = *inputs.onnx;
-    const EnginePlan* plan = inputs.engine();
-    const std::size_t count = onnx.nodes.size();
-    std::vector<Item> items(count);
-    Graph graph;
 
-    // Fusion groups: observed engine layers executing two or more nodes, else predicted layers.
-    std::vector<int> clusterOf(count, -1);
-    bool observed = plan != nullptr && !report.correlation.layers.empty();
+//! Clusters of the ONNX view: observed engine layers executing two or more nodes, else predicted layers. A node is
+//! in the first cluster that claims it.
+std::vector<int> addFusionClusters(Graph& graph, const OnnxGraph& onnx, const EnginePlan* plan, const Report& report,
+                                   const Options& options, bool observed)
+{
+    std::vector<int> clusterOf(onnx.nodes.size(), -1);
     auto addGroup = [&](const auto& nodes, std::string label)
     {
         std::vector<std::size_t> members;
@@ -705,27 +760,7 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
             clusterOf[member] = index;
         }
     };
-    if (observed)
-    {
-        for (const auto& mapping : report.correlation.layers)
-        {
-            if (mapping.state == LayerState::kMapped && mapping.onnxNodes.size() >= 2)
-            {
-                std::string label = "layer";
-                for (const auto& line :
-                     wrapName(plan->layers[mapping.layer].name, options.labelWidth + 16, options.nameLines))
-                {
-                    label += (label == "layer" ? " " : "\n") + line;
-                }
-                if (mapping.timeMs)
-                {
-                    label += " (" + formatMs(*mapping.timeMs) + ")";
-                }
-                addGroup(mapping.onnxNodes, label);
-            }
-        }
-    }
-    else
+    if (!observed)
     {
         for (const auto& layer : report.prediction.layers)
         {
@@ -734,28 +769,134 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
                 addGroup(layer.onnxNodes, "predicted " + layer.kind);
             }
         }
+        return clusterOf;
+    }
+    for (const auto& mapping : report.correlation.layers)
+    {
+        if (mapping.state == LayerState::kMapped && mapping.onnxNodes.size() >= 2)
+        {
+            std::string label = "layer";
+            for (const auto& line :
+                 wrapName(plan->layers[mapping.layer].name, options.labelWidth + 16, options.nameLines))
+            {
+                label += (label == "layer" ? " " : "\n") + line;
+            }
+            if (mapping.timeMs)
+            {
+                label += " (" + formatMs(*mapping.timeMs) + ")";
+            }
+            addGroup(mapping.onnxNodes, label);
+        }
+    }
+    return clusterOf;
+}
+
+//! What the report says of each ONNX node by name: its observed Q/DQ state, its first Q/DQ prediction (as
+//! Prediction::find gives) and its predicted layer.
+struct NodeFates
+{
+    explicit NodeFates(const Report& report)
+    {
+        for (const auto& state : report.correlation.qdqNodes)
+        {
+            qdqState.emplace(state.node, &state);
+        }
+        for (const auto& predicted : report.prediction.qdq)
+        {
+            predictedQdq.emplace(predicted.node, &predicted);
+        }
+        for (const auto& layer : report.prediction.layers)
+        {
+            for (const auto& name : layer.onnxNodes)
+            {
+                predictedLayer.emplace(name, &layer);
+            }
+        }
     }
 
     std::unordered_map<std::string_view, const QdqNodeState*> qdqState;
-    for (const auto& state : report.correlation.qdqNodes)
-    {
-        qdqState.emplace(state.node, &state);
-    }
-    // The first prediction of each name, as Prediction::find gives.
     std::unordered_map<std::string_view, const PredictedQdq*> predictedQdq;
-    for (const auto& predicted : report.prediction.qdq)
-    {
-        predictedQdq.emplace(predicted.node, &predicted);
-    }
     std::unordered_map<std::string_view, const PredictedLayer*> predictedLayer;
-    for (const auto& layer : report.prediction.layers)
+};
+
+//! A Q/DQ node as a small circle filled by its fate (observed, else predicted).
+void describeQdqNode(Item& item, const OnnxNode& onnxNode, const NodeFates& fates, bool observed)
+{
+    Node& node = item.node;
+    bool quantize = patterns::isQuantize(onnxNode);
+    item.kind = quantize ? "Q" : "DQ";
+    std::string fate = "unknown";
+    auto it = fates.qdqState.find(onnxNode.name);
+    if (observed && it != fates.qdqState.end())
     {
-        for (const auto& name : layer.onnxNodes)
+        fate = std::string(qdqStateName(it->second->state));
+    }
+    else if (auto predicted = fates.predictedQdq.find(onnxNode.name); predicted != fates.predictedQdq.end())
+    {
+        fate = std::string(predictedFateName(predicted->second->fate));
+    }
+    node.shape = "circle";
+    node.style = "filled";
+    node.width = node.height = 0.32;
+    node.lines.push_back(item.kind);
+    node.tooltip += ": " + fate;
+    item.key = "qdq/" + fate;
+    if (fate == "standalone")
+    {
+        node.fill = "#ff9896";
+    }
+    else if (fate == "fused" || fate.rfind("fused", 0) == 0)
+    {
+        node.fill = "#a1d99b";
+    }
+    else if (fate == "folded")
+    {
+        node.fill = "#d9d9d9";
+    }
+    else if (fate == "requantize")
+    {
+        node.fill = "#fdae6b";
+    }
+    else if (fate == "eliminated" || fate == "cancelled")
+    {
+        node.fill = "#f7f7f7";
+        node.style = "dashed,filled";
+    }
+}
+
+//! Any other node: its name and op type, filled by the precision of the layer executing it (with no engine: INT8
+//! when its predicted layer reads or writes INT8).
+void describeOpNode(Item& item, const OnnxNode& onnxNode, const EnginePlan* plan, const Report& report,
+                    const NodeFates& fates, const Options& options)
+{
+    Node& node = item.node;
+    node.lines = wrapName(onnxNode.name, options.labelWidth, options.nameLines);
+    node.lines.push_back(onnxNode.opType);
+    item.kind = onnxNode.opType;
+    Precision precision = Precision::kUnknown;
+    auto layers = report.correlation.layersOfNode.find(onnxNode.name);
+    if (plan != nullptr && !layers.empty() && layers.front() < plan->layers.size())
+    {
+        precision = patterns::outputPrecision(plan->layers[layers.front()]);
+    }
+    else if (plan == nullptr)
+    {
+        auto predicted = fates.predictedLayer.find(onnxNode.name);
+        if (predicted != fates.predictedLayer.end() && (predicted->second->int8Output || predicted->second->int8Input))
         {
-            predictedLayer.emplace(name, &layer);
+            precision = Precision::kINT8;
         }
     }
-    for (std::size_t i = 0; i < count; ++i)
+    node.fill = precisionFill(precision);
+    item.key = onnxNode.opType + "/" + std::string(precisionName(precision));
+}
+
+std::vector<Item> onnxItems(const OnnxGraph& onnx, const EnginePlan* plan, const Report& report, const Options& options,
+                            const std::vector<int>& clusterOf, bool observed)
+{
+    const NodeFates fates(report);
+    std::vector<Item> items(onnx.nodes.size());
+    for (std::size_t i = 0; i < onnx.nodes.size(); ++i)
     {
         const OnnxNode& onnxNode = onnx.nodes[i];
         Item& item = items[i];
@@ -764,78 +905,22 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
         node.id = "N" + std::to_string(i);
         node.cluster = clusterOf[i];
         node.tooltip = onnxNode.name + " (" + onnxNode.opType + ")";
-        bool isQdq = patterns::isQdq(onnxNode);
-        if (isQdq)
+        if (patterns::isQdq(onnxNode))
         {
-            bool quantize = patterns::isQuantize(onnxNode);
-            item.kind = quantize ? "Q" : "DQ";
-            std::string fate = "unknown";
-            auto it = qdqState.find(onnxNode.name);
-            if (observed && it != qdqState.end())
-            {
-                fate = std::string(qdqStateName(it->second->state));
-            }
-            else if (auto predicted = predictedQdq.find(onnxNode.name); predicted != predictedQdq.end())
-            {
-                fate = std::string(predictedFateName(predicted->second->fate));
-            }
-            node.shape = "circle";
-            node.style = "filled";
-            node.width = node.height = 0.32;
-            node.lines.push_back(item.kind);
-            node.tooltip += ": " + fate;
-            item.key = "qdq/" + fate;
-            if (fate == "standalone")
-            {
-                node.fill = "#ff9896";
-            }
-            else if (fate == "fused" || fate.rfind("fused", 0) == 0)
-            {
-                node.fill = "#a1d99b";
-            }
-            else if (fate == "folded")
-            {
-                node.fill = "#d9d9d9";
-            }
-            else if (fate == "requantize")
-            {
-                node.fill = "#fdae6b";
-            }
-            else if (fate == "eliminated" || fate == "cancelled")
-            {
-                node.fill = "#f7f7f7";
-                node.style = "dashed,filled";
-            }
+            describeQdqNode(item, onnxNode, fates, observed);
         }
         else
         {
-            node.lines = wrapName(onnxNode.name, options.labelWidth, options.nameLines);
-            node.lines.push_back(onnxNode.opType);
-            item.kind = onnxNode.opType;
-            Precision precision = Precision::kUnknown;
-            auto layers = report.correlation.layersOfNode.find(onnxNode.name);
-            if (plan != nullptr && !layers.empty() && layers.front() < plan->layers.size())
-            {
-                precision = patterns::outputPrecision(plan->layers[layers.front()]);
-            }
-            else if (plan == nullptr)
-            {
-                auto predicted = predictedLayer.find(onnxNode.name);
-                if (predicted != predictedLayer.end() &&
-                    (predicted->second->int8Output || predicted->second->int8Input))
-                {
-                    precision = Precision::kINT8;
-                }
-            }
-            node.fill = precisionFill(precision);
-            item.key = onnxNode.opType + "/" + std::string(precisionName(precision));
+            describeOpNode(item, onnxNode, plan, report, fates, options);
         }
     }
-    std::unordered_map<std::string_view, std::size_t> byName;
-    for (std::size_t i = 0; i < count; ++i)
-    {
-        byName.emplace(onnx.nodes[i].name, i);
-    }
+    return items;
+}
+
+//! Each finding's rule slug as a badge of the nodes it names, once per node.
+void badgeFindings(std::vector<Item>& items, const Report& report,
+                   const std::unordered_map<std::string_view, std::size_t>& byName)
+{
     for (const auto& finding : report.findings)
     {
         for (const auto& name : finding.onnxNodes)
@@ -851,6 +936,12 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
             }
         }
     }
+}
+
+//! Producer -> consumer edges of the model's nodes.
+EdgeList onnxEdges(const OnnxGraph& onnx)
+{
+    const std::size_t count = onnx.nodes.size();
     EdgeList edges;
     for (std::size_t i = 0; i < count; ++i)
     {
@@ -868,59 +959,64 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
         }
     }
     sortUnique(edges);
-    std::vector<char> selected(count, 1);
-    if (!options.focus.empty())
+    return edges;
+}
+
+//! The nodes --focus names (a node name, or an engine layer name: the nodes it executes) and their neighbourhood;
+//! every node without --focus.
+std::vector<char> selectOnnxFocus(std::vector<Item>& items, const OnnxGraph& onnx, const EnginePlan* plan,
+                                  const Report& report, const Options& options, const EdgeList& edges,
+                                  const std::unordered_map<std::string_view, std::size_t>& byName)
+{
+    const std::size_t count = onnx.nodes.size();
+    if (options.focus.empty())
     {
-        auto seeds = resolveFocus(
-            options, count,
-            [&](const std::string& name)
+        return std::vector<char>(count, 1);
+    }
+    auto seeds = resolveFocus(
+        options, count,
+        [&](const std::string& name)
+        {
+            std::vector<std::size_t> found;
+            auto it = byName.find(name);
+            if (it != byName.end())
             {
-                std::vector<std::size_t> found;
-                auto it = byName.find(name);
-                if (it != byName.end())
+                found.push_back(it->second);
+            }
+            else if (plan != nullptr)
+            {
+                // An engine layer name: the nodes it executes.
+                for (const auto& mapping : report.correlation.layers)
                 {
-                    found.push_back(it->second);
-                }
-                else if (plan != nullptr)
-                {
-                    // An engine layer name: the nodes it executes.
-                    for (const auto& mapping : report.correlation.layers)
+                    if (mapping.layer < plan->layers.size() && plan->layers[mapping.layer].name == name)
                     {
-                        if (mapping.layer < plan->layers.size() && plan->layers[mapping.layer].name == name)
+                        for (const auto& nodeName : mapping.onnxNodes)
                         {
-                            for (const auto& nodeName : mapping.onnxNodes)
+                            auto nodeIt = byName.find(nodeName);
+                            if (nodeIt != byName.end())
                             {
-                                auto nodeIt = byName.find(nodeName);
-                                if (nodeIt != byName.end())
-                                {
-                                    found.push_back(nodeIt->second);
-                                }
+                                found.push_back(nodeIt->second);
                             }
                         }
                     }
                 }
-                return found;
-            },
-            [&](std::size_t i, const std::string& name) { return onnx.nodes[i].name.find(name) != std::string::npos; });
-        for (std::size_t seed : seeds)
-        {
-            items[seed].seed = true;
-            items[seed].node.focus = true;
-            items[seed].node.penwidth = 3.0;
-        }
-        selected = neighbourhood(count, edges, seeds, options.radius);
+            }
+            return found;
+        },
+        [&](std::size_t i, const std::string& name) { return onnx.nodes[i].name.find(name) != std::string::npos; });
+    for (std::size_t seed : seeds)
+    {
+        items[seed].seed = true;
+        items[seed].node.focus = true;
+        items[seed].node.penwidth = 3.0;
     }
-    graph.title = "ONNX " + baseName(onnx.sourcePath) + ": " + layerWord(count, "node");
-    graph.legend.push_back(observed ? "clusters = engine layers executing several nodes (observed fusion), fill = "
-                                      "precision of the executing layer"
-                                    : "dashed clusters = fusion groups predicted from the ONNX graph alone, green = "
-                                      "predicted INT8");
-    graph.legend.push_back("circles = Q/DQ nodes: green fused, red standalone, grey folded, orange requantize, dashed "
-                           "eliminated/cancelled; red border with [!] = finding (rule slug)");
-    assemble(graph, items, selected, std::move(edges), options, "node");
-    addSummaryLegend(graph, options, "node");
-    // Clusters nobody is drawn in any more (outside the focus) are dropped by the writer only if empty; remove them
-    // here so the DOT text stays small.
+    return neighbourhood(count, edges, seeds, options.radius);
+}
+
+//! Clusters nobody is drawn in any more (outside the focus) are dropped by the writer only if empty; remove them
+//! here so the DOT text stays small.
+void dropUnusedClusters(Graph& graph)
+{
     std::vector<int> used(graph.clusters.size(), 0);
     for (const auto& node : graph.nodes)
     {
@@ -947,6 +1043,41 @@ Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& 
             node.cluster = renumber[static_cast<std::size_t>(node.cluster)];
         }
     }
+}
+
+} // namespace
+
+Graph buildOnnxGraph(const Inputs& inputs, const Report& report, const Options& options)
+{
+    if (!inputs.onnx)
+    {
+        throw std::invalid_argument("the ONNX view needs the ONNX model");
+    }
+    const OnnxGraph& onnx = *inputs.onnx;
+    const EnginePlan* plan = inputs.engine();
+    const std::size_t count = onnx.nodes.size();
+    Graph graph;
+    const bool observed = plan != nullptr && !report.correlation.layers.empty();
+    const std::vector<int> clusterOf = addFusionClusters(graph, onnx, plan, report, options, observed);
+    std::vector<Item> items = onnxItems(onnx, plan, report, options, clusterOf, observed);
+    std::unordered_map<std::string_view, std::size_t> byName;
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        byName.emplace(onnx.nodes[i].name, i);
+    }
+    badgeFindings(items, report, byName);
+    EdgeList edges = onnxEdges(onnx);
+    const std::vector<char> selected = selectOnnxFocus(items, onnx, plan, report, options, edges, byName);
+    graph.title = "ONNX " + baseName(onnx.sourcePath) + ": " + layerWord(count, "node");
+    graph.legend.push_back(observed ? "clusters = engine layers executing several nodes (observed fusion), fill = "
+                                      "precision of the executing layer"
+                                    : "dashed clusters = fusion groups predicted from the ONNX graph alone, green = "
+                                      "predicted INT8");
+    graph.legend.push_back("circles = Q/DQ nodes: green fused, red standalone, grey folded, orange requantize, dashed "
+                           "eliminated/cancelled; red border with [!] = finding (rule slug)");
+    assemble(graph, items, selected, std::move(edges), options, "node");
+    addSummaryLegend(graph, options, "node");
+    dropUnusedClusters(graph);
     chooseLayout(graph);
     return graph;
 }
@@ -1027,51 +1158,79 @@ Graph buildFindingGraph(const Inputs& inputs, const Report& report, const Findin
     return graph;
 }
 
-Graph buildDiffGraph(const DiffReport& report, const Inputs& baseline, const Inputs& candidate, std::size_t topRegions)
+namespace
 {
-    Graph graph;
-    const EnginePlan* plans[2] = {baseline.engine(), candidate.engine()};
-    const Profile* profiles[2] = {baseline.timings(), candidate.timings()};
-    const char* sideNames[2] = {"baseline", "candidate"};
-    std::unordered_map<std::string_view, double> times[2];
-    std::unordered_map<std::string_view, std::size_t> producers[2];
-    for (int side = 0; side < 2; ++side)
+
+//! The diff view: one cluster per region, holding a baseline and a candidate cluster of its layers; regions stack
+//! top to bottom in the report's order.
+class DiffGraphBuilder
+{
+public:
+    DiffGraphBuilder(const DiffReport& report, const Inputs& baseline, const Inputs& candidate)
+        : mReport(report), mPlans{baseline.engine(), candidate.engine()}
     {
-        if (profiles[side] != nullptr)
+        const Profile* profiles[2] = {baseline.timings(), candidate.timings()};
+        for (int side = 0; side < 2; ++side)
         {
-            for (const auto& entry : profiles[side]->entries)
+            if (profiles[side] != nullptr)
             {
-                times[side].emplace(entry.name, entry.averageMs);
-            }
-        }
-        if (plans[side] != nullptr)
-        {
-            for (std::size_t i = 0; i < plans[side]->layers.size(); ++i)
-            {
-                for (const auto& tensor : plans[side]->layers[i].outputs)
+                for (const auto& entry : profiles[side]->entries)
                 {
-                    producers[side].emplace(tensor.name, i);
+                    mTimes[side].emplace(entry.name, entry.averageMs);
+                }
+            }
+            if (mPlans[side] != nullptr)
+            {
+                for (std::size_t i = 0; i < mPlans[side]->layers.size(); ++i)
+                {
+                    for (const auto& tensor : mPlans[side]->layers[i].outputs)
+                    {
+                        mProducers[side].emplace(tensor.name, i);
+                    }
                 }
             }
         }
     }
-    char buffer[160];
-    std::snprintf(buffer, sizeof(buffer), "Diff: top %zu of %zu regions, total delta %+.3f ms",
-                  std::min(topRegions, report.regions.size()), report.regions.size(), report.deltaMs);
-    graph.title = buffer;
-    graph.legend.push_back("each region: baseline (left) and candidate (right) layers covering the same ONNX nodes");
-    graph.legend.push_back(kPrecisionLegend);
-    constexpr std::size_t kMaxLayersPerSide = 24;
-    std::vector<std::size_t> previousSinks;
-    for (std::size_t r = 0; r < report.regions.size() && r < topRegions; ++r)
+
+    Graph build(std::size_t topRegions)
     {
-        const DiffRegion& region = report.regions[r];
+        char buffer[160];
+        std::snprintf(buffer, sizeof(buffer), "Diff: top %zu of %zu regions, total delta %+.3f ms",
+                      std::min(topRegions, mReport.regions.size()), mReport.regions.size(), mReport.deltaMs);
+        mGraph.title = buffer;
+        mGraph.legend.push_back("each region: baseline (left) and candidate (right) layers covering the same ONNX "
+                                "nodes");
+        mGraph.legend.push_back(kPrecisionLegend);
+        for (std::size_t r = 0; r < mReport.regions.size() && r < topRegions; ++r)
+        {
+            addRegion(r);
+        }
+        if (mGraph.nodes.empty())
+        {
+            Node none;
+            none.id = "empty";
+            none.lines.push_back("no regions differ");
+            mGraph.nodes.push_back(std::move(none));
+        }
+        mGraph.attributes.emplace_back("rankdir", "TB");
+        mGraph.attributes.emplace_back("nodesep", "0.2");
+        mGraph.attributes.emplace_back("ranksep", "0.3");
+        return std::move(mGraph);
+    }
+
+private:
+    static constexpr std::size_t kMaxLayersPerSide = 24;
+
+    void addRegion(std::size_t r)
+    {
+        const DiffRegion& region = mReport.regions[r];
         Cluster regionCluster;
         char delta[48] = "no per-layer times";
         if (region.hasTimes)
         {
             std::snprintf(delta, sizeof(delta), "%+.3f ms", region.deltaMs);
         }
+        char buffer[160];
         std::snprintf(buffer, sizeof(buffer), "region %zu: %s (%s)", r + 1, delta, region.alignment.c_str());
         regionCluster.label = buffer;
         for (std::size_t d = 0; d < region.differences.size() && d < 2; ++d)
@@ -1079,148 +1238,174 @@ Graph buildDiffGraph(const DiffReport& report, const Inputs& baseline, const Inp
             regionCluster.label += "\n" + shortenLine(region.differences[d], 80);
         }
         regionCluster.border = "#636363";
-        int regionIndex = static_cast<int>(graph.clusters.size());
-        graph.clusters.push_back(std::move(regionCluster));
+        int regionIndex = static_cast<int>(mGraph.clusters.size());
+        mGraph.clusters.push_back(std::move(regionCluster));
         std::vector<std::size_t> firstNodes;
         std::vector<std::size_t> sinks;
         for (int side = 0; side < 2; ++side)
         {
-            const auto& layers = side == 0 ? region.baselineLayers : region.candidateLayers;
-            Cluster sideCluster;
-            sideCluster.parent = regionIndex;
-            sideCluster.label = std::string(sideNames[side]) + ": " + layerWord(layers.size(), "layer");
-            if (region.hasTimes)
-            {
-                sideCluster.label += ", " + formatMs(side == 0 ? region.baselineMs : region.candidateMs);
-            }
-            sideCluster.fill = side == 0 ? "#f7f7f7" : "#fff5eb";
-            int sideIndex = static_cast<int>(graph.clusters.size());
-            graph.clusters.push_back(std::move(sideCluster));
-            const EnginePlan* plan = plans[side];
-            std::unordered_map<std::size_t, std::size_t> nodeOfLayer;
-            std::size_t firstNode = graph.nodes.size();
-            for (std::size_t k = 0; k < layers.size() && k < kMaxLayersPerSide; ++k)
-            {
-                Node node;
-                node.id = "R" + std::to_string(r) + (side == 0 ? "B" : "C") + std::to_string(k);
-                node.cluster = sideIndex;
-                if (plan != nullptr && layers[k] < plan->layers.size())
-                {
-                    const EngineLayer& layer = plan->layers[layers[k]];
-                    Precision precision = patterns::outputPrecision(layer);
-                    node.lines = wrapName(layer.name, 40, 4);
-                    std::string kind = layer.type.empty() ? "layer" : layer.type;
-                    if (precision != Precision::kUnknown)
-                    {
-                        kind += " " + std::string(precisionName(precision));
-                    }
-                    node.lines.push_back(kind);
-                    auto time = times[side].find(layer.name);
-                    if (time != times[side].end())
-                    {
-                        node.lines.push_back(formatMs(time->second));
-                    }
-                    node.fill = precisionFill(precision);
-                    node.tooltip = layer.name;
-                    if (side == 1)
-                    {
-                        for (const auto& finding : region.findings)
-                        {
-                            if (std::find(finding.engineLayers.begin(), finding.engineLayers.end(), layer.name) !=
-                                    finding.engineLayers.end() &&
-                                std::find(node.badges.begin(), node.badges.end(), finding.rule) == node.badges.end())
-                            {
-                                node.badges.push_back(finding.rule);
-                            }
-                        }
-                    }
-                }
-                else
-                {
-                    node.lines.push_back("layer " + std::to_string(layers[k]));
-                }
-                nodeOfLayer.emplace(layers[k], graph.nodes.size());
-                graph.nodes.push_back(std::move(node));
-            }
-            if (layers.size() > kMaxLayersPerSide)
-            {
-                Node more;
-                more.id = "R" + std::to_string(r) + (side == 0 ? "B" : "C") + "more";
-                more.cluster = sideIndex;
-                more.style = "dashed";
-                more.lines.push_back("+ " + layerWord(layers.size() - kMaxLayersPerSide, "more layer"));
-                graph.nodes.push_back(std::move(more));
-            }
-            if (layers.empty())
-            {
-                Node none;
-                none.id = "R" + std::to_string(r) + (side == 0 ? "B" : "C") + "none";
-                none.cluster = sideIndex;
-                none.style = "dashed";
-                none.lines.push_back("no layer");
-                graph.nodes.push_back(std::move(none));
-            }
-            // Data-flow edges between this side's layers of the region.
-            std::vector<char> hasOut(graph.nodes.size() - firstNode, 0);
-            EdgeList edges;
-            if (plan != nullptr)
-            {
-                for (const auto& [layer, node] : nodeOfLayer)
-                {
-                    for (const auto& tensor : plan->layers[layer].inputs)
-                    {
-                        auto producer = producers[side].find(tensor.name);
-                        if (producer != producers[side].end())
-                        {
-                            auto from = nodeOfLayer.find(producer->second);
-                            if (from != nodeOfLayer.end())
-                            {
-                                edges.emplace_back(from->second, node);
-                            }
-                        }
-                    }
-                }
-            }
-            sortUnique(edges);
-            for (const auto& [a, b] : edges)
-            {
-                graph.edges.push_back({a, b, "", "", "", false});
-                hasOut[a - firstNode] = 1;
-            }
-            firstNodes.push_back(firstNode);
-            for (std::size_t n = firstNode; n < graph.nodes.size(); ++n)
-            {
-                if (!hasOut[n - firstNode])
-                {
-                    sinks.push_back(n);
-                }
-            }
+            firstNodes.push_back(addSide(r, side, regionIndex, sinks));
         }
         // Regions stack top to bottom: invisible edges from the previous region's sinks.
-        for (std::size_t sink : previousSinks)
+        for (std::size_t sink : mPreviousSinks)
         {
             for (std::size_t first : firstNodes)
             {
-                graph.edges.push_back({sink, first, "invis", "", "", false});
+                mGraph.edges.push_back({sink, first, "invis", "", "", false});
             }
         }
-        previousSinks = std::move(sinks);
-        if (previousSinks.size() > 4)
+        mPreviousSinks = std::move(sinks);
+        if (mPreviousSinks.size() > 4)
         {
-            previousSinks.resize(4);
+            mPreviousSinks.resize(4);
         }
     }
-    if (graph.nodes.empty())
+
+    //! One side's cluster of a region, its layer nodes and the data-flow edges between them; the nodes that feed
+    //! no other are added to sinks. Returns the side's first node.
+    std::size_t addSide(std::size_t r, int side, int regionIndex, std::vector<std::size_t>& sinks)
     {
-        Node none;
-        none.id = "empty";
-        none.lines.push_back("no regions differ");
-        graph.nodes.push_back(std::move(none));
+        const DiffRegion& region = mReport.regions[r];
+        const char* sideNames[2] = {"baseline", "candidate"};
+        const auto& layers = side == 0 ? region.baselineLayers : region.candidateLayers;
+        Cluster sideCluster;
+        sideCluster.parent = regionIndex;
+        sideCluster.label = std::string(sideNames[side]) + ": " + layerWord(layers.size(), "layer");
+        if (region.hasTimes)
+        {
+            sideCluster.label += ", " + formatMs(side == 0 ? region.baselineMs : region.candidateMs);
+        }
+        sideCluster.fill = side == 0 ? "#f7f7f7" : "#fff5eb";
+        int sideIndex = static_cast<int>(mGraph.clusters.size());
+        mGraph.clusters.push_back(std::move(sideCluster));
+        std::unordered_map<std::size_t, std::size_t> nodeOfLayer;
+        std::size_t firstNode = mGraph.nodes.size();
+        const std::string prefix = "R" + std::to_string(r) + (side == 0 ? "B" : "C");
+        for (std::size_t k = 0; k < layers.size() && k < kMaxLayersPerSide; ++k)
+        {
+            Node node = layerNode(region, side, layers[k]);
+            node.id = prefix + std::to_string(k);
+            node.cluster = sideIndex;
+            nodeOfLayer.emplace(layers[k], mGraph.nodes.size());
+            mGraph.nodes.push_back(std::move(node));
+        }
+        if (layers.size() > kMaxLayersPerSide)
+        {
+            addPlaceholder(prefix + "more", sideIndex,
+                           "+ " + layerWord(layers.size() - kMaxLayersPerSide, "more layer"));
+        }
+        if (layers.empty())
+        {
+            addPlaceholder(prefix + "none", sideIndex, "no layer");
+        }
+        addSideEdges(side, nodeOfLayer, firstNode, sinks);
+        return firstNode;
     }
-    graph.attributes.emplace_back("rankdir", "TB");
-    graph.attributes.emplace_back("nodesep", "0.2");
-    graph.attributes.emplace_back("ranksep", "0.3");
-    return graph;
+
+    //! A layer's name, type and precision, time, and (on the candidate) the rules of the region's findings on it.
+    Node layerNode(const DiffRegion& region, int side, std::size_t index) const
+    {
+        Node node;
+        const EnginePlan* plan = mPlans[side];
+        if (plan == nullptr || index >= plan->layers.size())
+        {
+            node.lines.push_back("layer " + std::to_string(index));
+            return node;
+        }
+        const EngineLayer& layer = plan->layers[index];
+        Precision precision = patterns::outputPrecision(layer);
+        node.lines = wrapName(layer.name, 40, 4);
+        std::string kind = layer.type.empty() ? "layer" : layer.type;
+        if (precision != Precision::kUnknown)
+        {
+            kind += " " + std::string(precisionName(precision));
+        }
+        node.lines.push_back(kind);
+        auto time = mTimes[side].find(layer.name);
+        if (time != mTimes[side].end())
+        {
+            node.lines.push_back(formatMs(time->second));
+        }
+        node.fill = precisionFill(precision);
+        node.tooltip = layer.name;
+        if (side == 1)
+        {
+            for (const auto& finding : region.findings)
+            {
+                if (std::find(finding.engineLayers.begin(), finding.engineLayers.end(), layer.name) !=
+                        finding.engineLayers.end() &&
+                    std::find(node.badges.begin(), node.badges.end(), finding.rule) == node.badges.end())
+                {
+                    node.badges.push_back(finding.rule);
+                }
+            }
+        }
+        return node;
+    }
+
+    void addPlaceholder(std::string id, int cluster, std::string line)
+    {
+        Node node;
+        node.id = std::move(id);
+        node.cluster = cluster;
+        node.style = "dashed";
+        node.lines.push_back(std::move(line));
+        mGraph.nodes.push_back(std::move(node));
+    }
+
+    //! Data-flow edges between this side's layers of the region.
+    void addSideEdges(int side, const std::unordered_map<std::size_t, std::size_t>& nodeOfLayer, std::size_t firstNode,
+                      std::vector<std::size_t>& sinks)
+    {
+        const EnginePlan* plan = mPlans[side];
+        std::vector<char> hasOut(mGraph.nodes.size() - firstNode, 0);
+        EdgeList edges;
+        if (plan != nullptr)
+        {
+            for (const auto& [layer, node] : nodeOfLayer)
+            {
+                for (const auto& tensor : plan->layers[layer].inputs)
+                {
+                    auto producer = mProducers[side].find(tensor.name);
+                    if (producer != mProducers[side].end())
+                    {
+                        auto from = nodeOfLayer.find(producer->second);
+                        if (from != nodeOfLayer.end())
+                        {
+                            edges.emplace_back(from->second, node);
+                        }
+                    }
+                }
+            }
+        }
+        sortUnique(edges);
+        for (const auto& [a, b] : edges)
+        {
+            mGraph.edges.push_back({a, b, "", "", "", false});
+            hasOut[a - firstNode] = 1;
+        }
+        for (std::size_t n = firstNode; n < mGraph.nodes.size(); ++n)
+        {
+            if (!hasOut[n - firstNode])
+            {
+                sinks.push_back(n);
+            }
+        }
+    }
+
+    const DiffReport& mReport;
+    const EnginePlan* mPlans[2];
+    std::unordered_map<std::string_view, double> mTimes[2];
+    std::unordered_map<std::string_view, std::size_t> mProducers[2];
+    Graph mGraph;
+    std::vector<std::size_t> mPreviousSinks;
+};
+
+} // namespace
+
+Graph buildDiffGraph(const DiffReport& report, const Inputs& baseline, const Inputs& candidate, std::size_t topRegions)
+{
+    return DiffGraphBuilder(report, baseline, candidate).build(topRegions);
 }
 
 } // namespace qdq::graph

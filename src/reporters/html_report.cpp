@@ -276,31 +276,134 @@ void writeEngineLayers(JsonWriter& json, const Report& report, const EnginePlan&
     json.endArray();
 }
 
+//! How predicted layers connect through the ONNX graph: the layer executing each node, and the tensors each layer
+//! reads from another layer (or the graph's inputs) and writes for another layer (or the graph's outputs).
+class PredictedLayerWiring
+{
+public:
+    static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+    PredictedLayerWiring(const Report& report, const OnnxGraph& graph)
+        : mGraph(graph), mLayerOfNode(graph.nodes.size(), kNone)
+    {
+        const auto& predicted = report.prediction.layers;
+        for (std::size_t l = 0; l < predicted.size(); ++l)
+        {
+            for (std::uint32_t node : predicted[l].nodeIndices)
+            {
+                if (node < mLayerOfNode.size() && mLayerOfNode[node] == kNone)
+                {
+                    mLayerOfNode[node] = static_cast<std::uint32_t>(l);
+                }
+            }
+        }
+        for (const auto& name : graph.graphOutputs)
+        {
+            if (std::uint32_t id = graph.tensors.find(name); id != OnnxTensorTable::kNone)
+            {
+                mGraphOutputs.insert(id);
+            }
+        }
+    }
+
+    //! The tensors layer l reads and writes across its boundary, and the layers that feed it.
+    void wire(const PredictedLayer& layer, std::size_t l, std::set<std::uint32_t>& inputIds,
+              std::set<std::uint32_t>& outputIds, std::set<std::size_t>& producers) const
+    {
+        for (std::uint32_t node : layer.nodeIndices)
+        {
+            if (node >= mGraph.nodes.size())
+            {
+                continue;
+            }
+            for (std::uint32_t id : mGraph.inputIds(node))
+            {
+                if (id == OnnxTensorTable::kNone || mGraph.tensors.constant[id] != OnnxTensorTable::kNone)
+                {
+                    continue;
+                }
+                std::uint32_t producer = mGraph.tensors.producer[id];
+                if (producer != kNone && mLayerOfNode[producer] == l)
+                {
+                    continue;
+                }
+                if (feedsFromLayers(producer, l, producers) || producer == kNone)
+                {
+                    inputIds.insert(id);
+                }
+            }
+            for (std::uint32_t id : mGraph.outputIds(node))
+            {
+                if (id != OnnxTensorTable::kNone && leavesLayer(id, l))
+                {
+                    outputIds.insert(id);
+                }
+            }
+        }
+    }
+
+private:
+    //! Walks back from producer through nodes no layer executes to the layers that feed them (added to producers).
+    //! Returns whether a layer other than l was reached.
+    bool feedsFromLayers(std::uint32_t producer, std::size_t l, std::set<std::size_t>& producers) const
+    {
+        std::vector<std::uint32_t> work;
+        std::set<std::uint32_t> seen;
+        if (producer != kNone)
+        {
+            work.push_back(producer);
+        }
+        bool fromLayer = false;
+        while (!work.empty() && seen.size() < 64)
+        {
+            std::uint32_t current = work.back();
+            work.pop_back();
+            if (!seen.insert(current).second)
+            {
+                continue;
+            }
+            if (mLayerOfNode[current] != kNone)
+            {
+                if (mLayerOfNode[current] != l)
+                {
+                    producers.insert(mLayerOfNode[current]);
+                    fromLayer = true;
+                }
+                continue;
+            }
+            for (std::uint32_t before : mGraph.inputIds(current))
+            {
+                if (before != OnnxTensorTable::kNone && mGraph.tensors.producer[before] != kNone)
+                {
+                    work.push_back(mGraph.tensors.producer[before]);
+                }
+            }
+        }
+        return fromLayer;
+    }
+
+    //! A tensor leaves layer l when the graph outputs it or a node of another layer reads it.
+    bool leavesLayer(std::uint32_t id, std::size_t l) const
+    {
+        bool leaves = mGraphOutputs.count(id) > 0;
+        for (std::uint32_t consumer : mGraph.consumersOf(id))
+        {
+            leaves = leaves || mLayerOfNode[consumer] != l;
+        }
+        return leaves;
+    }
+
+    const OnnxGraph& mGraph;
+    std::vector<std::uint32_t> mLayerOfNode;
+    std::set<std::uint32_t> mGraphOutputs;
+};
+
 //! Without a layer list: the layers predicted from the model, their tensors and producers read from the ONNX graph
 //! (through nodes no predicted layer executes, such as an eliminated Concat).
 void writePredictedLayers(JsonWriter& json, const Report& report, const OnnxGraph& graph, TensorTable& tensors)
 {
-    constexpr std::uint32_t kNone = 0xFFFFFFFFu;
     const auto& predicted = report.prediction.layers;
-    std::vector<std::uint32_t> layerOfNode(graph.nodes.size(), kNone);
-    for (std::size_t l = 0; l < predicted.size(); ++l)
-    {
-        for (std::uint32_t node : predicted[l].nodeIndices)
-        {
-            if (node < layerOfNode.size() && layerOfNode[node] == kNone)
-            {
-                layerOfNode[node] = static_cast<std::uint32_t>(l);
-            }
-        }
-    }
-    std::set<std::uint32_t> graphOutputs;
-    for (const auto& name : graph.graphOutputs)
-    {
-        if (std::uint32_t id = graph.tensors.find(name); id != OnnxTensorTable::kNone)
-        {
-            graphOutputs.insert(id);
-        }
-    }
+    const PredictedLayerWiring wiring(report, graph);
     json.key("layers").beginArray();
     for (std::size_t l = 0; l < predicted.size(); ++l)
     {
@@ -313,78 +416,7 @@ void writePredictedLayers(JsonWriter& json, const Report& report, const OnnxGrap
         json.member("o", layer.onnxNodes).key("ms").null();
         std::set<std::uint32_t> inputIds, outputIds;
         std::set<std::size_t> producers;
-        for (std::uint32_t node : layer.nodeIndices)
-        {
-            if (node >= graph.nodes.size())
-            {
-                continue;
-            }
-            for (std::uint32_t id : graph.inputIds(node))
-            {
-                if (id == OnnxTensorTable::kNone || graph.tensors.constant[id] != OnnxTensorTable::kNone)
-                {
-                    continue;
-                }
-                std::uint32_t producer = graph.tensors.producer[id];
-                if (producer != kNone && layerOfNode[producer] == l)
-                {
-                    continue;
-                }
-                // Walk back through nodes no layer executes to the layers that feed them.
-                std::vector<std::uint32_t> work;
-                std::set<std::uint32_t> seen;
-                if (producer != kNone)
-                {
-                    work.push_back(producer);
-                }
-                bool fromLayer = false;
-                while (!work.empty() && seen.size() < 64)
-                {
-                    std::uint32_t current = work.back();
-                    work.pop_back();
-                    if (!seen.insert(current).second)
-                    {
-                        continue;
-                    }
-                    if (layerOfNode[current] != kNone)
-                    {
-                        if (layerOfNode[current] != l)
-                        {
-                            producers.insert(layerOfNode[current]);
-                            fromLayer = true;
-                        }
-                        continue;
-                    }
-                    for (std::uint32_t before : graph.inputIds(current))
-                    {
-                        if (before != OnnxTensorTable::kNone && graph.tensors.producer[before] != kNone)
-                        {
-                            work.push_back(graph.tensors.producer[before]);
-                        }
-                    }
-                }
-                if (fromLayer || producer == kNone)
-                {
-                    inputIds.insert(id);
-                }
-            }
-            for (std::uint32_t id : graph.outputIds(node))
-            {
-                if (id == OnnxTensorTable::kNone)
-                {
-                    continue;
-                }
-                bool leaves = graphOutputs.count(id) > 0;
-                for (std::uint32_t consumer : graph.consumersOf(id))
-                {
-                    leaves = leaves || layerOfNode[consumer] != l;
-                }
-                if (leaves)
-                {
-                    outputIds.insert(id);
-                }
-            }
-        }
+        wiring.wire(layer, l, inputIds, outputIds, producers);
         std::vector<std::size_t> in, out;
         for (std::uint32_t id : inputIds)
         {
@@ -564,28 +596,21 @@ HtmlPictures drawFindingPictures(const Inputs& inputs, const Report& report)
     return pictures;
 }
 
-std::string renderReportHtml(const Report& report, const Inputs& inputs, const HtmlPictures& pictures,
-                             const std::string& toolVersion)
+namespace
 {
-    std::string data;
-    ScriptJson sink(data);
-    std::string buffer;
-    JsonWriter json(buffer, [&](const std::string& piece) { sink(piece); });
-    json.beginObject().member("kind", "diagnose").member("tool", "qdq-doctor " + toolVersion);
-    json.key("inputs");
-    writeSources(json, report.inputs);
-    json.member("trt_version", inputs.trtVersion());
-    json.key("build_mode");
-    writeBuildModeJson(json, report.buildMode);
-    if (const EnginePlan* engine = inputs.engine())
-    {
-        writeMyelinRegionsJson(json, report.correlation.myelinRegions, *engine);
-    }
-    writeSummary(json, report, inputs);
 
+//! The page's layer list by layer name, and (predicted layers only) by the ONNX nodes they execute.
+struct LayerIndex
+{
+    std::unordered_map<std::string_view, std::size_t> byName;
+    std::unordered_map<std::string_view, std::size_t> byNode;
+};
+
+//! The engine's layers, else the layers predicted from the model, else none; then the tensors they name.
+LayerIndex writeLayers(JsonWriter& json, const Report& report, const Inputs& inputs)
+{
     TensorTable tensors;
-    std::unordered_map<std::string_view, std::size_t> layerByName;
-    std::unordered_map<std::string_view, std::size_t> layerByNode; // predicted layers only
+    LayerIndex index;
     const EnginePlan* plan = inputs.engine();
     if (plan != nullptr)
     {
@@ -593,7 +618,7 @@ std::string renderReportHtml(const Report& report, const Inputs& inputs, const H
         writeEngineLayers(json, report, *plan, tensors);
         for (std::size_t i = 0; i < report.correlation.layers.size(); ++i)
         {
-            layerByName.emplace(plan->layers[report.correlation.layers[i].layer].name, i);
+            index.byName.emplace(plan->layers[report.correlation.layers[i].layer].name, i);
         }
     }
     else if (inputs.onnx)
@@ -602,10 +627,10 @@ std::string renderReportHtml(const Report& report, const Inputs& inputs, const H
         writePredictedLayers(json, report, *inputs.onnx, tensors);
         for (std::size_t l = 0; l < report.prediction.layers.size(); ++l)
         {
-            layerByName.emplace(report.prediction.layers[l].name, l);
+            index.byName.emplace(report.prediction.layers[l].name, l);
             for (std::string_view node : report.prediction.layers[l].onnxNodes)
             {
-                layerByNode.emplace(node, l);
+                index.byNode.emplace(node, l);
             }
         }
     }
@@ -615,10 +640,21 @@ std::string renderReportHtml(const Report& report, const Inputs& inputs, const H
     }
     json.key("tensors");
     tensors.write(json);
+    return index;
+}
 
-    std::string picturesHtml;
-    std::size_t pictureBytes = 0;
+//! The pictures of the findings, inlined while they fit kHtmlMaxPictureBytes.
+struct FindingPictures
+{
+    std::string html;
+    std::size_t bytes = 0;
     std::size_t omitted = 0;
+};
+
+FindingPictures writeFindings(JsonWriter& json, const Report& report, const HtmlPictures& pictures,
+                              const LayerIndex& index)
+{
+    FindingPictures inlined;
     json.key("findings").beginArray();
     for (std::size_t i = 0; i < report.findings.size(); ++i)
     {
@@ -626,7 +662,7 @@ std::string renderReportHtml(const Report& report, const Inputs& inputs, const H
         json.beginObject().member("rule", finding.rule).member("severity", severityName(finding.severity));
         json.member("likely", finding.likely).member("message", finding.message);
         json.member("onnx_nodes", finding.onnxNodes).member("engine_layers", finding.engineLayers);
-        writeIndices(json, "layers", findingLayers(finding, report, layerByName, layerByNode));
+        writeIndices(json, "layers", findingLayers(finding, report, index.byName, index.byNode));
         writeEvidence(json, finding.evidence);
         json.member("fix", finding.fix);
         writeMs(json, "cost_ms", finding.costMs);
@@ -638,49 +674,39 @@ std::string renderReportHtml(const Report& report, const Inputs& inputs, const H
         bool shown = false;
         if (!svg.empty())
         {
-            if (pictureBytes + svg.size() <= kHtmlMaxPictureBytes)
+            if (inlined.bytes + svg.size() <= kHtmlMaxPictureBytes)
             {
-                pictureBytes += svg.size();
-                picturesHtml += "<div class=\"picture\" data-finding=\"" + std::to_string(i) + "\">" + svg + "</div>\n";
+                inlined.bytes += svg.size();
+                inlined.html += "<div class=\"picture\" data-finding=\"" + std::to_string(i) + "\">" + svg + "</div>\n";
                 shown = true;
             }
             else
             {
-                ++omitted;
+                ++inlined.omitted;
             }
         }
         json.member("picture", shown).endObject();
     }
     json.endArray();
-    writeRootCauses(json, report);
-    std::vector<std::string> notes = report.notes;
-    if (report.findings.size() > pictures.findings.size())
-    {
-        notes.push_back("pictures are drawn for the first " + std::to_string(pictures.findings.size()) + " of " +
-                        std::to_string(report.findings.size()) + " findings");
-    }
-    if (omitted > 0)
-    {
-        notes.push_back(std::to_string(omitted) + " finding picture(s) left out of this page to keep it under " +
-                        std::to_string(kHtmlMaxPictureBytes >> 20) + " MB of pictures (see finding-NN-*.svg)");
-    }
-    json.member("notes", notes);
-    if (report.predictionCheck)
-    {
-        const PredictionCheck& check = *report.predictionCheck;
-        const std::size_t shown = std::min<std::size_t>(check.disagreements.size(), 50);
-        std::vector<std::string> disagreements(check.disagreements.begin(),
-                                               check.disagreements.begin() + static_cast<std::ptrdiff_t>(shown));
-        json.key("prediction_check").beginObject();
-        json.member("real_layers", Count{check.realLayers}).member("predicted_layers", Count{check.predictedLayers});
-        json.member("exact", Count{check.exact}).member("real_standalone_qdq", Count{check.realStandaloneQdq});
-        json.member("predicted_standalone_qdq", Count{check.predictedStandaloneQdq});
-        json.member("disagreements", disagreements);
-        json.member("more_disagreements", Count{check.disagreements.size() - shown}).endObject();
-    }
-    json.endObject();
+    return inlined;
+}
 
-    // Named after the model, else the layer list, else the first file.
+void writePredictionCheck(JsonWriter& json, const PredictionCheck& check)
+{
+    const std::size_t shown = std::min<std::size_t>(check.disagreements.size(), 50);
+    std::vector<std::string> disagreements(check.disagreements.begin(),
+                                           check.disagreements.begin() + static_cast<std::ptrdiff_t>(shown));
+    json.key("prediction_check").beginObject();
+    json.member("real_layers", Count{check.realLayers}).member("predicted_layers", Count{check.predictedLayers});
+    json.member("exact", Count{check.exact}).member("real_standalone_qdq", Count{check.realStandaloneQdq});
+    json.member("predicted_standalone_qdq", Count{check.predictedStandaloneQdq});
+    json.member("disagreements", disagreements);
+    json.member("more_disagreements", Count{check.disagreements.size() - shown}).endObject();
+}
+
+//! Named after the model, else the layer list, else the first file.
+std::string pageTitle(const Report& report)
+{
     std::string title = "qdq-doctor report";
     const Inputs::Source* named = report.inputs.empty() ? nullptr : &report.inputs.front();
     for (InputKind kind : {InputKind::kLayerInfo, InputKind::kOnnx})
@@ -699,7 +725,51 @@ std::string renderReportHtml(const Report& report, const Inputs& inputs, const H
         std::size_t slash = named->path.find_last_of('/');
         title += ": " + (slash == std::string::npos ? named->path : named->path.substr(slash + 1));
     }
-    return page(title, data, picturesHtml);
+    return title;
+}
+
+} // namespace
+
+std::string renderReportHtml(const Report& report, const Inputs& inputs, const HtmlPictures& pictures,
+                             const std::string& toolVersion)
+{
+    std::string data;
+    ScriptJson sink(data);
+    std::string buffer;
+    JsonWriter json(buffer, [&](const std::string& piece) { sink(piece); });
+    json.beginObject().member("kind", "diagnose").member("tool", "qdq-doctor " + toolVersion);
+    json.key("inputs");
+    writeSources(json, report.inputs);
+    json.member("trt_version", inputs.trtVersion());
+    json.key("build_mode");
+    writeBuildModeJson(json, report.buildMode);
+    if (const EnginePlan* engine = inputs.engine())
+    {
+        writeMyelinRegionsJson(json, report.correlation.myelinRegions, *engine);
+    }
+    writeSummary(json, report, inputs);
+    const LayerIndex index = writeLayers(json, report, inputs);
+    const FindingPictures inlined = writeFindings(json, report, pictures, index);
+    writeRootCauses(json, report);
+    std::vector<std::string> notes = report.notes;
+    if (report.findings.size() > pictures.findings.size())
+    {
+        notes.push_back("pictures are drawn for the first " + std::to_string(pictures.findings.size()) + " of " +
+                        std::to_string(report.findings.size()) + " findings");
+    }
+    if (inlined.omitted > 0)
+    {
+        notes.push_back(std::to_string(inlined.omitted) +
+                        " finding picture(s) left out of this page to keep it under " +
+                        std::to_string(kHtmlMaxPictureBytes >> 20) + " MB of pictures (see finding-NN-*.svg)");
+    }
+    json.member("notes", notes);
+    if (report.predictionCheck)
+    {
+        writePredictionCheck(json, *report.predictionCheck);
+    }
+    json.endObject();
+    return page(pageTitle(report), data, inlined.html);
 }
 
 std::string renderDiffHtml(const DiffReport& report, const Inputs& baseline, const Inputs& candidate,
