@@ -3,6 +3,7 @@
 // tensor names.
 #include "qdq/analysis.h"
 #include "qdq/layer_names.h"
+#include "qdq/myelin_kernels.h"
 #include "qdq/myelin_profile.h"
 #include "qdq/myelin_regions.h"
 #include "qdq/name_index.h"
@@ -165,6 +166,13 @@ private:
             return mapping;
         }
 
+        if (isL2CacheLayer(layer, mInputs.buildLog ? &mInputs.buildLog->l2CacheLayers : nullptr))
+        {
+            // Builder-inserted L2-cache management: "do not correspond to any layers in the INetworkDefinition"
+            // (../shared/realdata/cookbook11-mnist-fp32-trtexec-b200/result-04.log:143). No ONNX node.
+            mapping.state = LayerState::kDropped;
+            return mapping;
+        }
         // With a model the nodes are collected as node indices, without one as names.
         std::vector<std::string> nodes;
         std::vector<std::uint32_t> nodeIds;

@@ -174,8 +174,12 @@ std::string_view kindOfType(const std::string& type)
     };
     // Order matters: "CaskGemmConvolution" is a convolution, "GemmDeconvolution" a deconvolution, "conv_act_pool" a
     // convolution with its pooling.
-    static constexpr std::array<Kind, 33> kKinds = {{{"deconv", "deconvolution"},
+    // TensorRT 11 Myelin types (../shared/realdata/FORMATS-trt11.md J10, J11): "correlation" is Myelin's convolution;
+    // "custom_layer" the builder's L2-cache management kernels, which run no layer of the network.
+    static constexpr std::array<Kind, 35> kKinds = {{{"deconv", "deconvolution"},
                                                      {"conv", "convolution"},
+                                                     {"correlation", "convolution"},
+                                                     {"custom_layer", "L2 cache (builder)"},
                                                      {"gemm", "gemm"},
                                                      {"matrixmultiply", "gemm"},
                                                      {"fullyconnected", "gemm"},
