@@ -2,6 +2,7 @@
 #include "qdq/quantized_types.h"
 
 #include "qdq/analysis.h"
+#include "qdq/layer_names.h"
 #include "qdq/log_graph.h"
 
 #include <nlohmann/json.hpp>
@@ -46,6 +47,24 @@ void summarizePlan(const EnginePlan& plan, FileSummary& summary)
         if (layer.origin == "QDQ")
         {
             summary.qdqOriginLayers++;
+        }
+        if (layer.origin != "QDQ" && layer.name.find("uantize") == std::string::npos)
+        {
+            continue; // every name the check below accepts holds "Quantize"/"quantize" (and skips the name parse)
+        }
+        const LayerNameParts parts = parseLayerName(layer.name);
+        std::vector<std::string_view> names(parts.tokens.begin(), parts.tokens.end());
+        if (parts.foreignNode)
+        {
+            names.push_back(parts.rangeFirst);
+            names.push_back(parts.rangeLast);
+        }
+        if (layer.origin == "QDQ" || layer.name.find("[DynamicQuantize]") != std::string::npos ||
+            std::any_of(names.begin(), names.end(),
+                        [](std::string_view name)
+                        { return looksLikeQuantizeName(name) || looksLikeDequantizeName(name); }))
+        {
+            summary.quantizeOpLayers++;
         }
     }
     for (const auto& warning : plan.warnings)
@@ -485,6 +504,7 @@ std::string renderInspectJson(const std::vector<FileSummary>& summaries)
         if (summary.kind != InputKind::kOnnx)
         {
             item["qdq_origin_layers"] = summary.qdqOriginLayers;
+            item["quantize_op_layers"] = summary.quantizeOpLayers;
         }
         item[summary.kind == InputKind::kOnnx ? "operators" : "layers_by_type"] = summary.layersByType;
         if (!summary.layersByPrecision.empty())
@@ -542,6 +562,7 @@ std::string renderInspectText(const std::vector<FileSummary>& summaries)
         if (summary.kind != InputKind::kOnnx && summary.layers && summary.kind != InputKind::kProfile)
         {
             out << "  Origin: QDQ layers: " << summary.qdqOriginLayers << "\n";
+            out << "  quantize-op layers: " << summary.quantizeOpLayers << "\n";
         }
         if (summary.qdqNodes)
         {

@@ -287,6 +287,12 @@ std::string layerPrecisionLabel(const EngineLayer& layer, LayerState state)
     {
         return std::string(precisionName(out));
     }
+    if (!layer.type.empty() && layer.inputs.empty() && layer.outputs.empty())
+    {
+        // A typed record with no tensors at all (Myelin's shape_call: "Inputs: [], Outputs: []",
+        // ../shared/realdata/cookbook11-mnist-fp32-inspector-b200/log-main.py.log:9): it has no precision to know.
+        return "none";
+    }
     return "unknown";
 }
 
