@@ -69,6 +69,8 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeBlockQuantizationShape());
         // TensorRT 11 (issue 37): an FP32 graph under strong typing.
         list.push_back(rules::makeFp32GraphStronglyTyped());
+        // Its weakly typed twin: a Myelin region that ran FP16 with its Q/DQ unused.
+        list.push_back(rules::makeMyelinBodyRanFp16());
         return list;
     }();
     return rules;

@@ -87,9 +87,6 @@ TEST(RuleFp32GraphStronglyTyped, SilentWhenFp16LeadsWeaklyTypedOrQuantized)
 TEST(RealDataFp32Graph, ElevenOneH100LogAndLayersLeadWithTheFp32GraphCause)
 {
     REQUIRE_SHARED();
-    // The 11.1 layer JSON's precisions ("Datatype", FORMATS-trt11.md) are not read yet (issue 37, items 1-2): every
-    // layer's precision is unknown, so the FP32-graph cause cannot fire on this pair. Enabled with that reader work.
-    GTEST_SKIP() << "needs the TensorRT 11.x layer-JSON precisions (issue 37, items 1-2)";
     const auto dir = realdata("cookbook111-mnist-fp32-trtexec-h100");
     const auto result =
         runCli({"diagnose", (dir / "result-04.log").string(), (dir / "model-trained-exportLayerInfo.log").string()});
