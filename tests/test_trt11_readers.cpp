@@ -355,3 +355,24 @@ TEST(Trt11BrokenInputs, TextIoTensorLinesAndEngineMetadata)
     expectInputError(writeFile(dir / "meta.log", head + good + "\nEngine Metadata:\n Multi-Device Disabled\n"),
                      "not \"Key: value\"");
 }
+
+// The log's `ForeignNode {ForeignNode[a...c]} metadata:` line names every node of the region (docs/build-logs.md);
+// the layer is mapped to that list, not only to the two ends its name gives. The near-miss: no such line.
+TEST(Trt11Fixtures, ForeignNodeMappedToTheLogsFullNodeList)
+{
+    const std::string layerLine =
+        "[05/01/2026-10:00:01] [V] [TRT] Engine Layer Information:\n"
+        "Layer(Myelin): {ForeignNode[node_a...node_c]}, Tactic: 0x0000000000000000, x (Half[1,8]) -> y (Half[1,8])\n";
+    const std::string metadata = "[05/01/2026-10:00:00] [V] [TRT] ForeignNode {ForeignNode[node_a...node_c]} metadata: "
+                                 "[ONNX Layer: node_a]\x1e[ONNX Layer: node_b]\x1e[ONNX Layer: node_c]\n";
+    const auto dir = tempDir("trt11-foreign");
+    const Inputs& with = loaded({writeFile(dir / "with.log", metadata + layerLine)});
+    const Correlation mapped = correlate(with);
+    ASSERT_EQ(mapped.layers.size(), 1u);
+    EXPECT_EQ(mapped.layers[0].evidence, MappingEvidence::kBuildLog);
+    EXPECT_EQ(mapped.layers[0].onnxNodes.size(), 3u);
+    const Inputs& without = loaded({writeFile(dir / "without.log", layerLine)});
+    const Correlation ends = correlate(without);
+    EXPECT_NE(ends.layers[0].evidence, MappingEvidence::kBuildLog);
+    EXPECT_LT(ends.layers[0].onnxNodes.size(), 3u);
+}

@@ -197,6 +197,16 @@ private:
                 mapping.evidence = MappingEvidence::kMetadata;
             }
         }
+        // 1b. A Myelin region's full node list from the log's `ForeignNode {ForeignNode[a...b]} metadata: [ONNX
+        // Layer: a]...` line (docs/build-logs.md), not only the two ends its name gives.
+        if (!found() && mInputs.buildLog && layer.name.starts_with("{ForeignNode["))
+        {
+            addLoggedRegionNodes(layer, nodes, nodeIds);
+            if (found())
+            {
+                mapping.evidence = MappingEvidence::kBuildLog;
+            }
+        }
         // 2/3. Name grammar (with the build log's parse-time map for parser-created layer names).
         bool usedTensorName = false;
         bool usedRegistered = false;
@@ -336,6 +346,30 @@ private:
             mapping.state = LayerState::kDropped;
         }
         return mapping;
+    }
+
+    void addLoggedRegionNodes(const EngineLayer& layer, std::vector<std::string>& nodes,
+                              std::vector<std::uint32_t>& nodeIds) const
+    {
+        for (const LoggedMyelinRegion& region : mInputs.buildLog->myelinRegions)
+        {
+            if (region.name != layer.name || region.onnxNodes.empty())
+            {
+                continue;
+            }
+            for (const std::string& node : region.onnxNodes)
+            {
+                if (mGraph == nullptr)
+                {
+                    nodes.push_back(node);
+                }
+                else if (const std::uint32_t id = mGraph->nodeIndex(node); id != OnnxGraph::kNone)
+                {
+                    nodeIds.push_back(id);
+                }
+            }
+            return;
+        }
     }
 
     //! `(Unnamed Layer* 3) [Convolution]`: a network layer built through the API (no ONNX name), as opposed to the
