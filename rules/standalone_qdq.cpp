@@ -13,6 +13,24 @@ namespace qdq::rules
 namespace
 {
 
+//! Whether a Q/DQ layer quantizes to FP8 or FP4 (TensorRT's DynamicQuantize: ../shared/realdata/FORMATS-trt11.md L4,
+//! `(Unnamed Layer* 0) [DynamicQuantize]_output (FP8[3,16])`): the INT8-specific advice (INT8 conv layouts, INT8
+//! input formats) does not apply to it.
+bool quantizesToFp8OrFp4(const EngineLayer& layer)
+{
+    for (const auto* tensors : {&layer.inputs, &layer.outputs})
+    {
+        for (const EngineTensor& tensor : *tensors)
+        {
+            if (tensor.precision == Precision::kFP8 || tensor.precision == Precision::kFP4)
+            {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 using namespace patterns;
 
 bool isShapeOnly(const std::string& op)
@@ -157,7 +175,7 @@ private:
         std::vector<std::size_t> standalone;
         for (const auto& mapping : context.correlation.layers)
         {
-            if (mapping.state == LayerState::kInsertedQdq)
+            if (mapping.state == LayerState::kInsertedQdq && !quantizesToFp8OrFp4(plan.layers[mapping.layer]))
             {
                 standalone.push_back(mapping.layer);
             }
