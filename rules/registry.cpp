@@ -4,6 +4,12 @@
 namespace qdq
 {
 
+namespace rules
+{
+// Declared here rather than in rules/rules.h (which every rule includes): rules/myelin_body_ran_fp16.cpp.
+std::unique_ptr<Rule> makeMyelinBodyRanFp16();
+} // namespace rules
+
 const std::vector<std::unique_ptr<Rule>>& allRules()
 {
     static const std::vector<std::unique_ptr<Rule>> rules = []

@@ -31,7 +31,6 @@ std::unique_ptr<Rule> makePluginWrappedInQdq();
 std::unique_ptr<Rule> makeIoReformat();
 std::unique_ptr<Rule> makeFp32Island();
 std::unique_ptr<Rule> makeFp32GraphStronglyTyped();
-std::unique_ptr<Rule> makeMyelinBodyRanFp16();
 std::unique_ptr<Rule> makeConvTransposeEpilogueNotFused();
 std::unique_ptr<Rule> makeConcatQuantizeHoisted();
 std::unique_ptr<Rule> makeConcatScaleMismatch();

@@ -15,6 +15,10 @@
 
 #include <algorithm>
 #include <deque>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
 
 using namespace qdq;
 using namespace qdq::test;
@@ -308,7 +312,7 @@ TEST(Trt11BrokenInputs, JsonIoTensorsTruncatedWrongTypesAndMissingKeys)
     expectInputError(brokenCopy(source, "\"Engine Metadata\": {", "\"Engine Metadata\": [{", "metadata.json"),
                      "\"Engine Metadata\" is an array");
     // Line numbers: the error names the line of the broken entry.
-    const auto noName = brokenCopy(source, "\"Name\": \"y\",", "", "no-name.json");
+    const auto noName = brokenCopy(source, "\"Name\": \"y\",\n  \"IOMode\"", "\"IOMode\"", "no-name.json");
     const auto result = runCli({"inspect", noName.string()});
     EXPECT_EQ(result.exitStatus, 2);
     EXPECT_NE(result.err.find("has no \"Name\""), std::string::npos) << result.err;
@@ -345,11 +349,12 @@ TEST(Trt11BrokenInputs, TextIoTensorLinesAndEngineMetadata)
     EXPECT_EQ(log.engine.ioTensors[0].profiles[0].optShape, (std::vector<std::int64_t>{1, 1, 28, 28}));
     EXPECT_EQ(log.engine.engineMetadata.size(), 1u);
     EXPECT_EQ(log.engine.writer.trtMajor, 11);
-    expectInputError(writeFile(dir / "no-mode.log", head + " Name: x, DataType: Float\n"), "no-mode.log:6");
+    expectInputError(writeFile(dir / "no-mode.log", head + " Name: x, DataType: Float\n"), "no-mode.log:5");
     expectInputError(writeFile(dir / "bad-shape.log", head + " Name: x, IOMode: Input, DataType: Float, Dimensions: "
                                                              "[1,a,28,28]\n"),
                      "Dimensions is not a list of integers");
-    expectInputError(writeFile(dir / "cut.log", head + good.substr(0, good.find("MaxShape"))), "ProfileInfo");
+    expectInputError(writeFile(dir / "cut.log", head + good.substr(0, good.find("MaxShape")) + "\n"),
+                     "an I/O Tensors line is not understood");
     expectInputError(writeFile(dir / "no-type.log", head + " Name: x, IOMode: Output, Dimensions: [1]\n"),
                      "no DataType");
     expectInputError(writeFile(dir / "meta.log", head + good + "\nEngine Metadata:\n Multi-Device Disabled\n"),
