@@ -1369,6 +1369,17 @@ bool BuildLogParser::takeHeaderlessProfileRow(std::string_view text, std::uint64
     {
         return false; // not a row: the total is never below the average, the percent at most 100
     }
+    // A printed array ("[  0.   0.   1. ...]", the output tensors a Python-API script prints after its engine:
+    // ../shared/realdata/cookbook11-mnist-fp32-inspector-b200/log-main.py.log:39 ff.) names no layer.
+    if (std::all_of(name.begin(), name.end(),
+                    [](char c)
+                    {
+                        return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == ' ' || c == '.' || c == '[' ||
+                               c == ']' || c == '-' || c == '+' || c == 'e';
+                    }))
+    {
+        return false;
+    }
     if (name == "Total")
     {
         return true;

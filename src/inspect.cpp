@@ -44,7 +44,9 @@ void summarizePlan(const EnginePlan& plan, FileSummary& summary)
     {
         summary.layersByType[layer.type.empty() ? "(unknown)" : layer.type]++;
         Precision precision = layer.outputs.empty() ? Precision::kUnknown : layer.outputs.front().precision;
-        summary.layersByPrecision[std::string(precisionName(precision))]++;
+        // A typed record with no outputs (TensorRT 11's L2-cache custom_layer, Myelin's shape_call) writes nothing.
+        const bool writesNothing = layer.outputs.empty() && !layer.type.empty();
+        summary.layersByPrecision[writesNothing ? "none" : std::string(precisionName(precision))]++;
         if (layer.origin == "QDQ")
         {
             summary.qdqOriginLayers++;
@@ -351,6 +353,15 @@ FileSummary inspectFile(const std::string& path, const InspectOptions& options)
         EnginePlan plan = readLayerInfo(path, options.limits);
         summarizePlan(plan, summary);
         summary.facts.emplace_back("bindings", std::to_string(plan.bindings.size()));
+        if (plan.writer.trtMajor != 0)
+        {
+            summary.trtVersion = std::to_string(plan.writer.trtMajor) + ".x (line " + std::to_string(plan.writer.line) +
+                                 ": " + plan.writer.what + ")";
+        }
+        if (plan.optimizationProfiles() > 1)
+        {
+            summary.facts.emplace_back("optimization profiles", std::to_string(plan.optimizationProfiles()));
+        }
         break;
     }
     case InputKind::kProfile:
@@ -373,9 +384,18 @@ FileSummary inspectFile(const std::string& path, const InspectOptions& options)
     {
         BuildLog log = readBuildLog(path, options.progress, options.limits);
         summary.trtVersion = log.trtVersion;
+        if (!summary.trtVersion && log.engine.writer.trtMajor != 0)
+        {
+            summary.trtVersion = std::to_string(log.engine.writer.trtMajor) + ".x (line " +
+                                 std::to_string(log.engine.writer.line) + ": " + log.engine.writer.what + ")";
+        }
         if (log.hasEngineBlock)
         {
             summarizePlan(log.engine, summary);
+            if (log.engine.optimizationProfiles() > 1)
+            {
+                summary.facts.emplace_back("optimization profiles", std::to_string(log.engine.optimizationProfiles()));
+            }
         }
         else
         {
