@@ -263,6 +263,15 @@ SimulationOptions simulationOptionsFor(const Inputs& inputs)
         readPrecisionFlags(*inputs.buildLog, options);
         readTyping(*inputs.buildLog, options);
     }
+    else if (options.trtMajor >= kStrongTypingOnlyMajor)
+    {
+        // A layer list of TensorRT 11 alone (its version from its 11.x forms): strongly typed, never an assumed weak
+        // build (TensorRT 11.0 release notes: weak typing is gone).
+        options.typing = Typing::kStrong;
+        options.typingSource = options.versionSource + ": TensorRT " + std::to_string(options.trtMajor) +
+                               ", which builds every network strongly typed";
+        options.typingAssumed = false;
+    }
     if (options.stronglyTyped())
     {
         dropPrecisionFlags(options);
