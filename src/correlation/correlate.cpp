@@ -251,7 +251,8 @@ private:
                     {
                         nodes.push_back(*subject);
                     }
-                    else if (!token.empty() && (!isUnnamedLayerToken(token) || isComputeUnnamedLayer(token)))
+                    else if (!token.empty() && (!isUnnamedLayerToken(token) || isComputeUnnamedLayer(token)) &&
+                             !isOwnMyelinKernel(token))
                     {
                         nodes.push_back(token);
                     }
@@ -331,6 +332,7 @@ private:
             mapping.state = LayerState::kMapped;
         }
         else if (isBookkeepingType(layer.type) || layer.type == "Shuffle" || parts().tokens.empty() ||
+                 myelinStem(layer).starts_with("__myl_Move") ||
                  std::all_of(parts().tokens.begin(), parts().tokens.end(),
                              [](const std::string& t) { return isUnnamedLayerToken(t) && !isComputeUnnamedLayer(t); }))
         {
@@ -371,6 +373,16 @@ private:
             return;
         }
     }
+
+    //! A kernel named by Myelin itself (`__myl_MulSum_myl4_1`, `__mye1085_myl0_0`), not after an ONNX node: its name
+    //! is never a node's (../shared/realdata/cookbook11-mnist-fp32-trtexec-b200/model-trained-exportLayerInfo.log).
+    static bool isOwnMyelinKernel(std::string_view token)
+    {
+        return (token.starts_with("__myl_") || token.starts_with("__mye")) && !myelinGraphOf(token).empty();
+    }
+
+    //! `__myl_Move_myl0_1`: Myelin's copy of a tensor into its own layout (it runs no ONNX node).
+    static std::string_view myelinStem(const EngineLayer& layer) { return myelinKernelStem(layer.baseName()); }
 
     //! `(Unnamed Layer* 3) [Convolution]`: a network layer built through the API (no ONNX name), as opposed to the
     //! Shuffle/Constant helpers the ONNX parser inserts.

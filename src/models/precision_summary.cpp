@@ -261,6 +261,11 @@ bool isMatrixKind(std::string_view kind)
 
 std::string layerPrecisionLabel(const EngineLayer& layer, LayerState state)
 {
+    if (layer.type == "custom_layer")
+    {
+        // TensorRT 11's L2-cache layers read UInt8/UInt64 cache policies, not data (FORMATS-trt11.md J4, J10).
+        return "none";
+    }
     if (layer.weightsPrecision && *layer.weightsPrecision != Precision::kUnknown)
     {
         return std::string(precisionName(*layer.weightsPrecision));
