@@ -8,6 +8,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 namespace qdq
@@ -223,6 +224,26 @@ void finishInputs(Inputs& inputs, const InputPlan& plan)
     // when they describe different engines).
     mergeEngineDescriptions(inputs);
     inputs.deriveMissingPlan();
+    if (const EnginePlan* engine = inputs.engine(); engine != nullptr && engine->optimizationProfiles() > 1)
+    {
+        // Each optimization profile has its own copy of the layers (" [profile N]" names, or a Myelin graph of its
+        // own: ../shared/realdata/FORMATS-trt11.md T7); counts over the whole list count each layer once per profile.
+        std::map<int, std::size_t> perProfile; // a hostile name may number its profile 2^31: no dense table
+        for (const EngineLayer& layer : engine->layers)
+        {
+            ++perProfile[layer.optimizationProfile];
+        }
+        std::string counts;
+        for (const auto& [profile, layers] : perProfile)
+        {
+            counts += (counts.empty() ? "" : ", ") + std::string("profile ") + std::to_string(profile) + ": " +
+                      std::to_string(layers) + " layers";
+        }
+        inputs.inputNotes.push_back(engine->sourcePath + ": the engine has " + std::to_string(perProfile.size()) +
+                                    " optimization profiles (" + counts +
+                                    "); each layer's profile is told by its name, and layer counts in this report "
+                                    "count every profile's copy");
+    }
 }
 
 } // namespace input_plan

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <ostream>
 #include <string_view>
 #include <unordered_set>
@@ -294,7 +295,7 @@ int EnginePlan::optimizationProfiles() const
     {
         highest = std::max(highest, layer.optimizationProfile);
     }
-    return highest + 1;
+    return highest == std::numeric_limits<int>::max() ? highest : highest + 1;
 }
 
 void EnginePlan::assignOptimizationProfiles()
