@@ -100,9 +100,14 @@ TEST(RealDataTrt11, EveryFileReadWithKnownPrecisionsVersionAndTyping)
         EXPECT_TRUE(mode.stronglyTyped());
         EXPECT_FALSE(mode.typingAssumed);
         EXPECT_EQ(describeBuildMode(mode).find("--int8"), std::string::npos) << describeBuildMode(mode);
-        // The L2-cache layers are the builder's (result-04.log:143): never mapped to ONNX nodes.
+        // The L2-cache layers are the builder's (result-04.log:143): never mapped to ONNX nodes. No name Myelin gave
+        // a kernel itself (`__myl_Move_myl0_1`, `__mye1085_myl0_0`) is taken for an ONNX node.
         for (std::size_t i = 0; i < plan.layers.size(); ++i)
         {
+            for (std::string_view node : correlation.layers[i].onnxNodes)
+            {
+                EXPECT_FALSE(node.starts_with("__myl_") || node.starts_with("__mye")) << node;
+            }
             if (isL2CacheLayer(plan.layers[i]))
             {
                 EXPECT_EQ(correlation.layers[i].state, LayerState::kDropped) << plan.layers[i].name;
@@ -184,6 +189,12 @@ TEST(RealDataTrt11, InspectorDumpKeepsItsTwoProfilesApart)
     EXPECT_EQ(inProfile1, 12); // `__myl_Move_myl1_1` by its graph, `node_conv2d [profile 1]_myl1_2` by its name (T7)
     ASSERT_EQ(plan.ioTensors.size(), 3u);
     EXPECT_EQ(plan.ioTensors[0].profiles.size(), 2u);
+    EXPECT_EQ(plan.ioTensors[0].profiles[1].maxShape, (std::vector<std::int64_t>{4, 1, 28, 28}));
+    const auto note = std::find_if(inputs.inputNotes.begin(), inputs.inputNotes.end(), [](const std::string& text)
+                                   { return text.find("2 optimization profiles") != std::string::npos; });
+    ASSERT_NE(note, inputs.inputNotes.end());
+    EXPECT_NE(note->find("profile 0: 12 layers, profile 1: 12 layers"), std::string::npos) << *note;
+    EXPECT_EQ(inputs.timings(), nullptr); // the printed output arrays (lines 39 ff.) are no profile
     // No trtexec header and no version line (L11): the version is the 11.x key forms' (T1).
     const SimulationOptions mode = simulationOptionsFor(inputs);
     EXPECT_FALSE(mode.trtMinorKnown);
