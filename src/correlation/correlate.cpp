@@ -252,7 +252,7 @@ private:
                         nodes.push_back(*subject);
                     }
                     else if (!token.empty() && (!isUnnamedLayerToken(token) || isComputeUnnamedLayer(token)) &&
-                             !isOwnMyelinKernel(token))
+                             !isMoveKernel(token))
                     {
                         nodes.push_back(token);
                     }
@@ -332,7 +332,7 @@ private:
             mapping.state = LayerState::kMapped;
         }
         else if (isBookkeepingType(layer.type) || layer.type == "Shuffle" || parts().tokens.empty() ||
-                 myelinStem(layer).starts_with("__myl_Move") ||
+                 myelinStem(layer) == "__myl_Move" ||
                  std::all_of(parts().tokens.begin(), parts().tokens.end(),
                              [](const std::string& t) { return isUnnamedLayerToken(t) && !isComputeUnnamedLayer(t); }))
         {
@@ -374,11 +374,13 @@ private:
         }
     }
 
-    //! A kernel named by Myelin itself (`__myl_MulSum_myl4_1`, `__mye1085_myl0_0`), not after an ONNX node: its name
-    //! is never a node's (../shared/realdata/cookbook11-mnist-fp32-trtexec-b200/model-trained-exportLayerInfo.log).
-    static bool isOwnMyelinKernel(std::string_view token)
+    //! Myelin's copy kernel (`__myl_Move_myl0_1`,
+    //! ../shared/realdata/cookbook11-mnist-fp32-trtexec-b200/model-trained-exportLayerInfo.log): its name is no node's.
+    //! Kept to the kernels that run no ONNX node: 10.x names-only lists name compute kernels the same way, and a
+    //! names-only mapping counts them as the model's (repo-isaacpruett-rtdetr-r50-myelin-trt10).
+    static bool isMoveKernel(std::string_view token)
     {
-        return (token.starts_with("__myl_") || token.starts_with("__mye")) && !myelinGraphOf(token).empty();
+        return !myelinGraphOf(token).empty() && myelinKernelStem(token) == "__myl_Move";
     }
 
     //! `__myl_Move_myl0_1`: Myelin's copy of a tensor into its own layout (it runs no ONNX node).
