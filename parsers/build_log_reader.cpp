@@ -552,6 +552,7 @@ private:
     void parserLineWarning(std::uint64_t lineNo, std::string message);
 
     bool handleElevenBlocks(std::string_view text, std::uint64_t lineNo);
+    bool handleBindingLines(std::string_view text, std::uint64_t lineNo);
     void readL2CacheLayers(std::string_view message, std::uint64_t lineNo);
     void openBlock(LayerListForm form, std::uint64_t lineNo);
     void closeBlock();
@@ -994,41 +995,8 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
         openBlock(LayerListForm::kUnknown, lineNo);
         return;
     }
-    if (handleElevenBlocks(text, lineNo))
+    if (handleBindingLines(text, lineNo))
     {
-        return;
-    }
-    if (text == "Bindings:" || text == "I/O Tensors:")
-    {
-        if (mBlocks.empty() && mBlock.layers.empty())
-        {
-            return;
-        }
-        mIoTensorLines = text == "I/O Tensors:";
-        if (mInBlock)
-        {
-            mInBlock = false;
-            if (!mBlock.layers.empty())
-            {
-                mBlocks.push_back(std::move(mBlock));
-                mBlock = EngineBlock{};
-            }
-        }
-        mInBindings = !mBlocks.empty();
-        if (mInBindings)
-        {
-            mBlocks.back().bindings.clear();
-            mBlocks.back().ioTensors.clear();
-            if (mIoTensorLines && mBlocks.back().writer.trtMajor == 0)
-            {
-                mBlocks.back().writer = {11, lineNo, "an I/O Tensors: block (a TensorRT 11.x form)"};
-            }
-        }
-        return;
-    }
-    if (mInBindings)
-    {
-        mBlocks.back().bindings.emplace_back(text);
         return;
     }
     if (mInBlock)
@@ -1085,6 +1053,49 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
         mLog.commandLine = std::string(trim(text.substr(2)));
         mCommandLineLine = lineNo;
     }
+}
+
+//! The `Bindings:` list (10.x) and TensorRT 11's `I/O Tensors:` and `Engine Metadata:` blocks after a layer list.
+bool BuildLogParser::handleBindingLines(std::string_view text, std::uint64_t lineNo)
+{
+    if (handleElevenBlocks(text, lineNo))
+    {
+        return true;
+    }
+    if (text == "Bindings:" || text == "I/O Tensors:")
+    {
+        if (mBlocks.empty() && mBlock.layers.empty())
+        {
+            return true;
+        }
+        mIoTensorLines = text == "I/O Tensors:";
+        if (mInBlock)
+        {
+            mInBlock = false;
+            if (!mBlock.layers.empty())
+            {
+                mBlocks.push_back(std::move(mBlock));
+                mBlock = EngineBlock{};
+            }
+        }
+        mInBindings = !mBlocks.empty();
+        if (mInBindings)
+        {
+            mBlocks.back().bindings.clear();
+            mBlocks.back().ioTensors.clear();
+            if (mIoTensorLines && mBlocks.back().writer.trtMajor == 0)
+            {
+                mBlocks.back().writer = {11, lineNo, "an I/O Tensors: block (a TensorRT 11.x form)"};
+            }
+        }
+        return true;
+    }
+    if (mInBindings)
+    {
+        mBlocks.back().bindings.emplace_back(text);
+        return true;
+    }
+    return false;
 }
 
 //! "The following layers are used for L2 cache management and do not correspond to any layers in the
