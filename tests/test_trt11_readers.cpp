@@ -190,8 +190,9 @@ TEST(RealDataTrt11, InspectorDumpKeepsItsTwoProfilesApart)
     ASSERT_EQ(plan.ioTensors.size(), 3u);
     EXPECT_EQ(plan.ioTensors[0].profiles.size(), 2u);
     EXPECT_EQ(plan.ioTensors[0].profiles[1].maxShape, (std::vector<std::int64_t>{4, 1, 28, 28}));
-    const auto note = std::find_if(inputs.inputNotes.begin(), inputs.inputNotes.end(), [](const std::string& text)
-                                   { return text.find("2 optimization profiles") != std::string::npos; });
+    const auto note =
+        std::find_if(inputs.inputNotes.begin(), inputs.inputNotes.end(),
+                     [](const std::string& text) { return text.find("2 optimization profiles") != std::string::npos; });
     ASSERT_NE(note, inputs.inputNotes.end());
     EXPECT_NE(note->find("profile 0: 12 layers, profile 1: 12 layers"), std::string::npos) << *note;
     EXPECT_EQ(inputs.timings(), nullptr); // the printed output arrays (lines 39 ff.) are no profile
