@@ -473,6 +473,9 @@ struct EngineBlock
 {
     std::vector<EngineLayer> layers;
     std::vector<std::string> bindings;
+    std::vector<IoTensor> ioTensors; //!< TensorRT 11 `I/O Tensors:` (FORMATS-trt11.md T3)
+    std::vector<std::pair<std::string, std::string>> engineMetadata; //!< TensorRT 11.1 `Engine Metadata:` (T4)
+    WriterEvidence writer;
     LayerListForm form = LayerListForm::kUnknown;
     std::uint64_t line = 0;
     bool namesOnly = false;
@@ -548,6 +551,9 @@ private:
     bool handleNodeTensors(std::string_view message, std::uint64_t lineNo);
     void parserLineWarning(std::uint64_t lineNo, std::string message);
 
+    bool handleElevenBlocks(std::string_view text, std::uint64_t lineNo);
+    bool handleBindingLines(std::string_view text, std::uint64_t lineNo);
+    void readL2CacheLayers(std::string_view message, std::uint64_t lineNo);
     void openBlock(LayerListForm form, std::uint64_t lineNo);
     void closeBlock();
     void addLayer(EngineLayer layer);
@@ -570,6 +576,8 @@ private:
     std::vector<EngineBlock> mBlocks;
     bool mInBlock = false;
     bool mInBindings = false;
+    bool mIoTensorLines = false;    //!< the bindings list is TensorRT 11's `I/O Tensors:` block
+    bool mInEngineMetadata = false; //!< inside TensorRT 11.1's `Engine Metadata:` block
     bool mNamesOnlyNext = false;
     EngineBlock mBlock;
 
@@ -856,6 +864,7 @@ void BuildLogParser::handleLine(std::string_view line, std::uint64_t lineNo)
     }
     mPendingJsonName.clear();
     // Any logger line ends a multi-line payload (engine layer list, bindings).
+    mInEngineMetadata = false;
     if (mInBlock || mInBindings)
     {
         closeBlock();
@@ -879,6 +888,12 @@ void BuildLogParser::handleLine(std::string_view line, std::uint64_t lineNo)
     else if (prefixed.severity == Severity::kWarning)
     {
         mLog.warningsInLog.push_back({std::string(trim(prefixed.message)), lineNo});
+    }
+    if (prefixed.severity == Severity::kInfo && mLog.l2CacheLine == 0 &&
+        startsWith(prefixed.message, "The following layers are used for L2 cache management"))
+    {
+        readL2CacheLayers(prefixed.message, lineNo);
+        return;
     }
     if (mProfileState != ProfileState::kNone && handleProfileLine(prefixed, lineNo))
     {
@@ -913,6 +928,7 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
         // A blank line ends a bindings list and a names-only layer list (bindings may still follow). Record lists
         // stay open: IEngineInspector programs print a blank line between per-layer records.
         mInBindings = false;
+        mInEngineMetadata = false;
         if (mInBlock && mBlock.form != LayerListForm::kLogLine && mBlock.form != LayerListForm::kDetailed)
         {
             mInBlock = false;
@@ -957,6 +973,12 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
         std::string why;
         if (parseLayerInfoRecord(text, layer, why))
         {
+            if (mBlock.writer.trtMajor == 0 && text.find("Datatype: ") != std::string_view::npos &&
+                text.find(", Format: ") != std::string_view::npos)
+            {
+                // `Datatype: Float, Format: (Linear) ...`: a TensorRT 11.x form (FORMATS-trt11.md T1).
+                mBlock.writer = {11, lineNo, "Datatype and Format as two keys (a TensorRT 11.x form)"};
+            }
             addLayer(std::move(layer));
         }
         else
@@ -973,31 +995,8 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
         openBlock(LayerListForm::kUnknown, lineNo);
         return;
     }
-    if (text == "Bindings:")
+    if (handleBindingLines(text, lineNo))
     {
-        if (mBlocks.empty() && mBlock.layers.empty())
-        {
-            return;
-        }
-        if (mInBlock)
-        {
-            mInBlock = false;
-            if (!mBlock.layers.empty())
-            {
-                mBlocks.push_back(std::move(mBlock));
-                mBlock = EngineBlock{};
-            }
-        }
-        mInBindings = !mBlocks.empty();
-        if (mInBindings)
-        {
-            mBlocks.back().bindings.clear();
-        }
-        return;
-    }
-    if (mInBindings)
-    {
-        mBlocks.back().bindings.emplace_back(text);
         return;
     }
     if (mInBlock)
@@ -1054,6 +1053,115 @@ void BuildLogParser::handleContinuation(std::string_view line, std::uint64_t lin
         mLog.commandLine = std::string(trim(text.substr(2)));
         mCommandLineLine = lineNo;
     }
+}
+
+//! The `Bindings:` list (10.x) and TensorRT 11's `I/O Tensors:` and `Engine Metadata:` blocks after a layer list.
+bool BuildLogParser::handleBindingLines(std::string_view text, std::uint64_t lineNo)
+{
+    if (handleElevenBlocks(text, lineNo))
+    {
+        return true;
+    }
+    if (text == "Bindings:" || text == "I/O Tensors:")
+    {
+        if (mBlocks.empty() && mBlock.layers.empty())
+        {
+            return true;
+        }
+        mIoTensorLines = text == "I/O Tensors:";
+        if (mInBlock)
+        {
+            mInBlock = false;
+            if (!mBlock.layers.empty())
+            {
+                mBlocks.push_back(std::move(mBlock));
+                mBlock = EngineBlock{};
+            }
+        }
+        mInBindings = !mBlocks.empty();
+        if (mInBindings)
+        {
+            mBlocks.back().bindings.clear();
+            mBlocks.back().ioTensors.clear();
+            if (mIoTensorLines && mBlocks.back().writer.trtMajor == 0)
+            {
+                mBlocks.back().writer = {11, lineNo, "an I/O Tensors: block (a TensorRT 11.x form)"};
+            }
+        }
+        return true;
+    }
+    if (mInBindings)
+    {
+        mBlocks.back().bindings.emplace_back(text);
+        return true;
+    }
+    return false;
+}
+
+//! "The following layers are used for L2 cache management and do not correspond to any layers in the
+//! INetworkDefinition: __mye1085_myl0_0, __mye1087_myl0_12" (TensorRT 11.0, FORMATS-trt11.md L5), printed 3 times.
+void BuildLogParser::readL2CacheLayers(std::string_view message, std::uint64_t lineNo)
+{
+    const std::size_t colon = message.rfind(": ");
+    if (colon == std::string_view::npos)
+    {
+        return;
+    }
+    std::string_view names = message.substr(colon + 2);
+    while (!names.empty())
+    {
+        const std::size_t comma = names.find(',');
+        const std::string_view name = trim(names.substr(0, comma));
+        if (!name.empty())
+        {
+            mLog.l2CacheLayers.emplace_back(name);
+        }
+        names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+    }
+    mLog.l2CacheLine = lineNo;
+}
+
+//! The lines of TensorRT 11's `I/O Tensors:` block (one tensor a line) and 11.1's `Engine Metadata:` block
+//! (FORMATS-trt11.md T3, T4), after their headers. A tensor line that cannot be read is an input error: the engine's
+//! inputs and outputs would be silently wrong.
+bool BuildLogParser::handleElevenBlocks(std::string_view text, std::uint64_t lineNo)
+{
+    if (text == "Engine Metadata:")
+    {
+        mInBindings = false;
+        mInEngineMetadata = !mBlocks.empty() && !mInBlock;
+        ++mRecognized;
+        return true;
+    }
+    if (mInEngineMetadata)
+    {
+        const std::size_t colon = text.find(": ");
+        if (colon == std::string_view::npos)
+        {
+            throw InputError(at(lineNo),
+                             "an Engine Metadata line is not \"Key: value\": \"" + printable(text, 80) + "\"");
+        }
+        mBlocks.back().engineMetadata.emplace_back(std::string(text.substr(0, colon)),
+                                                   std::string(trim(text.substr(colon + 2))));
+        ++mRecognized;
+        return true;
+    }
+    if (mInBindings && mIoTensorLines)
+    {
+        IoTensor tensor;
+        tensor.line = lineNo;
+        std::string why;
+        if (!parseIoTensorRecord(text, tensor, why))
+        {
+            throw InputError(at(lineNo),
+                             "an I/O Tensors line is not understood (" + why + "): \"" + printable(text, 80) + "\"");
+        }
+        mBlocks.back().bindings.push_back(tensor.name);
+        mBlocks.back().ioTensors.push_back(std::move(tensor));
+        ++mRecognized;
+        return true;
+    }
+    return false;
 }
 
 bool BuildLogParser::handleOptionLine(const Prefixed& prefixed, std::uint64_t lineNo)
@@ -1271,6 +1379,17 @@ bool BuildLogParser::takeHeaderlessProfileRow(std::string_view text, std::uint64
     if (count < 3 || name.empty() || values[1] > values[0] || values[count - 1] > 100.0)
     {
         return false; // not a row: the total is never below the average, the percent at most 100
+    }
+    // A printed array ("[  0.   0.   1. ...]", the output tensors a Python-API script prints after its engine:
+    // ../shared/realdata/cookbook11-mnist-fp32-inspector-b200/log-main.py.log:39 ff.) names no layer.
+    if (std::all_of(name.begin(), name.end(),
+                    [](char c)
+                    {
+                        return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == ' ' || c == '.' || c == '[' ||
+                               c == ']' || c == '-' || c == '+' || c == 'e';
+                    }))
+    {
+        return false;
     }
     if (name == "Total")
     {
@@ -2033,6 +2152,10 @@ void BuildLogParser::finish(std::string_view /*data*/)
         mLog.engine.form = block.form == LayerListForm::kUnknown ? LayerListForm::kNamesOnly : block.form;
         mLog.engine.layers = std::move(block.layers);
         mLog.engine.bindings = std::move(block.bindings);
+        mLog.engine.ioTensors = std::move(block.ioTensors);
+        mLog.engine.engineMetadata = std::move(block.engineMetadata);
+        mLog.engine.writer = block.writer;
+        mLog.engine.assignOptimizationProfiles();
     }
     else if (!mSalvaged.empty())
     {

@@ -1,6 +1,10 @@
-// Layer-information JSON: trtexec --exportLayerInfo (names-only and detailed, TensorRT 8.2 to 10.x), the
+// Layer-information JSON: trtexec --exportLayerInfo (names-only and detailed, TensorRT 8.2 to 11.x), the
 // IEngineInspector JSON (whole engine, or one object per layer with "--- Layer N ---" separators) and
 // re-serialized (pretty-printed) copies. Streams over the text with the pull tokenizer; copies only what it keeps.
+// The TensorRT 11 forms (../shared/realdata/FORMATS-trt11.md section 1): "Datatype" (the precision) and "Format" (the
+// layout, "(Linear) Row major linear format", "Format not available due to dynamic shapes") as two keys (J1-J3);
+// "Strides", "StrideOrder" and the layer's "Constants" (J5, J6), skipped; "I/O Tensors" objects (J7, J8) in place of
+// "Bindings"; "Engine Metadata" (J9).
 #include "parsers/file_source.h"
 #include "parsers/json_pull.h"
 #include "qdq/readers.h"
@@ -42,8 +46,28 @@ public:
         }
     }
 
+    //! A TensorRT 11 "Format": the layout only. Its text names no data type ("(Linear) Row major linear format"), and a
+    //! vectorized one no public file shows, so the precision is never taken from it (FORMATS-trt11.md J2, T5).
+    SharedText layout(std::string_view format)
+    {
+        for (const SharedText& known : mLayouts)
+        {
+            if (known == format)
+            {
+                return known;
+            }
+        }
+        SharedText text(format);
+        if (mLayouts.size() < 64)
+        {
+            mLayouts.push_back(text);
+        }
+        return text;
+    }
+
 private:
     std::vector<std::pair<SharedText, Precision>> mEntries;
+    std::vector<SharedText> mLayouts;
 };
 
 // "Thirty-two wide channel vectorized row major Int8 format" -> 32.
@@ -175,6 +199,14 @@ private:
             {
                 readBindings(mParser.next());
             }
+            else if (key == "I/O Tensors")
+            {
+                readIoTensors(mParser.next(), keyOffset);
+            }
+            else if (key == "Engine Metadata")
+            {
+                readEngineMetadata(mParser.next());
+            }
             else
             {
                 sawLayerKey = readLayerMember(single, key, keyOffset) || sawLayerKey;
@@ -217,6 +249,14 @@ private:
             else if (keyText == "Bindings")
             {
                 readBindings(mParser.next());
+            }
+            else if (keyText == "I/O Tensors")
+            {
+                readIoTensors(mParser.next(), mParser.tokenOffset());
+            }
+            else if (keyText == "Engine Metadata")
+            {
+                readEngineMetadata(mParser.next());
             }
             else
             {
@@ -284,6 +324,185 @@ private:
         }
     }
 
+    //! The first TensorRT 11.x-only form seen (FORMATS-trt11.md J1, J7): the file was written by TensorRT 11.
+    void noteElevenForm(std::size_t offset, std::string_view what)
+    {
+        if (mPlan.writer.trtMajor == 0)
+        {
+            mPlan.writer.trtMajor = 11;
+            mPlan.writer.line = mParser.lineOf(offset);
+            mPlan.writer.what = std::string(what);
+        }
+    }
+
+    //! A required string member of an "I/O Tensors" entry: anything else is an input error at its line.
+    std::string requiredString(Token value, std::string_view key)
+    {
+        if (value != Token::kString)
+        {
+            mParser.fail(mParser.tokenOffset(), "\"I/O Tensors\": \"" + std::string(key) + "\" is " +
+                                                    std::string(json::tokenDescription(value)) + ", expected a string");
+        }
+        return std::string(mParser.text());
+    }
+
+    //! [1,1,28,28] of "Dimensions", "MinShape", ... in an "I/O Tensors" entry; anything else is an input error.
+    std::vector<std::int64_t> requiredShape(Token first, std::string_view key)
+    {
+        if (first != Token::kArrayBegin)
+        {
+            mParser.fail(mParser.tokenOffset(), "\"I/O Tensors\": \"" + std::string(key) + "\" is " +
+                                                    std::string(json::tokenDescription(first)) + ", expected an array");
+        }
+        std::vector<std::int64_t> shape;
+        for (Token token = mParser.next(); token != Token::kArrayEnd; token = mParser.next())
+        {
+            std::int64_t value = 0;
+            if (token != Token::kNumber || !mParser.integerValue(value))
+            {
+                mParser.fail(mParser.tokenOffset(), "\"I/O Tensors\": \"" + std::string(key) + "\" holds " +
+                                                        std::string(json::tokenDescription(token)) +
+                                                        ", expected integers");
+            }
+            shape.push_back(value);
+        }
+        return shape;
+    }
+
+    //! "ProfileInfo": [{MinShape, OptShape, MaxShape, Format}, ...], one entry per optimization profile (J7, J8).
+    void readProfileInfo(Token first, IoTensor& tensor)
+    {
+        if (first != Token::kArrayBegin)
+        {
+            mParser.fail(mParser.tokenOffset(), "\"I/O Tensors\": \"ProfileInfo\" of \"" + tensor.name + "\" is " +
+                                                    std::string(json::tokenDescription(first)) + ", expected an array");
+        }
+        for (Token token = mParser.next(); token != Token::kArrayEnd; token = mParser.next())
+        {
+            if (token != Token::kObjectBegin)
+            {
+                mParser.fail(mParser.tokenOffset(), "\"I/O Tensors\": a \"ProfileInfo\" entry is " +
+                                                        std::string(json::tokenDescription(token)) +
+                                                        ", expected an object");
+            }
+            IoTensor::ProfileShape shape;
+            for (Token member = mParser.next(); member != Token::kObjectEnd; member = mParser.next())
+            {
+                const std::string key(mParser.text());
+                Token value = mParser.next();
+                if (key == "MinShape" || key == "OptShape" || key == "MaxShape")
+                {
+                    (key == "MinShape"   ? shape.minShape
+                     : key == "OptShape" ? shape.optShape
+                                         : shape.maxShape) = requiredShape(value, key);
+                }
+                else if (key == "Format")
+                {
+                    shape.format = requiredString(value, key);
+                }
+                else
+                {
+                    mParser.skipValue(value);
+                }
+            }
+            tensor.profiles.push_back(std::move(shape));
+        }
+    }
+
+    //! One "I/O Tensors" object (after its '{'): Name, IOMode, DataType, Dimensions, Location, ProfileInfo.
+    IoTensor readIoTensor(std::size_t start)
+    {
+        IoTensor tensor;
+        tensor.line = mParser.lineOf(start);
+        bool named = false;
+        bool moded = false;
+        for (Token member = mParser.next(); member != Token::kObjectEnd; member = mParser.next())
+        {
+            const std::string key(mParser.text());
+            Token value = mParser.next();
+            if (key == "Name")
+            {
+                tensor.name = requiredString(value, key);
+                named = true;
+            }
+            else if (key == "IOMode")
+            {
+                const std::string mode = requiredString(value, key);
+                if (mode != "Input" && mode != "Output")
+                {
+                    mParser.fail(mParser.tokenOffset(), "\"I/O Tensors\": IOMode \"" + printable(mode, 64) +
+                                                            "\" is neither \"Input\" nor \"Output\"");
+                }
+                tensor.input = mode == "Input";
+                moded = true;
+            }
+            else if (key == "DataType" || key == "Datatype")
+            {
+                tensor.dataType = requiredString(value, key);
+                tensor.precision = precisionFromFormat(tensor.dataType);
+            }
+            else if (key == "Dimensions")
+            {
+                tensor.dimensions = requiredShape(value, key);
+            }
+            else if (key == "Location")
+            {
+                tensor.location = requiredString(value, key);
+            }
+            else if (key == "ProfileInfo")
+            {
+                readProfileInfo(value, tensor);
+            }
+            else
+            {
+                mParser.skipValue(value); // IsShapeInferenceIO, and keys of later releases
+            }
+        }
+        if (!named || !moded)
+        {
+            mParser.fail(start, std::string("\"I/O Tensors\": an entry has no ") + (named ? "\"IOMode\"" : "\"Name\""));
+        }
+        return tensor;
+    }
+
+    //! TensorRT 11's "I/O Tensors" (FORMATS-trt11.md J7): the engine's inputs and outputs, read as its bindings.
+    void readIoTensors(Token first, std::size_t keyOffset)
+    {
+        noteElevenForm(keyOffset, "\"I/O Tensors\" objects (a TensorRT 11.x form)");
+        if (first != Token::kArrayBegin)
+        {
+            mParser.fail(mParser.tokenOffset(), "\"I/O Tensors\" is " + std::string(json::tokenDescription(first)) +
+                                                    ", expected an array of tensor objects");
+        }
+        for (Token token = mParser.next(); token != Token::kArrayEnd; token = mParser.next())
+        {
+            if (token != Token::kObjectBegin)
+            {
+                mParser.fail(mParser.tokenOffset(), "an entry of \"I/O Tensors\" is " +
+                                                        std::string(json::tokenDescription(token)) +
+                                                        ", expected a tensor object");
+            }
+            IoTensor tensor = readIoTensor(mParser.tokenOffset());
+            mPlan.bindings.push_back(tensor.name);
+            mPlan.ioTensors.push_back(std::move(tensor));
+        }
+    }
+
+    //! TensorRT 11.1's "Engine Metadata": {"Multi-Device": "Disabled"} (FORMATS-trt11.md J9).
+    void readEngineMetadata(Token first)
+    {
+        if (first != Token::kObjectBegin)
+        {
+            mParser.fail(mParser.tokenOffset(), "\"Engine Metadata\" is " + std::string(json::tokenDescription(first)) +
+                                                    ", expected an object");
+        }
+        for (Token token = mParser.next(); token != Token::kObjectEnd; token = mParser.next())
+        {
+            std::string key(mParser.text());
+            mPlan.engineMetadata.emplace_back(std::move(key), mParser.valueText(mParser.next()));
+        }
+    }
+
     // After the layer's '{'.
     void readLayerObject(EngineLayer& layer)
     {
@@ -333,6 +552,7 @@ private:
         kMetadata,
         kActivation, // Activation, ConvActivation
         kWeights,    // Weights, ConvWeights
+        kConstants,  // TensorRT 11 Myelin layers' weights and scalars (FORMATS-trt11.md J6): not inputs; skipped
         kOther,
     };
 
@@ -353,6 +573,7 @@ private:
             {"ConvActivation", LayerKey::kActivation},
             {"Weights", LayerKey::kWeights},
             {"ConvWeights", LayerKey::kWeights},
+            {"Constants", LayerKey::kConstants},
         };
         // Every known key starts with one of these letters: most other keys ("Kernel", "Stride", "HasBias" ...)
         // are told apart by their first byte alone.
@@ -453,6 +674,9 @@ private:
             }
             return true;
         }
+        case LayerKey::kConstants:
+            mParser.skipValue(value);
+            return true;
         case LayerKey::kOther:
             break;
         }
@@ -528,13 +752,26 @@ private:
                         mFormats.set(tensor, text);
                     }
                 }
+                else if (name == "Datatype")
+                {
+                    // TensorRT 11: the precision, alone (FORMATS-trt11.md J1, J4).
+                    readDatatype(mParser.next(), tensor);
+                }
+                else if (name == "Format")
+                {
+                    std::size_t at = mParser.tokenOffset();
+                    Token value = mParser.next();
+                    tensor.format = value == Token::kString ? mFormats.layout(mParser.text())
+                                                            : mFormats.layout(stringMember(value, "Format"));
+                    noteElevenForm(at, "\"Datatype\" and \"Format\" as two keys (a TensorRT 11.x form)");
+                }
                 else if (name == "Dimensions")
                 {
                     readDimensions(mParser.next(), tensor);
                 }
                 else
                 {
-                    mParser.skipValue(mParser.next());
+                    mParser.skipValue(mParser.next()); // Strides, StrideOrder (TensorRT 11, J5), ...
                 }
             }
             if (tensor.vectorWidth == 0)
@@ -542,6 +779,23 @@ private:
                 tensor.vectorWidth = vectorWidthFromFormat(tensor.format);
             }
             tensors.push_back(std::move(tensor));
+        }
+    }
+
+    void readDatatype(Token value, EngineTensor& tensor)
+    {
+        std::size_t at = mParser.tokenOffset();
+        std::string text = value == Token::kString ? std::string(mParser.text()) : stringMember(value, "Datatype");
+        tensor.precision = precisionFromFormat(text);
+        if (tensor.precision == Precision::kUnknown)
+        {
+            mPlan.warnings.push_back(mParser.warningAt(at, "\"Datatype\" \"" + printable(text, 64) +
+                                                               "\" is not a data type qdq-doctor knows; the "
+                                                               "tensor's precision is unknown"));
+        }
+        if (tensor.format.empty())
+        {
+            tensor.format = mFormats.layout(text); // until a "Format" key replaces it
         }
     }
 
@@ -672,6 +926,7 @@ private:
             std::vector<EngineLayer>().swap(chunk);
         }
         mChunks.clear();
+        mPlan.assignOptimizationProfiles();
         if (mDetailed)
         {
             mPlan.form = LayerListForm::kDetailed;

@@ -396,6 +396,19 @@ bool parseTensorList(std::string_view s, std::vector<EngineTensor>& tensors, std
                 tensor.format = std::string(kv.value);
                 tensor.precision = precisionFromFormat(kv.value);
             }
+            else if (kv.key == "Datatype")
+            {
+                // TensorRT 11: the precision alone; "Format" is the layout (FORMATS-trt11.md T1, T5).
+                tensor.precision = precisionFromFormat(kv.value);
+                if (tensor.format.empty())
+                {
+                    tensor.format = std::string(kv.value);
+                }
+            }
+            else if (kv.key == "Format")
+            {
+                tensor.format = std::string(kv.value); // never read for the precision: it names none (T5)
+            }
         }
         tensors.push_back(std::move(tensor));
         p = end + 1;
@@ -573,6 +586,10 @@ bool parseLayerInfoRecord(std::string_view text, EngineLayer& layer, std::string
             layer.hasMetadata = true;
             layer.metadata = std::string(kv.value);
         }
+        else if (key == "Constants")
+        {
+            // TensorRT 11 Myelin layers' weights and scalars (FORMATS-trt11.md T2): not inputs; skipped.
+        }
         else
         {
             if ((key == "Weights" || key == "ConvWeights") && !layer.weightsPrecision)
@@ -588,6 +605,135 @@ bool parseLayerInfoRecord(std::string_view text, EngineLayer& layer, std::string
         return false;
     }
     return true;
+}
+
+namespace
+{
+bool parseShape(std::string_view value, std::vector<std::int64_t>& shape)
+{
+    if (value.size() < 2 || value.front() != '[' || value.back() != ']')
+    {
+        return false;
+    }
+    int width = 0;
+    return parseDimensions(value.substr(1, value.size() - 2), shape, width) && width == 0;
+}
+
+//! `[ { MinShape: [..], OptShape: [..], MaxShape: [..], Format: .. }, { Format: .. }]`, one object per profile.
+bool parseProfileInfo(std::string_view s, IoTensor& tensor, std::string& why)
+{
+    std::size_t p = 1;
+    while (p < s.size())
+    {
+        while (p < s.size() && (s[p] == ' ' || s[p] == ','))
+        {
+            ++p;
+        }
+        if (p >= s.size() || s[p] == ']')
+        {
+            return p < s.size();
+        }
+        std::vector<KeyValue> pairs;
+        std::size_t end = s[p] == '{' ? readPairs(s, p + 1, true, pairs) : std::string_view::npos;
+        if (end == std::string_view::npos || end >= s.size() || s[end] != '}')
+        {
+            why = "malformed ProfileInfo entry";
+            return false;
+        }
+        IoTensor::ProfileShape shape;
+        for (const KeyValue& kv : pairs)
+        {
+            std::vector<std::int64_t>* target = kv.key == "MinShape"   ? &shape.minShape
+                                                : kv.key == "OptShape" ? &shape.optShape
+                                                : kv.key == "MaxShape" ? &shape.maxShape
+                                                                       : nullptr;
+            if (target != nullptr && !parseShape(kv.value, *target))
+            {
+                why = std::string(kv.key) + " is not a list of integers";
+                return false;
+            }
+            if (kv.key == "Format")
+            {
+                shape.format = std::string(kv.value);
+            }
+        }
+        tensor.profiles.push_back(std::move(shape));
+        p = end + 1;
+    }
+    why = "unterminated ProfileInfo list";
+    return false;
+}
+
+bool applyIoPair(const KeyValue& kv, IoTensor& tensor, std::string& why)
+{
+    if (kv.key == "IOMode")
+    {
+        if (kv.value != "Input" && kv.value != "Output")
+        {
+            why = "IOMode \"" + std::string(kv.value.substr(0, 64)) + "\" is neither Input nor Output";
+            return false;
+        }
+        tensor.input = kv.value == "Input";
+    }
+    else if (kv.key == "DataType")
+    {
+        tensor.dataType = std::string(kv.value);
+        tensor.precision = precisionFromFormat(kv.value);
+    }
+    else if (kv.key == "Dimensions" && !parseShape(kv.value, tensor.dimensions))
+    {
+        why = "Dimensions is not a list of integers";
+        return false;
+    }
+    else if (kv.key == "Location")
+    {
+        tensor.location = std::string(kv.value);
+    }
+    else if (kv.key == "ProfileInfo" && (!kv.value.starts_with('[') || !parseProfileInfo(kv.value, tensor, why)))
+    {
+        why = why.empty() ? "ProfileInfo is not a list" : why;
+        return false;
+    }
+    return true;
+}
+} // namespace
+
+bool parseIoTensorRecord(std::string_view text, IoTensor& tensor, std::string& why)
+{
+    text = trim(text);
+    if (!text.starts_with("Name: "))
+    {
+        why = "not a \"Name: ..., IOMode: ...\" record";
+        return false;
+    }
+    const std::size_t modeAt = text.find(", IOMode: ");
+    if (modeAt == std::string_view::npos)
+    {
+        why = "no \", IOMode: \" after the tensor name";
+        return false;
+    }
+    tensor.name = std::string(text.substr(6, modeAt - 6));
+    std::vector<KeyValue> pairs;
+    if (readPairs(text, modeAt + 2, false, pairs) == std::string_view::npos)
+    {
+        why = "malformed key/value list";
+        return false;
+    }
+    bool moded = false;
+    for (const KeyValue& kv : pairs)
+    {
+        moded = moded || kv.key == "IOMode";
+        if (!applyIoPair(kv, tensor, why))
+        {
+            return false;
+        }
+    }
+    if (tensor.dataType.empty())
+    {
+        why = "no DataType";
+        return false;
+    }
+    return moded;
 }
 
 } // namespace qdq

@@ -23,6 +23,11 @@ bool parseLogLayerLine(std::string_view text, EngineLayer& layer, std::string& w
 //! Parses a single-line `Name: ..., LayerType: ..., ...` record. On failure returns false and says why.
 bool parseLayerInfoRecord(std::string_view text, EngineLayer& layer, std::string& why);
 
+//! Parses one line of TensorRT 11's `I/O Tensors:` block (FORMATS-trt11.md T3): `Name: x, IOMode: Input, DataType:
+//! Float, Dimensions: [..], Location: Device, IsShapeInferenceIO: false, ProfileInfo: [ { MinShape: .., Format: .. }]`.
+//! On failure returns false and says why.
+bool parseIoTensorRecord(std::string_view text, IoTensor& tensor, std::string& why);
+
 //! Parses a dims list "1,64:32,56,56" (vectorized "C:V" gives C and vectorWidth V). False on anything else.
 bool parseDimensions(std::string_view text, std::vector<std::int64_t>& dims, int& vectorWidth);
 

@@ -11,6 +11,24 @@ namespace qdq::rules
 namespace
 {
 
+//! Whether a Q/DQ layer quantizes to FP8 or FP4 (TensorRT's DynamicQuantize: ../shared/realdata/FORMATS-trt11.md L4,
+//! `(Unnamed Layer* 0) [DynamicQuantize]_output (FP8[3,16])`): the INT8-specific advice (INT8 conv layouts, INT8
+//! input formats) does not apply to it.
+bool quantizesToFp8OrFp4(const EngineLayer& layer)
+{
+    for (const auto* tensors : {&layer.inputs, &layer.outputs})
+    {
+        for (const EngineTensor& tensor : *tensors)
+        {
+            if (tensor.precision == Precision::kFP8 || tensor.precision == Precision::kFP4)
+            {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 using namespace patterns;
 using namespace precision;
 
@@ -112,6 +130,10 @@ private:
             if (isStandaloneQuantize(context, index) && !layer.inputs.empty() &&
                 isNetworkInput(plan, layer.inputs[0].name))
             {
+                if (quantizesToFp8OrFp4(layer))
+                {
+                    continue; // no INT8 conv layout to convert to
+                }
                 inputQuantize.push_back(index);
                 continue;
             }

@@ -299,12 +299,17 @@ private:
         }
         if (cause.why.empty() && precision == Precision::kFP32)
         {
+            // --noTF32 is named only where the log's command line shows it: a fix must not name a flag the build did
+            // not use (nor one a TensorRT release may lack).
+            const BuildLog* log = context.inputs.buildLog ? &*context.inputs.buildLog : nullptr;
+            const bool noTf32 = log != nullptr && log->commandLine.find("--noTF32") != std::string::npos;
+            const std::string tf32 = noTf32 ? ", and drop --noTF32 from the command line (it disables TF32)" : "";
             cause.why = "FP32 math uses tensor cores only through TF32";
             cause.fix = precisionFlagsApply(context)
-                            ? "build with --fp16 (or quantize the layer), and do not disable TF32 (--noTF32)" +
-                                  assumedTypingNote(context)
+                            ? "build with --fp16 (or quantize the layer)" + tf32 + assumedTypingNote(context)
                             : "make the layer FP16 in the graph (`qdq-doctor fix --autocast fp16`) or quantize it "
-                              "(strongly typed: it runs in the graph's type), and do not disable TF32 (--noTF32)";
+                              "(strongly typed: it runs in the graph's type)" +
+                                  tf32;
         }
         if (cause.why.empty())
         {

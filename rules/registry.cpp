@@ -4,6 +4,12 @@
 namespace qdq
 {
 
+namespace rules
+{
+// Declared here rather than in rules/rules.h (which every rule includes): rules/myelin_body_ran_fp16.cpp.
+std::unique_ptr<Rule> makeMyelinBodyRanFp16();
+} // namespace rules
+
 const std::vector<std::unique_ptr<Rule>>& allRules()
 {
     static const std::vector<std::unique_ptr<Rule>> rules = []
@@ -69,6 +75,8 @@ const std::vector<std::unique_ptr<Rule>>& allRules()
         list.push_back(rules::makeBlockQuantizationShape());
         // TensorRT 11 (issue 37): an FP32 graph under strong typing.
         list.push_back(rules::makeFp32GraphStronglyTyped());
+        // Its weakly typed twin: a Myelin region that ran FP16 with its Q/DQ unused.
+        list.push_back(rules::makeMyelinBodyRanFp16());
         return list;
     }();
     return rules;

@@ -13,6 +13,24 @@ namespace qdq::rules
 namespace
 {
 
+//! Whether a Q/DQ layer quantizes to FP8 or FP4 (TensorRT's DynamicQuantize: ../shared/realdata/FORMATS-trt11.md L4,
+//! `(Unnamed Layer* 0) [DynamicQuantize]_output (FP8[3,16])`): the INT8-specific advice (INT8 conv layouts, INT8
+//! input formats) does not apply to it.
+bool quantizesToFp8OrFp4(const EngineLayer& layer)
+{
+    for (const auto* tensors : {&layer.inputs, &layer.outputs})
+    {
+        for (const EngineTensor& tensor : *tensors)
+        {
+            if (tensor.precision == Precision::kFP8 || tensor.precision == Precision::kFP4)
+            {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 using namespace patterns;
 
 bool isShapeOnly(const std::string& op)
@@ -155,12 +173,18 @@ private:
     {
         const EnginePlan& plan = *context.engine();
         std::vector<std::size_t> standalone;
+        std::vector<std::size_t> floatQuantizers;
         for (const auto& mapping : context.correlation.layers)
         {
             if (mapping.state == LayerState::kInsertedQdq)
             {
-                standalone.push_back(mapping.layer);
+                (quantizesToFp8OrFp4(plan.layers[mapping.layer]) ? floatQuantizers : standalone)
+                    .push_back(mapping.layer);
             }
+        }
+        if (!floatQuantizers.empty())
+        {
+            sink.add(describeFloatQuantizers(context, floatQuantizers));
         }
         if (standalone.empty())
         {
@@ -203,6 +227,39 @@ private:
                            group.first;
         }
         sink.add(std::move(finding));
+    }
+
+    //! FP8/FP4 quantize layers of their own (TensorRT's DynamicQuantize, `{ForeignNode[(Unnamed Layer* 0)
+    //! [DynamicQuantize]]}`: ../shared/realdata/cookbook111-dynquant-fp8-fp4-h100/log-main.py.log:83): Myelin compiles
+    //! the quantizer, which computes its block scales at run time, as a kernel. Named, with none of the INT8 advice.
+    Finding describeFloatQuantizers(const Context& context, const std::vector<std::size_t>& layers) const
+    {
+        const EnginePlan& plan = *context.engine();
+        Finding finding = makeFinding(info(), "");
+        finding.severity = Severity::kInfo;
+        finding.engineLayers = layerNames(context, layers);
+        for (std::size_t index : layers)
+        {
+            const EngineLayer& layer = plan.layers[index];
+            for (const auto& node : context.correlation.layers[index].onnxNodes)
+            {
+                finding.onnxNodes.emplace_back(node);
+            }
+            finding.evidence.push_back(layerEvidence(context, index, "",
+                                                     layer.type + ", " +
+                                                         std::string(precisionName(inputPrecision(layer))) + " -> " +
+                                                         std::string(precisionName(outputPrecision(layer)))));
+        }
+        finding.costMs = sumTimes(context, layers);
+        finding.message = std::to_string(layers.size()) +
+                          " FP8/FP4 quantize layer(s) run as their own kernel: " + nameList(finding.engineLayers, 6) +
+                          ". A DynamicQuantize computes its scales at run time; alone in its region it fused into "
+                          "no consumer.";
+        finding.fix = "expected where the quantizer reads a network input or its consumer is not compiled with it; "
+                      "otherwise keep the quantizer and the layer that reads its output in one Myelin region (no "
+                      "float-only op between them)";
+        finding.likely = true;
+        return finding;
     }
 
     //! A lone Q behind a float average pooling (through shape ops such as Flatten): TensorRT runs the pooling in INT8

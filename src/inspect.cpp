@@ -2,10 +2,12 @@
 #include "qdq/quantized_types.h"
 
 #include "qdq/analysis.h"
+#include "qdq/layer_names.h"
 #include "qdq/log_graph.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -42,10 +44,30 @@ void summarizePlan(const EnginePlan& plan, FileSummary& summary)
     {
         summary.layersByType[layer.type.empty() ? "(unknown)" : layer.type]++;
         Precision precision = layer.outputs.empty() ? Precision::kUnknown : layer.outputs.front().precision;
-        summary.layersByPrecision[std::string(precisionName(precision))]++;
+        // A typed record with no outputs (TensorRT 11's L2-cache custom_layer, Myelin's shape_call) writes nothing.
+        const bool writesNothing = layer.outputs.empty() && !layer.type.empty();
+        summary.layersByPrecision[writesNothing ? "none" : std::string(precisionName(precision))]++;
         if (layer.origin == "QDQ")
         {
             summary.qdqOriginLayers++;
+        }
+        if (layer.origin != "QDQ" && layer.name.find("uantize") == std::string::npos)
+        {
+            continue; // every name the check below accepts holds "Quantize"/"quantize" (and skips the name parse)
+        }
+        const LayerNameParts parts = parseLayerName(layer.name);
+        std::vector<std::string_view> names(parts.tokens.begin(), parts.tokens.end());
+        if (parts.foreignNode)
+        {
+            names.push_back(parts.rangeFirst);
+            names.push_back(parts.rangeLast);
+        }
+        if (layer.origin == "QDQ" || layer.name.find("[DynamicQuantize]") != std::string::npos ||
+            std::any_of(names.begin(), names.end(),
+                        [](std::string_view name)
+                        { return looksLikeQuantizeName(name) || looksLikeDequantizeName(name); }))
+        {
+            summary.quantizeOpLayers++;
         }
     }
     for (const auto& warning : plan.warnings)
@@ -324,6 +346,15 @@ void summarizeLayerInfo(const std::string& path, const InspectOptions& options, 
     EnginePlan plan = readLayerInfo(path, options.limits);
     summarizePlan(plan, summary);
     summary.facts.emplace_back("bindings", std::to_string(plan.bindings.size()));
+    if (plan.writer.trtMajor != 0)
+    {
+        summary.trtVersion = std::to_string(plan.writer.trtMajor) + ".x (line " + std::to_string(plan.writer.line) +
+                             ": " + plan.writer.what + ")";
+    }
+    if (plan.optimizationProfiles() > 1)
+    {
+        summary.facts.emplace_back("optimization profiles", std::to_string(plan.optimizationProfiles()));
+    }
 }
 
 //! A profile JSON: its layers and total time.
@@ -414,9 +445,18 @@ void summarizeBuildLog(const std::string& path, const InspectOptions& options, F
 {
     BuildLog log = readBuildLog(path, options.progress, options.limits);
     summary.trtVersion = log.trtVersion;
+    if (!summary.trtVersion && log.engine.writer.trtMajor != 0)
+    {
+        summary.trtVersion = std::to_string(log.engine.writer.trtMajor) + ".x (line " +
+                             std::to_string(log.engine.writer.line) + ": " + log.engine.writer.what + ")";
+    }
     if (log.hasEngineBlock)
     {
         summarizePlan(log.engine, summary);
+        if (log.engine.optimizationProfiles() > 1)
+        {
+            summary.facts.emplace_back("optimization profiles", std::to_string(log.engine.optimizationProfiles()));
+        }
     }
     else
     {
@@ -519,6 +559,7 @@ std::string renderInspectJson(const std::vector<FileSummary>& summaries)
         if (summary.kind != InputKind::kOnnx)
         {
             item["qdq_origin_layers"] = summary.qdqOriginLayers;
+            item["quantize_op_layers"] = summary.quantizeOpLayers;
         }
         item[summary.kind == InputKind::kOnnx ? "operators" : "layers_by_type"] = summary.layersByType;
         if (!summary.layersByPrecision.empty())
@@ -576,6 +617,7 @@ std::string renderInspectText(const std::vector<FileSummary>& summaries)
         if (summary.kind != InputKind::kOnnx && summary.layers && summary.kind != InputKind::kProfile)
         {
             out << "  Origin: QDQ layers: " << summary.qdqOriginLayers << "\n";
+            out << "  quantize-op layers: " << summary.quantizeOpLayers << "\n";
         }
         if (summary.qdqNodes)
         {

@@ -8,6 +8,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 namespace qdq
@@ -177,9 +178,47 @@ void readInput(Inputs& inputs, const PlannedFile& file, const Limits& limits, co
     }
 }
 
+//! TensorRT's own warnings about quantized types a log holds, as notes with their cause: the FP4 warning on a GPU
+//! without FP4 (../shared/realdata/cookbook111-dynquant-fp8-fp4-h100/log-main.py.log:96, an H100) and the FP8 scale
+//! conversions of Q/DQ compiled by Myelin (FORMATS-trt11.md L8).
+void noteQuantizedTypeWarnings(Inputs& inputs)
+{
+    if (!inputs.buildLog)
+    {
+        return;
+    }
+    bool fp4 = false;
+    bool scales = false;
+    for (const LogMessage& warning : inputs.buildLog->warningsInLog)
+    {
+        const std::string where = inputs.buildLog->sourcePath + ":" + std::to_string(warning.line);
+        if (!fp4 && warning.text.find("hardware does not accelerate FP4 compute") != std::string::npos)
+        {
+            fp4 = true;
+            inputs.inputNotes.push_back(
+                where + ": TensorRT warned that \"the hardware does not accelerate FP4 compute\": FP4 needs a "
+                        "Blackwell GPU (compute capability 10.0+; ../shared/docs/tensorrt-10-11.md section 3), so the "
+                        "FP4 Q/DQ of this network run without FP4 tensor cores and the engine is slower than its "
+                        "quantization promises. Build for a Blackwell GPU, or quantize to FP8 (compute capability "
+                        "8.9+) or INT8 for this one.");
+        }
+        else if (!scales && warning.text.find("scales to fp32") != std::string::npos &&
+                 warning.text.find("Converting") != std::string::npos)
+        {
+            scales = true;
+            inputs.inputNotes.push_back(
+                where + ": TensorRT warned \"" + printable(warning.text, 120) +
+                "\": the Q/DQ scales of a Myelin-compiled FP8 convolution are not FP32 in the graph (FP16 scales of "
+                "an FP16 export, a guess from the wording; FORMATS-trt11.md L8) and TensorRT converts them at build "
+                "time. The engine still runs; to keep the scales as exported, write them as FP32 initializers.");
+        }
+    }
+}
+
 void finishInputs(Inputs& inputs, const InputPlan& plan)
 {
     inputs.inputNotes = plan.notes;
+    noteQuantizedTypeWarnings(inputs);
     inputs.sources.clear();
     for (const auto& file : plan.files)
     {
@@ -187,6 +226,15 @@ void finishInputs(Inputs& inputs, const InputPlan& plan)
         if (file.kind == InputKind::kBuildLog && inputs.buildLog)
         {
             source.trtVersion = inputs.buildLog->trtVersion;
+            if (!source.trtVersion && inputs.buildLog->engine.writer.trtMajor != 0)
+            {
+                // A log without a version line whose layer list has 11.x-only forms (FORMATS-trt11.md L11, T1).
+                source.trtVersion = std::to_string(inputs.buildLog->engine.writer.trtMajor);
+            }
+        }
+        if (file.kind == InputKind::kLayerInfo && inputs.layerInfo && inputs.layerInfo->writer.trtMajor != 0)
+        {
+            source.trtVersion = std::to_string(inputs.layerInfo->writer.trtMajor); // FORMATS-trt11.md J1, J7
         }
         inputs.sources.push_back(std::move(source));
     }
@@ -194,6 +242,26 @@ void finishInputs(Inputs& inputs, const InputPlan& plan)
     // when they describe different engines).
     mergeEngineDescriptions(inputs);
     inputs.deriveMissingPlan();
+    if (const EnginePlan* engine = inputs.engine(); engine != nullptr && engine->optimizationProfiles() > 1)
+    {
+        // Each optimization profile has its own copy of the layers (" [profile N]" names, or a Myelin graph of its
+        // own: ../shared/realdata/FORMATS-trt11.md T7); counts over the whole list count each layer once per profile.
+        std::map<int, std::size_t> perProfile; // a hostile name may number its profile 2^31: no dense table
+        for (const EngineLayer& layer : engine->layers)
+        {
+            ++perProfile[layer.optimizationProfile];
+        }
+        std::string counts;
+        for (const auto& [profile, layers] : perProfile)
+        {
+            counts += (counts.empty() ? "" : ", ") + std::string("profile ") + std::to_string(profile) + ": " +
+                      std::to_string(layers) + " layers";
+        }
+        inputs.inputNotes.push_back(engine->sourcePath + ": the engine has " + std::to_string(perProfile.size()) +
+                                    " optimization profiles (" + counts +
+                                    "); each layer's profile is told by its name, and layer counts in this report "
+                                    "count every profile's copy");
+    }
 }
 
 } // namespace input_plan

@@ -291,7 +291,9 @@ TEST(BuildLogReader, Trt10DetailedLayersRecords)
 
     const EngineLayer& gemm = log.engine.layers[3];
     EXPECT_EQ(gemm.name, "node_linear [profile 1]_myl7_1"); // not a profile suffix
-    EXPECT_EQ(gemm.optimizationProfile, 0);
+    EXPECT_EQ(gemm.profileSuffixAt, std::string::npos);
+    // ...but the profile inside a Myelin kernel's name tells its profile (../shared/realdata/FORMATS-trt11.md T7).
+    EXPECT_EQ(gemm.optimizationProfile, 1);
     ASSERT_EQ(gemm.inputs.size(), 2u);
     EXPECT_TRUE(gemm.inputs[1].location.empty());
     EXPECT_EQ(gemm.outputs[0].precision, Precision::kFP16);

@@ -108,14 +108,15 @@ TEST(BuildLogTyping, OptionsBlockAloneTellsStrongTypingOnlyWhenItSaysSo)
 }
 
 // A TensorRT 11 log is strongly typed without --stronglyTyped (11.0 release notes: weak typing is gone), so its
-// command line is no evidence of weak typing; the 10.16 twin's is. The 11.x header and version lines are assumed to
-// keep the 10.x form (no 11.x log is in ../shared/realdata: a guess).
+// command line is no evidence of weak typing; the 10.16 twin's is. The 11.x forms are those of the real 11.1 files
+// (../shared/realdata/FORMATS-trt11.md L1, L2, L10): the fixture's lines are copied from
+// cookbook111-dynquant-fp8-fp4-h100/log-main.py.log (tests/fixtures/trt11/README.md).
 TEST(BuildLogTyping, ElevenIsStrongWithoutTheFlagTenIsNot)
 {
-    const BuildLog eleven = readFixture("trt11-no-typing-flag.log");
-    EXPECT_EQ(eleven.trtVersion, "11.0.0");
+    const BuildLog eleven = qdq::readBuildLog(fixture("trt11/fp8-dynquant.log").string());
+    EXPECT_EQ(eleven.trtVersion, "11.1.0");
     EXPECT_TRUE(eleven.typingEvidence.empty());
-    const qdq::SimulationOptions mode = modeOf(fixture("build-log/trt11-no-typing-flag.log"));
+    const qdq::SimulationOptions mode = modeOf(fixture("trt11/fp8-dynquant.log"));
     EXPECT_TRUE(mode.stronglyTyped());
     EXPECT_FALSE(mode.typingAssumed);
     EXPECT_NE(mode.typingSource.find("TensorRT 11"), std::string::npos);

@@ -348,6 +348,7 @@ struct SimulationOptions
     bool fp16 = true; //!< --fp16: float regions run FP16, else FP32 (weak typing only)
     int trtMajor = 0; //!< 0: unknown (the simulator follows 10.x and marks version-dependent layers as guesses)
     int trtMinor = 0;
+    bool trtMinorKnown = true;   //!< false when only the major is known (an 11.x form without a version line)
     std::string precisionSource; //!< where the flags came from: "default", "--precision", "build.log:12"
     Typing typing = Typing::kWeak;
     std::string versionSource; //!< the file or option that told the version; empty while it is unknown

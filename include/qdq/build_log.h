@@ -245,6 +245,10 @@ struct BuildLog
         }
         return weak;
     }
+    //! TensorRT 11's "The following layers are used for L2 cache management and do not correspond to any layers in the
+    //! INetworkDefinition: a, b" (FORMATS-trt11.md L5): the names, and the line of the first such message.
+    std::vector<std::string> l2CacheLayers;
+    std::uint64_t l2CacheLine = 0;
     std::vector<LogMessage> warningsInLog; //!< TensorRT's own warnings ([W])
     std::vector<ReaderWarning> warnings;   //!< the reader's warnings about the file
 };

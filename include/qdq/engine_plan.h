@@ -243,12 +243,53 @@ private:
     std::vector<std::size_t> mConsumers;
 };
 
+//! One engine input or output as TensorRT 11 lists it under "I/O Tensors" (JSON) / `I/O Tensors:` (text), which
+//! replaced 10.x's "Bindings" (../shared/realdata/FORMATS-trt11.md J7, T3).
+struct IoTensor
+{
+    //! MinShape/OptShape/MaxShape (inputs only) and the long format of one optimization profile.
+    struct ProfileShape
+    {
+        std::vector<std::int64_t> minShape;
+        std::vector<std::int64_t> optShape;
+        std::vector<std::int64_t> maxShape;
+        std::string format; //!< "Row major linear FP32 format (kLINEAR)"
+    };
+    std::string name;
+    bool input = false;   //!< IOMode "Input" (else "Output")
+    std::string dataType; //!< DataType as printed ("Float", "Int64")
+    Precision precision = Precision::kUnknown;
+    std::vector<std::int64_t> dimensions;
+    std::string location;
+    std::vector<ProfileShape> profiles; //!< one entry per optimization profile
+    std::uint64_t line = 0;
+};
+
+//! What a layer list's own forms tell about the TensorRT that wrote it: the 11.x key forms ("Datatype" and "Format" as
+//! two keys, "I/O Tensors"; FORMATS-trt11.md J1, J7, T1, T3) are in no 10.x file.
+struct WriterEvidence
+{
+    int trtMajor = 0;       //!< 11 when an 11.x-only form was seen, else 0
+    std::uint64_t line = 0; //!< the line of the first such form
+    std::string what;       //!< e.g. "\"Datatype\" and \"Format\" as two keys (TensorRT 11.x form)"
+};
+
 struct EnginePlan
 {
     std::string sourcePath;
     LayerListForm form = LayerListForm::kUnknown;
     std::vector<EngineLayer> layers;
-    std::vector<std::string> bindings;
+    std::vector<std::string> bindings; //!< 10.x "Bindings", or the names of the 11.x I/O tensors
+    std::vector<IoTensor> ioTensors;   //!< TensorRT 11.x "I/O Tensors" (empty for 10.x files)
+    //! TensorRT 11.1's "Engine Metadata" object ({"Multi-Device": "Disabled"}: FORMATS-trt11.md J9, T4).
+    std::vector<std::pair<std::string, std::string>> engineMetadata;
+    WriterEvidence writer;
+    //! How many optimization profiles the layer names tell (" [profile N]"; at least 1 for a non-empty list).
+    int optimizationProfiles() const;
+    //! Sets each layer's optimizationProfile where the name holds the profile inside it (a TensorRT Myelin kernel:
+    //! `node_conv2d [profile 1]_myl1_2`) or names none but belongs to a Myelin graph whose other kernels do
+    //! (`__myl_Move_myl1_1`): ../shared/realdata/FORMATS-trt11.md T7. Readers call it once the list is read.
+    void assignOptimizationProfiles();
     std::vector<ReaderWarning> warnings;
     //! Only in a plan merged from several files (engine_merge.h): the files, in the order FactSource::file counts
     //! them; sourcePath is the one that told most layer records.

@@ -20,8 +20,11 @@ struct FileSummary
     std::optional<std::size_t> qdqNodes; //!< QuantizeLinear + DequantizeLinear (ONNX)
     std::optional<double> timeMs;        //!< sum of per-layer average times (profiles, log profile tables)
     std::map<std::string, std::size_t> layersByType;
-    std::map<std::string, std::size_t> layersByPrecision;   //!< by the precision of the layer's first output
-    std::size_t qdqOriginLayers = 0;                        //!< layers with Origin: QDQ
+    std::map<std::string, std::size_t> layersByPrecision; //!< by the precision of the layer's first output
+    std::size_t qdqOriginLayers = 0;                      //!< layers with Origin: QDQ
+    //! Layers that run quantize ops by their names: Q/DQ nodes, network-API `[Quantize]`/`[Dequantize]` and TensorRT's
+    //! DynamicQuantize (`{ForeignNode[(Unnamed Layer* 0) [DynamicQuantize]]}`, FP8/FP4 with block scales).
+    std::size_t quantizeOpLayers = 0;
     std::string form;                                       //!< names-only / detailed / log-lines ...
     std::vector<std::pair<std::string, std::string>> facts; //!< other kind-specific facts, in a fixed order
     std::vector<std::string> warnings;

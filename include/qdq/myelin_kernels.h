@@ -39,4 +39,10 @@ bool isFusedAttentionKernel(const EngineLayer& layer);
 //! named after ONNX MatMul or Gemm nodes only.
 bool isMyelinGemmKernel(const EngineLayer& layer);
 
+//! Whether the layer is one of the L2-cache management kernels the TensorRT 11 builder inserts (LayerType
+//! `custom_layer`, `__mye1085_myl0_0`), which TensorRT says "do not correspond to any layers in the
+//! INetworkDefinition" (../shared/realdata/cookbook11-mnist-fp32-trtexec-b200/result-04.log:143; FORMATS-trt11.md
+//! J10, L5). listedByLog: the names that log line lists, when a build log was given.
+bool isL2CacheLayer(const EngineLayer& layer, const std::vector<std::string>* listedByLog = nullptr);
+
 } // namespace qdq

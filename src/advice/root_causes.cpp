@@ -391,6 +391,10 @@ LayerChange changeOf(const Finding& finding, std::size_t layer, const EnginePlan
     {
         return LayerChange::kHalved; // the float part runs FP16: every FP32 tensor of its layers halves
     }
+    if (finding.rule == "myelin-body-ran-fp16")
+    {
+        return LayerChange::kQuantized; // the region's GEMMs run INT8: its float activations become INT8
+    }
     const EngineLayer& engineLayer = plan.layers[layer];
     // Placement fixes and the symptoms that stand for themselves (a lone Q/DQ, a reformat, a copy) remove layers;
     // other causes change kernels, which no artifact shows.

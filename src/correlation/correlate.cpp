@@ -3,6 +3,7 @@
 // tensor names.
 #include "qdq/analysis.h"
 #include "qdq/layer_names.h"
+#include "qdq/myelin_kernels.h"
 #include "qdq/myelin_profile.h"
 #include "qdq/myelin_regions.h"
 #include "qdq/name_index.h"
@@ -168,7 +169,24 @@ private:
         {
             return mapping;
         }
+        if (isL2CacheLayer(lookup.layer, mInputs.buildLog ? &mInputs.buildLog->l2CacheLayers : nullptr))
+        {
+            // Builder-inserted L2-cache management: "do not correspond to any layers in the INetworkDefinition"
+            // (../shared/realdata/cookbook11-mnist-fp32-trtexec-b200/result-04.log:143). No ONNX node.
+            mapping.state = LayerState::kDropped;
+            return mapping;
+        }
         collectFromMetadata(lookup, mapping);
+        // 1b. A Myelin region's full node list from the log's `ForeignNode {ForeignNode[a...b]} metadata: [ONNX
+        // Layer: a]...` line (docs/build-logs.md), not only the two ends its name gives.
+        if (!lookup.found() && mInputs.buildLog && lookup.layer.name.starts_with("{ForeignNode["))
+        {
+            addLoggedRegionNodes(lookup.layer, lookup.nodes, lookup.nodeIds);
+            if (lookup.found())
+            {
+                mapping.evidence = MappingEvidence::kBuildLog;
+            }
+        }
         if (!lookup.found())
         {
             collectFromNameGrammar(lookup, mapping);
@@ -273,7 +291,8 @@ private:
                 {
                     lookup.nodes.push_back(*subject);
                 }
-                else if (!token.empty() && (!isUnnamedLayerToken(token) || isComputeUnnamedLayer(token)))
+                else if (!token.empty() && (!isUnnamedLayerToken(token) || isComputeUnnamedLayer(token)) &&
+                         !isMoveKernel(token))
                 {
                     lookup.nodes.push_back(token);
                 }
@@ -362,6 +381,7 @@ private:
             mapping.state = LayerState::kMapped;
         }
         else if (isBookkeepingType(layer.type) || layer.type == "Shuffle" || lookup.parts().tokens.empty() ||
+                 myelinStem(layer) == "__myl_Move" ||
                  std::all_of(lookup.parts().tokens.begin(), lookup.parts().tokens.end(),
                              [](const std::string& t) { return isUnnamedLayerToken(t) && !isComputeUnnamedLayer(t); }))
         {
@@ -377,6 +397,42 @@ private:
             mapping.state = LayerState::kDropped;
         }
     }
+
+    void addLoggedRegionNodes(const EngineLayer& layer, std::vector<std::string>& nodes,
+                              std::vector<std::uint32_t>& nodeIds) const
+    {
+        for (const LoggedMyelinRegion& region : mInputs.buildLog->myelinRegions)
+        {
+            if (region.name != layer.name || region.onnxNodes.empty())
+            {
+                continue;
+            }
+            for (const std::string& node : region.onnxNodes)
+            {
+                if (mGraph == nullptr)
+                {
+                    nodes.push_back(node);
+                }
+                else if (const std::uint32_t id = mGraph->nodeIndex(node); id != OnnxGraph::kNone)
+                {
+                    nodeIds.push_back(id);
+                }
+            }
+            return;
+        }
+    }
+
+    //! Myelin's copy kernel (`__myl_Move_myl0_1`,
+    //! ../shared/realdata/cookbook11-mnist-fp32-trtexec-b200/model-trained-exportLayerInfo.log): its name is no node's.
+    //! Kept to the kernels that run no ONNX node: 10.x names-only lists name compute kernels the same way, and a
+    //! names-only mapping counts them as the model's (repo-isaacpruett-rtdetr-r50-myelin-trt10).
+    static bool isMoveKernel(std::string_view token)
+    {
+        return !myelinGraphOf(token).empty() && myelinKernelStem(token) == "__myl_Move";
+    }
+
+    //! `__myl_Move_myl0_1`: Myelin's copy of a tensor into its own layout (it runs no ONNX node).
+    static std::string_view myelinStem(const EngineLayer& layer) { return myelinKernelStem(layer.baseName()); }
 
     //! `(Unnamed Layer* 3) [Convolution]`: a network layer built through the API (no ONNX name), as opposed to the
     //! Shuffle/Constant helpers the ONNX parser inserts.

@@ -77,6 +77,14 @@ std::string Inputs::trtVersion() const
             return *source.trtVersion;
         }
     }
+    // The 11.x-only forms of a layer list tell the major alone (../shared/realdata/FORMATS-trt11.md J1, J7, T1, T3).
+    for (const EnginePlan* plan : {layerInfo ? &*layerInfo : nullptr, buildLog ? &buildLog->engine : nullptr})
+    {
+        if (plan != nullptr && plan->writer.trtMajor != 0)
+        {
+            return std::to_string(plan->writer.trtMajor);
+        }
+    }
     return {};
 }
 

@@ -31,6 +31,8 @@ bool knownMajor(int major)
 }
 // The first release whose networks are always strongly typed (TensorRT 11.0 release notes).
 constexpr int kStrongTypingOnlyMajor = 11;
+// The newest 11.x minor with real files in ../shared/realdata (11.1.0: cookbook111-*; FORMATS-trt11.md).
+constexpr int kNewestCheckedMinor = 1;
 
 struct Version
 {
@@ -99,6 +101,21 @@ void readTyping(const BuildLog& log, SimulationOptions& options)
     options.typingAssumed = false;
 }
 
+//! Where a version known only by its major came from: the 11.x-only forms of a layer list (WriterEvidence).
+std::string writerEvidenceText(const Inputs& inputs)
+{
+    const EnginePlan* plans[] = {inputs.layerInfo ? &*inputs.layerInfo : nullptr,
+                                 inputs.buildLog ? &inputs.buildLog->engine : nullptr};
+    for (const EnginePlan* plan : plans)
+    {
+        if (plan != nullptr && plan->writer.trtMajor != 0)
+        {
+            return plan->sourcePath + ":" + std::to_string(plan->writer.line) + ": " + plan->writer.what;
+        }
+    }
+    return "the inputs";
+}
+
 //! Under strong typing no flag picks a precision: the float parts run in the graph's own type, which the
 //! simulator reads from the model (an FP32 model: FP32).
 void dropPrecisionFlags(SimulationOptions& options)
@@ -129,11 +146,19 @@ void applyRequestedVersion(const Inputs& inputs, const std::string& requested, S
     {
         const Version fromInputs = parseVersion(told);
         const bool minorGiven = requested.find('.') != std::string::npos;
-        if (fromInputs.major != parsed.trtMajor || (minorGiven && fromInputs.minor != parsed.trtMinor))
+        const bool minorTold = told.find('.') != std::string::npos;
+        if (fromInputs.major != parsed.trtMajor || (minorGiven && minorTold && fromInputs.minor != parsed.trtMinor))
         {
             throw InputError(SourceLocation{"--trt-version"}, "TensorRT " + printable(requested, 64) + " contradicts " +
                                                                   options.versionSource +
                                                                   ", which was built with TensorRT " + printable(told));
+        }
+        if (minorGiven && !minorTold)
+        {
+            // The inputs told the major only (11.x forms): the option adds the minor.
+            options.trtMinor = parsed.trtMinor;
+            options.trtMinorKnown = true;
+            options.versionSource += ", minor from --trt-version " + printable(requested, 64);
         }
         return; // the inputs' version is the more precise one
     }
@@ -217,6 +242,7 @@ SimulationOptions simulationOptionsFor(const Inputs& inputs)
         const Version parsed = parseVersion(version);
         options.trtMajor = parsed.major;
         options.trtMinor = parsed.minor;
+        options.trtMinorKnown = version.find('.') != std::string::npos;
         options.versionSource =
             inputs.buildLog && inputs.buildLog->trtVersion ? inputs.buildLog->sourcePath : std::string("the inputs");
         for (const auto& source : inputs.sources)
@@ -227,11 +253,24 @@ SimulationOptions simulationOptionsFor(const Inputs& inputs)
                 break;
             }
         }
+        if (!options.trtMinorKnown)
+        {
+            options.versionSource = writerEvidenceText(inputs);
+        }
     }
     if (inputs.buildLog)
     {
         readPrecisionFlags(*inputs.buildLog, options);
         readTyping(*inputs.buildLog, options);
+    }
+    else if (options.trtMajor >= kStrongTypingOnlyMajor)
+    {
+        // A layer list of TensorRT 11 alone (its version from its 11.x forms): strongly typed, never an assumed weak
+        // build (TensorRT 11.0 release notes: weak typing is gone).
+        options.typing = Typing::kStrong;
+        options.typingSource = options.versionSource + ": TensorRT " + std::to_string(options.trtMajor) +
+                               ", which builds every network strongly typed";
+        options.typingAssumed = false;
     }
     if (options.stronglyTyped())
     {
@@ -286,7 +325,15 @@ std::string describeBuildMode(const SimulationOptions& mode)
     }
     else
     {
-        text += std::to_string(mode.trtMajor) + "." + std::to_string(mode.trtMinor) + " (" + mode.versionSource + ")";
+        text += std::to_string(mode.trtMajor) + "." + (mode.trtMinorKnown ? std::to_string(mode.trtMinor) : "x") +
+                " (" + mode.versionSource + ")";
+        if (mode.trtMajor == kStrongTypingOnlyMajor && mode.trtMinor > kNewestCheckedMinor)
+        {
+            // The TensorRT 11 files the rules were checked on are 11.0 and 11.1 (../shared/realdata/FORMATS-trt11.md).
+            text += " (newer than 11." + std::to_string(kNewestCheckedMinor) +
+                    ", the newest TensorRT whose files qdq-doctor's rules were checked on: its advice is unverified "
+                    "there)";
+        }
     }
     text += ", " + std::string(typingName(mode.typing));
     if (!mode.stronglyTyped())

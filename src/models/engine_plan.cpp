@@ -1,7 +1,10 @@
 #include "qdq/engine_plan.h"
 
+#include "qdq/myelin_regions.h"
+
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <ostream>
 #include <string_view>
 #include <unordered_set>
@@ -260,6 +263,73 @@ const TensorIndex& EnginePlan::tensorIndex() const
         mTensorIndex.index = std::make_unique<TensorIndex>(layers);
     }
     return *mTensorIndex.index;
+}
+
+namespace
+{
+//! N of a " [profile N]" inside a Myelin kernel name (`node_conv2d [profile 1]_myl1_2`), else 0.
+int profileInsideName(std::string_view name)
+{
+    static constexpr std::string_view kMarker = " [profile ";
+    const std::size_t at = name.find(kMarker);
+    if (at == std::string_view::npos)
+    {
+        return 0;
+    }
+    const std::size_t start = at + kMarker.size();
+    const std::size_t close = name.find(']', start);
+    int profile = 0;
+    if (close == std::string_view::npos || close + 4 >= name.size() || name.substr(close + 1, 4) != "_myl")
+    {
+        return 0;
+    }
+    auto result = std::from_chars(name.data() + start, name.data() + close, profile);
+    return result.ec == std::errc() && result.ptr == name.data() + close && profile > 0 ? profile : 0;
+}
+} // namespace
+
+int EnginePlan::optimizationProfiles() const
+{
+    int highest = -1;
+    for (const EngineLayer& layer : layers)
+    {
+        highest = std::max(highest, layer.optimizationProfile);
+    }
+    return highest == std::numeric_limits<int>::max() ? highest : highest + 1;
+}
+
+void EnginePlan::assignOptimizationProfiles()
+{
+    std::unordered_map<std::string_view, int> graphProfile;
+    for (EngineLayer& layer : layers)
+    {
+        if (layer.optimizationProfile == 0)
+        {
+            layer.optimizationProfile = profileInsideName(layer.name);
+        }
+        if (layer.optimizationProfile > 0)
+        {
+            if (const std::string_view graph = myelinGraphOf(layer.baseName()); !graph.empty())
+            {
+                int& profile = graphProfile[graph];
+                profile = std::max(profile, layer.optimizationProfile);
+            }
+        }
+    }
+    if (graphProfile.empty())
+    {
+        return;
+    }
+    for (EngineLayer& layer : layers)
+    {
+        if (layer.optimizationProfile == 0)
+        {
+            if (auto found = graphProfile.find(myelinGraphOf(layer.baseName())); found != graphProfile.end())
+            {
+                layer.optimizationProfile = found->second;
+            }
+        }
+    }
 }
 
 } // namespace qdq

@@ -355,6 +355,13 @@ QdqNameKind qdqNameKind(std::string_view name)
     {
         consider(name.size() - 12, QdqNameKind::kDequantize);
     }
+    // TensorRT's DynamicQuantize layer (FP8/FP4 with block scales computed at run time): a quantize op. Its API name
+    // is "(Unnamed Layer* 0) [DynamicQuantize]" (FORMATS-trt11.md L4;
+    // cookbook111-dynquant-fp8-fp4-h100/log-main.py.log:83).
+    if (endsWith(name, "[DynamicQuantize]"))
+    {
+        consider(name.size() - 17, QdqNameKind::kQuantize);
+    }
     return best;
 }
 

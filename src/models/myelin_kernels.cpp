@@ -106,4 +106,14 @@ bool isMyelinGemmKernel(const EngineLayer& layer)
     return layer.type.empty() && namesOnlyGemmNodes(stem);
 }
 
+bool isL2CacheLayer(const EngineLayer& layer, const std::vector<std::string>* listedByLog)
+{
+    if (layer.type == "custom_layer")
+    {
+        return true;
+    }
+    return listedByLog != nullptr &&
+           std::find(listedByLog->begin(), listedByLog->end(), layer.name) != listedByLog->end();
+}
+
 } // namespace qdq

@@ -174,8 +174,12 @@ std::string_view kindOfType(const std::string& type)
     };
     // Order matters: "CaskGemmConvolution" is a convolution, "GemmDeconvolution" a deconvolution, "conv_act_pool" a
     // convolution with its pooling.
-    static constexpr std::array<Kind, 33> kKinds = {{{"deconv", "deconvolution"},
+    // TensorRT 11 Myelin types (../shared/realdata/FORMATS-trt11.md J10, J11): "correlation" is Myelin's convolution;
+    // "custom_layer" the builder's L2-cache management kernels, which run no layer of the network.
+    static constexpr std::array<Kind, 35> kKinds = {{{"deconv", "deconvolution"},
                                                      {"conv", "convolution"},
+                                                     {"correlation", "convolution"},
+                                                     {"custom_layer", "L2 cache (builder)"},
                                                      {"gemm", "gemm"},
                                                      {"matrixmultiply", "gemm"},
                                                      {"fullyconnected", "gemm"},
@@ -257,6 +261,11 @@ bool isMatrixKind(std::string_view kind)
 
 std::string layerPrecisionLabel(const EngineLayer& layer, LayerState state)
 {
+    if (layer.type == "custom_layer")
+    {
+        // TensorRT 11's L2-cache layers read UInt8/UInt64 cache policies, not data (FORMATS-trt11.md J4, J10).
+        return "none";
+    }
     if (layer.weightsPrecision && *layer.weightsPrecision != Precision::kUnknown)
     {
         return std::string(precisionName(*layer.weightsPrecision));
@@ -282,6 +291,12 @@ std::string layerPrecisionLabel(const EngineLayer& layer, LayerState state)
     if (out != Precision::kUnknown)
     {
         return std::string(precisionName(out));
+    }
+    if (!layer.type.empty() && layer.inputs.empty() && layer.outputs.empty())
+    {
+        // A typed record with no tensors at all (Myelin's shape_call: "Inputs: [], Outputs: []",
+        // ../shared/realdata/cookbook11-mnist-fp32-inspector-b200/log-main.py.log:9): it has no precision to know.
+        return "none";
     }
     return "unknown";
 }
