@@ -313,6 +313,7 @@ struct DiagnoseOptions
     std::string failOn;
     bool force = false;
     bool dot = false;              //!< also write the .dot text of every picture
+    bool details = false;          //!< the text report with every finding in full
     std::string collapse = "auto"; //!< "none": the whole-graph pictures draw every layer
     qdq::BuildModeRequest buildMode;
 };
@@ -534,7 +535,9 @@ int runDiagnose(const DiagnoseOptions& diagnoseOptions, const GlobalOptions& opt
     // report.txt and a pipe get 100 columns (deterministic); a terminal its own width.
     const bool textToTerminal = !toFiles && !(json || sarif || html) && terminalColumns() != 0;
     std::string text = toFiles || !(json || sarif || html)
-                           ? qdq::renderReportText(report, inputs, textToTerminal ? terminalColumns() : 100)
+                           ? qdq::renderReportText(report, inputs,
+                                                   qdq::TextReportOptions{textToTerminal ? terminalColumns() : 100,
+                                                                          diagnoseOptions.details})
                            : "";
     std::string htmlPage;
     std::string sarifLog = toFiles || sarif ? qdq::renderReportSarif(report, inputs, QDQ_VERSION) : "";
@@ -853,6 +856,9 @@ void addDiagnoseCommand(CLI::App& app, Commands& c, GlobalOptions& options)
         ->add_option("--fail-on", c.diagnoseOptions.failOn, "Exit 1 when findings of this severity or worse exist")
         ->check(CLI::IsMember({"warning", "error"}));
     c.diagnose->add_flag("--dot", c.diagnoseOptions.dot, "With -o, also write the DOT text of every picture");
+    c.diagnose->add_flag("--details", c.diagnoseOptions.details,
+                         "Text report: every finding in full (message, each evidence, fix) and how each saving is "
+                         "estimated");
     addBuildModeOptions(*c.diagnose, c.diagnoseOptions.buildMode);
     c.diagnose
         ->add_option("--collapse", c.diagnoseOptions.collapse,

@@ -73,6 +73,10 @@ bool isSpatialMean(const OnnxGraph& graph, const OnnxNode& node);
 bool isAveragePooling(const OnnxGraph& graph, const OnnxNode& node);
 //! Non-weighted ops that run INT8 when wrapped `DQ > op > Q`: Add, Mul, Sub, AveragePool, GlobalAveragePool, ...
 bool isQuantizableNonWeighted(const std::string& opType);
+//! Activations that run as one quantized PointWise layer when wrapped `DQ > op > Q` (the simulator's guess, marked as
+//! such: the "Q/DQ fusion" best practice fuses `DQ > node > Q` for any non-weighted node, and onnx-tensorrt's operator
+//! matrix lists INT8 for these; no real engine here shows one). Not PRelu (a weighted slope) nor Gelu (a Myelin seed).
+bool isQuantizableActivation(const std::string& opType);
 bool isCustomOp(const OnnxNode& node);
 //! ONNX's operator-format quantized ops (QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger,
 //! DynamicQuantizeLinear) and ONNX Runtime's quantized com.microsoft ops (QLinearAdd, QGemm, QAttention,

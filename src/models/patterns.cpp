@@ -280,6 +280,15 @@ bool isQuantizableNonWeighted(const std::string& opType)
     return isOneOf(opType, kOps);
 }
 
+bool isQuantizableActivation(const std::string& opType)
+{
+    // onnx/onnx-tensorrt docs/operators.md (TensorRT 8.4 matrix): INT8 for Relu, Sigmoid, Tanh, LeakyRelu, HardSigmoid,
+    // Clip, Elu, Selu, Softplus; HardSwish is HardSigmoid x Mul in TensorRT's importer.
+    static constexpr std::string_view kOps[] = {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid",
+                                                "Clip", "Elu",     "Selu", "Softplus",  "HardSwish"};
+    return isOneOf(opType, kOps);
+}
+
 const OnnxNode* producerOf(const OnnxGraph& graph, const std::string& tensor)
 {
     return graph.producer(tensor);

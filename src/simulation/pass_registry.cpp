@@ -38,6 +38,8 @@ void strongTyping(SimulationState& s)
 
 constexpr LayerPass kLayerPasses[] = {
     {"topological-order", "topological_order_pass.cpp", "", always, topologicalOrder},
+    {"dead-layer-removal", "dead_layer_pass.cpp", "build logs' dead-layer removal (live_nodes.h)", always,
+     removeDeadNodes},
     {"constant-folding", "constant_folding_pass.cpp", "reference 1.8 (constant folding)", always, foldConstants},
     {"myelin-seeds", "layer_formation_pass.cpp", "docs/tensorrt-10-11.md (Myelin)", always, seedMyelinRegions},
     {"layer-formation", "layer_formation_pass.cpp, weighted_layers.cpp, other_layers.cpp", "reference 1.8", always,

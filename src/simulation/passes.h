@@ -8,6 +8,8 @@ namespace qdq::simulation
 
 //! topological_order_pass.cpp: state.order and state.position.
 void topologicalOrder(SimulationState& s);
+//! dead_layer_pass.cpp: nodes that reach no network output are folded (they build no layer).
+void removeDeadNodes(SimulationState& s);
 //! constant_folding_pass.cpp: state.constant and state.folded.
 void foldConstants(SimulationState& s);
 //! layer_formation_pass.cpp: the Myelin regions seeded before any other layer (they take the shuffles and

@@ -78,6 +78,31 @@ std::string_view quantizedTypeOf(const OnnxGraph& graph, std::uint32_t node, int
 
 } // namespace
 
+namespace
+{
+
+//! A PointWise layer of a lone activation between a DQ and a Q runs quantized: a guess, said on the layer
+//! (docs/simulator.md, "Doubtful fusions").
+void markQuantizedActivationGuess(const SimulationState& s, PredictedLayer& layer)
+{
+    if (layer.kind != "PointWise" || !layer.guess.empty())
+    {
+        return;
+    }
+    for (std::uint32_t node : layer.nodeIndices)
+    {
+        if (node < s.graph.nodes.size() && isQuantizableActivation(s.graph.nodes[node].opType))
+        {
+            layer.guess = "likely: TensorRT fuses DQ -> " + s.graph.nodes[node].opType +
+                          " -> Q into one quantized layer (the Q/DQ fusion of any non-weighted node); no real engine "
+                          "here shows a lone activation between a DQ and a Q";
+            return;
+        }
+    }
+}
+
+} // namespace
+
 void finishPrecisions(SimulationState& s)
 {
     // The quantized type a layer reads or writes: that of its own Q/DQ nodes (activation ones first), else the
@@ -129,6 +154,7 @@ void finishPrecisions(SimulationState& s)
         if (layer.role.rfind("float-", 0) == 0 && layer.int8Input && layer.int8Output)
         {
             layer.role = "quantized-" + layer.role.substr(6);
+            markQuantizedActivationGuess(s, layer);
         }
         layer.inputPrecision = precisionName(layer.int8Input, s.options.fp16, layerType);
         layer.outputPrecision = precisionName(layer.int8Output, s.options.fp16, layerType);

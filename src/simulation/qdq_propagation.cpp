@@ -5,6 +5,7 @@
 #include "qdq/analysis.h"
 #include "qdq/patterns.h"
 #include "src/simulation/engine_simulator.h"
+#include "src/simulation/live_nodes.h"
 
 #include <algorithm>
 #include <map>
@@ -95,9 +96,14 @@ public:
             }
         }
         mResult.qdq.reserve(mGraph.qdq.size());
+        const std::vector<bool> live = nodesReachingAnOutput(mGraph);
         for (const auto& node : mGraph.nodes)
         {
-            if (isQuantize(node))
+            if (isQdq(node) && !live[node.index])
+            {
+                mResult.qdq.push_back(deadQdq(node));
+            }
+            else if (isQuantize(node))
             {
                 mResult.qdq.push_back(predictQuantize(node));
             }
@@ -111,6 +117,18 @@ public:
     }
 
 private:
+    //! A Q/DQ node that reaches no network output: dead-layer removal drops it with the branch it is on.
+    static PredictedQdq deadQdq(const OnnxNode& node)
+    {
+        PredictedQdq result;
+        result.node = node.name;
+        result.nodeIndex = static_cast<std::uint32_t>(node.index);
+        result.isQuantize = isQuantize(node);
+        result.fate = PredictedQdq::Fate::kFolded;
+        result.why = because("reaches no network output: TensorRT's dead-layer removal drops it (live_nodes.h)");
+        return result;
+    }
+
     //! The first input of a weighted op (the activation) is DQ-fed and the weight is DQ-fed or constant.
     bool allActivationInputsQuantized(const OnnxNode& node) const
     {
@@ -164,6 +182,13 @@ private:
             {
                 current = siluInput(*producer); // SiLU is a conv epilogue
                 continue;
+            }
+            // DQ -> activation -> Q: one quantized PointWise layer (a guess, patterns.h); after a conv the activation
+            // is its epilogue and the walk goes on to the conv.
+            if (isQuantizableActivation(producer->opType) && !producer->inputs.empty() &&
+                feedingDequantize(mGraph, producer->inputs[0]) != nullptr)
+            {
+                return producer;
             }
             if (isQuantizableNonWeighted(producer->opType) && !producer->inputs.empty())
             {
@@ -583,7 +608,7 @@ private:
     //! A non-weighted quantizable op with every input DQ-fed and its output quantized.
     bool quantizableWithOutputQ(const OnnxNode& node) const
     {
-        if (!isQuantizableNonWeighted(node.opType) || node.outputs.empty())
+        if (!(isQuantizableNonWeighted(node.opType) || isQuantizableActivation(node.opType)) || node.outputs.empty())
         {
             return false;
         }

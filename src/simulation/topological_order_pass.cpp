@@ -5,7 +5,6 @@
 namespace qdq::simulation
 {
 
-
 void topologicalOrder(SimulationState& s)
 {
     const std::size_t count = s.graph.nodes.size();
