@@ -195,3 +195,26 @@ TEST(RealDataTextLayout, TrexResnetQatReportIsHalfItsLengthAndDetailsKeepEveryMe
     EXPECT_NE(details.find("     how: "), std::string::npos) << "--details says how each saving is estimated";
     EXPECT_EQ(text.find("     how: "), std::string::npos);
 }
+
+// `diagnose --details` reaches the text report: on each bundled sample the detailed text is at least as long as the
+// default one; --help lists the flag.
+TEST(TextLayout, DiagnoseDetailsFlagGivesTheDetailedText)
+{
+    const std::filesystem::path samples = std::filesystem::path(QDQ_SOURCE_DIR) / "samples";
+    std::size_t longer = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(samples))
+    {
+        if (!entry.is_directory())
+        {
+            continue;
+        }
+        const CommandResult compact = runCli({"diagnose", entry.path().string()});
+        const CommandResult details = runCli({"diagnose", "--details", entry.path().string()});
+        ASSERT_EQ(compact.exitStatus, details.exitStatus) << entry.path() << details.err;
+        EXPECT_GE(details.out.size(), compact.out.size()) << entry.path();
+        longer += details.out.size() > compact.out.size() ? 1 : 0;
+    }
+    EXPECT_GT(longer, 0u) << "no sample's detailed text differs from the default one";
+    const CommandResult help = runCli({"diagnose", "--help"});
+    EXPECT_NE(help.out.find("--details"), std::string::npos) << help.out;
+}

@@ -1,0 +1,129 @@
+// The doubtful fusions of docs/simulator.md, settled from the sources there or marked as guesses: a lone
+// `DQ -> activation -> Q` is one quantized PointWise layer (marked likely), and nodes that reach no network output
+// build no layer (TensorRT's dead-layer removal). Each with a near-identical graph that must not change.
+#include "graph_builder.h"
+#include "test_support.h"
+
+#include "qdq/predict.h"
+
+#include <gtest/gtest.h>
+
+using namespace qdq;
+using namespace qdq::test;
+
+namespace
+{
+
+SimulationOptions tensorRt10()
+{
+    SimulationOptions options;
+    options.trtMajor = 10;
+    options.trtMinor = 8;
+    options.fp16 = true;
+    return options;
+}
+
+//! in -> Q/DQ -> activation [-> Q/DQ] -> conv
+OnnxGraph loneActivation(const std::string& op, bool quantizedAfter)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("x", {1, 8, 16, 16}));
+    std::string a = g.node(op, "/act/" + op, {x});
+    std::string next = quantizedAfter ? g.qdq("/out_q", a) : a;
+    std::string c = g.node("Conv", "/c/Conv",
+                           {next, quantizedAfter ? g.quantizedWeight("c", 8, 8) : g.weight("c.w", {8, 8, 3, 3})});
+    g.output(c);
+    return g.build();
+}
+
+} // namespace
+
+TEST(SimulatorDoubtful, ALoneActivationBetweenADequantizeAndAQuantizeIsOneQuantizedLayerMarkedLikely)
+{
+    for (const std::string op : {"Relu", "Sigmoid", "HardSwish", "Clip", "LeakyRelu"})
+    {
+        const Prediction prediction = predictEngine(loneActivation(op, true), tensorRt10());
+        const PredictedLayer* act = layerWith(prediction, "/act/" + op);
+        ASSERT_NE(act, nullptr) << op;
+        EXPECT_EQ(act->kind, "PointWise") << op;
+        EXPECT_EQ(act->inputPrecision, "INT8") << op;
+        EXPECT_EQ(act->outputPrecision, "INT8") << op;
+        EXPECT_NE(act->guess.find("likely"), std::string::npos) << op << ": " << act->guess;
+        // The DQ before it and the Q after it run in its layer: no standalone Q/DQ layer between them.
+        EXPECT_EQ(layerWith(prediction, "/in_q/DequantizeLinear"), act) << op;
+        EXPECT_EQ(layerWith(prediction, "/out_q/QuantizeLinear"), act) << op;
+        const PredictedQdq* dq = prediction.find("/in_q/DequantizeLinear");
+        ASSERT_NE(dq, nullptr);
+        EXPECT_EQ(dq->fate, PredictedQdq::Fate::kFusedIntoConsumer) << op;
+        const PredictedQdq* q = prediction.find("/out_q/QuantizeLinear");
+        ASSERT_NE(q, nullptr);
+        EXPECT_EQ(q->fate, PredictedQdq::Fate::kFusedIntoProducer) << op;
+    }
+}
+
+TEST(SimulatorDoubtful, AnActivationWithoutAQuantizeAfterItStaysFloat)
+{
+    const Prediction prediction = predictEngine(loneActivation("Relu", false), tensorRt10());
+    const PredictedLayer* act = layerWith(prediction, "/act/Relu");
+    ASSERT_NE(act, nullptr);
+    EXPECT_NE(act->outputPrecision, "INT8");
+    const PredictedQdq* dq = prediction.find("/in_q/DequantizeLinear");
+    ASSERT_NE(dq, nullptr);
+    EXPECT_NE(dq->fate, PredictedQdq::Fate::kFusedIntoConsumer);
+}
+
+TEST(SimulatorDoubtful, AnActivationAfterAConvIsStillItsEpilogue)
+{
+    // conv0 -> Relu -> Q/DQ -> conv1: the Relu is conv0's epilogue and the Q fuses into conv0 (not into the Relu).
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("x", {1, 8, 16, 16}));
+    std::string c0 = g.node("Conv", "/c0/Conv", {x, g.quantizedWeight("c0", 8, 8)});
+    std::string r = g.node("Relu", "/r/Relu", {c0});
+    std::string c1 = g.node("Conv", "/c1/Conv", {g.qdq("/c1/in_q", r), g.quantizedWeight("c1", 8, 8)});
+    g.output(c1);
+    const Prediction prediction = predictEngine(g.build(), tensorRt10());
+    const PredictedLayer* conv = layerWith(prediction, "/c0/Conv");
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(layerWith(prediction, "/r/Relu"), conv);
+    EXPECT_EQ(conv->outputPrecision, "INT8");
+    EXPECT_TRUE(conv->guess.find("likely: TensorRT fuses DQ") == std::string::npos) << conv->guess;
+}
+
+//! in -> Q/DQ -> conv -> output, and a Q/DQ -> Relu branch off the conv that reaches no output (or does).
+OnnxGraph deadBranch(bool branchIsAnOutput)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("x", {1, 8, 16, 16}));
+    std::string c = g.node("Conv", "/c/Conv", {x, g.quantizedWeight("c", 8, 8)});
+    std::string branch = g.node("Relu", "/dead/Relu", {g.qdq("/dead_q", c)});
+    g.output(c);
+    if (branchIsAnOutput)
+    {
+        g.output(branch);
+    }
+    return g.build();
+}
+
+TEST(SimulatorDoubtful, NodesThatReachNoNetworkOutputBuildNoLayer)
+{
+    const Prediction prediction = predictEngine(deadBranch(false), tensorRt10());
+    EXPECT_EQ(layerWith(prediction, "/dead/Relu"), nullptr);
+    EXPECT_EQ(layerWith(prediction, "/dead_q/QuantizeLinear"), nullptr);
+    for (const char* node : {"/dead_q/QuantizeLinear", "/dead_q/DequantizeLinear"})
+    {
+        const PredictedQdq* qdq = prediction.find(node);
+        ASSERT_NE(qdq, nullptr) << node;
+        EXPECT_EQ(qdq->fate, PredictedQdq::Fate::kFolded) << node;
+        EXPECT_NE(qdq->reason().find("no network output"), std::string::npos) << qdq->reason();
+    }
+    EXPECT_NE(layerWith(prediction, "/c/Conv"), nullptr);
+}
+
+TEST(SimulatorDoubtful, ABranchThatIsANetworkOutputKeepsItsLayers)
+{
+    const Prediction prediction = predictEngine(deadBranch(true), tensorRt10());
+    EXPECT_NE(layerWith(prediction, "/dead/Relu"), nullptr);
+    const PredictedQdq* q = prediction.find("/dead_q/QuantizeLinear");
+    ASSERT_NE(q, nullptr);
+    EXPECT_NE(q->fate, PredictedQdq::Fate::kFolded);
+}
