@@ -1,6 +1,7 @@
 // R15 int8-op-without-output-q: a non-weighted op (Add, Mul, AveragePool, Resize, ...) with every input DQ-fed but
 // no QuantizeLinear on its output. TensorRT runs such ops INT8 only as `DQ > op > Q`; without the Q the input DQs run
 // as standalone Dequantize layers and the op runs in float.
+#include "rules/engine_view.h"
 #include "rules/precision_common.h"
 #include "rules/rules.h"
 
@@ -25,7 +26,7 @@ public:
             "run standalone and the op runs in float",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation,
+            kNeedsOnnxOrEngine | kReadsCorrelation | kReadsPrediction,
             "a QuantizeLinear on the output needs its scale from calibration data"};
         return kInfo;
     }
@@ -68,6 +69,7 @@ private:
     void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
+        const EngineView engine(context);
         for (const auto& node : graph.nodes)
         {
             if (!isQuantizableNonWeighted(node.opType) || node.outputs.empty())
@@ -81,6 +83,13 @@ private:
             }
             auto forward = forwardQuantizers(graph, node.outputs[0], true);
             if (!forward.quantizers.empty() && forward.allPaths)
+            {
+                continue;
+            }
+            // The message says the DQs run as standalone layers: without a layer list that is the predicted
+            // engine's word, and a Myelin region that takes them runs none standalone.
+            if (engine.predicted() && std::none_of(dqs.begin(), dqs.end(),
+                                                   [&](const OnnxNode* dq) { return engine.runsStandalone(dq->name); }))
             {
                 continue;
             }

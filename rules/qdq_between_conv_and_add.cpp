@@ -1,6 +1,7 @@
 // R12 qdq-between-conv-and-add: both Add inputs are quantized, one of them right after a conv, so TensorRT cannot
 // fuse the Add into the conv.
 #include "qdq/patterns.h"
+#include "rules/engine_view.h"
 #include "rules/rules.h"
 
 namespace qdq::rules
@@ -22,7 +23,7 @@ public:
             "A Q/DQ pair on the conv-output input of a residual Add keeps the Add out of the conv",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnx | kReadsCorrelation,
+            kNeedsOnnx | kReadsCorrelation | kReadsPrediction,
             ""};
         return kInfo;
     }
@@ -86,6 +87,7 @@ public:
     void check(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
+        const EngineView engine(context);
         for (const auto& add : graph.nodes)
         {
             if (add.opType != "Add" || add.inputs.size() != 2)
@@ -109,6 +111,10 @@ public:
                     !fusable(graph, *conv, *q, *dq[side]))
                 {
                     continue;
+                }
+                if (engine.predicted() && engine.sameLayer(add.name, conv->name))
+                {
+                    continue; // the predicted engine runs them in one layer (a Myelin region takes both)
                 }
                 // The other input may be a constant behind its DQ (ONNX Runtime quantizes a MatMul's bias that
                 // way): a bias Add, which TensorRT folds into the weighted op, not a residual.
