@@ -12,6 +12,9 @@
 #include "rules/precision_common.h"
 #include "rules/rules.h"
 
+#include <set>
+#include <string_view>
+
 namespace qdq::rules
 {
 
@@ -256,6 +259,10 @@ private:
             return;
         }
         std::vector<std::string> floatOps;
+        // The MatMuls a predicted Myelin region runs in the quantized type are no float ops, although the region's
+        // layer is a float one (src/simulation/myelin_pass.cpp: both inputs straight from a DequantizeLinear).
+        const std::set<std::string_view> quantizedInMyelin(context.prediction.myelinQuantizedMatMuls.begin(),
+                                                           context.prediction.myelinQuantizedMatMuls.end());
         for (const auto& layer : context.prediction.layers)
         {
             if (layer.role.rfind("quantized-", 0) == 0 || layer.role == "requantize")
@@ -264,6 +271,10 @@ private:
             }
             for (auto name : layer.onnxNodes)
             {
+                if (quantizedInMyelin.count(name) > 0)
+                {
+                    continue;
+                }
                 const OnnxNode* node = graph.findNode(name);
                 // Integer ops (QLinearConv, ...) are not float: quantized-op-not-importable explains them.
                 if (node != nullptr && !isQdq(*node) && !isCommuting(node->opType) && node->opType != "Shape" &&

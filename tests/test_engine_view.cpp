@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace qdq;
 using namespace qdq::test;
 
@@ -53,6 +55,18 @@ TEST(RealDataEngineView, TransformerFindingsAgreeWithThePredictedMyelinRegions)
             anyStandalone = anyStandalone || (fate != nullptr && fate->fate == PredictedQdq::Fate::kStandalone);
         }
         EXPECT_TRUE(anyStandalone) << finding.message << ": the prediction runs none of its DQs standalone";
+    }
+    // fp32-island names no MatMul that a predicted Myelin region runs in the quantized type.
+    ASSERT_FALSE(report.prediction.myelinQuantizedMatMuls.empty());
+    for (const Finding& finding : findingsOf(report, "fp32-island"))
+    {
+        for (const auto& node : finding.onnxNodes)
+        {
+            EXPECT_EQ(std::count(report.prediction.myelinQuantizedMatMuls.begin(),
+                                 report.prediction.myelinQuantizedMatMuls.end(), node),
+                      0)
+                << node << " is predicted quantized";
+        }
     }
 }
 
