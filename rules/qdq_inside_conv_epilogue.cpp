@@ -202,6 +202,13 @@ public:
                         // Conv -> Q/DQ -> gate and Mul, gate -> [Q/DQ] -> Mul: a SiLU or HardSwish that the exporter
                         // split. Both halves must lose their pairs for TensorRT to fuse it into the conv.
                         const GatePair gate = gatePair(graph, *next, dq->outputs[0]);
+                        // A depthwise conv with a SiLU or HardSwish: whether TensorRT fuses them without the pair
+                        // depends on the version and kernel (NVIDIA/TensorRT#3205: not fused; #3385, 8.5.2: fused),
+                        // so removing the pair is no sure gain (docs/simulator.md, "Doubtful fusions").
+                        if (gate.mul != nullptr && node.intAttribute("group").value_or(1) > 1)
+                        {
+                            continue;
+                        }
                         const std::string activation = gate.mul == nullptr
                                                            ? next->opType + " " + next->name
                                                            : std::string(selfGatedName(next->opType)) + " (" +

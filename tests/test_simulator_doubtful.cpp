@@ -127,3 +127,45 @@ TEST(SimulatorDoubtful, ABranchThatIsANetworkOutputKeepsItsLayers)
     ASSERT_NE(q, nullptr);
     EXPECT_NE(q->fate, PredictedQdq::Fate::kFolded);
 }
+
+namespace
+{
+
+//! x -> Q/DQ -> conv (group 8 = depthwise, or 1) [-> Q/DQ] -> Sigmoid, Mul (a SiLU) -> output
+OnnxGraph convSilu(bool depthwise, bool pairBetween)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("x", {1, 8, 16, 16}));
+    std::string c = g.node("Conv", "/c/Conv", {x, g.quantizedWeight("c", 8, depthwise ? 1 : 8)});
+    if (depthwise)
+    {
+        g.intAttribute("/c/Conv", "group", 8);
+    }
+    std::string in = pairBetween ? g.qdq("/c_q", c) : c;
+    std::string gate = g.node("Sigmoid", "/act/Sigmoid", {in});
+    std::string mul = g.node("Mul", "/act/Mul", {in, gate});
+    g.output(mul);
+    return g.build();
+}
+
+} // namespace
+
+TEST(SimulatorDoubtful, ADepthwiseConvWithASiluIsFusedAsAGuess)
+{
+    const Prediction depthwise = predictEngine(convSilu(true, false), tensorRt10());
+    const PredictedLayer* conv = layerWith(depthwise, "/c/Conv");
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(layerWith(depthwise, "/act/Mul"), conv);
+    EXPECT_NE(conv->guess.find("#3205"), std::string::npos) << conv->guess;
+    const Prediction regular = predictEngine(convSilu(false, false), tensorRt10());
+    ASSERT_NE(layerWith(regular, "/c/Conv"), nullptr);
+    EXPECT_EQ(layerWith(regular, "/c/Conv")->guess.find("#3205"), std::string::npos);
+}
+
+TEST(SimulatorDoubtful, QdqInsideConvEpilogueLeavesADepthwiseSiluAlone)
+{
+    const Report depthwise = runDiagnose(convSilu(true, true), std::nullopt);
+    EXPECT_TRUE(findingsOf(depthwise, "qdq-inside-conv-epilogue").empty());
+    const Report regular = runDiagnose(convSilu(false, true), std::nullopt);
+    EXPECT_EQ(findingsOf(regular, "qdq-inside-conv-epilogue").size(), 1u);
+}

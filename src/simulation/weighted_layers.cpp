@@ -266,6 +266,13 @@ void takeEpilogue(SimulationState& s, const OnnxNode& weighted, bool quantized, 
             s.assign(index, *silu.first);
             s.assign(index, *silu.second);
             parts.silu = silu.first->name + ", " + silu.second->name;
+            if (weighted.intAttribute("group").value_or(1) > 1)
+            {
+                // Depthwise (grouped) conv + SiLU/HardSwish: NVIDIA/TensorRT#3205 saw them unfused (the depthwise
+                // kernel chains no pointwise epilogue), #3385 fused on 8.5.2 (docs/simulator.md).
+                parts.nameGuess = "a grouped (depthwise) conv with a SiLU or HardSwish is fused in some builds and not "
+                                  "in others (NVIDIA/TensorRT#3205, #3385)";
+            }
             parts.nameParts.emplace_back(parts.silu, true);
             last = silu.second;
             parts.residualTaken = true;
