@@ -56,6 +56,27 @@ public:
         const OnnxNode* dq = nullptr;
         const OnnxNode* mul = nullptr;
     };
+    //! Whether node is the Sigmoid or the Mul of x * Sigmoid(x) on x.
+    static bool partOfSilu(const OnnxGraph& graph, const OnnxNode& node, const std::string& x)
+    {
+        if (node.opType == "Sigmoid")
+        {
+            return gatePair(graph, node, x).mul != nullptr;
+        }
+        if (node.opType != "Mul")
+        {
+            return false;
+        }
+        for (const OnnxNode* sibling : consumersOf(graph, x))
+        {
+            if (sibling->opType == "Sigmoid" && gatePair(graph, *sibling, x).mul == &node)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static GatePair gatePair(const OnnxGraph& graph, const OnnxNode& gate, const std::string& x)
     {
         GatePair result;
@@ -202,10 +223,12 @@ public:
                         // Conv -> Q/DQ -> gate and Mul, gate -> [Q/DQ] -> Mul: a SiLU or HardSwish that the exporter
                         // split. Both halves must lose their pairs for TensorRT to fuse it into the conv.
                         const GatePair gate = gatePair(graph, *next, dq->outputs[0]);
-                        // A depthwise conv with a SiLU or HardSwish: whether TensorRT fuses them without the pair
-                        // depends on the version and kernel (NVIDIA/TensorRT#3205: not fused; #3385, 8.5.2: fused),
-                        // so removing the pair is no sure gain (docs/simulator.md, "Doubtful fusions").
-                        if (gate.mul != nullptr && node.intAttribute("group").value_or(1) > 1)
+                        // A depthwise conv with a SiLU: whether TensorRT fuses them without the pair depends on the
+                        // version and kernel (NVIDIA/TensorRT#3205: not fused, and the maintainer's advice was Q/DQ
+                        // before the Sigmoids; #3385, 8.5.2: fused), so removing the pair is no sure gain
+                        // (docs/simulator.md, "Doubtful fusions"). A HardSwish is still advised: no source shows a
+                        // depthwise one left unfused.
+                        if (node.intAttribute("group").value_or(1) > 1 && partOfSilu(graph, *next, dq->outputs[0]))
                         {
                             continue;
                         }
