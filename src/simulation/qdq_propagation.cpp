@@ -96,7 +96,7 @@ public:
             }
         }
         mResult.qdq.reserve(mGraph.qdq.size());
-        const std::vector<bool> live = nodesReachingAnOutput(mGraph);
+        const std::vector<bool> live = simulation::nodesReachingAnOutput(mGraph);
         for (const auto& node : mGraph.nodes)
         {
             if (isQdq(node) && !live[node.index])
