@@ -76,7 +76,9 @@ TEST(RuleQuantizedOpNotImportable, SilentOnTheSameNetworkInQdqFormat)
 {
     Report report = diagnoseFixture("ort-qdq-small.onnx");
     EXPECT_TRUE(findingsOf(report, "quantized-op-not-importable").empty());
-    EXPECT_FALSE(findingsOf(report, "fp32-island").empty()); // its float ops still are one
+    // Its Relus sit between a DQ and a Q: predicted as quantized PointWise layers (a guess, docs/simulator.md,
+    // "Doubtful fusions"), so no float op is left for fp32-island.
+    EXPECT_TRUE(findingsOf(report, "fp32-island").empty());
 }
 
 TEST(RuleQuantizedOpNotImportable, ContribOpsOnlyInOnnxRuntimesDomain)

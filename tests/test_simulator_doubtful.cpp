@@ -42,7 +42,8 @@ TEST(SimulatorDoubtful, ALoneActivationBetweenADequantizeAndAQuantizeIsOneQuanti
 {
     for (const std::string op : {"Relu", "Sigmoid", "HardSwish", "Clip", "LeakyRelu"})
     {
-        const Prediction prediction = predictEngine(loneActivation(op, true), tensorRt10());
+        const OnnxGraph predictionGraph = loneActivation(op, true);
+        const Prediction prediction = predictEngine(predictionGraph, tensorRt10());
         const PredictedLayer* act = layerWith(prediction, "/act/" + op);
         ASSERT_NE(act, nullptr) << op;
         EXPECT_EQ(act->kind, "PointWise") << op;
@@ -63,7 +64,8 @@ TEST(SimulatorDoubtful, ALoneActivationBetweenADequantizeAndAQuantizeIsOneQuanti
 
 TEST(SimulatorDoubtful, AnActivationWithoutAQuantizeAfterItStaysFloat)
 {
-    const Prediction prediction = predictEngine(loneActivation("Relu", false), tensorRt10());
+    const OnnxGraph predictionGraph = loneActivation("Relu", false);
+    const Prediction prediction = predictEngine(predictionGraph, tensorRt10());
     const PredictedLayer* act = layerWith(prediction, "/act/Relu");
     ASSERT_NE(act, nullptr);
     EXPECT_NE(act->outputPrecision, "INT8");
@@ -81,7 +83,8 @@ TEST(SimulatorDoubtful, AnActivationAfterAConvIsStillItsEpilogue)
     std::string r = g.node("Relu", "/r/Relu", {c0});
     std::string c1 = g.node("Conv", "/c1/Conv", {g.qdq("/c1/in_q", r), g.quantizedWeight("c1", 8, 8)});
     g.output(c1);
-    const Prediction prediction = predictEngine(g.build(), tensorRt10());
+    const OnnxGraph graph = g.build();
+    const Prediction prediction = predictEngine(graph, tensorRt10());
     const PredictedLayer* conv = layerWith(prediction, "/c0/Conv");
     ASSERT_NE(conv, nullptr);
     EXPECT_EQ(layerWith(prediction, "/r/Relu"), conv);
@@ -106,7 +109,8 @@ OnnxGraph deadBranch(bool branchIsAnOutput)
 
 TEST(SimulatorDoubtful, NodesThatReachNoNetworkOutputBuildNoLayer)
 {
-    const Prediction prediction = predictEngine(deadBranch(false), tensorRt10());
+    const OnnxGraph predictionGraph = deadBranch(false);
+    const Prediction prediction = predictEngine(predictionGraph, tensorRt10());
     EXPECT_EQ(layerWith(prediction, "/dead/Relu"), nullptr);
     EXPECT_EQ(layerWith(prediction, "/dead_q/QuantizeLinear"), nullptr);
     for (const char* node : {"/dead_q/QuantizeLinear", "/dead_q/DequantizeLinear"})
@@ -121,7 +125,8 @@ TEST(SimulatorDoubtful, NodesThatReachNoNetworkOutputBuildNoLayer)
 
 TEST(SimulatorDoubtful, ABranchThatIsANetworkOutputKeepsItsLayers)
 {
-    const Prediction prediction = predictEngine(deadBranch(true), tensorRt10());
+    const OnnxGraph predictionGraph = deadBranch(true);
+    const Prediction prediction = predictEngine(predictionGraph, tensorRt10());
     EXPECT_NE(layerWith(prediction, "/dead/Relu"), nullptr);
     const PredictedQdq* q = prediction.find("/dead_q/QuantizeLinear");
     ASSERT_NE(q, nullptr);
@@ -152,12 +157,14 @@ OnnxGraph convSilu(bool depthwise, bool pairBetween)
 
 TEST(SimulatorDoubtful, ADepthwiseConvWithASiluIsFusedAsAGuess)
 {
-    const Prediction depthwise = predictEngine(convSilu(true, false), tensorRt10());
+    const OnnxGraph depthwiseGraph = convSilu(true, false);
+    const Prediction depthwise = predictEngine(depthwiseGraph, tensorRt10());
     const PredictedLayer* conv = layerWith(depthwise, "/c/Conv");
     ASSERT_NE(conv, nullptr);
     EXPECT_EQ(layerWith(depthwise, "/act/Mul"), conv);
     EXPECT_NE(conv->guess.find("#3205"), std::string::npos) << conv->guess;
-    const Prediction regular = predictEngine(convSilu(false, false), tensorRt10());
+    const OnnxGraph regularGraph = convSilu(false, false);
+    const Prediction regular = predictEngine(regularGraph, tensorRt10());
     ASSERT_NE(layerWith(regular, "/c/Conv"), nullptr);
     EXPECT_EQ(layerWith(regular, "/c/Conv")->guess.find("#3205"), std::string::npos);
 }

@@ -35,6 +35,11 @@ std::vector<bool> nodesReachingAnOutput(const OnnxGraph& graph)
     {
         reach(graph.tensors.find(output));
     }
+    if (pending.empty())
+    {
+        // No node writes a network output (a model the parser rejects, or one being edited): nothing to remove.
+        return std::vector<bool>(count, true);
+    }
     while (!pending.empty())
     {
         const std::uint32_t node = pending.back();

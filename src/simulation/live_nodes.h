@@ -13,7 +13,8 @@ namespace qdq::simulation
 {
 
 //! By node index: whether some output of the node reaches a network output. Every node counts as live in a graph with
-//! no outputs, or with an If, Loop or Scan node (the reader does not follow the tensors their subgraphs capture).
+//! no outputs, none that a node writes, or with an If, Loop or Scan node (the reader does not follow the tensors their
+//! subgraphs capture).
 std::vector<bool> nodesReachingAnOutput(const OnnxGraph& graph);
 
 } // namespace qdq::simulation
