@@ -84,10 +84,17 @@ public:
             {
                 continue;
             }
-            layers.push_back(i);
-            edits.push_back("\"" + layer.name + "\": " + channelChange(*shape, inOff, outOff, align));
             KernelName kernel = kernelNameOf(context.inputs, i);
             const TensorCoreUse use = classifyKernel(kernel.name).use;
+            // The build log timed this layer's tensor-core tactics (which read the channels padded) and found them
+            // slower than the CUDA-core kernel it runs: padding is refuted by measurement (kernel-without-tensor-cores
+            // gives the timings).
+            if (use != TensorCoreUse::kYes && slowerTensorCoreTactic(context.inputs, layer))
+            {
+                continue;
+            }
+            layers.push_back(i);
+            edits.push_back("\"" + layer.name + "\": " + channelChange(*shape, inOff, outOff, align));
             onCudaCores = onCudaCores || use == TensorCoreUse::kNo;
             finding.evidence.push_back(layerEvidence(
                 context, i, "Inputs[0]/Outputs[0]",

@@ -5,6 +5,7 @@
 // Expected names, kernels and lines were read off the files by hand.
 #include "graph_builder.h"
 #include "qdq/analysis.h"
+#include "qdq/build_log.h"
 #include "qdq/load_inputs.h"
 #include "test_support.h"
 
@@ -129,6 +130,39 @@ TEST(RealDataEvidencePadding, WithoutAPeerThePaddingAdviceStays)
     ASSERT_NE(expand, nullptr);
     EXPECT_TRUE(contains(expand->message, "not multiples of 16")) << expand->message;
     EXPECT_TRUE(contains(expand->fix, "C 24 -> 32")) << expand->fix;
+}
+
+TEST(RealDataEvidencePadding, LogTimingsOfASlowerTensorCoreTacticRefutePadding)
+{
+    REQUIRE_SHARED();
+    // The no-peer copy of the TensorRT 8.2 layer list with a build log that timed, for features.3.conv.0 only, an
+    // INT8 tensor-core tactic (CHW32, the channels padded) slower than the DP4A kernel it runs. Its "C 24 -> 32" goes;
+    // features.4.conv.0, the same 24 -> 144 conv without timings, keeps it. 0x2ba6354c799e5147 is the layer's
+    // TacticValue.
+    Inputs inputs = mobilenet2204(true);
+    const std::string conv = kExpand3 + " + PWN(Clip_112)";
+    BuildLog log;
+    log.sourcePath = "synthetic-trt.out";
+    log.tactics.push_back({conv, "CaskConvolution", "0x2ba6354c799e5147",
+                           "volta_int8x4_icudnn_int8x4_128x64_relu_interior_nn_v1", 0.050, 10});
+    log.tactics.push_back({conv, "CaskConvolution", "0x2",
+                           "sm75_xmma_fprop_implicit_gemm_interleaved_i8i8_i8i32_f32_nchw_vect_c_32kcrs_vect_c_32_nchw_"
+                           "vect_c_32_tilesize128x128x64_stage1_warpsize2x2x1_g1_tensor8x8x16",
+                           0.080, 12});
+    inputs.buildLog = std::move(log);
+    Report report = diagnose(inputs);
+    const Finding* aligned = namingLayer(report, "channels-not-aligned", "features.4.conv.0.0.weight");
+    ASSERT_NE(aligned, nullptr);
+    EXPECT_TRUE(contains(aligned->fix,
+                         "\"features.4.conv.0.0.weight + QuantizeLinear_153 + Conv_157 + PWN(Clip_161)\": C "
+                         "24 -> 32"))
+        << aligned->fix;
+    EXPECT_FALSE(contains(aligned->fix, conv)) << aligned->fix;
+    EXPECT_EQ(namingLayer(report, "channels-not-aligned", kExpand3), nullptr);
+    const Finding* timed = namingLayer(report, "kernel-without-tensor-cores", kExpand3);
+    ASSERT_NE(timed, nullptr);
+    EXPECT_EQ(timed->severity, Severity::kInfo);
+    EXPECT_TRUE(contains(timed->message, "0.080 ms against 0.050 ms")) << timed->message;
 }
 
 TEST(RealDataEvidencePadding, OrinStemTimingsRefuteImagePadding)
