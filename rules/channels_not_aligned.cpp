@@ -46,6 +46,7 @@ public:
         std::vector<std::string> edits;
         bool onCudaCores = false;
         Finding finding = makeFinding(info(), "");
+        TensorCorePeers peers(context);
         for (std::size_t i = 0; i < plan.layers.size(); ++i)
         {
             const EngineLayer& layer = plan.layers[i];
@@ -73,16 +74,27 @@ public:
             // network's outputs (1000 classes, the 63 outputs of a detection head).
             const auto matters = [&](std::int64_t count, bool isInput)
             { return count % align != 0 && (count >= 16 || (isInput && shape->kind == "convolution")); };
-            const bool inOff = matters(shape->inChannels, true) && !isImageStem(context, *shape);
-            const bool outOff = matters(shape->outChannels, false) && !feedsOnlyNetworkOutputs(context, *shape->output);
+            bool inOff = matters(shape->inChannels, true) && !isImageStem(context, *shape);
+            bool outOff = matters(shape->outChannels, false) && !feedsOnlyNetworkOutputs(context, *shape->output);
+            // A count that a layer of this very engine runs on tensor cores in this precision is no reason to pad:
+            // the paired builds refute it (TensorCorePeers). Such a count is left out of the advice.
+            inOff = inOff && !peers.find(precision, shape->inChannels);
+            outOff = outOff && !peers.find(precision, shape->outChannels);
             if (!inOff && !outOff)
+            {
+                continue;
+            }
+            KernelName kernel = kernelNameOf(context.inputs, i);
+            const TensorCoreUse use = classifyKernel(kernel.name).use;
+            // The build log timed this layer's tensor-core tactics (which read the channels padded) and found them
+            // slower than the CUDA-core kernel it runs: padding is refuted by measurement (kernel-without-tensor-cores
+            // gives the timings).
+            if (use != TensorCoreUse::kYes && slowerTensorCoreTactic(context.inputs, layer))
             {
                 continue;
             }
             layers.push_back(i);
             edits.push_back("\"" + layer.name + "\": " + channelChange(*shape, inOff, outOff, align));
-            KernelName kernel = kernelNameOf(context.inputs, i);
-            const TensorCoreUse use = classifyKernel(kernel.name).use;
             onCudaCores = onCudaCores || use == TensorCoreUse::kNo;
             finding.evidence.push_back(layerEvidence(
                 context, i, "Inputs[0]/Outputs[0]",

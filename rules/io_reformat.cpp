@@ -82,6 +82,10 @@ private:
         {
             format.clear();
         }
+        else
+        {
+            format = int8InputFormat(*read, format);
+        }
         return feedInt8Advice(node, scale, format);
     }
 

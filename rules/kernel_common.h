@@ -10,6 +10,7 @@
 #include "rules/precision_common.h"
 #include "rules/rules.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -374,5 +375,83 @@ inline bool gpuHasTensorCores(const Inputs& inputs)
     }
     return false;
 }
+
+//! The engine's own evidence that a channel count does not keep a precision's matrix layers off tensor cores: for
+//! each (precision, channel count), the first convolution, deconvolution or GEMM layer of the engine (not depthwise,
+//! not grouped) with that many input or output channels whose kernel runs on tensor cores. In
+//! trex-tests-mobilenet-qat-2022-04, `features.2.conv.2` (96 -> 24) runs turing_fp16_i8816cudnn_int8_... while the
+//! 24 -> 144 expand convs after it run DP4A on CHW4 inputs; the TensorRT 8.4 build of the same model
+//! (trex-tests-mobilenet-qat) runs those expand convs on sm75_xmma_..._tensor8x8x16 kernels: the count is not why.
+class TensorCorePeers
+{
+public:
+    explicit TensorCorePeers(const Context& context) : mContext(context) {}
+
+    //! The peer layer for a count, or nullopt; the index set is built on the first call.
+    std::optional<std::size_t> find(Precision precision, std::int64_t channels)
+    {
+        if (!mBuilt)
+        {
+            build();
+        }
+        for (const auto& [key, layer] : mPeers)
+        {
+            if (key.first == precision && key.second == channels)
+            {
+                return layer;
+            }
+        }
+        return std::nullopt;
+    }
+
+    //! "\"peer\" (C -> K channels) runs kernel on tensor cores" for the evidence.
+    std::string describe(std::size_t layer) const
+    {
+        const EngineLayer& peer = mContext.engine()->layers[layer];
+        return "\"" + peer.name + "\" (" +
+               std::to_string(peer.inputs[0].dimensions.size() >= 4 ? peer.inputs[0].dimensions[1]
+                                                                    : peer.inputs[0].dimensions.back()) +
+               " -> " +
+               std::to_string(peer.outputs[0].dimensions.size() >= 4 ? peer.outputs[0].dimensions[1]
+                                                                     : peer.outputs[0].dimensions.back()) +
+               " channels, the same engine) runs " + kernelNameOf(mContext.inputs, layer).name + " on tensor cores";
+    }
+
+private:
+    void build()
+    {
+        mBuilt = true;
+        const EnginePlan& plan = *mContext.engine();
+        const auto& mappings = mContext.correlation.layers;
+        for (std::size_t i = 0; i < plan.layers.size() && i < mappings.size(); ++i)
+        {
+            const EngineLayer& layer = plan.layers[i];
+            auto shape = matrixLayer(layer, mappings[i].state);
+            if (!shape || shape->depthwise || shape->groups > 1 || shape->inChannels <= 0 || shape->outChannels <= 0)
+            {
+                continue;
+            }
+            const KernelName kernel = kernelNameOf(mContext.inputs, i);
+            if (kernel.name.empty() || classifyKernel(kernel.name).use != TensorCoreUse::kYes)
+            {
+                continue;
+            }
+            const Precision precision = mathPrecision(layer);
+            for (std::int64_t count : {shape->inChannels, shape->outChannels})
+            {
+                if (std::none_of(mPeers.begin(), mPeers.end(),
+                                 [&](const auto& peer)
+                                 { return peer.first.first == precision && peer.first.second == count; }))
+                {
+                    mPeers.push_back({{precision, count}, i});
+                }
+            }
+        }
+    }
+
+    const Context& mContext;
+    bool mBuilt = false;
+    std::vector<std::pair<std::pair<Precision, std::int64_t>, std::size_t>> mPeers;
+};
 
 } // namespace qdq::rules::kernels

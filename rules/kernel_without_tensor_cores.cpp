@@ -63,6 +63,7 @@ public:
         std::unordered_map<std::string_view, TensorCoreUse> seen;
         std::string_view lastKernel;
         TensorCoreUse lastUse = TensorCoreUse::kUnknown;
+        TensorCorePeers peers(context);
         for (std::size_t i = 0; i < plan.layers.size(); ++i)
         {
             const EngineLayer& layer = plan.layers[i];
@@ -119,7 +120,7 @@ public:
             {
                 continue;
             }
-            sink.add(explain(context, i, shape, kernel, kernelClass));
+            sink.add(explain(context, i, shape, kernel, kernelClass, peers));
         }
     }
 
@@ -131,6 +132,7 @@ private:
         std::string fix;
         bool nothingToDo = false; //!< an info finding: the kernel choice is right for the layer
         std::vector<Evidence> evidence;
+        std::vector<std::size_t> peers; //!< layers of the engine that run the layer's channel counts on tensor cores
     };
 
     static std::string kernelKind(const std::string& marker)
@@ -204,12 +206,33 @@ private:
 
     //! Why, from the layer's shape and input format, when the log timed no tensor-core kernel for it.
     static Cause fromShape(const Context& context, const MatrixLayer& shape, Precision precision,
-                           const std::string& marker)
+                           const std::string& marker, TensorCorePeers& peers)
     {
         Cause cause;
         const std::int64_t align = precision == Precision::kINT8 ? 16 : 8;
-        const bool fewChannels = shape.inChannels < align;
-        const bool misaligned = shape.inChannels % align != 0 || shape.outChannels % align != 0;
+        bool fewChannels = shape.inChannels < align;
+        bool misaligned = shape.inChannels % align != 0 || shape.outChannels % align != 0;
+        if ((fewChannels || misaligned) && !isImageStem(context, shape))
+        {
+            // Counts this engine runs on tensor cores elsewhere in the same precision are not the reason: then the
+            // input format (below) or the generic cause is. The peer goes in the evidence.
+            const auto peerIn = peers.find(precision, shape.inChannels);
+            const auto peerOut = peers.find(precision, shape.outChannels);
+            const bool inRefuted = shape.inChannels % align == 0 || peerIn.has_value();
+            const bool outRefuted = shape.outChannels % align == 0 || peerOut.has_value();
+            if (inRefuted && outRefuted)
+            {
+                for (const auto& peer : {peerIn, peerOut})
+                {
+                    if (peer && (cause.peers.empty() || cause.peers.back() != *peer))
+                    {
+                        cause.peers.push_back(*peer);
+                    }
+                }
+                fewChannels = false;
+                misaligned = false;
+            }
+        }
         if (shape.rows == 1 || marker == "gemv")
         {
             cause.nothingToDo = true;
@@ -258,7 +281,7 @@ private:
     }
 
     Finding explain(const Context& context, std::size_t index, const std::optional<MatrixLayer>& shape,
-                    const KernelName& kernel, const KernelClass& kernelClass) const
+                    const KernelName& kernel, const KernelClass& kernelClass, TensorCorePeers& peers) const
     {
         const EngineLayer& layer = context.engine()->layers[index];
         const Precision precision = mathPrecision(layer);
@@ -291,7 +314,7 @@ private:
         }
         else if (shape && shape->inChannels > 0)
         {
-            cause = fromShape(context, *shape, precision, marker);
+            cause = fromShape(context, *shape, precision, marker, peers);
         }
         if (shape && shape->inChannels > 0)
         {
@@ -323,6 +346,13 @@ private:
             finding.severity = Severity::kInfo;
         }
         const bool measured = !cause.evidence.empty();
+        for (std::size_t peer : cause.peers)
+        {
+            finding.evidence.push_back(layerEvidence(context, peer, "TacticName",
+                                                     peers.describe(peer) +
+                                                         ": the channel counts are not why this layer runs on CUDA "
+                                                         "cores, and padding them is not the fix"));
+        }
         for (auto& evidence : cause.evidence)
         {
             finding.evidence.push_back(std::move(evidence));

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <unordered_set>
@@ -210,16 +211,40 @@ inline const EngineTensor* firstLayerInput(const Context& context, std::size_t q
     return tensor;
 }
 
-//! How to feed quantized data to a network whose input is quantized by `quantize` (a QuantizeLinear in the model):
-//! the flag alone fails the build while the Q is in the model (NVIDIA/TensorRT#3265: "Node .../QuantizeLinear cannot be
-//! quantized by x"), so the pair goes first. `format` is trtexec's `int8:...` spelling of what the first layer reads,
-//! or empty when no layer list tells it.
+//! The trtexec INT8 input format to advise for a tensor the first layer reads in `format` (trtexec's spelling): a
+//! format wider than the tensor's channels pads them, so a 3-channel image read as CHW32 would be fed 32 channels
+//! (10.7x its bytes); for at most 4 channels the advice is int8:chw4 (3 -> 4), and TensorRT reformats to its kernel's
+//! layout itself (NVIDIA/TensorRT#3265, the maintainer's answer for FP16 input: "TRT will do other reformat for
+//! you"). The format as read when the channel count is unknown or fills the vector.
+inline std::string int8InputFormat(const EngineTensor& read, const std::string& format)
+{
+    if (format.rfind("int8:chw", 0) != 0 || format.size() <= 8)
+    {
+        return format;
+    }
+    const int width = std::atoi(format.c_str() + 8);
+    const auto& dims = read.dimensions;
+    const std::int64_t channels = dims.size() >= 4 ? dims[1] : 0;
+    return channels > 0 && channels <= 4 && width > 4 ? std::string("int8:chw4") : format;
+}
+
+//! How to take the Quantize of a float network input off the GPU's work, for a network whose input is quantized by
+//! `quantize` (a QuantizeLinear in the model). The simple option first: an FP16 input with the Q kept (half the
+//! bytes; NVIDIA/TensorRT#3265, where the maintainer answers `--inputIOFormats=fp16:linear` for FP16 input). Then INT8:
+//! the flag alone fails the build while the Q is in the model (#3265: "Node .../QuantizeLinear cannot be quantized by
+//! x. You might want to add a DQ node before"), so the Q goes and its DequantizeLinear stays, to give the INT8 input
+//! its scale (NVIDIA/TensorRT#1973, #3265); removing both leaves an input with no scale. `format` is trtexec's
+//! `int8:...` spelling of what to feed (int8InputFormat), or empty when no layer list tells it.
 inline std::string feedInt8Advice(const std::string& quantize, const std::string& scale, const std::string& format)
 {
-    return "remove the QuantizeLinear -> DequantizeLinear pair on the input (" + quantize +
-           ") from the model, build with --inputIOFormats=" +
+    return "the simple option: keep the model's QuantizeLinear (" + quantize +
+           ") and declare the input FP16, --inputIOFormats=fp16:chw (half the bytes of FP32; the Quantize still runs "
+           "as its own layer, NVIDIA/TensorRT#3265); to feed INT8: remove only the QuantizeLinear " +
+           quantize +
+           " and keep its DequantizeLinear, which gives the INT8 input its scale (NVIDIA/TensorRT#1973, #3265; without "
+           "it the input has no scale), make the network input an int8 tensor, build with --inputIOFormats=" +
            (format.empty() ? std::string("int8:<the format the first layer reads in the engine's layer list: chw4, "
-                                         "chw32 or chw>")
+                                         "chw32 or chw; chw4 for an image of up to 4 channels>")
                            : format) +
            " and feed the input quantized with that Q's scale" + scale +
            ": round(x / scale), clamped to [-128, 127]; with the Q still in the model, that flag fails the build "

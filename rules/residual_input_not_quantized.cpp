@@ -308,7 +308,46 @@ private:
                       add +
                       ", with the same scale as the Q/DQ that quantizes that tensor for the next conv, so the fused "
                       "Conv+Add emits INT8 and the standalone Quantize (with the reformats before it) disappears";
+        if (auto floatReader = onlyFloatReader(layer))
+        {
+            // The model-side condition read off the engine: the output goes on in float only (the last block before
+            // a float GlobalAveragePool), so an INT8 residual would only add a standalone Dequantize.
+            const EngineLayer& reader = mPlan.layers[*floatReader];
+            finding.message += " Its output goes on in float only (to \"" + reader.name +
+                               "\"), so the fused layer writes float whatever its residual is.";
+            finding.fix = "in the ONNX model, quantize the residual (identity) input of " + add +
+                          " only together with the input of \"" + reader.name +
+                          "\" (a QuantizeLinear -> DequantizeLinear with a scale calibrated for it), as "
+                          "trex-pt-resnet-a100-qat-residual-qgap does for its GlobalAveragePool: quantized alone, the "
+                          "residual leaves the fused Conv+Add writing float for that consumer, and TensorRT "
+                          "dequantizes the INT8 residual in a standalone Dequantize layer "
+                          "(residual-precision-mismatch; `fix` refuses that edit alone)";
+        }
         return finding;
+    }
+
+    //! The one kind of reader a Conv+Add's output has when it goes on in float only: float layers (through builder
+    //! reformats) that are no standalone Q/DQ, no other Conv+Add and read no INT8. The first such reader, or nullopt
+    //! when any reader is quantized or the output is a network output.
+    std::optional<std::size_t> onlyFloatReader(std::size_t layer) const
+    {
+        const EngineLayer& l = mPlan.layers[layer];
+        if (l.outputs.empty() || precision::isBinding(mPlan, l.outputs[0].name))
+        {
+            return std::nullopt;
+        }
+        std::optional<std::size_t> first;
+        for (const ReformatReader& reader : readersThroughReformats(mContext, l.outputs[0].name))
+        {
+            const EngineLayer& r = mPlan.layers[reader.layer];
+            if (isStandalone(reader.layer) || isConvAdd(reader.layer) || reader.input >= r.inputs.size() ||
+                isQuantized(r.inputs[reader.input].precision) || isQuantized(outputPrecision(r)))
+            {
+                return std::nullopt;
+            }
+            first = first ? first : std::optional<std::size_t>(reader.layer);
+        }
+        return first;
     }
 
     const Context& mContext;
@@ -460,7 +499,12 @@ private:
             // is another finding's edit): with a float result only (a network output, a float head) the fused
             // Conv+Add writes float anyway and an INT8 residual would need its own DQ.
             // Without a scale to copy, the edit still goes in the report: fix lists it as skipped, with the reason.
-            if (!node.outputs.empty() && reachesQuantizer(graph, node.outputs[0]))
+            const FloatTail tail = node.outputs.empty() ? FloatTail{} : floatTail(graph, node);
+            if (!tail.users.empty() && reachesQuantizer(graph, node.outputs[0]))
+            {
+                adviseWithTail(graph, tail, node, residual, residualSide, scale, finding);
+            }
+            else if (!node.outputs.empty() && reachesQuantizer(graph, node.outputs[0]))
             {
                 finding.edits.push_back(insertQdqEdit(node, residual, scale.from, scale.reason));
                 // insertQdqEdit lists every input of the Add that reads the residual; only this one is meant.
@@ -468,6 +512,114 @@ private:
             }
             attachEngineCost(context, node.name, finding);
             sink.add(std::move(finding));
+        }
+    }
+
+    //! Where the Add's output (after its activations, the epilogue TensorRT fuses) goes on in float: the consumers
+    //! that read it without a Q, leaving out the residual inputs of other Adds after quantized convs (this rule's
+    //! edit for those Adds quantizes them).
+    struct FloatTail
+    {
+        std::string tensor;
+        std::vector<std::string> users; //!< "GlobalAveragePool /avgpool/GlobalAveragePool", or "network output X"
+        std::vector<std::string> userTensors;
+        std::vector<const OnnxNode*> userNodes; //!< nullptr for a network output
+    };
+
+    static FloatTail floatTail(const OnnxGraph& graph, const OnnxNode& add)
+    {
+        // The same walk as residual-precision-mismatch's, the warning `fix` sees when it tries the edit alone.
+        FloatTail tail;
+        tail.tensor = add.outputs[0];
+        for (int depth = 0; depth < 4; ++depth)
+        {
+            auto consumers = consumersOf(graph, tail.tensor);
+            if (consumers.size() != 1 || !isActivation(consumers[0]->opType) || consumers[0]->outputs.empty())
+            {
+                break;
+            }
+            tail.tensor = consumers[0]->outputs[0];
+        }
+        const precision::FloatEnds ends = precision::floatEnds(graph, tail.tensor, false);
+        for (std::size_t i = 0; i < ends.users.size(); ++i)
+        {
+            const OnnxNode& user = *ends.users[i];
+            if (user.opType == "Add" && user.inputs.size() == 2 &&
+                (quantizedConvBehind(graph, user.inputs[0]) != nullptr ||
+                 quantizedConvBehind(graph, user.inputs[1]) != nullptr))
+            {
+                continue;
+            }
+            tail.users.push_back(user.opType + " " + user.name);
+            tail.userTensors.push_back(ends.userTensors[i]);
+            tail.userNodes.push_back(&user);
+        }
+        for (const auto& output : ends.outputs)
+        {
+            tail.users.push_back("network output " + output);
+            tail.userTensors.push_back(output);
+            tail.userNodes.push_back(nullptr);
+        }
+        return tail;
+    }
+
+    //! The Add whose output goes on in float (the last residual block before a float pooling): quantizing its
+    //! residual alone leaves the fused Conv+Add writing float and adds a standalone Dequantize of the residual, the
+    //! residual-precision-mismatch warning `fix` refuses the edit for. The residual is advised only together with a
+    //! Q/DQ on each float consumer's input, as residual-precision-mismatch makes them (a max pooling takes the scale
+    //! of the Q after it, an average pooling needs a calibrated one); where a consumer has no such edit (a network
+    //! output, a Softmax), the Add is left float, said so, with no edit and as info.
+    static void adviseWithTail(const OnnxGraph& graph, const FloatTail& tail, const OnnxNode& add,
+                               const std::string& residual, std::size_t residualSide, const ResidualScale& scale,
+                               Finding& finding)
+    {
+        std::vector<FixEdit> paired;
+        for (std::size_t i = 0; i < tail.userNodes.size(); ++i)
+        {
+            const OnnxNode* user = tail.userNodes[i];
+            const OnnxNode* after = user == nullptr || user->outputs.empty()
+                                        ? nullptr
+                                        : precision::quantizeDownstream(graph, user->outputs[0]);
+            if (after != nullptr && (user->opType == "MaxPool" || user->opType == "GlobalMaxPool"))
+            {
+                paired.push_back(insertQdqEdit(*user, tail.userTensors[i], after->name,
+                                               "the scale of the next quantizer downstream (" + after->name + ")"));
+            }
+            else if (after != nullptr && isAveragePooling(graph, *user))
+            {
+                paired.push_back(insertQdqEdit(*user, tail.userTensors[i], std::string(),
+                                               "calibrate this tensor: " + after->name + " after " + user->opType +
+                                                   " " + user->name + " measures its output, whose range differs, " +
+                                                   "so its scale would clip " + tail.userTensors[i]));
+            }
+            else
+            {
+                paired.clear();
+                break;
+            }
+        }
+        finding.message += " Its output " + tail.tensor + " goes on in float (to " + nameList(tail.users, 3) +
+                           "), so the fused Conv+Add writes float whatever its residual is.";
+        finding.evidence.back().text += "; its output " + tail.tensor + " reaches " + tail.users.front() + " in float";
+        const std::string alone = "quantized alone, the residual " + residual + " leaves the fused Conv+Add writing " +
+                                  "float for " + nameList(tail.users, 3) +
+                                  ", and TensorRT dequantizes the INT8 residual in a standalone Dequantize layer "
+                                  "(residual-precision-mismatch; `fix` refuses that edit alone)";
+        if (paired.empty())
+        {
+            finding.severity = Severity::kInfo;
+            finding.fix = "leave the residual " + residual + " of " + add.name + " float: " + alone;
+            return;
+        }
+        finding.fix = "insert QuantizeLinear -> DequantizeLinear on tensor " + residual + " (input " +
+                      std::to_string(residualSide) + " of " + add.name + ")" + scale.hint +
+                      " only together with QuantizeLinear -> DequantizeLinear on " + tail.userTensors.front() +
+                      " before " + tail.users.front() + " (calibrated where the consumer changes the range): " + alone;
+        finding.edits.push_back(insertQdqEdit(add, residual, scale.from, scale.reason));
+        finding.edits.back().consumers = {{add.name, static_cast<std::uint32_t>(residualSide)}};
+        for (FixEdit& edit : paired)
+        {
+            finding.edits.push_back(std::move(edit));
         }
     }
 

@@ -100,9 +100,10 @@ private:
         {
             result.why = "it quantizes the network input " + modelTensor;
             result.cause = "network input";
-            result.fix = "expected for a float network input; if the preprocessing can quantize, io-reformat says how "
-                         "to feed INT8 instead (remove this Q/DQ pair from the model, declare the format the first "
-                         "layer reads with --inputIOFormats, quantize with the Q's scale)";
+            result.fix =
+                "expected for a float network input; if the preprocessing can quantize, io-reformat says how "
+                "to feed FP16 with this Q kept, or INT8 instead (remove this Q from the model and keep its DQ, "
+                "declare the INT8 format with --inputIOFormats, quantize with the Q's scale)";
             result.expected = isQuantizeLayer;
             return result;
         }

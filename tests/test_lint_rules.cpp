@@ -134,28 +134,23 @@ TEST(RealDataRuleKernelWithoutTensorCores, SaysWhenKernelNamesAreMissing)
 
 // ---- channels-not-aligned ----------------------------------------------------------------------------------------
 
-TEST(RealDataRuleChannelsNotAligned, MobilenetBottlenecksOf24Channels)
+TEST(RealDataRuleChannelsNotAligned, MobilenetBottlenecksOf24ChannelsRunOnTensorCores)
 {
     REQUIRE_SHARED();
+    // Its only misaligned INT8 count is 24 (features.2.conv.2 projects 96 -> 24, the expand convs read 24), and every
+    // 24-channel layer of this engine runs a tensor-core kernel (turing_fp16_i8816cudnn_int8_...,
+    // sm75_xmma_..._tensor8x8x16_...): the engine refutes "24 -> 32", so there is no finding (issue 36, defect 2; the
+    // case where no peer runs the count on tensor cores is in test_rules_evidence.cpp). Never the image's 3
+    // channels of the stem (it runs DP4A) nor the classifier's 1000 classes either.
     Inputs inputs = trex("trex-tests-mobilenet-qat/mobilenet.qat");
     Report report = diagnose(inputs);
-    auto found = findingsOf(report, "channels-not-aligned");
-    ASSERT_EQ(found.size(), 1u);
-    const Finding& finding = *found.front();
-    // features.2.conv.2 projects 96 -> 24 channels: K 24 -> 32 for INT8.
-    EXPECT_TRUE(names(finding, "features.2.conv.2.weight + QuantizeLinear_90 + Conv_94"));
-    EXPECT_NE(finding.fix.find("\"features.2.conv.2.weight + QuantizeLinear_90 + Conv_94\": K 24 -> 32"),
-              std::string::npos);
-    // Never the image's 3 channels of the stem, which reads the network input through QuantizeLinear_2, nor the
-    // classifier's 1000 classes, which go on to the network output.
-    EXPECT_EQ(finding.fix.find("C 3 -> 16"), std::string::npos);
-    EXPECT_EQ(finding.fix.find("K 1000 -> "), std::string::npos);
-    EXPECT_FALSE(names(finding, "features.0.0.weight + QuantizeLinear_8 + Conv_12 + PWN(Clip_16)"));
-    // Near-identical and aligned: features.1.conv.1 projects 32 -> 16 channels.
-    EXPECT_FALSE(names(finding, "features.1.conv.1.weight + QuantizeLinear_42 + Conv_46"));
-    // The stem runs DP4A (volta_int8x4_icudnn_int8x4_...), but the layers listed all run tensor-core kernels
-    // (turing_fp16_i8816cudnn_int8_..., sm75_xmma_..._tensor8x8x16_...): info.
-    EXPECT_EQ(finding.severity, Severity::kInfo);
+    EXPECT_TRUE(findingsOf(report, "channels-not-aligned").empty());
+    for (const Finding& finding : report.findings)
+    {
+        EXPECT_EQ(finding.fix.find("C 3 -> 16"), std::string::npos) << finding.rule;
+        EXPECT_EQ(finding.fix.find("K 1000 -> "), std::string::npos) << finding.rule;
+        EXPECT_EQ(finding.fix.find("24 -> 32"), std::string::npos) << finding.rule;
+    }
 }
 
 TEST(RealDataRuleChannelsNotAligned, Fp16StemReadingTheImageIsNotPadded)

@@ -704,11 +704,12 @@ TEST(RuleIoReformat, InputQuantizeIsInfo)
     ASSERT_EQ(findings.size(), 1u);
     EXPECT_EQ(findings[0].severity, Severity::kInfo);
     EXPECT_EQ(findings[0].onnxNodes, std::vector<std::string>{"/in_q/QuantizeLinear"});
-    // Feeding INT8 starts with taking the Q/DQ pair out (with the Q in the model the flag fails the build), and
-    // without a layer list the format the first layer reads is not guessed.
-    EXPECT_TRUE(contains(findings[0].fix, "remove the QuantizeLinear -> DequantizeLinear pair on the input "
-                                          "(/in_q/QuantizeLinear)"))
+    // Feeding INT8 starts with taking the Q out and keeping its DQ, which gives the input its scale (with the Q in
+    // the model the flag fails the build), and without a layer list the format the first layer reads is not guessed.
+    EXPECT_TRUE(contains(findings[0].fix, "remove only the QuantizeLinear /in_q/QuantizeLinear and keep its "
+                                          "DequantizeLinear"))
         << findings[0].fix;
+    EXPECT_TRUE(contains(findings[0].fix, "--inputIOFormats=fp16:chw")) << findings[0].fix;
     EXPECT_TRUE(contains(findings[0].fix, "NVIDIA/TensorRT#3265")) << findings[0].fix;
     EXPECT_TRUE(contains(findings[0].fix, "(scale 0.05")) << findings[0].fix;
     EXPECT_FALSE(contains(findings[0].fix, "int8:chw32")) << findings[0].fix;
@@ -770,8 +771,8 @@ TEST(RuleIoReformat, EngineInputQuantizeAloneIsInfo)
     EXPECT_EQ(findings[0].engineLayers, std::vector<std::string>{"QuantizeLinear_2"});
     // The conv reads the Quantize's CHW32 output.
     EXPECT_TRUE(contains(findings[0].fix, "--inputIOFormats=int8:chw32")) << findings[0].fix;
-    EXPECT_TRUE(contains(findings[0].fix, "remove the QuantizeLinear -> DequantizeLinear pair on the input "
-                                          "(QuantizeLinear_2)"))
+    EXPECT_TRUE(contains(findings[0].fix, "remove only the QuantizeLinear QuantizeLinear_2 and keep its "
+                                          "DequantizeLinear"))
         << findings[0].fix;
 }
 

@@ -9,6 +9,7 @@
 #include "graph_builder.h"
 #include "qdq/analysis.h"
 #include "qdq/load_inputs.h"
+#include "qdq/precision_summary.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
@@ -189,6 +190,15 @@ bool imageStemChannels(const TrexFlag& flag, const json& layers)
     return first != layers.end() && &*first == flag.record;
 }
 
+//! alignment_lint counts channels of a layer that itself runs a tensor-core kernel (the 24 -> 144 expand convs of the
+//! TensorRT 8.4 MobileNetV2 build, sm75_xmma_..._tensor8x8x16): the engine refutes padding them, and
+//! channels-not-aligned leaves such counts alone (its page, issue 36 defect 2).
+bool countsOnTensorCores(const TrexFlag& flag)
+{
+    return flag.linter == "ConvLinter.alignment_lint" &&
+           classifyKernel(flag.record->value("TacticName", "")).use == TensorCoreUse::kYes;
+}
+
 //! Every engine layer and ONNX node some finding names.
 std::set<std::string> namedByFindings(const Report& report)
 {
@@ -238,7 +248,7 @@ TEST(RealDataTrexParity, EveryLayerTrexFlagsIsNamedByAFinding)
     // LAYER_NAMES_ONLY), which TREx's linters cannot read (they need each layer's type, tensors and kernel); the test
     // below checks that it still is so.
     const Sample samples[] = {
-        {"trex-tests-mobilenet-qat/mobilenet.qat", 58, 0},
+        {"trex-tests-mobilenet-qat/mobilenet.qat", 58, 2},         // two 24 -> 144 convs on tensor-core kernels
         {"trex-tests-mobilenet-qat-2022-04/mobilenet.qat", 66, 1}, // the stem's 3 image channels
         {"trex-pt-resnet-a100-fp16/resnet", 10, 8},                // 7 h16816 kernels, the stem's 3 image channels
         {"trex-pt-resnet-a100-fp32/resnet", 1, 0},
@@ -261,7 +271,7 @@ TEST(RealDataTrexParity, EveryLayerTrexFlagsIsNamedByAFinding)
             {
                 continue;
             }
-            if (tensorCoreKernelTrexMisses(flag) || imageStemChannels(flag, layers))
+            if (tensorCoreKernelTrexMisses(flag) || imageStemChannels(flag, layers) || countsOnTensorCores(flag))
             {
                 ++exceptions;
                 continue;

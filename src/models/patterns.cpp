@@ -483,6 +483,37 @@ bool withinUnificationBound(double smallest, double largest)
     return smallest > 0.0 && largest <= smallest * kMostUnifiedScaleRatio * (1.0 + 1e-6);
 }
 
+namespace
+{
+
+//! Why a Q's scale cannot be copied. A graph rebuilt from a build log knows each scale's shape from the parser's
+//! lines (`Constant_1_output_0 -> ()[FLOAT]`, trex-notebooks-yolo-orin-trt852/trt.out:998: a scalar, one per-tensor
+//! scale) but not its value, which TensorRT's verbose log does not print: that scale is unknown, not "not per-tensor".
+std::string whyNoScaleOf(const OnnxGraph& graph, const OnnxNode& q)
+{
+    const QdqParameters* parameters = graph.qdqOf(q.index);
+    if (parameters != nullptr && parameters->scaleIsConstant && parameters->scale.empty() &&
+        parameters->scaleElements == 1)
+    {
+        return graph.rebuiltFromLog ? "the value of " + q.name +
+                                          "'s scale is unknown: the build log gives its shape, one per-tensor scalar, "
+                                          "but not its value; read it from the model (give the ONNX model too)"
+                                    : "the value of " + q.name + "'s scale is unknown: the model does not hold it";
+    }
+    if (parameters != nullptr && parameters->scaleIsConstant && parameters->scaleElements > 1)
+    {
+        return "the scale of " + q.name + " is not one per-tensor constant: it is per-channel (" +
+               std::to_string(parameters->scaleElements) + " values)";
+    }
+    if (parameters != nullptr && !parameters->scaleIsConstant)
+    {
+        return "the scale of " + q.name + " is computed in the graph, not a constant";
+    }
+    return "the scale of " + q.name + " is not one per-tensor positive constant";
+}
+
+} // namespace
+
 const OnnxNode* scaleSourceAmong(const OnnxGraph& graph, const std::vector<const OnnxNode*>& quantizers,
                                  std::string* whyNot)
 {
@@ -497,7 +528,7 @@ const OnnxNode* scaleSourceAmong(const OnnxGraph& graph, const std::vector<const
         {
             if (whyNot != nullptr)
             {
-                *whyNot = "the scale of " + q->name + " is not one per-tensor positive constant";
+                *whyNot = whyNoScaleOf(graph, *q);
             }
             return nullptr;
         }
