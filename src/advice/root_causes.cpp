@@ -519,6 +519,16 @@ GroupSaving estimateGroup(const Report& report, const Grouping& grouping, const 
     {
         result.basis = unestimated > 0 ? describeSaving(parts, unestimated, estimator.memorySpeed(), "")
                                        : "no engine layer with a measured time";
+        double owned = 0.0;
+        for (std::size_t layer : layers)
+        {
+            owned += report.correlation.layers[layer].timeMs.value_or(0.0);
+        }
+        if (owned > 0.0)
+        {
+            // The bound that holds whatever the fix does to the kernels: it cannot save more than its layers take.
+            result.basis += "; at most " + patterns::formatMs(owned) + ", the measured time of the layers it owns";
+        }
         return result;
     }
     result.ms = total;
@@ -689,8 +699,18 @@ void deferSymptomAdvice(Report& report)
     }
 }
 
-//! Step 5: causes worst severity first, then by saving (none last), then by time involved, then (nothing timed) by
-//! the layers owned; findings by cause.
+//! 0: a saving estimated above zero; 1: not estimated; 2: estimated to save nothing.
+int savingRank(const RootCause& cause)
+{
+    if (!cause.savingMs)
+    {
+        return 1;
+    }
+    return *cause.savingMs > 0.0 ? 0 : 2;
+}
+
+//! Step 5: causes worst severity first, then by saving (not estimated after a positive saving, before none), then by
+//! time involved, then (nothing timed) by the layers owned; findings by cause.
 void orderReport(Report& report, std::vector<RootCause> causes, const Grouping& grouping)
 {
     std::stable_sort(causes.begin(), causes.end(),
@@ -700,9 +720,15 @@ void orderReport(Report& report, std::vector<RootCause> causes, const Grouping& 
                          {
                              return severityRank(a.severity) < severityRank(b.severity);
                          }
-                         if (a.savingMs.value_or(-1.0) != b.savingMs.value_or(-1.0))
+                         // A saving estimated above zero first; then the causes whose saving is not estimated
+                         // (they may save up to the time they own); a cause that saves nothing last.
+                         if (savingRank(a) != savingRank(b))
                          {
-                             return a.savingMs.value_or(-1.0) > b.savingMs.value_or(-1.0);
+                             return savingRank(a) < savingRank(b);
+                         }
+                         if (a.savingMs.value_or(0.0) != b.savingMs.value_or(0.0))
+                         {
+                             return a.savingMs.value_or(0.0) > b.savingMs.value_or(0.0);
                          }
                          if (a.involvedMs != b.involvedMs)
                          {
