@@ -583,3 +583,32 @@ TEST(RealDataSavings, NoNotEstimatedCauseBelowOneThatSavesNothing)
     EXPECT_TRUE(seenNothing);
     expectSavingsAccounting(report, "yolo-orin");
 }
+
+// An info finding asks for no change, so the layers it names save nothing under it: an info fp32-island that names
+// a standalone Quantize took it from the warning that removes it (standalone-qdq, a symptom, claimed after every
+// cause) and the edit "saved ~0.000 ms". It now claims only what no edit names. The same fp32-island as a warning
+// (its fix changes the build) still claims first, as before.
+TEST(Savings, InfoFindingClaimsNoLayerAnEditNames)
+{
+    SmallEngine info = smallEngine("3,3");
+    info.finding("fp32-island", Severity::kInfo, {"Q_a", "Q_b"});
+    info.finding("standalone-qdq", Severity::kWarning, {"Q_a"});
+    attributeRootCauses(info.report, info.inputs);
+    const RootCause* removal = causeWith(info.report, "standalone-qdq");
+    ASSERT_NE(removal, nullptr);
+    EXPECT_EQ(removal->layers, std::vector<std::size_t>({2}));
+    EXPECT_EQ(removal->savingMs, std::optional<double>(0.020));
+    const RootCause* island = causeWith(info.report, "fp32-island");
+    ASSERT_NE(island, nullptr);
+    EXPECT_EQ(island->layers, std::vector<std::size_t>({4}));
+    expectSavingsAccounting(info.report, "info island");
+
+    SmallEngine warning = smallEngine("3,3");
+    warning.finding("fp32-island", Severity::kWarning, {"Q_a", "Q_b"});
+    warning.finding("standalone-qdq", Severity::kWarning, {"Q_a"});
+    attributeRootCauses(warning.report, warning.inputs);
+    const RootCause* warned = causeWith(warning.report, "fp32-island");
+    ASSERT_NE(warned, nullptr);
+    EXPECT_EQ(warned->layers, std::vector<std::size_t>({2, 4}));
+    expectSavingsAccounting(warning.report, "warning island");
+}

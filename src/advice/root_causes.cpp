@@ -302,8 +302,8 @@ void groupCauses(const Report& report, std::size_t layerCount, Grouping& groupin
     }
 }
 
-//! The order in which findings claim layers: causes before symptoms, causes with a separate fix first, errors before
-//! warnings before infos, then the larger time involved.
+//! The order in which findings claim layers: infos last, causes before symptoms, causes with a separate fix first,
+//! errors before warnings, then the larger time involved.
 std::vector<std::size_t> claimOrder(const Report& report, const Grouping& grouping)
 {
     std::vector<std::size_t> order(report.findings.size());
@@ -313,6 +313,13 @@ std::vector<std::size_t> claimOrder(const Report& report, const Grouping& groupi
                      {
                          const Finding& fa = report.findings[a];
                          const Finding& fb = report.findings[b];
+                         // An info finding asks for no change (its layers save nothing): it claims only what no
+                         // finding asking for an edit names, else it would hide that edit's saving.
+                         const bool aInfo = fa.severity == Severity::kInfo;
+                         if (aInfo != (fb.severity == Severity::kInfo))
+                         {
+                             return !aInfo;
+                         }
                          if (grouping.isSymptom[a] != grouping.isSymptom[b])
                          {
                              return grouping.isSymptom[a] < grouping.isSymptom[b];
