@@ -81,6 +81,51 @@ struct Loading
 
 void finishReport(Report& report, const Inputs& inputs, std::vector<FindingSink>& sinks);
 
+//! The engine files name the layers after the ONNX nodes they execute. A model whose nodes none of those layers
+//! executes is another export (or another network) than the one the engine was built from, and every
+//! correlation-based statement about it would be wrong (all its quantized operations "not found in the engine"):
+//! refused the way two engine files of different builds are (engine_merge.cpp, refuse), an InputError naming both
+//! files and how few names matched. A model fewer than half of whose layers match (the threshold
+//! NameOverlap::sameEngine uses) is diagnosed with that said as the first note: an edited model, or names the
+//! correlator could not read. A graph rebuilt from the build log matches its engine by construction; layers that
+//! execute no ONNX node (standalone Q/DQ, reformats, dropped) do not count.
+std::string modelMismatch(const Inputs& inputs, const Correlation& correlation)
+{
+    const EnginePlan* engine = inputs.engine();
+    if (!inputs.onnx || inputs.onnx->rebuiltFromLog || engine == nullptr)
+    {
+        return {};
+    }
+    const Correlation::LayerTotals totals = correlation.layerTotals();
+    const std::size_t named = totals.mapped + totals.unattributed;
+    if (named == 0 || totals.mapped * 2 >= named)
+    {
+        return {};
+    }
+    std::string engineFiles = engine->sourcePath;
+    if (engine->mergedFrom.size() > 1)
+    {
+        engineFiles.clear();
+        for (const auto& path : engine->mergedFrom)
+        {
+            engineFiles += (engineFiles.empty() ? "" : " + ") + path;
+        }
+    }
+    const std::string counts = "only " + std::to_string(totals.mapped) + " of the " + std::to_string(named) +
+                               " engine layers that execute ONNX nodes name a node of the model";
+    if (totals.mapped == 0)
+    {
+        SourceLocation where;
+        where.path = inputs.onnx->sourcePath;
+        throw InputError(where, inputs.onnx->sourcePath + " is not the model " + engineFiles +
+                                    " was built from: " + counts +
+                                    " (diagnose needs the ONNX file the engine was built from; node names differ "
+                                    "between exports)");
+    }
+    return inputs.onnx->sourcePath + " may not be the model " + engineFiles + " was built from: " + counts +
+           "; what this report says about the other layers and their nodes rests on a partial match";
+}
+
 //! One diagnosis as a task graph on two threads (run()): the inputs are read, the engine is correlated with the model
 //! and predicted from it, and every rule runs once what it reads is there. Every rule is independent and read-only and
 //! writes its own sink; findings are gathered in catalogue order, so the result does not depend on scheduling.
@@ -153,6 +198,10 @@ public:
         graph.run(1);
 
         finishReport(mReport, mInputs, mSinks);
+        if (!mModelMismatch.empty())
+        {
+            mReport.notes.insert(mReport.notes.begin(), mModelMismatch); // the headline of the notes
+        }
         attributeRootCauses(mReport, mInputs);
         return std::move(mReport);
     }
@@ -238,7 +287,11 @@ private:
         }
     }
 
-    void correlate() { mReport.correlation = qdq::correlate(mInputs); }
+    void correlate()
+    {
+        mReport.correlation = qdq::correlate(mInputs);
+        mModelMismatch = modelMismatch(mInputs, mReport.correlation);
+    }
 
     void predict()
     {
@@ -303,6 +356,7 @@ private:
     Report mReport;
     const std::vector<std::unique_ptr<Rule>>& mRules;
     std::vector<FindingSink> mSinks;
+    std::string mModelMismatch;  //!< correlate: the note on a model that matches under half of the layers
     std::vector<bool> mRuleRuns; //!< chooseRules: the rule's inputs are there (written before any rule runs)
     // Empty ones for rules that do not read them, so that a rule missing a flag fails its tests instead of racing the
     // thread that makes them.

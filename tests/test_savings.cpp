@@ -520,3 +520,95 @@ TEST(Savings, LargestLayersNameTheirRootCause)
     e.report.hasTimings = false;
     EXPECT_TRUE(largestLayers(e.report, e.inputs, 2).empty());
 }
+
+// A cause whose saving is not estimated (a CUDA-core kernel: no artifact shows what the fix does to it) may save up
+// to the time it owns: it sorts above one estimated to save nothing (the Quantize of a float network input), and its
+// basis states that bound. Before, "not estimated" sorted below "saves nothing". A cause with a positive estimate
+// still sorts above it.
+TEST(Savings, NotEstimatedSortsBelowAPositiveSavingAboveNone)
+{
+    SmallEngine nothing = smallEngine("3,3");
+    nothing.finding("standalone-qdq", Severity::kWarning, {"Q_in"});
+    nothing.finding("kernel-without-tensor-cores", Severity::kWarning, {"convA"});
+    attributeRootCauses(nothing.report, nothing.inputs);
+    ASSERT_EQ(nothing.report.causes.size(), 2u);
+    EXPECT_EQ(nothing.report.causes[0].title, "kernel-without-tensor-cores");
+    EXPECT_FALSE(nothing.report.causes[0].savingMs.has_value());
+    EXPECT_NE(nothing.report.causes[0].basis.find("at most 0.100 ms, the measured time of the layers it owns"),
+              std::string::npos)
+        << nothing.report.causes[0].basis;
+    EXPECT_EQ(nothing.report.causes[1].title, "standalone-qdq");
+    EXPECT_EQ(nothing.report.causes[1].savingMs, std::optional<double>(0.0));
+    expectSavingsAccounting(nothing.report, "nothing");
+
+    SmallEngine some = smallEngine("3,3");
+    some.finding("standalone-qdq", Severity::kWarning, {"Q_a"});
+    some.finding("kernel-without-tensor-cores", Severity::kWarning, {"convA"});
+    attributeRootCauses(some.report, some.inputs);
+    ASSERT_EQ(some.report.causes.size(), 2u);
+    EXPECT_EQ(some.report.causes[0].title, "standalone-qdq");
+    EXPECT_EQ(some.report.causes[0].savingMs, std::optional<double>(0.020));
+    EXPECT_EQ(some.report.causes[1].title, "kernel-without-tensor-cores");
+    expectSavingsAccounting(some.report, "some");
+}
+
+// On the YOLO build on Orin the Myelin post-processing (113 ms, 28% of the engine, saving not estimated) was cause 7
+// of 8, below standalone-qdq's "saves nothing"; now no not-estimated cause sorts below one that saves nothing, and
+// every not-estimated cause states its bound.
+TEST(RealDataSavings, NoNotEstimatedCauseBelowOneThatSavesNothing)
+{
+    REQUIRE_SHARED();
+    Inputs inputs = loadFiles({realdata("trex-notebooks-yolo-orin-trt852")});
+    const Report report = diagnose(inputs);
+    bool seenNothing = false;
+    bool sawMyelin = false;
+    for (const RootCause& cause : report.causes)
+    {
+        if (cause.severity != Severity::kWarning)
+        {
+            continue;
+        }
+        if (cause.savingMs && *cause.savingMs == 0.0)
+        {
+            seenNothing = true;
+        }
+        else if (!cause.savingMs)
+        {
+            EXPECT_FALSE(seenNothing) << cause.title << " sorts below a cause that saves nothing";
+            EXPECT_NE(cause.basis.find("at most "), std::string::npos) << cause.basis;
+        }
+        sawMyelin = sawMyelin || causeHasRule(report, cause, "myelin-head-dominates");
+    }
+    EXPECT_TRUE(sawMyelin);
+    EXPECT_TRUE(seenNothing);
+    expectSavingsAccounting(report, "yolo-orin");
+}
+
+// An info finding asks for no change, so the layers it names save nothing under it: an info fp32-island that names
+// a standalone Quantize took it from the warning that removes it (standalone-qdq, a symptom, claimed after every
+// cause) and the edit "saved ~0.000 ms". It now claims only what no edit names. The same fp32-island as a warning
+// (its fix changes the build) still claims first, as before.
+TEST(Savings, InfoFindingClaimsNoLayerAnEditNames)
+{
+    SmallEngine info = smallEngine("3,3");
+    info.finding("fp32-island", Severity::kInfo, {"Q_a", "Q_b"});
+    info.finding("standalone-qdq", Severity::kWarning, {"Q_a"});
+    attributeRootCauses(info.report, info.inputs);
+    const RootCause* removal = causeWith(info.report, "standalone-qdq");
+    ASSERT_NE(removal, nullptr);
+    EXPECT_EQ(removal->layers, std::vector<std::size_t>({2}));
+    EXPECT_EQ(removal->savingMs, std::optional<double>(0.020));
+    const RootCause* island = causeWith(info.report, "fp32-island");
+    ASSERT_NE(island, nullptr);
+    EXPECT_EQ(island->layers, std::vector<std::size_t>({4}));
+    expectSavingsAccounting(info.report, "info island");
+
+    SmallEngine warning = smallEngine("3,3");
+    warning.finding("fp32-island", Severity::kWarning, {"Q_a", "Q_b"});
+    warning.finding("standalone-qdq", Severity::kWarning, {"Q_a"});
+    attributeRootCauses(warning.report, warning.inputs);
+    const RootCause* warned = causeWith(warning.report, "fp32-island");
+    ASSERT_NE(warned, nullptr);
+    EXPECT_EQ(warned->layers, std::vector<std::size_t>({2, 4}));
+    expectSavingsAccounting(warning.report, "warning island");
+}

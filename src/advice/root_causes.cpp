@@ -302,8 +302,8 @@ void groupCauses(const Report& report, std::size_t layerCount, Grouping& groupin
     }
 }
 
-//! The order in which findings claim layers: causes before symptoms, causes with a separate fix first, errors before
-//! warnings before infos, then the larger time involved.
+//! The order in which findings claim layers: infos last, causes before symptoms, causes with a separate fix first,
+//! errors before warnings, then the larger time involved.
 std::vector<std::size_t> claimOrder(const Report& report, const Grouping& grouping)
 {
     std::vector<std::size_t> order(report.findings.size());
@@ -313,6 +313,13 @@ std::vector<std::size_t> claimOrder(const Report& report, const Grouping& groupi
                      {
                          const Finding& fa = report.findings[a];
                          const Finding& fb = report.findings[b];
+                         // An info finding asks for no change (its layers save nothing): it claims only what no
+                         // finding asking for an edit names, else it would hide that edit's saving.
+                         const bool aInfo = fa.severity == Severity::kInfo;
+                         if (aInfo != (fb.severity == Severity::kInfo))
+                         {
+                             return !aInfo;
+                         }
                          if (grouping.isSymptom[a] != grouping.isSymptom[b])
                          {
                              return grouping.isSymptom[a] < grouping.isSymptom[b];
@@ -523,6 +530,16 @@ GroupSaving estimateGroup(const Report& report, const Grouping& grouping, const 
     {
         result.basis = unestimated > 0 ? describeSaving(parts, unestimated, estimator.memorySpeed(), "")
                                        : "no engine layer with a measured time";
+        double owned = 0.0;
+        for (std::size_t layer : layers)
+        {
+            owned += report.correlation.layers[layer].timeMs.value_or(0.0);
+        }
+        if (owned > 0.0)
+        {
+            // The bound that holds whatever the fix does to the kernels: it cannot save more than its layers take.
+            result.basis += "; at most " + patterns::formatMs(owned) + ", the measured time of the layers it owns";
+        }
         return result;
     }
     result.ms = total;
@@ -693,8 +710,18 @@ void deferSymptomAdvice(Report& report)
     }
 }
 
-//! Step 5: causes worst severity first, then by saving (none last), then by time involved, then (nothing timed) by
-//! the layers owned; findings by cause.
+//! 0: a saving estimated above zero; 1: not estimated; 2: estimated to save nothing.
+int savingRank(const RootCause& cause)
+{
+    if (!cause.savingMs)
+    {
+        return 1;
+    }
+    return *cause.savingMs > 0.0 ? 0 : 2;
+}
+
+//! Step 5: causes worst severity first, then by saving (not estimated after a positive saving, before none), then by
+//! time involved, then (nothing timed) by the layers owned; findings by cause.
 void orderReport(Report& report, std::vector<RootCause> causes, const Grouping& grouping)
 {
     std::stable_sort(causes.begin(), causes.end(),
@@ -704,9 +731,15 @@ void orderReport(Report& report, std::vector<RootCause> causes, const Grouping& 
                          {
                              return severityRank(a.severity) < severityRank(b.severity);
                          }
-                         if (a.savingMs.value_or(-1.0) != b.savingMs.value_or(-1.0))
+                         // A saving estimated above zero first; then the causes whose saving is not estimated
+                         // (they may save up to the time they own); a cause that saves nothing last.
+                         if (savingRank(a) != savingRank(b))
                          {
-                             return a.savingMs.value_or(-1.0) > b.savingMs.value_or(-1.0);
+                             return savingRank(a) < savingRank(b);
+                         }
+                         if (a.savingMs.value_or(0.0) != b.savingMs.value_or(0.0))
+                         {
+                             return a.savingMs.value_or(0.0) > b.savingMs.value_or(0.0);
                          }
                          if (a.involvedMs != b.involvedMs)
                          {

@@ -9,6 +9,7 @@
 #include "src/reporters/json_writer.h"
 #include "src/reporters/myelin_report.h"
 #include "src/reporters/text_layout.h"
+#include "src/reporters/trtexec_time.h"
 
 #include <algorithm>
 #include <climits>
@@ -283,6 +284,7 @@ void writeReportTail(JsonWriter& json, const Report& report, const Inputs& input
     {
         json.null();
     }
+    writeTrtexecTimeJson(json, report, inputs);
     json.member("notes", report.notes);
     json.endObject();
 }
@@ -1093,11 +1095,28 @@ void writeAccountingText(std::ostream& out, const Report& report, const Inputs& 
     }
     out << "Q/DQ nodes:    " << qdq.total << " = " << qdq.fused << " fused + " << qdq.standalone << " standalone + "
         << qdq.folded << " folded + " << qdq.eliminated << " eliminated + " << qdq.unknown << " unknown\n";
+    // Two measurements of one engine that need not agree: the per-layer profile sum (a profiler "may affect execution
+    // time negatively", IProfiler in the TensorRT 8.6.1 API) and trtexec's end-to-end GPU compute time; each says
+    // its file (docs/report-schema.md, trtexec_time).
+    const std::string trtexec = trtexecTimeText(report);
+    const Profile* profile = inputs.timings();
     if (report.hasTimings)
     {
-        out << "Time:          " << patterns::formatMs(report.totalMs) << " total, "
-            << patterns::formatMs(report.standaloneQdqMs) << " in standalone Q/DQ layers, "
+        out << "Time:          " << patterns::formatMs(report.totalMs) << " total (sum of the per-layer profile";
+        if (profile != nullptr && !profile->sourcePath.empty())
+        {
+            out << ", " << std::filesystem::path(profile->sourcePath).filename().string();
+        }
+        out << "), " << patterns::formatMs(report.standaloneQdqMs) << " in standalone Q/DQ layers, "
             << patterns::formatMs(report.reformatMs) << " in reformats\n";
+        if (!trtexec.empty())
+        {
+            out << "               " << trtexec << "\n";
+        }
+    }
+    else if (!trtexec.empty())
+    {
+        out << "Time:          " << trtexec << " (no per-layer profile)\n";
     }
 }
 
