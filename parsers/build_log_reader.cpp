@@ -4,9 +4,11 @@
 // logger prefix is stripped and the message is dispatched on its first character and cheap prefix checks. Lines that
 // carry nothing of interest (most of a real log: tactic timing noise) cost no allocation; the tactic bookkeeping keeps
 // string_views into the input until a choice is recorded.
+//
+// This file holds the line loop, the byte and prefix checks, the dispatch of messages and continuation lines to the
+// handlers of each topic (parsers/build_log_parser.h lists their files) and the end of the log.
 
 #include "parsers/build_log_parser.h"
-#include "parsers/log_layer_line.h"
 
 #include <cstring>
 #include <string>
