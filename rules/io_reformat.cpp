@@ -117,6 +117,68 @@ private:
         }
     }
 
+    //! The network input quantized by standalone Quantize layers: expected for a float input, with the INT8-input
+    //! advice for preprocessing that can emit quantized data.
+    void reportInputQuantize(const Context& context, const std::vector<std::size_t>& inputQuantize,
+                             FindingSink& sink) const
+    {
+        const EnginePlan& plan = *context.engine();
+        std::vector<std::string> names = layerNames(context, inputQuantize);
+        Finding finding = makeFinding(
+            info(), "The network input is quantized by the standalone layer(s) " + nameList(names, 3) +
+                        ": expected for a float input (the Quantize also converts to the INT8 conv layout).");
+        finding.severity = Severity::kInfo;
+        finding.engineLayers = names;
+        for (std::size_t q : inputQuantize)
+        {
+            for (const auto& node : context.correlation.layers[q].onnxNodes)
+            {
+                finding.onnxNodes.emplace_back(node);
+            }
+            finding.evidence.push_back(
+                layerEvidence(context, q, "Inputs[0]",
+                              plan.layers[q].inputs[0].name + " " + plan.layers[q].inputs[0].format + " -> " +
+                                  (plan.layers[q].outputs.empty() ? std::string() : plan.layers[q].outputs[0].format)));
+        }
+        finding.costMs = sumTimes(context, inputQuantize);
+        std::vector<std::string> advice;
+        for (std::size_t q : inputQuantize)
+        {
+            advice.push_back(feedInt8AdviceFor(context, q));
+        }
+        finding.fix =
+            "nothing to do for a float input; if the preprocessing can emit quantized data: " + nameList(advice, 2);
+        sink.add(std::move(finding));
+    }
+
+    //! Reformat layers at the network boundary, with the trtexec I/O formats of the kernels beside them.
+    void reportBoundaryReformats(const Context& context, const std::vector<std::size_t>& reformats,
+                                 const std::vector<std::string>& reasons, const std::vector<std::string>& kernelFormats,
+                                 FindingSink& sink) const
+    {
+        std::vector<std::string> names = layerNames(context, reformats);
+        Finding finding =
+            makeFinding(info(), std::to_string(reformats.size()) +
+                                    " reformat layer(s) at the network inputs/outputs: " + nameList(reasons, 3) +
+                                    "; the declared I/O type or layout differs from the adjacent kernels.");
+        finding.engineLayers = names;
+        for (std::size_t r : reformats)
+        {
+            finding.evidence.push_back(layerEvidence(context, r, "Origin", "REFORMAT at the network boundary"));
+        }
+        finding.costMs = sumTimes(context, reformats);
+        finding.fix =
+            "declare the I/O formats the adjacent kernels use (" +
+            (kernelFormats.empty() ? std::string("trtexec --inputIOFormats / --outputIOFormats")
+                                   : nameList(kernelFormats, 4)) +
+            "), or make the first/last float layers run in the I/O type (" +
+            (precisionFlagsApply(context) ? "--fp16, or an FP16 ONNX under strong typing)" + assumedTypingNote(context)
+                                          : std::string("strongly typed: the graph's type there, so "
+                                                        "FP16 I/O for FP16 layers, or FP32 layers at "
+                                                        "FP32 I/O)"));
+        sink.add(std::move(finding));
+    }
+
     void checkEngine(const Context& context, FindingSink& sink) const
     {
         const EnginePlan& plan = *context.engine();
@@ -167,56 +229,11 @@ private:
         }
         if (!inputQuantize.empty())
         {
-            std::vector<std::string> names = layerNames(context, inputQuantize);
-            Finding finding = makeFinding(
-                info(), "The network input is quantized by the standalone layer(s) " + nameList(names, 3) +
-                            ": expected for a float input (the Quantize also converts to the INT8 conv layout).");
-            finding.severity = Severity::kInfo;
-            finding.engineLayers = names;
-            for (std::size_t q : inputQuantize)
-            {
-                for (const auto& node : context.correlation.layers[q].onnxNodes)
-                {
-                    finding.onnxNodes.emplace_back(node);
-                }
-                finding.evidence.push_back(layerEvidence(
-                    context, q, "Inputs[0]",
-                    plan.layers[q].inputs[0].name + " " + plan.layers[q].inputs[0].format + " -> " +
-                        (plan.layers[q].outputs.empty() ? std::string() : plan.layers[q].outputs[0].format)));
-            }
-            finding.costMs = sumTimes(context, inputQuantize);
-            std::vector<std::string> advice;
-            for (std::size_t q : inputQuantize)
-            {
-                advice.push_back(feedInt8AdviceFor(context, q));
-            }
-            finding.fix =
-                "nothing to do for a float input; if the preprocessing can emit quantized data: " + nameList(advice, 2);
-            sink.add(std::move(finding));
+            reportInputQuantize(context, inputQuantize, sink);
         }
         if (!reformats.empty())
         {
-            std::vector<std::string> names = layerNames(context, reformats);
-            Finding finding =
-                makeFinding(info(), std::to_string(reformats.size()) +
-                                        " reformat layer(s) at the network inputs/outputs: " + nameList(reasons, 3) +
-                                        "; the declared I/O type or layout differs from the adjacent kernels.");
-            finding.engineLayers = names;
-            for (std::size_t r : reformats)
-            {
-                finding.evidence.push_back(layerEvidence(context, r, "Origin", "REFORMAT at the network boundary"));
-            }
-            finding.costMs = sumTimes(context, reformats);
-            finding.fix = "declare the I/O formats the adjacent kernels use (" +
-                          (kernelFormats.empty() ? std::string("trtexec --inputIOFormats / --outputIOFormats")
-                                                 : nameList(kernelFormats, 4)) +
-                          "), or make the first/last float layers run in the I/O type (" +
-                          (precisionFlagsApply(context)
-                               ? "--fp16, or an FP16 ONNX under strong typing)" + assumedTypingNote(context)
-                               : std::string("strongly typed: the graph's type there, so "
-                                             "FP16 I/O for FP16 layers, or FP32 layers at "
-                                             "FP32 I/O)"));
-            sink.add(std::move(finding));
+            reportBoundaryReformats(context, reformats, reasons, kernelFormats, sink);
         }
     }
 };
