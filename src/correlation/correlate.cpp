@@ -675,8 +675,8 @@ private:
         {
             mResult.qdqNodes.push_back(state);
         }
-        mResult.notes.push_back("no ONNX model given: Q/DQ nodes counted from the engine's layer names (those fused "
-                                "unnamed are missed)");
+        mResult.notes.push_back("no ONNX model: Q/DQ nodes are counted from the engine's layer names (unnamed fused "
+                                "ones missed)");
     }
 
     //! In `w + Q + Conv`, Q follows a weight name (TensorRT names a constant-folded weight quantizer this way).

@@ -549,11 +549,18 @@ void writeLargestLayersText(std::ostream& out, const Report& report, const Input
     out << "Where the time goes (the " << largest.size() << " largest of " << report.correlation.layers.size()
         << " layers, " << percent(shown / report.totalMs) << " of the engine):\n";
     const EnginePlan& plan = *inputs.engine();
+    const auto ownerOf = [](const LayerTimeShare& share)
+    { return share.cause ? "cause " + std::to_string(*share.cause + 1) : std::string("no finding"); };
+    std::size_t ownerWidth = 0;
     for (const auto& share : largest)
     {
-        const std::string owner = share.cause ? "cause " + std::to_string(*share.cause + 1) : "no finding";
+        ownerWidth = std::max(ownerWidth, ownerOf(share).size());
+    }
+    for (const auto& share : largest)
+    {
+        const std::string owner = ownerOf(share);
         out << "  " << patterns::formatMs(share.ms) << " " << percent(share.ms / report.totalMs) << " " << owner
-            << std::string(owner.size() < 9 ? 9 - owner.size() : 1, ' ') << printable(share.kind, 64) << " "
+            << std::string(ownerWidth + 1 - owner.size(), ' ') << printable(share.kind, 64) << " "
             << printable(share.precision, 64) << " \"" << printable(plan.layers[share.layer].name, 160) << "\"\n";
     }
     out << "\n";
@@ -1098,21 +1105,18 @@ void writeAccountingText(std::ostream& out, const Report& report, const Inputs& 
     // Two measurements of one engine that need not agree: the per-layer profile sum (a profiler "may affect execution
     // time negatively", IProfiler in the TensorRT 8.6.1 API) and trtexec's end-to-end GPU compute time; each says
     // its file (docs/report-schema.md, trtexec_time).
-    const std::string trtexec = trtexecTimeText(report);
+    const FileNames files(report);
+    const std::string trtexec = trtexecTimeText(report, [&](const std::string& path) { return files.shown(path); });
     const Profile* profile = inputs.timings();
     if (report.hasTimings)
     {
-        out << "Time:          " << patterns::formatMs(report.totalMs) << " total (sum of the per-layer profile";
+        out << "Time:          " << patterns::formatMs(report.totalMs) << " total (the per-layer profile's sum";
         if (profile != nullptr && !profile->sourcePath.empty())
         {
-            out << ", " << std::filesystem::path(profile->sourcePath).filename().string();
+            out << ", " << files.shown(profile->sourcePath);
         }
-        out << "), " << patterns::formatMs(report.standaloneQdqMs) << " in standalone Q/DQ layers, "
-            << patterns::formatMs(report.reformatMs) << " in reformats\n";
-        if (!trtexec.empty())
-        {
-            out << "               " << trtexec << "\n";
-        }
+        out << (trtexec.empty() ? "" : "; " + trtexec) << "); " << patterns::formatMs(report.standaloneQdqMs)
+            << " standalone Q/DQ, " << patterns::formatMs(report.reformatMs) << " reformats\n";
     }
     else if (!trtexec.empty())
     {

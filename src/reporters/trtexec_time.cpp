@@ -78,18 +78,24 @@ void writeTrtexecTimeJson(JsonWriter& json, const Report& report, const Inputs& 
 
 std::string trtexecTimeText(const Report& report)
 {
+    return trtexecTimeText(report,
+                           [](const std::string& path) { return std::filesystem::path(path).filename().string(); });
+}
+
+std::string trtexecTimeText(const Report& report, const std::function<std::string(const std::string&)>& shown)
+{
     const std::optional<TrtexecTime> time = trtexecTime(report);
     if (!time)
     {
         return {};
     }
-    const std::string file = std::filesystem::path(time->path).filename().string();
+    const std::string file = shown(time->path);
     if (!time->summary)
     {
         return "trtexec timing " + file + " not read (" + time->error + ")";
     }
-    return "trtexec GPU compute " + patterns::formatMs(time->summary->meanComputeMs) + " mean per inference (" + file +
-           ", " + std::to_string(time->summary->records) + " runs)";
+    return "trtexec GPU compute " + patterns::formatMs(time->summary->meanComputeMs) + " mean, " + file + ", " +
+           std::to_string(time->summary->records) + " runs";
 }
 
 } // namespace qdq

@@ -5,6 +5,7 @@
 #include "qdq/analysis.h"
 #include "src/reporters/json_writer.h"
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -28,5 +29,7 @@ void writeTrtexecTimeJson(JsonWriter& json, const Report& report, const Inputs& 
 //! ", trtexec GPU compute 0.882 ms mean per inference (file, N runs)" for the text report's Time: line; empty
 //! without a timing file.
 std::string trtexecTimeText(const Report& report);
+//! The same with the timing file named as `shown` names it (the text report's short file names).
+std::string trtexecTimeText(const Report& report, const std::function<std::string(const std::string&)>& shown);
 
 } // namespace qdq
