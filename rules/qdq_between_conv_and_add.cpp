@@ -141,15 +141,7 @@ public:
                 {
                     auto layers = layersOf(context, add.name);
                     finding.engineLayers = layerNames(context, layers);
-                    bool fused = false;
-                    for (std::size_t layer : layers)
-                    {
-                        for (const auto& n : context.correlation.layers[layer].onnxNodes)
-                        {
-                            fused = fused || n == conv->name;
-                        }
-                    }
-                    if (fused)
+                    if (engine.sameLayer(add.name, conv->name))
                     {
                         continue; // the engine fused them anyway
                     }
