@@ -188,7 +188,11 @@ private:
             }
             for (const OnnxNode* dq : member->behindPools)
             {
-                result.beforePools.push_back(dq->name);
+                if (std::find(result.beforePools.begin(), result.beforePools.end(), dq->name) ==
+                    result.beforePools.end())
+                {
+                    result.beforePools.push_back(dq->name);
+                }
             }
         }
         return result;
@@ -276,6 +280,37 @@ private:
         return nullptr;
     }
 
+    //! Whether dq is the DequantizeLinear of a Q/DQ pair between a conv (or its activation) and the MaxPool it feeds
+    //! (Conv -> [BN, Q/DQ] -> [Relu] -> Q -> DQ -> MaxPool, DenseNet's stem; ONNX Runtime drops the Relu before a
+    //! uint8 Q): conv-act-pool-blocked or qdq-inside-conv-epilogue removes that pair so the conv, activation and pool
+    //! fuse into one layer whose output is the pool's Q, and no scale of dq is left to match.
+    static bool blocksConvActPool(const OnnxGraph& graph, const OnnxNode& dq)
+    {
+        const OnnxNode* q = dq.inputs.empty() ? nullptr : producerOf(graph, dq.inputs[0]);
+        if (q == nullptr || q->inputs.empty() || dq.outputs.empty())
+        {
+            return false;
+        }
+        const NodeRefs consumers = consumersOf(graph, dq.outputs[0]);
+        if (consumers.size() != 1 || consumers[0]->opType != "MaxPool")
+        {
+            return false;
+        }
+        const OnnxNode* producer = producerOf(graph, q->inputs[0]);
+        if (producer != nullptr && isActivation(producer->opType) && !producer->inputs.empty())
+        {
+            producer = producerOf(graph, producer->inputs[0]);
+            for (int depth = 0;
+                 depth < 8 && producer != nullptr && (producer->opType == "BatchNormalization" || isQdq(*producer)) &&
+                 !producer->inputs.empty();
+                 ++depth)
+            {
+                producer = producerOf(graph, producer->inputs[0]);
+            }
+        }
+        return producer != nullptr && producer->opType == "Conv";
+    }
+
     static std::vector<ConcatScales> quantizedConcats(const OnnxGraph& graph)
     {
         std::vector<ConcatScales> result;
@@ -319,7 +354,8 @@ private:
                 if (viaMaxPool.count(source.node) == 0)
                 {
                     entry.dqs.push_back(source.node);
-                    if (const OnnxNode* behind = dequantizeBehindPool(graph, *source.node); behind != nullptr)
+                    if (const OnnxNode* behind = dequantizeBehindPool(graph, *source.node);
+                        behind != nullptr && !blocksConvActPool(graph, *behind))
                     {
                         entry.behindPools.push_back(behind);
                     }
