@@ -116,6 +116,30 @@ public:
                               describeTensor(layer.outputs[0]) + " read only by \"" + activation.name + "\""));
             finding.evidence.push_back(layerEvidence(context, act, "LayerType", activation.type));
             finding.costMs = layerTime(context, act);
+            // The convolution node of the one layer and the activation node of the other, when the model is given.
+            if (const OnnxGraph* graph = context.graph())
+            {
+                const auto nodeOf = [&](std::size_t l, bool wantConv) -> std::string
+                {
+                    for (const auto& name : mappings[l].onnxNodes)
+                    {
+                        const OnnxNode* node = graph->findNode(std::string(name));
+                        if (node != nullptr && (node->opType == "Conv") == wantConv && !isQuantize(*node) &&
+                            !isDequantize(*node))
+                        {
+                            return node->name;
+                        }
+                    }
+                    return {};
+                };
+                const std::string convNode = nodeOf(conv, true);
+                const std::string actNode = nodeOf(act, false);
+                if (!convNode.empty() && !actNode.empty())
+                {
+                    finding.claims.push_back({EngineClaim::Kind::kSeparateLayers, {convNode, actNode}});
+                    finding.claims.push_back({EngineClaim::Kind::kKeepApart, {convNode, actNode}});
+                }
+            }
             finding.fix = "quantize the depthwise convolution's output (a Q/DQ pair before the activation, on both "
                           "inputs of a Sigmoid * Mul) so the activation runs INT8 in and out, and measure; or accept "
                           "the separate layer (the depthwise kernel TensorRT chose is faster than the fused one)";

@@ -300,6 +300,7 @@ private:
         finding.likely = !certain;
         finding.severity = certain ? Severity::kWarning : Severity::kInfo;
         finding.onnxNodes = floatOps;
+        finding.claims.push_back({EngineClaim::Kind::kRunsFloat, floatOps});
         if (const OnnxNode* first = graph.findNode(floatOps.front()))
         {
             finding.evidence.push_back(
@@ -436,6 +437,7 @@ private:
                        : "."));
         setStrongSeverity(finding, mixed);
         finding.onnxNodes = part.floatOps;
+        finding.claims.push_back({EngineClaim::Kind::kRunsFloat, part.floatOps});
         finding.onnxNodes.insert(finding.onnxNodes.end(), part.writerNodes.begin(), part.writerNodes.end());
         const auto& firstOf = part.floatOps.empty() ? part.writerNodes : part.floatOps;
         if (const OnnxNode* node = firstOf.empty() ? nullptr : graph.findNode(firstOf.front()))

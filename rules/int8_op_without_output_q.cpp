@@ -95,6 +95,16 @@ private:
             }
             Finding finding = missingQFinding(context, node, dqs);
             addEngineLayers(context, node, dqs, finding);
+            if (engine.predicted())
+            {
+                for (const OnnxNode* dq : dqs)
+                {
+                    if (engine.runsStandalone(dq->name))
+                    {
+                        finding.claims.push_back({EngineClaim::Kind::kStandaloneQdq, {dq->name}});
+                    }
+                }
+            }
             sink.add(std::move(finding));
         }
     }

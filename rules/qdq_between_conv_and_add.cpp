@@ -128,6 +128,7 @@ public:
                         (bias ? conv->opType + " with its bias (the other input, " + otherDq.name + ", is a constant)."
                               : std::string("Conv+Add.")));
                 finding.onnxNodes = {add.name, conv->name, q->name, dq[side]->name};
+                finding.claims.push_back({EngineClaim::Kind::kSeparateLayers, {conv->name, add.name}});
                 finding.evidence.push_back(nodeEvidence(context, add,
                                                         "input " + std::to_string(side) + " from " + dq[side]->name +
                                                             " <- " + q->name + " <- " + conv->name));

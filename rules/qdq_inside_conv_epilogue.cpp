@@ -164,6 +164,7 @@ public:
                                         conv->opType + " " + conv->name + ") and " + next->opType + " " + next->name +
                                         ": the activation cannot join the fused Conv+Add layer.");
                         finding.onnxNodes = {conv->name, add.name, q->name, dq->name, next->name};
+                        finding.claims.push_back({EngineClaim::Kind::kFuseOnceEdited, {conv->name, next->name}});
                         finding.evidence.push_back(nodeEvidence(context, *q,
                                                                 "input from " + add.name + ", output dequantized by " +
                                                                     dq->name + " for " + next->name));
@@ -243,6 +244,7 @@ public:
                                 (gate.mul == nullptr ? next->name : std::string("it")) + " into the " + node.opType +
                                 " epilogue and runs them as separate layers with an INT8 round trip between.");
                         finding.onnxNodes = {node.name, q->name, dq->name, next->name};
+                        finding.claims.push_back({EngineClaim::Kind::kFuseOnceEdited, {node.name, next->name}});
                         finding.evidence.push_back(nodeEvidence(context, *q,
                                                                 "input from " + node.name +
                                                                     ", output "

@@ -1,5 +1,6 @@
 // diagnose: correlation, prediction and every rule, with findings sorted worst first.
 #include "qdq/analysis.h"
+#include "qdq/consistency.h"
 #include "qdq/load_inputs.h"
 #include "qdq/patterns.h"
 #include "qdq/prediction_check.h"
@@ -203,6 +204,8 @@ public:
             mReport.notes.insert(mReport.notes.begin(), mModelMismatch); // the headline of the notes
         }
         attributeRootCauses(mReport, mInputs);
+        // Last: the findings are in their final order (grouped by cause), which the check's numbers refer to.
+        mReport.consistency = checkConsistency(mReport, mInputs);
         return std::move(mReport);
     }
 

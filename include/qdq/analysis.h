@@ -244,6 +244,41 @@ struct FixEdit
     double fixedScale = 0.0;
 };
 
+//! What a finding states about the engine the report shows (the real one when a layer list is given, else the
+//! predicted one) or about its own edit. The report's consistency check (src/advice/consistency.cpp) tests every claim
+//! against that engine and against the other findings' claims (the issue "One model of TensorRT").
+struct EngineClaim
+{
+    enum class Kind
+    {
+        kSeparateLayers, //!< nodes[0] and nodes[1] run in different layers
+        kStandaloneQdq,  //!< nodes[0], a Q/DQ node, runs as a layer of its own
+        kRunsFloat,      //!< every node runs in a float precision, not quantized
+        kFuseOnceEdited, //!< the finding's edit lets nodes[0] and nodes[1] run in one layer
+        kKeepApart,      //!< the finding advises a Q/DQ between nodes[0] and nodes[1] (two quantized layers)
+    } kind = Kind::kSeparateLayers;
+    std::vector<std::string> nodes;
+};
+std::string_view engineClaimName(EngineClaim::Kind kind);
+
+//! One place where a report contradicts itself: a finding against the engine the report shows, two findings against
+//! each other, or the prediction against its own reasons.
+struct Contradiction
+{
+    //! "engine-structure", "precision", "qdq-fate", "advice", "dead-node", "attention"
+    std::string kind;
+    std::vector<std::size_t> findings; //!< indices in Report::findings (empty for the prediction's own)
+    std::string message;
+};
+
+//! The result of the consistency check every report runs.
+struct ConsistencyCheck
+{
+    std::size_t claimsChecked = 0;
+    bool againstRealEngine = false; //!< the claims were tested against the real engine (else the predicted one)
+    std::vector<Contradiction> contradictions;
+};
+
 struct Finding
 {
     std::string rule; //!< slug
@@ -272,6 +307,8 @@ struct Finding
     //! that layer, so that each layer is explained once, and merges the kept ones of one rule with the same group into
     //! one finding ("<count> <group>: <layers>.", their evidence, nodes and cost added up, the fix of the first).
     std::string fallbackGroup;
+    //! What the finding says TensorRT does, for the consistency check (EngineClaim).
+    std::vector<EngineClaim> claims;
 };
 
 //! A layer TensorRT is expected to build, predicted from the model's graph (reference sections 1.8 and 7.1).
@@ -380,6 +417,9 @@ struct PredictedAttention
     bool fused = false;             //!< one fused attention expected
     bool quantized = false;         //!< its MatMuls read DequantizeLinear outputs
     std::string reason;             //!< why, with its sources; what no source settles is marked a guess
+    //! Why it is not fused, one entry a reason (a documented condition it misses, or the engine around it); empty
+    //! exactly when fused.
+    std::vector<std::string> notFusedBecause;
 };
 
 struct Prediction
@@ -599,6 +639,8 @@ struct Report
     //! With a model (or a log's graph) and a real engine: where the simulator and TensorRT agree and disagree. Facts,
     //! not findings: the places where TensorRT did what the documentation does not say.
     std::optional<PredictionCheck> predictionCheck;
+    //! No finding contradicts the engine the report shows nor another finding (checkConsistency).
+    ConsistencyCheck consistency;
     //! The build mode the prediction and the rules assumed (resolveBuildMode), shown in every report.
     SimulationOptions buildMode;
     double totalMs = 0.0;

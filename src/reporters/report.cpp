@@ -6,6 +6,7 @@
 #include "qdq/text_report.h"
 
 #include "src/reporters/build_mode_json.h"
+#include "src/reporters/consistency_report.h"
 #include "src/reporters/json_writer.h"
 #include "src/reporters/myelin_report.h"
 #include "src/reporters/text_layout.h"
@@ -285,6 +286,7 @@ void writeReportTail(JsonWriter& json, const Report& report, const Inputs& input
         json.null();
     }
     writeTrtexecTimeJson(json, report, inputs);
+    writeConsistencyJson(json, report.consistency, false);
     json.member("notes", report.notes);
     json.endObject();
 }
@@ -1229,6 +1231,11 @@ std::string renderReportText(const Report& report, const Inputs& inputs, const T
         writeMyelinRegionsText(out, report.correlation.myelinRegions, *plan);
     }
     writePredictionCheckText(out, report);
+    if (options.details || !report.consistency.contradictions.empty())
+    {
+        // The compact text keeps to its length: a clean check is said in --details and the JSON only.
+        out << "\n" << consistencyText(report.consistency, false);
+    }
     writeNotesText(out, report);
     std::string text = out.str();
     shortenInputPaths(text, headerEnd, report);

@@ -425,6 +425,45 @@ std::string MyelinPass::attentionReason(const AttentionBlock& block) const
     return reason;
 }
 
+void MyelinPass::reportAttention(Prediction& prediction, const std::vector<std::uint32_t>& layerOf) const
+{
+    const OnnxGraph& graph = mState.graph;
+    const auto inMyelin = [&](std::uint32_t node)
+    { return node < layerOf.size() && layerOf[node] != kNoLayer && prediction.layers[layerOf[node]].kind == "Myelin"; };
+    for (const auto& block : mAttention)
+    {
+        PredictedAttention attention;
+        attention.scoresMatMul = graph.nodes[block.scoresMatMul].name;
+        attention.softmax = graph.nodes[block.softmax].name;
+        attention.contextMatMul = graph.nodes[block.contextMatMul].name;
+        attention.quantized = block.quantized;
+        const bool oneRegion = inMyelin(block.scoresMatMul) && layerOf[block.scoresMatMul] == layerOf[block.softmax] &&
+                               layerOf[block.softmax] == layerOf[block.contextMatMul];
+        attention.fused = block.fuses() && oneRegion && mTransformer;
+        attention.reason = attentionReason(block);
+        for (const auto& blocker : block.blockers)
+        {
+            attention.notFusedBecause.push_back(blocker.reason);
+        }
+        if (block.fuses() && !attention.fused)
+        {
+            // The block meets the documented conditions; what keeps it from fusing is the engine around it, and the
+            // reason must say so instead of ending on "fuses" (the issue "One model of TensorRT", contradiction 6).
+            attention.notFusedBecause.push_back(
+                !mTransformer ? "this TensorRT version compiles no transformer body with Myelin (fused attention is "
+                                "described for TensorRT 10; see the Fused Attention page)"
+                              : "its MatMuls and Softmax are not predicted in one Myelin region (a node between them "
+                                "runs outside the region)");
+            attention.reason += "; not fused: " + attention.notFusedBecause.back();
+        }
+        if (oneRegion)
+        {
+            attention.reason += "; in " + prediction.layers[layerOf[block.softmax]].name;
+        }
+        prediction.attention.push_back(std::move(attention));
+    }
+}
+
 void MyelinPass::report(Prediction& prediction) const
 {
     const OnnxGraph& graph = mState.graph;
@@ -451,23 +490,7 @@ void MyelinPass::report(Prediction& prediction) const
         const bool quantized = a != nullptr && b != nullptr && isDequantize(*a) && isDequantize(*b);
         (quantized ? prediction.myelinQuantizedMatMuls : prediction.myelinFloatMatMuls).push_back(n.name);
     }
-    for (const auto& block : mAttention)
-    {
-        PredictedAttention attention;
-        attention.scoresMatMul = graph.nodes[block.scoresMatMul].name;
-        attention.softmax = graph.nodes[block.softmax].name;
-        attention.contextMatMul = graph.nodes[block.contextMatMul].name;
-        attention.quantized = block.quantized;
-        const bool oneRegion = inMyelin(block.scoresMatMul) && layerOf[block.scoresMatMul] == layerOf[block.softmax] &&
-                               layerOf[block.softmax] == layerOf[block.contextMatMul];
-        attention.fused = block.fuses() && oneRegion && mTransformer;
-        attention.reason = attentionReason(block);
-        if (oneRegion)
-        {
-            attention.reason += "; in " + prediction.layers[layerOf[block.softmax]].name;
-        }
-        prediction.attention.push_back(std::move(attention));
-    }
+    reportAttention(prediction, layerOf);
     if (!mTransformer)
     {
         return;

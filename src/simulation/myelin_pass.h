@@ -84,6 +84,8 @@ public:
     //! After the layers are built: the attention blocks, the quantized and float MatMuls of the regions, and the
     //! fate of each Q/DQ node a region took (fused into the region's kernels).
     void report(Prediction& prediction) const;
+    //! Each attention block's verdict, with why it is not fused (empty exactly when it is).
+    void reportAttention(Prediction& prediction, const std::vector<std::uint32_t>& layerOf) const;
 
 private:
     bool seeds(const OnnxNode& node) const;

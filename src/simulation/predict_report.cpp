@@ -1,8 +1,10 @@
 // Text and JSON output of `qdq-doctor predict` (docs/predict-schema.md).
 #include "qdq/predict.h"
 
+#include "qdq/consistency.h"
 #include "qdq/patterns.h"
 #include "src/reporters/build_mode_json.h"
+#include "src/reporters/consistency_report.h"
 #include "src/reporters/json_writer.h"
 #include "src/simulation/engine_simulator.h"
 #include "src/simulation/gpu_dependent_structure.h"
@@ -240,6 +242,7 @@ void writeTransformerJson(JsonWriter& json, const Prediction& prediction)
         json.member("context_matmul", attention.contextMatMul);
         json.member("fused", attention.fused).member("quantized", attention.quantized);
         json.member("reason", attention.reason);
+        json.member("not_fused_because", attention.notFusedBecause);
         json.endObject();
     }
     json.endArray();
@@ -305,6 +308,9 @@ void writeJson(const Prediction& prediction, const OnnxGraph& graph, const std::
     json.endArray();
     json.member("eliminated_nodes", prediction.eliminated);
     writeTransformerJson(json, prediction);
+    ConsistencyCheck consistency;
+    checkPredictionConsistency(prediction, consistency);
+    writeConsistencyJson(json, consistency, true);
     json.endObject(); // ends the document: the writer adds the final newline and hands over the rest
 }
 
@@ -438,6 +444,9 @@ std::string renderPredictionText(const Prediction& prediction, const OnnxGraph& 
             }
         }
     }
+    ConsistencyCheck consistency;
+    checkPredictionConsistency(prediction, consistency);
+    out += "\n" + consistencyText(consistency, true);
     return out;
 }
 
