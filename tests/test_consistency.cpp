@@ -245,7 +245,12 @@ TEST(Consistency, QdqFusedWithAPartnerInAnotherLayerFires)
     // Its partner moved to a node of another layer (the last layer's first node).
     const auto& last = seeded.report.prediction.layers.back();
     ASSERT_FALSE(last.onnxNodes.empty());
+    ASSERT_EQ(last.nodeIndices.size(), last.onnxNodes.size());
     fused->partner = last.onnxNodes.front();
+    fused->partnerIndex = last.nodeIndices.front();
+    EXPECT_EQ(countKind(seeded.check(), "qdq-fate"), 1u);
+    // The same partner known by name only (the check then looks it up by name).
+    fused->partnerIndex = PredictedQdq::kNoNode;
     EXPECT_EQ(countKind(seeded.check(), "qdq-fate"), 1u);
 }
 
