@@ -453,7 +453,11 @@ TEST(RealDataFix, ResNetConvsRecipeBecomesTheResidualQgapRecipe)
     // And the simulator sees most of the recipe's engine in it: the standalone Q/DQ layers left are those the
     // calibrated pairs would fuse.
     EXPECT_EQ(report.before.predicted.standaloneQdq, 10u);
-    EXPECT_LT(report.after.predicted.standaloneQdq, report.before.predicted.standaloneQdq);
+    // Five remain (defect 6 of the issue "One model of TensorRT": it said 3 while a fused Conv+Add with a float
+    // residual was let write INT8): the network input's Quantize, the Quantize after each of the three downsample
+    // blocks, whose shortcut conv writes the float residual of the fused Conv+Add until its pair is calibrated (the
+    // real -qat engine's Add_97 writes FP16 before the standalone QuantizeLinear_101), and the pooling's.
+    EXPECT_EQ(report.after.predicted.standaloneQdq, 5u);
     EXPECT_EQ(report.after.predicted.convActPool, 1u);
     // The weights' external data reference is kept (the file is not shipped with the graph-only model).
     EXPECT_FALSE(report.notes.empty());

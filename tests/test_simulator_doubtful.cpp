@@ -176,3 +176,58 @@ TEST(SimulatorDoubtful, QdqInsideConvEpilogueLeavesADepthwiseSiluAlone)
     const Report regular = runDiagnose(convSilu(false, true), std::nullopt);
     EXPECT_EQ(findingsOf(regular, "qdq-inside-conv-epilogue").size(), 1u);
 }
+
+namespace
+{
+
+//! ResNet's downsample block: in -> Q/DQ -> conv2 and -> Q/DQ -> downsample conv, Add(conv2, downsample), Q/DQ, conv.
+//! With residualQuantized the downsample conv's output goes through its own Q/DQ before the Add (the -qat-residual
+//! recipe); without it both Add inputs come straight from quantized convs (the -qat recipe).
+OnnxGraph downsampleBlock(bool residualQuantized)
+{
+    GraphBuilder g;
+    std::string x = g.qdq("/in_q", g.input("x", {1, 8, 16, 16}));
+    std::string main = g.node("Conv", "/conv2/Conv", {x, g.quantizedWeight("w2", 8, 8)});
+    std::string side = g.node("Conv", "/down/Conv", {x, g.quantizedWeight("wd", 8, 8)});
+    if (residualQuantized)
+    {
+        side = g.qdq("/res_q", side);
+    }
+    std::string sum = g.node("Add", "/block/Add", {side, main});
+    std::string next = g.node("Conv", "/next/Conv", {g.qdq("/sum_q", sum), g.quantizedWeight("w3", 8, 8)});
+    g.output(next);
+    return g.build();
+}
+
+} // namespace
+
+// Defect 6 of the issue "One model of TensorRT": the Add fuses into one of the two convs; the other conv's output is
+// the residual input, float without a Q/DQ, and it sets the fused layer's output precision (reference 1.4), so the
+// fused Conv+Add writes float and the Q after it is a layer of its own (the real -qat engine's Add_97 and
+// QuantizeLinear_101).
+TEST(SimulatorDoubtful, AConvAddWhoseResidualComesFromAnUnquantizedConvOutputWritesFloat)
+{
+    const OnnxGraph graph = downsampleBlock(false);
+    const Prediction prediction = predictEngine(graph, tensorRt10());
+    const PredictedLayer* fused = layerWith(prediction, "/block/Add");
+    ASSERT_NE(fused, nullptr);
+    EXPECT_EQ(fused->kind, "CaskConvolution");
+    EXPECT_FALSE(fused->int8Output);
+    EXPECT_EQ(fused->outputPrecision, "FP16");
+    const PredictedQdq* q = prediction.find("/sum_q/QuantizeLinear");
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->fate, PredictedQdq::Fate::kStandalone) << q->reason();
+}
+
+TEST(SimulatorDoubtful, AConvAddWhoseResidualIsDequantizedWritesInt8)
+{
+    const OnnxGraph graph = downsampleBlock(true);
+    const Prediction prediction = predictEngine(graph, tensorRt10());
+    const PredictedLayer* fused = layerWith(prediction, "/block/Add");
+    ASSERT_NE(fused, nullptr);
+    EXPECT_EQ(fused->kind, "CaskConvolution");
+    EXPECT_TRUE(fused->int8Output);
+    const PredictedQdq* q = prediction.find("/sum_q/QuantizeLinear");
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->fate, PredictedQdq::Fate::kFusedIntoProducer) << q->reason();
+}

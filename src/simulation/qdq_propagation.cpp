@@ -192,17 +192,7 @@ private:
             }
             if (isQuantizableNonWeighted(producer->opType) && !producer->inputs.empty())
             {
-                bool allQuantized = true;
-                for (const auto& input : producer->inputs)
-                {
-                    if (!input.empty() && !isConstantTensor(mGraph, input) &&
-                        feedingDequantize(mGraph, input) == nullptr && !residualOfQuantizedConv(*producer, input) &&
-                        !isShapeValue(mGraph, input))
-                    {
-                        allQuantized = false;
-                    }
-                }
-                return allQuantized ? producer : nullptr;
+                return inputsQuantized(*producer) ? producer : nullptr;
             }
             bool passThrough = (isEpilogue(producer->opType) || isCommuting(producer->opType)) &&
                                !producer->inputs.empty() && producer->opType != "Concat";
@@ -240,6 +230,33 @@ private:
             }
         }
         return nullptr;
+    }
+
+    //! Whether every activation input of a non-weighted op arrives quantized, so the op can write its output Q: each
+    //! is DQ-fed, constant or a shape, except that an Add may take one input straight from a quantized conv (the conv
+    //! it fuses into). Only one: TensorRT fuses the Add into one conv, and the other input is the residual, which
+    //! that conv reads in float when no Q/DQ quantizes it, and the residual input's precision sets the fused
+    //! output's (the developer guide's residual figures and pytorch-quantization's ResNet-50 tutorial, reference
+    //! 1.4, "Residual"; the real `trex-pt-resnet-a100-qat` engine's downsample block: `Add_97` writes FP16 and
+    //! `QuantizeLinear_101` runs as its own layer).
+    bool inputsQuantized(const OnnxNode& node) const
+    {
+        bool convSideTaken = false;
+        for (const auto& input : node.inputs)
+        {
+            if (input.empty() || isConstantTensor(mGraph, input) || feedingDequantize(mGraph, input) != nullptr ||
+                isShapeValue(mGraph, input))
+            {
+                continue;
+            }
+            if (!convSideTaken && residualOfQuantizedConv(node, input))
+            {
+                convSideTaken = true;
+                continue;
+            }
+            return false;
+        }
+        return true;
     }
 
     //! Add(x, conv_out) where conv_out comes from a quantized conv: the conv side need not be DQ-fed.
@@ -612,13 +629,9 @@ private:
         {
             return false;
         }
-        for (const auto& input : node.inputs)
+        if (!inputsQuantized(node))
         {
-            if (!input.empty() && !isConstantTensor(mGraph, input) && feedingDequantize(mGraph, input) == nullptr &&
-                !residualOfQuantizedConv(node, input) && !isShapeValue(mGraph, input))
-            {
-                return false;
-            }
+            return false;
         }
         auto forward = forwardQuantizers(mGraph, node.outputs[0], true);
         return forward.allPaths && !forward.quantizers.empty();
