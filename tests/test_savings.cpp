@@ -81,6 +81,28 @@ void expectSavingsAccounting(const Report& report, const std::string& what)
         const auto& list = finding.symptom ? cause.symptoms : cause.findings;
         EXPECT_NE(std::find(list.begin(), list.end(), f), list.end()) << what << ": " << finding.rule;
     }
+    // Defect 11 of the issue "One model of TensorRT": a finding's numbers reconcile. What it owns adds up to at
+    // most the engine, lies within its cause's, and its saving is a part of it.
+    double ownedTotal = 0.0;
+    for (const Finding& finding : report.findings)
+    {
+        EXPECT_EQ(finding.ownedMs.has_value(), finding.costMs.has_value()) << what << ": " << finding.rule;
+        if (!finding.ownedMs)
+        {
+            continue;
+        }
+        ownedTotal += *finding.ownedMs;
+        EXPECT_LE(*finding.ownedMs, report.causes[*finding.rootCause].involvedMs + 1e-9)
+            << what << ": " << finding.rule;
+        if (finding.savingMs)
+        {
+            EXPECT_LE(*finding.savingMs, *finding.ownedMs + 1e-9) << what << ": " << finding.rule;
+        }
+    }
+    if (report.hasTimings)
+    {
+        EXPECT_LE(ownedTotal, report.totalMs + 1e-9) << what;
+    }
 }
 
 } // namespace

@@ -293,6 +293,10 @@ struct Finding
     //! The time of the engine layers the finding touches (the profile's times; a layer may count in several
     //! findings). What fixing it saves is savingMs.
     std::optional<double> costMs;
+    //! The time of the engine layers the root-cause step gives this finding (each layer to one finding at most, a
+    //! cause's finding also owning the layers of the symptoms it explains): these add up to at most the engine's
+    //! time, and savingMs never exceeds them. Set with costMs once root causes are attributed.
+    std::optional<double> ownedMs;
     //! What carrying out the fix is expected to save: the counterfactual of the layers this finding's root cause owns
     //! (src/advice, docs/savings.md). Unset where no estimate could be made (no profile, or a fix whose effect on
     //! the kernels no artifact shows); 0 for a symptom counted under its cause or an info finding.
