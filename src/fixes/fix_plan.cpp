@@ -294,7 +294,8 @@ void Planner::collect()
                 {edit, finding.rule, finding.message, {finding.rule}, key, {}, finding.severity == Severity::kError});
         }
     }
-    // Edits an earlier plan found to make new warnings are left out.
+    // Edits an earlier plan found to make new warnings are left out, and with them the other edits of their finding.
+    const std::map<std::string, std::string> siblings = refusedWithTheirFinding();
     std::vector<Asked> kept;
     for (auto& asked : mAsked)
     {
@@ -304,9 +305,65 @@ void Planner::collect()
             skip(asked, refusal->second);
             continue;
         }
+        if (auto sibling = siblings.find(asked.key); sibling != siblings.end())
+        {
+            skip(asked, sibling->second);
+            continue;
+        }
         kept.push_back(std::move(asked));
     }
     mAsked = std::move(kept);
+}
+
+//! A finding's edits are one change: qdq-inside-conv-epilogue removes the pair between a conv and its SiLU and the
+//! pair inside the SiLU together, and the second alone leaves the Sigmoid float between a DQ and a Mul, two new
+//! standalone Q/DQ layers per block (the zoo's yolo-like model went from 4 to 12 when the first was refused for a new
+//! requantize-before-split warning). So an edit whose every asking finding had another edit refused is left out too.
+std::map<std::string, std::string> Planner::refusedWithTheirFinding() const
+{
+    std::map<std::string, std::string> result;
+    if (mRefused.empty())
+    {
+        return result;
+    }
+    std::map<std::string, std::pair<std::size_t, std::size_t>> askers; // key -> (findings, findings with a refusal)
+    std::map<std::string, std::string> why;
+    for (const auto& finding : mReport.findings)
+    {
+        if (finding.edits.empty() || !selected(finding.rule))
+        {
+            continue;
+        }
+        std::vector<std::string> keys;
+        const std::string* refusal = nullptr;
+        for (const auto& edit : finding.edits)
+        {
+            keys.push_back(editKey(edit));
+            if (auto it = mRefused.find(keys.back()); it != mRefused.end() && refusal == nullptr)
+            {
+                refusal = &it->second;
+            }
+        }
+        for (const auto& key : keys)
+        {
+            auto& [findings, refusedFindings] = askers[key];
+            ++findings;
+            if (refusal != nullptr)
+            {
+                ++refusedFindings;
+                why.emplace(key, "refused with the other edit(s) of its " + finding.rule +
+                                     " finding, which are one change: " + *refusal);
+            }
+        }
+    }
+    for (const auto& [key, counts] : askers)
+    {
+        if (counts.second > 0 && counts.second == counts.first && mRefused.count(key) == 0)
+        {
+            result.emplace(key, why[key]);
+        }
+    }
+    return result;
 }
 
 void Planner::skip(const Asked& asked, std::string why)

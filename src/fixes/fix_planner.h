@@ -66,6 +66,7 @@ private:
 
     //! Every finding's edits in report order, one entry per distinct edit (the rules that asked for it listed).
     void collect();
+    std::map<std::string, std::string> refusedWithTheirFinding() const;
 
     void skip(const Asked& asked, std::string why);
 

@@ -159,7 +159,37 @@ private:
         // under ONNX Runtime's quantizer), which TensorRT folds like any constant.
         return producer != nullptr &&
                (producer->opType == "Constant" || (isQdq(*producer) && onWeightPath(*producer, depth + 1)) ||
-                (producer->opType == "Identity" && onWeightPath(*producer, depth + 1)));
+                (producer->opType == "Identity" && onWeightPath(*producer, depth + 1)) ||
+                computedFromConstants(*producer, depth + 1));
+    }
+
+    //! Whether every input of node is a constant or computed from constants only: TensorRT folds such a node at build
+    //! time like a constant (the constant-folding pass; a Q on its output folds with it). The zero-point fix's Relu
+    //! before the Q of a uint8-quantized initializer (DETR's positional constants under ONNX Runtime's quantizer) was
+    //! predicted as a float layer feeding a standalone Quantize. Multi-input walks stop at a depth of 8: a real
+    //! constant subgraph is shallow, and the walk does not memoize.
+    bool computedFromConstants(const OnnxNode& node, int depth) const
+    {
+        constexpr int kDeepestConstantWalk = 8;
+        if (depth > kDeepestConstantWalk || node.inputs.empty() || isQdq(node))
+        {
+            return false;
+        }
+        for (const auto& input : node.inputs)
+        {
+            if (input.empty() || isConstantTensor(mGraph, input))
+            {
+                continue;
+            }
+            const OnnxNode* producer = producerOf(mGraph, input);
+            if (producer == nullptr ||
+                !(producer->opType == "Constant" || (isQdq(*producer) && onWeightPath(*producer, depth + 1)) ||
+                  computedFromConstants(*producer, depth + 1)))
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     //! A producer that can emit INT8 through its epilogue: a quantized weighted op (possibly through epilogue ops),
