@@ -634,3 +634,50 @@ TEST(Savings, InfoFindingClaimsNoLayerAnEditNames)
     EXPECT_EQ(warned->layers, std::vector<std::size_t>({2, 4}));
     expectSavingsAccounting(warning.report, "warning island");
 }
+
+// The issue "One model of TensorRT", defect 1: the YOLO build's 113 ms FP32 Myelin head had no saving and sorted
+// seventh. Its FP16 fix is now estimated at half its time (a Myelin layer's inner tensors are not in the layer list,
+// so its bytes say little), with low confidence, and it ranks second, after the residual cause.
+TEST(RealDataSavings, TheFp32MyelinHeadIsEstimatedAtHalfItsTime)
+{
+    REQUIRE_SHARED();
+    Inputs inputs = loadFiles({realdata("trex-notebooks-yolo-orin-trt852")});
+    const Report report = diagnose(inputs);
+    ASSERT_GE(report.causes.size(), 2u);
+    const RootCause& head = report.causes[1];
+    ASSERT_TRUE(causeHasRule(report, head, "myelin-head-dominates")) << head.title;
+    ASSERT_TRUE(head.savingMs.has_value()) << head.basis;
+    EXPECT_NEAR(*head.savingMs, head.involvedMs / 2.0, 1e-9);
+    EXPECT_NEAR(head.involvedMs, 113.189, 0.001); // profile.json's time for the {ForeignNode[...]} layer
+    EXPECT_EQ(head.confidence, SavingConfidence::kLow);
+    EXPECT_NE(head.basis.find("FP32 Myelin"), std::string::npos) << head.basis;
+    expectSavingsAccounting(report, "yolo-orin");
+}
+
+// The same estimate needs an FP32 Myelin layer: an FP16 one under fp32-island has nothing to halve, and a
+// convolution keeps its bytes estimate.
+TEST(Savings, OnlyAnFp32MyelinLayerIsHalvedByItsTime)
+{
+    for (const Precision precision : {Precision::kFP32, Precision::kFP16})
+    {
+        SmallEngine e = smallEngine("1,1");
+        const std::vector<std::int64_t> shape = {1, 64, 64, 64};
+        e.layer("{ForeignNode[/head/Mul.../Concat]}", "Myelin", LayerState::kMapped, 0.300,
+                {tensor("c", shape, Precision::kFP32)}, {tensor("boxes", shape, precision)});
+        e.finding("fp32-island", Severity::kWarning, {"{ForeignNode[/head/Mul.../Concat]}"});
+        attributeRootCauses(e.report, e.inputs);
+        ASSERT_EQ(e.report.causes.size(), 1u);
+        const RootCause& island = e.report.causes[0];
+        ASSERT_TRUE(island.savingMs.has_value()) << island.basis;
+        if (precision == Precision::kFP32)
+        {
+            EXPECT_NEAR(*island.savingMs, 0.150, 1e-9);
+            EXPECT_NE(island.basis.find("FP32 Myelin"), std::string::npos) << island.basis;
+        }
+        else
+        {
+            EXPECT_EQ(island.basis.find("FP32 Myelin"), std::string::npos) << island.basis;
+            EXPECT_LT(*island.savingMs, 0.150); // only the FP32 input's bytes halve
+        }
+    }
+}

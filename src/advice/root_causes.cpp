@@ -81,7 +81,8 @@ constexpr std::array<std::string_view, 8> kRootOrder = {
 //! A BatchNormalization folded into its convolution leaves no layer of its own either (batchnorm-not-folded), nor
 //! does a Pad folded into its convolution (explicit-pad-layer) or an input transpose the export removes
 //! (input-layout-transpose). Post-processing moved out of the engine (myelin-head-dominates) is not among them: its
-//! work moves to a plugin or the host, whose cost no artifact shows, so its saving is not estimated.
+//! work moves to a plugin or the host, whose cost no artifact shows; its saving is that of its other fix, FP16 for
+//! the FP32 head (changeOf).
 constexpr std::array<std::string_view, 9> kFusingRules = {
     "conv-act-pool-blocked",    "depthwise-act-not-fused",  "convtranspose-epilogue-not-fused",
     "qdq-inside-conv-epilogue", "qdq-between-conv-and-add", "activation-before-residual-add",
@@ -418,8 +419,11 @@ LayerChange changeOf(const Finding& finding, std::size_t layer, const EnginePlan
     {
         return LayerChange::kNothing;
     }
-    if (finding.rule == "fp32-island" || finding.rule == "fp32-graph-strongly-typed")
+    if (finding.rule == "fp32-island" || finding.rule == "fp32-graph-strongly-typed" ||
+        finding.rule == "myelin-head-dominates")
     {
+        // myelin-head-dominates: of its fixes, building with FP16 as well is the one whose effect the engine can
+        // tell (moving the head out leaves its work to a plugin or the host, which no artifact times).
         return LayerChange::kHalved; // the float part runs FP16: every FP32 tensor of its layers halves
     }
     if (finding.rule == "myelin-body-ran-fp16")
@@ -496,6 +500,14 @@ std::string describeSaving(const std::map<LayerSaving::Basis, std::pair<std::siz
                          " layer(s) move fewer bytes in the target precision, at the " + speedText.str() +
                          " GB/s this engine's " + std::to_string(speed.layers) +
                          " Q/DQ and reformat layers move: " + patterns::formatMs(it->second.second));
+    }
+    if (auto it = parts.find(Basis::kHalvedTime); it != parts.end())
+    {
+        pieces.push_back(std::to_string(it->second.first) +
+                         " FP32 Myelin layer(s) in FP16: about half their measured time, " +
+                         patterns::formatMs(it->second.second) +
+                         " (their inner tensors are not in the layer list; a memory-bound region's time halves with "
+                         "its bytes)");
     }
     if (auto it = parts.find(Basis::kNothingToDo); it != parts.end())
     {

@@ -34,6 +34,7 @@ struct LayerSaving
         kRemovedMeasured, //!< the layer's own measured time
         kPeerLayer,       //!< the measured time of a same-shape layer in the target precision
         kBytes,           //!< the bytes it stops moving, at the engine's memory speed
+        kHalvedTime,      //!< half its measured time: an FP32 region whose inner traffic the layer list hides
         kNothingToDo,
     } basis = Basis::kNone;
     std::size_t peer = 0; //!< with kPeerLayer: the peer's layer index
