@@ -4,6 +4,8 @@
 #include "rules/rules.h"
 #include "rules/scale_walks.h"
 
+#include <algorithm>
+
 namespace qdq::rules
 {
 
@@ -179,8 +181,19 @@ private:
         }
     }
 
+    //! A Quantize TensorRT cloned after the merge pass: "<Q>_clone_<n>", made by SplitQAcrossPrecedingFanIn, which
+    //! runs after HorizontalMergeQNodes (`trex-notebooks-yolo-orin-trt852/trt.out`: the merges at lines 5212-5224,
+    //! the splits at 5227-5228), so it was never offered for merging and says nothing about its scale.
+    static bool isPostMergeClone(const std::string& name)
+    {
+        const std::size_t at = name.rfind("_clone_");
+        return at != std::string::npos && at + 7 < name.size() &&
+               std::all_of(name.begin() + static_cast<std::ptrdiff_t>(at + 7), name.end(),
+                           [](char c) { return c >= '0' && c <= '9'; });
+    }
+
     //! Engine only: two or more standalone Quantize layers reading the same tensor. Equal Qs would have been merged
-    //! (HorizontalMergeQNodes), so their scales likely differ.
+    //! (HorizontalMergeQNodes), so their scales likely differ; a clone made after that pass does not count.
     void checkEngine(const Context& context, FindingSink& sink) const override
     {
         const EnginePlan& plan = *context.engine();
@@ -190,7 +203,7 @@ private:
         {
             const EngineLayer& layer = plan.layers[mapping.layer];
             if (mapping.state != LayerState::kInsertedQdq || layer.inputs.empty() ||
-                !isQuantized(outputPrecision(layer)))
+                !isQuantized(outputPrecision(layer)) || isPostMergeClone(layer.name))
             {
                 continue;
             }
