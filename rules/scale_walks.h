@@ -261,6 +261,28 @@ inline std::vector<std::string> unquantizedInputs(const OnnxGraph& graph, const 
     return result;
 }
 
+//! The quantized conv (both inputs DQ-fed) that writes tensor through at most four epilogue ops (BatchNormalization,
+//! a single-input activation), or nullptr: the conv a residual Add on tensor fuses into.
+inline const OnnxNode* quantizedConvWriting(const OnnxGraph& graph, const std::string& tensor)
+{
+    const OnnxNode* node = producerOf(graph, tensor);
+    for (int hop = 0; node != nullptr && hop < 4; ++hop)
+    {
+        if (node->opType == "Conv" || node->opType == "ConvTranspose")
+        {
+            const bool quantized = node->inputs.size() >= 2 && feedingDequantize(graph, node->inputs[0]) != nullptr &&
+                                   feedingDequantize(graph, node->inputs[1]) != nullptr;
+            return quantized ? node : nullptr;
+        }
+        if (!(node->opType == "BatchNormalization" || isActivation(node->opType)) || node->inputs.empty())
+        {
+            return nullptr;
+        }
+        node = producerOf(graph, node->inputs[0]);
+    }
+    return nullptr;
+}
+
 //! The inputs of nested Concats already traced in one concatSource walk: a Concat that reads one tensor many times,
 //! or nested Concats sharing inputs, are traced once each (without it, n inputs at each of 4 levels cost n^4).
 using ConcatSourcesSeen = std::unordered_map<std::uint32_t, ConcatSource>;
@@ -358,13 +380,33 @@ inline ConcatSource opConcatSource(const OnnxGraph& graph, const OnnxNode* produ
     if (isQuantizableNonWeighted(node->opType) && !(node->opType == "Resize" || node->opType == "Upsample"))
     {
         source.floatInputs = unquantizedInputs(graph, *node);
+        // A residual Add fuses into the quantized conv that writes one of its inputs: that input needs no Q/DQ (one
+        // there keeps the Add out of the conv, qdq-between-conv-and-add); the other, the residual, decides what the
+        // fused layer writes (reference 1.4). Quantizing both, as this advice did on the YOLO build on Orin, fought
+        // residual-input-not-quantized on the same Add.
+        const OnnxNode* conv = nullptr;
+        if (node->opType == "Add")
+        {
+            for (auto it = source.floatInputs.begin(); it != source.floatInputs.end() && conv == nullptr; ++it)
+            {
+                if ((conv = quantizedConvWriting(graph, *it)) != nullptr)
+                {
+                    source.floatInputs.erase(it);
+                    break;
+                }
+            }
+        }
         if (source.floatInputs.empty())
         {
             source.kind = ConcatSource::Kind::kCanAbsorb;
             return source;
         }
-        source.why = node->opType + " " + node->name + " runs in float: its input " + nameList(source.floatInputs, 2) +
-                     " is not quantized";
+        source.why = conv != nullptr
+                         ? "Add " + node->name + " fuses into the quantized Conv " + conv->name +
+                               ", which writes float because its residual input " + nameList(source.floatInputs, 2) +
+                               " is not quantized (see residual-input-not-quantized)"
+                         : node->opType + " " + node->name + " runs in float: its input " +
+                               nameList(source.floatInputs, 2) + " is not quantized";
         return source;
     }
     source.why = node->opType + " " + node->name + " runs in float";

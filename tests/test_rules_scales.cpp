@@ -128,6 +128,27 @@ TEST(RuleConcatQuantizeHoisted, NamesTheUnquantizedInputOfAnAdd)
     EXPECT_TRUE(contains(findings[0].fix, "Q/DQ on y")) << findings[0].fix;
 }
 
+// The issue "One model of TensorRT", defect 7: a residual Add fused into the quantized conv that writes one of its
+// inputs (YOLO/Orin's layer2.1 block: conv2 -> bn2 -> Add(relu_1 of the block before)). Only the residual input takes
+// a Q/DQ; one on the conv side would keep the Add out of the conv and fight residual-input-not-quantized. Beside the
+// test above, where neither Add input comes from a conv and the float one is named.
+TEST(RuleConcatQuantizeHoisted, ResidualAddFusedIntoAConvNamesOnlyTheResidual)
+{
+    GraphBuilder g;
+    std::string residual = convRelu(g, "/a", g.input("x"));
+    std::string conv = g.node("Conv", "/b/Conv", {g.qdq("/b/in_q", residual), g.quantizedWeight("/b", 8, 8)});
+    std::string sum = g.node("Add", "/add/Add", {g.node("BatchNormalization", "/b/bn", {conv}), residual});
+    std::string other = convRelu(g, "/d", g.input("z"));
+    std::string cat = g.node("Concat", "/cat/Concat", {sum, other});
+    g.intAttribute("/cat/Concat", "axis", 1);
+    g.output(g.node("Conv", "/c/Conv", {g.qdq("/c/in_q", cat), g.quantizedWeight("/c", 8, 16)}));
+    auto findings = findingsOf(runDiagnose(g.build(), std::nullopt), "concat-quantize-hoisted");
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_TRUE(contains(findings[0].message, "fuses into the quantized Conv /b/Conv")) << findings[0].message;
+    EXPECT_TRUE(contains(findings[0].fix, "Q/DQ on /a/Relu_out (input of /add/Add)")) << findings[0].fix;
+    EXPECT_FALSE(contains(findings[0].fix, "/b/bn")) << findings[0].fix;
+}
+
 TEST(RuleConcatQuantizeHoisted, EngineCloneWithFloatInputTriggers)
 {
     EnginePlan plan;
