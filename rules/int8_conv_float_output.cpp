@@ -31,6 +31,18 @@ std::string residualHint(const OnnxGraph& graph, const OnnxNode& add, const std:
 
 //! add reads tensor and a constant (directly, or through a DequantizeLinear, Identity, Reshape, ...) and nothing
 //! else: a bias.
+//! Whether a float layer passes values through unchanged in range: a shuffle, a reformat or copy, a max pooling
+//! (its output is a subset of its input). An average, a reduction or an element-wise layer changes it.
+bool layerKeepsRange(const EngineLayer& layer)
+{
+    if (layer.type == "Shuffle" || layer.type == "Reformat" || layer.type == "NoOp")
+    {
+        return true;
+    }
+    const bool pooling = layer.type.find("Pooling") != std::string::npos || layer.type == "maxpool";
+    return pooling && layer.name.find("MaxPool") != std::string::npos;
+}
+
 bool isBiasAdd(const OnnxGraph& graph, const OnnxNode& add, const std::string& tensor)
 {
     if (add.opType != "Add" || add.inputs.size() != 2 || add.outputs.empty())
@@ -479,10 +491,18 @@ private:
                         precisionText(outputPrecision(plan.layers[c]))));
             }
             finding.costMs = sumTimes(context, follow.costly);
+            // A float layer on the way that changes the range (an average, a reduction, a resize's blend, an
+            // element-wise op): the later Quantize measured that layer's output, so its scale would clip or waste
+            // this tensor's range; the Q/DQ needs a scale calibrated for it (fix borrows none across such an op).
+            const bool rangeChanges = std::any_of(follow.floatLayers.begin(), follow.floatLayers.end(),
+                                                  [&](std::size_t f) { return !layerKeepsRange(plan.layers[f]); });
             finding.fix = "in the ONNX model, quantize " + requantizedInput(context, path, follow.costly, layer) +
                           " (QuantizeLinear -> DequantizeLinear on " + layer.outputs[0].name +
-                          ", with the scale the later Quantize uses) so the Q fuses into \"" + layer.name +
-                          "\" as its INT8 output" +
+                          (rangeChanges ? ", with a scale calibrated for that tensor: the later Quantize measures the "
+                                          "output of " +
+                                              path.front() + ", whose range differs"
+                                        : ", with the scale the later Quantize uses") +
+                          ") so the Q fuses into \"" + layer.name + "\" as its INT8 output" +
                           (path.empty() ? std::string() : " and " + path.front() + " runs INT8");
             sink.add(std::move(finding));
         }

@@ -198,7 +198,7 @@ TEST(RuleInt8ConvFloatOutput, NetworkOutputHeadIsInfo)
 namespace
 {
 
-EnginePlan convFloatOutEngine(bool int8Output)
+EnginePlan convFloatOutEngine(bool int8Output, const std::string& pool = "MaxPool_12")
 {
     std::vector<EngineLayer> layers;
     layers.push_back(layer("QuantizeLinear_2", "Reformat", {{"input", kFp32}}, {{"t1", kInt8}}, "QDQ"));
@@ -211,8 +211,8 @@ EnginePlan convFloatOutEngine(bool int8Output)
     {
         layers.push_back(
             layer("w0 + QuantizeLinear_7 + Conv_9 + Relu_10", "CaskConvolution", {{"t1", kInt8}}, {{"t2", kFp32}}));
-        layers.push_back(layer("MaxPool_12", "TiledPooling", {{"t2", kFp32}}, {{"t2p", kFp32}}));
-        layers.push_back(layer("Reformatting CopyNode for Output Tensor 0 to MaxPool_12", "Reformat", {{"t2p", kFp32}},
+        layers.push_back(layer(pool, "TiledPooling", {{"t2", kFp32}}, {{"t2p", kFp32}}));
+        layers.push_back(layer("Reformatting CopyNode for Output Tensor 0 to " + pool, "Reformat", {{"t2p", kFp32}},
                                {{"t2r", kFp16}}, "REFORMAT"));
         layers.push_back(layer("QuantizeLinear_15", "Reformat", {{"t2r", kFp16}}, {{"t3", kInt8}}, "QDQ"));
     }
@@ -235,6 +235,22 @@ TEST(RuleInt8ConvFloatOutput, EngineTriggersOnFloatOutputThenQuantize)
     EXPECT_TRUE(hasName(warning->engineLayers, "Reformatting CopyNode for Output Tensor 0 to MaxPool_12"));
     EXPECT_NEAR(warning->costMs.value_or(0), 0.02, 1e-9); // the reformat and the Quantize
     EXPECT_TRUE(contains(warning->fix, "MaxPool_12")) << warning->fix;
+    // A max pooling keeps the range: the later Quantize's scale fits the conv's output.
+    EXPECT_TRUE(contains(warning->fix, "with the scale the later Quantize uses")) << warning->fix;
+}
+
+// The issue "One model of TensorRT", defect 7: MobileNet's last conv writes float for a GlobalAveragePool whose output
+// is quantized; the Quantize after the average measures a narrower range than the conv's output, so the advice asks
+// for a scale calibrated for the conv's output instead of copying that one.
+TEST(RuleInt8ConvFloatOutput, EngineFixAfterAnAveragePoolingAsksForACalibratedScale)
+{
+    EnginePlan plan = convFloatOutEngine(false, "GlobalAveragePool_12");
+    auto findings = findingsOf(runDiagnose(std::nullopt, plan, profileFor(plan)), "int8-conv-float-output");
+    auto warning = std::find_if(findings.begin(), findings.end(),
+                                [](const Finding& f) { return f.severity == Severity::kWarning; });
+    ASSERT_NE(warning, findings.end());
+    EXPECT_TRUE(contains(warning->fix, "with a scale calibrated for that tensor")) << warning->fix;
+    EXPECT_FALSE(contains(warning->fix, "with the scale the later Quantize uses")) << warning->fix;
 }
 
 TEST(RuleInt8ConvFloatOutput, EngineSilentWhenConvEmitsInt8)
