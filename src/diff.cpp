@@ -578,11 +578,19 @@ void addTacticGaps(DiffRegion& region, const Side& base, const Side& cand,
         {
             finding.costMs = *candMs - *baseMs;
         }
+        // When the output type changed, the kernel follows from it: timing-cache advice would chase a kernel the
+        // candidate cannot use (the A100 pair's last Conv+Add writes FP32 for its float pooling in -qat-residual,
+        // which its residual-precision-mismatch finding fixes).
         finding.fix =
-            "build both with one timing cache (trtexec --timingCacheFile=...) and a higher "
-            "--builderOptimizationLevel or --avgTiming so each build can find the faster kernel; if an output "
-            "Q/DQ forces an output type the baseline did not have, reconsider it (INT8 output on a "
-            "memory-light layer)";
+            outputs.empty()
+                ? "build both with one timing cache (trtexec --timingCacheFile=...) and a higher "
+                  "--builderOptimizationLevel or --avgTiming so each build can find the faster kernel"
+                : "fix the output type first: the candidate's " + std::string(precisionName(candOut)) +
+                      " output rules out the baseline's kernel, so a timing cache or more tactics cannot bring it "
+                      "back; give the layer's consumer the quantization that lets it write " +
+                      std::string(precisionName(baseOut)) +
+                      " or INT8 again (the residual-precision-mismatch or int8-conv-float-output finding of the "
+                      "candidate names it), or reconsider the output Q/DQ on a memory-light layer";
         region.findings.push_back(std::move(finding));
     }
 }

@@ -355,6 +355,10 @@ TEST(RuleTacticGap, SampleEHeadConvolutionKernels)
     ASSERT_TRUE(gap->costMs.has_value());
     EXPECT_NEAR(*gap->costMs, 0.0197 - 0.0188, 1e-9); // the two profiles' averageMs
     EXPECT_EQ(gap->evidence.size(), 2u);
+    // The candidate writes FP32 where the baseline wrote FP16: that output type rules the baseline's kernel out, so
+    // the advice starts there and offers no timing cache (the issue "One model of TensorRT", defect 5).
+    EXPECT_EQ(gap->fix.rfind("fix the output type first", 0), 0u) << gap->fix;
+    EXPECT_EQ(gap->fix.find("timingCacheFile"), std::string::npos) << gap->fix;
 
     const std::string text = renderDiffText(report, implicitBuild, explicitBuild);
     EXPECT_NE(text.find("tactic-gap  cost 0.001 ms"), std::string::npos) << text;
