@@ -595,6 +595,35 @@ void addTacticGaps(DiffRegion& region, const Side& base, const Side& cand,
     }
 }
 
+//! The advice of a measured int8-slower-than-fp16. The INT8 side's own layers (those that execute the model's
+//! operations) against the whole float side: when they alone are faster, the conversions make the difference and the
+//! region is worth keeping in INT8 (the A100 -fp16 -> -qat pair: each conv is faster in INT8; the standalone Quantize
+//! before it is what costs).
+std::string int8SlowerFix(const Side& int8Side, const std::vector<std::size_t>& int8Layers, std::size_t conversions,
+                          double floatMs, const std::string& floatText)
+{
+    double computeMs = 0.0;
+    for (std::size_t layer : int8Layers)
+    {
+        if (int8Side.correlation.layers[layer].state == LayerState::kMapped)
+        {
+            computeMs += int8Side.correlation.layers[layer].timeMs.value_or(0.0);
+        }
+    }
+    if (conversions > 0 && computeMs < floatMs)
+    {
+        return "keep this region in INT8 and remove what makes it slow: its INT8 layers alone take " +
+               patterns::formatMs(computeMs) + " against " + patterns::formatMs(floatMs) + " in " + floatText +
+               ", and its " + std::to_string(conversions) +
+               " standalone Q/DQ and reformat layer(s) take the rest (see the other findings of the region for the "
+               "Q/DQ placement that fuses them)";
+    }
+    return "leave this region in " + floatText +
+           " (remove its Q/DQ), or remove what makes the INT8 side slow: its standalone Q/DQ and reformat layers (see "
+           "the other findings of the region), a CUDA-core kernel (kernel-without-tensor-cores) or unaligned channels "
+           "(channels-not-aligned)";
+}
+
 //! int8-slower-than-fp16, measured: a region whose layers run INT8 on one side and float on the other, where the INT8
 //! side (its Q/DQ and reformat layers included) takes longer.
 void addInt8Slower(DiffRegion& region, const Side& base, const Side& cand)
@@ -673,10 +702,7 @@ void addInt8Slower(DiffRegion& region, const Side& base, const Side& cand)
         evidence.text = mathPrecisionOf(int8Side, layer) + ", " + patterns::formatMs(time.value_or(0.0));
         finding.evidence.push_back(std::move(evidence));
     }
-    finding.fix = "leave this region in " + floatText +
-                  " (remove its Q/DQ), or remove what makes the INT8 side slow: its standalone Q/DQ and reformat "
-                  "layers (see the other findings of the region), a CUDA-core kernel (kernel-without-tensor-cores) or "
-                  "unaligned channels (channels-not-aligned)";
+    finding.fix = int8SlowerFix(int8Side, int8Layers, conversions, floatMs, floatText);
     region.findings.push_back(std::move(finding));
 }
 
