@@ -259,7 +259,6 @@ struct EngineClaim
     } kind = Kind::kSeparateLayers;
     std::vector<std::string> nodes;
 };
-std::string_view engineClaimName(EngineClaim::Kind kind);
 
 //! One place where a report contradicts itself: a finding against the engine the report shows, two findings against
 //! each other, or the prediction against its own reasons.

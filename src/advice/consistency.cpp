@@ -8,31 +8,11 @@
 #include "qdq/engine_view.h"
 #include "qdq/root_causes.h"
 
+#include <algorithm>
 #include <map>
-#include <set>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace qdq
 {
-
-std::string_view engineClaimName(EngineClaim::Kind kind)
-{
-    switch (kind)
-    {
-    case EngineClaim::Kind::kSeparateLayers:
-        return "separate-layers";
-    case EngineClaim::Kind::kStandaloneQdq:
-        return "standalone-qdq";
-    case EngineClaim::Kind::kRunsFloat:
-        return "runs-float";
-    case EngineClaim::Kind::kFuseOnceEdited:
-        return "fuse-once-edited";
-    case EngineClaim::Kind::kKeepApart:
-        return "keep-apart";
-    }
-    return "unknown";
-}
 
 namespace
 {
