@@ -33,12 +33,33 @@ void OnnxReader::loadQuantizedOpParameters()
             }
             const OnnxConstant& tensor = mGraph.constants[*constant];
             const bool integer8 = tensor.dataType == OnnxDataType::kInt8 || tensor.dataType == OnnxDataType::kUint8;
-            if (tensor.elementCount <= (integer8 ? 4096 : 16384))
+            // Weights (INT8/UINT8 over zero-point size) stay unread: the rewrite keeps them as they are.
+            if (tensor.elementCount <= (integer8 ? 4096 : 16384) ||
+                (!integer8 && tensor.dataType == OnnxDataType::kInt32 && mayLoadQuantizedConstant(tensor)))
             {
                 ensureLoaded(*constant);
             }
         }
     }
+}
+
+//! With OnnxReadOptions::loadQuantizedConstants: whether constant, larger than the analysis reads, is read too.
+//! Counts its decoded values (8 bytes an element) against Limits::maxInputBytes; past that, it stays unread and
+//! `fix` says its values are not available.
+bool OnnxReader::mayLoadQuantizedConstant(const OnnxConstant& constant)
+{
+    if (!mOptions.loadQuantizedConstants || constant.dataLoaded)
+    {
+        return false;
+    }
+    const std::uint64_t bytes =
+        static_cast<std::uint64_t>(std::max<std::int64_t>(constant.elementCount, 0)) * sizeof(double);
+    if (bytes > mLimits.maxInputBytes - std::min(mLimits.maxInputBytes, mQuantizedConstantBytes))
+    {
+        return false;
+    }
+    mQuantizedConstantBytes += bytes;
+    return true;
 }
 
 //! Warns about each model-local function the graph calls: its nodes are not analyzed.
@@ -448,10 +469,11 @@ void OnnxReader::collectQdq()
         // it back into float values.
         if (!isQuantize && !inputIds.empty() && inputIds[0] != OnnxGraph::kNone)
         {
-            if (auto bias = resolveConstant(inputIds[0]); bias &&
-                                                          (mGraph.constants[*bias].dataType == OnnxDataType::kInt32 ||
-                                                           mGraph.constants[*bias].dataType == OnnxDataType::kUint8) &&
-                                                          mGraph.constants[*bias].elementCount <= 16384)
+            if (auto bias = resolveConstant(inputIds[0]);
+                bias &&
+                (mGraph.constants[*bias].dataType == OnnxDataType::kInt32 ||
+                 mGraph.constants[*bias].dataType == OnnxDataType::kUint8) &&
+                (mGraph.constants[*bias].elementCount <= 16384 || mayLoadQuantizedConstant(mGraph.constants[*bias])))
             {
                 ensureLoaded(*bias);
             }

@@ -414,6 +414,7 @@ private:
     // ----- after the streaming pass ---------------------------------------------------------------------------
     //! Loads the data of a constant that was skipped while streaming (a Q/DQ scale or zero point, or weights).
     void ensureLoaded(std::size_t index);
+    bool mayLoadQuantizedConstant(const OnnxConstant& constant);
 
     void loadExternal(OnnxConstant& constant);
 
@@ -455,6 +456,7 @@ private:
     std::string mPath;
     const OnnxReadOptions& mOptions;
     const Limits& mLimits;
+    std::uint64_t mQuantizedConstantBytes = 0; //!< decoded by mayLoadQuantizedConstant so far
     const ByteSource& mSource;
     fs::path mModelDir;
     OnnxGraph mGraph;

@@ -17,6 +17,7 @@ struct PlannedFile
     InputKind kind = InputKind::kUnknown;
     //! A build log read when no model is given: its parser lines are rebuilt into inputs.onnx (log_graph.h).
     bool rebuildGraph = false;
+    OnnxReadOptions onnxReading; //!< InputFiles::onnxReading, for an ONNX model
 };
 
 struct InputPlan

@@ -38,7 +38,7 @@ InputPlan listPlannedFiles(const InputFiles& files)
             throw InputError(where, "given as " + std::string(inputKindName(expected)) + " but its content is " +
                                         std::string(inputKindName(detected)));
         }
-        plan.files.push_back(PlannedFile{path, expected});
+        plan.files.push_back(PlannedFile{path, expected, false, files.onnxReading});
     };
     role(files.onnx, InputKind::kOnnx);
     role(files.layers, InputKind::kLayerInfo);
@@ -51,12 +51,12 @@ InputPlan listPlannedFiles(const InputFiles& files)
             FolderArtifacts folder = listFolderArtifacts(path);
             for (const auto& file : folder.files)
             {
-                plan.files.push_back(PlannedFile{file.path, file.kind});
+                plan.files.push_back(PlannedFile{file.path, file.kind, false, files.onnxReading});
             }
             plan.notes.push_back(folder.note(path));
             continue;
         }
-        plan.files.push_back(PlannedFile{path, detectInputKind(path)});
+        plan.files.push_back(PlannedFile{path, detectInputKind(path), false, files.onnxReading});
     }
     if (plan.files.empty())
     {
@@ -144,7 +144,7 @@ void readInput(Inputs& inputs, const PlannedFile& file, const Limits& limits, co
     switch (file.kind)
     {
     case InputKind::kOnnx:
-        inputs.onnx = readOnnx(file.path, OnnxReadOptions{}, limits);
+        inputs.onnx = readOnnx(file.path, file.onnxReading, limits);
         break;
     case InputKind::kLayerInfo:
         inputs.layerInfo = readLayerInfo(file.path, limits);

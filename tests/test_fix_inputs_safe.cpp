@@ -590,3 +590,77 @@ TEST(FixInputsSafe, TheZeroPointEditPutsNoReluBeforeAConstantKnownNonNegative)
     const FixReport negative = fixWith(constantQdqModel(dir, -0.5f), options);
     EXPECT_TRUE(addsRelu(negative)) << renderFixText(negative);
 }
+
+// ----- quantized constants of any size are read when an edit converts them ---------------------------------------
+
+namespace
+{
+
+//! images -> Q/DQ -> 1x1 Conv of `channels` outputs, its bias an INT32 constant behind a DequantizeLinear, + a
+//! UINT8 constant (zero point 128) behind another, as ONNX Runtime quantizes a head bias and a position embedding.
+fs::path largeConstantsModel(const fs::path& dir, long channels)
+{
+    GraphBuilder g;
+    std::string bias = g.node("DequantizeLinear", "/bias/DequantizeLinear",
+                              {g.int32Constant("conv.bias_quantized", {channels}), g.scale("bias.scale", 0.5f)});
+    std::string conv =
+        g.node("Conv", "/conv/Conv",
+               {g.qdq("/in_q", g.input("images", {1, 1, 2, 2})), g.quantizedWeight("w", channels, 1, 1), bias});
+    std::string embedding = g.node("DequantizeLinear", "/pos/DequantizeLinear",
+                                   {g.uint8Constant("pos_quantized", {1, channels, 1, 1}), g.scale("pos.scale", 0.25f),
+                                    g.zeroPoint("pos.zero_point", true, 128)});
+    g.output(g.node("Add", "/add/Add", {conv, embedding}), {1, channels, 2, 2});
+    return writeFile(dir / ("large-" + std::to_string(channels) + ".onnx"), g.serialize());
+}
+
+} // namespace
+
+TEST(FixInputsSafe, QuantizedConstantsLargerThanTheAnalysisReadsAreMadeFloat)
+{
+    const fs::path dir = tempDir("safe-large-constants");
+    // 16,000 elements were read before; 20,000 (past the analysis's 16,384) were "not available" though inline.
+    for (long channels : {16000L, 20000L})
+    {
+        const fs::path model = largeConstantsModel(dir, channels);
+        FixOptions options;
+        options.force = true;
+        options.output = (dir / ("fixed-" + std::to_string(channels) + ".onnx")).string();
+        const FixReport report = fixWith(model, options);
+        std::size_t floatBiases = 0;
+        for (const auto& edit : report.edits)
+        {
+            floatBiases += edit.edit.kind == FixEdit::Kind::kFloatBias ? 1 : 0;
+        }
+        EXPECT_EQ(floatBiases, 2u) << channels << "\n" << renderFixText(report);
+        for (const auto& [rule, count] : report.after.bySlug)
+        {
+            EXPECT_TRUE(rule != "quantized-bias" && rule != "nonzero-zero-point") << channels << ": " << rule;
+        }
+        // The float values are what the DequantizeLinear computes: the last bias element (channels - 1) x 0.5.
+        OnnxGraph fixed = readOnnx(options.output, OnnxReadOptions{true, 32});
+        const OnnxNode* conv = fixed.findNode("/conv/Conv");
+        ASSERT_NE(conv, nullptr);
+        const OnnxConstant* floatBias = fixed.constant(TensorKey(conv->inputs[2]));
+        ASSERT_NE(floatBias, nullptr);
+        ASSERT_EQ(floatBias->values.size(), static_cast<std::size_t>(channels));
+        EXPECT_FLOAT_EQ(static_cast<float>(floatBias->values.back()), 0.5f * static_cast<float>(channels - 1));
+    }
+    // diagnose and predict still leave the large one unread; fix's reading takes it.
+    const fs::path model = dir / "large-20000.onnx";
+    EXPECT_FALSE(readOnnx(model.string()).constant(TensorKey("conv.bias_quantized"))->dataLoaded);
+    OnnxReadOptions forFix;
+    forFix.loadQuantizedConstants = true;
+    EXPECT_TRUE(readOnnx(model.string(), forFix).constant(TensorKey("conv.bias_quantized"))->dataLoaded);
+    // Within --max-input-mb: a UINT8 constant whose decoded values (8 bytes an element) exceed the limit that its
+    // 60,000-byte file meets stays unread.
+    GraphBuilder g;
+    std::string embedding = g.node("DequantizeLinear", "/pos/DequantizeLinear",
+                                   {g.uint8Constant("pos_quantized", {1, 60000}), g.scale("pos.scale", 0.25f),
+                                    g.zeroPoint("pos.zero_point", true, 128)});
+    g.output(g.node("Add", "/add/Add", {g.input("x", {1, 60000}), embedding}), {1, 60000});
+    const fs::path small = writeFile(dir / "embedding.onnx", g.serialize());
+    Limits tight;
+    tight.maxInputBytes = fs::file_size(small) + 1000;
+    EXPECT_FALSE(readOnnx(small.string(), forFix, tight).constant(TensorKey("pos_quantized"))->dataLoaded);
+    EXPECT_TRUE(readOnnx(small.string(), forFix).constant(TensorKey("pos_quantized"))->dataLoaded);
+}

@@ -16,6 +16,8 @@ struct InputFiles
     std::string layers;             //!< --layers
     std::string profile;            //!< --profile
     std::string log;                //!< --log
+    //! How the ONNX model is read: `fix` reads the quantized constants it rewrites, whatever their size.
+    OnnxReadOptions onnxReading;
 };
 
 //! What a folder given as input holds: its files whose kind the content tells (name order, byte-wise), and the

@@ -414,6 +414,11 @@ struct OnnxReadOptions
     //! decoded only where a Q/DQ node uses them as scale or zero point (read again from the model), or with
     //! loadWeights: small weights are never read by the analysis, and a model may have 100,000 of them.
     std::size_t smallTensorBytes = 32;
+    //! Read every INT32 or UINT8 constant a DequantizeLinear dequantizes, and every INT32 bias of a QOperator op,
+    //! whatever its size (`fix` turns them into float values; a 21,841-class head bias or a 151,296-value position
+    //! embedding is larger than the analysis needs). Off by default: diagnose and predict read such a constant only
+    //! up to 16,384 elements. The values decoded this way stay within Limits::maxInputBytes (8 bytes an element).
+    bool loadQuantizedConstants = false;
 };
 
 } // namespace qdq

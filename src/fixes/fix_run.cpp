@@ -481,6 +481,8 @@ public:
         : mFiles(files), mOptions(options), mLimits(limits), mProgress(progress), mStageStarts(stageStarts)
     {
         mResult.dryRun = options.dryRun;
+        // The float-bias edits need the values of every quantized constant they convert, large ones included.
+        mFiles.onnxReading.loadQuantizedConstants = true;
     }
 
     FixReport run()
@@ -579,7 +581,8 @@ private:
     {
         auto stage = std::make_unique<BeforeStage>();
         tell("diagnosing the model again without the refused edits");
-        stage->full = diagnoseModelOnly(readOnnx(path, {}, mLimits), diagnosedName(), mSimulation, stage->inputs);
+        stage->full =
+            diagnoseModelOnly(readOnnx(path, mFiles.onnxReading, mLimits), diagnosedName(), mSimulation, stage->inputs);
         return stage;
     }
 
@@ -782,8 +785,8 @@ private:
     {
         startTheCheck();
         tell("diagnosing the fixed model (ONNX checker beside it)");
-        mAfter =
-            diagnoseModelOnly(readOnnx(mCandidate.model(), {}, mLimits), diagnosedName(), mSimulation, mAfterHolder);
+        mAfter = diagnoseModelOnly(readOnnx(mCandidate.model(), mFiles.onnxReading, mLimits), diagnosedName(),
+                                   mSimulation, mAfterHolder);
     }
 
     void startTheCheck()
@@ -877,8 +880,8 @@ private:
             mCheckResult.wait();
             mCandidate.takeFrom(mPassSource);
             startTheCheck();
-            mAfter = diagnoseModelOnly(readOnnx(mCandidate.model(), {}, mLimits), diagnosedName(), mSimulation,
-                                       mAfterHolder);
+            mAfter = diagnoseModelOnly(readOnnx(mCandidate.model(), mFiles.onnxReading, mLimits), diagnosedName(),
+                                       mSimulation, mAfterHolder);
         }
         mResult.notes.push_back("fix stopped after " + std::to_string(kMostWrites) +
                                 " writes while edits were still refused for new warnings" +
@@ -1049,7 +1052,7 @@ private:
 
     static constexpr int kMostWrites = 12;
 
-    const InputFiles& mFiles;
+    InputFiles mFiles; //!< the caller's, with the ONNX model read for editing
     const FixOptions& mOptions;
     const Limits& mLimits;
     const ProgressCallback& mProgress;
