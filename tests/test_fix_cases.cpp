@@ -1840,3 +1840,70 @@ TEST(FixCaseTensorRtFp8, LeavesAQuantizedResidualAlone)
     EXPECT_EQ(fixed.report.before.predicted.convWithResidualAdd, 1u);
     expectLeftAlone(fixed);
 }
+
+// ----- each edit's numeric cost, from the scales (issue 38, item 11) ------------------------------------------------
+
+TEST(FixCaseNumericCost, ASymmetricConversionGivesItsRoundingStepGrowth)
+{
+    const Fixed fixed = fixModel(asymmetricModel(true));
+    const FixReport& report = fixed.report;
+    ASSERT_EQ(report.edits.size(), 2u) << renderFixText(report);
+    // uint8 zero point 128: the symmetric scale covers 128 steps below 0 with 127 (x128/127); zero point 0 (a Relu
+    // output): 255 steps with 127, the step about doubles (x255/127). Both cover the old range: nothing clips.
+    ASSERT_TRUE(report.edits[0].numericCost && report.edits[0].numericCost->stepGrowth);
+    EXPECT_NEAR(*report.edits[0].numericCost->stepGrowth, 128.0 / 127.0, 1e-6);
+    EXPECT_EQ(report.edits[0].numericCost->clippedShare, 0.0);
+    ASSERT_TRUE(report.edits[1].numericCost && report.edits[1].numericCost->stepGrowth);
+    EXPECT_NEAR(*report.edits[1].numericCost->stepGrowth, 255.0 / 127.0, 1e-6);
+    EXPECT_EQ(report.edits[1].numericCost->clippedShare, 0.0);
+    const std::string text = renderFixText(report);
+    EXPECT_NE(text.find("numbers:  rounding step x2.01 of the old one, clips nothing of the old range"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("Numbers: of these edits, 1 makes the rounding step 1.5 times coarser or more (largest x2.01)"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(renderFixJson(report).find("\"step_growth\": 2.00787"), std::string::npos);
+    // The symmetric model has no edit, so no cost.
+    EXPECT_TRUE(fixModel(asymmetricModel(false)).report.edits.empty());
+}
+
+TEST(FixCaseNumericCost, AUnifiedScaleGivesItsGrowthAndWhatAShrinkingOneClips)
+{
+    // 0.04 -> 0.05: a coarser step (x1.25), nothing clipped.
+    const Fixed coarser = fixModel(splitModel(0.04f));
+    ASSERT_EQ(coarser.report.edits.size(), 1u) << renderFixText(coarser.report);
+    ASSERT_TRUE(coarser.report.edits[0].numericCost && coarser.report.edits[0].numericCost->stepGrowth);
+    EXPECT_NEAR(*coarser.report.edits[0].numericCost->stepGrowth, 1.25, 1e-6);
+    EXPECT_NEAR(*coarser.report.edits[0].numericCost->clippedShare, 0.0, 1e-12);
+    // 0.06 -> 0.05: a finer step, and the INT8 range [-7.68, 7.62] shrinks to [-6.4, 6.35]: a sixth of it clamps.
+    const Fixed finer = fixModel(splitModel(0.06f));
+    ASSERT_EQ(finer.report.edits.size(), 1u) << renderFixText(finer.report);
+    ASSERT_TRUE(finer.report.edits[0].numericCost && finer.report.edits[0].numericCost->clippedShare);
+    EXPECT_NEAR(*finer.report.edits[0].numericCost->stepGrowth, 0.05 / 0.06, 1e-6);
+    EXPECT_NEAR(*finer.report.edits[0].numericCost->clippedShare, 1.0 / 6.0, 1e-6);
+    const std::string text = renderFixText(finer.report);
+    EXPECT_NE(text.find("clips 16.7% of the old range"), std::string::npos) << text;
+    EXPECT_NE(text.find("Numbers: of these edits, 1 clamps part of an old range (largest 16.7%)"), std::string::npos);
+    // x1.25 and nothing clamped: no summary line.
+    EXPECT_EQ(renderFixText(coarser.report).find("Numbers: "), std::string::npos);
+    // The same scale on both sides: no edit.
+    EXPECT_TRUE(fixModel(splitModel(0.05f)).report.edits.empty());
+}
+
+TEST(FixCaseNumericCost, AFloatBiasChangesNoNumber)
+{
+    const Fixed fixed = fixModel(biasModel(false));
+    ASSERT_FALSE(fixed.report.edits.empty()) << renderFixText(fixed.report);
+    bool seen = false;
+    for (const auto& edit : fixed.report.edits)
+    {
+        if (edit.edit.kind == FixEdit::Kind::kFloatBias)
+        {
+            seen = true;
+            ASSERT_TRUE(edit.numericCost && edit.numericCost->stepGrowth);
+            EXPECT_EQ(*edit.numericCost->stepGrowth, 1.0);
+        }
+    }
+    EXPECT_TRUE(seen);
+}

@@ -28,6 +28,15 @@ struct FixOptions
     AutocastOptions autocast;       //!< --autocast fp16|bf16, --autocast-io (docs/fix.md#autocast)
 };
 
+//! What an edit does to the numbers the model computes, from the scales alone (docs/fix.md#numeric-cost): how much
+//! coarser the rounding becomes and how much of the old range the new one leaves out (values there are clamped).
+struct NumericCost
+{
+    std::optional<double> stepGrowth;   //!< new scale / old scale, the largest over the edit's Q/DQ; none: no old step
+    std::optional<double> clippedShare; //!< share of an old range outside the new one, the largest; none: unknown
+    std::string summary;                //!< printed: "rounding step x2.008, clips nothing of the old range"
+};
+
 //! One edit of the plan: what a finding asked for and what it did to the model.
 struct PlannedEdit
 {
@@ -54,6 +63,9 @@ struct PlannedEdit
         std::optional<double> zeroPoint;
     };
     std::vector<PluginScale> pluginScales;
+    //! Set for the edits that change numbers by a scale (symmetric INT8, one scale for a group, an inserted Q/DQ) and
+    //! for a float bias (which changes none).
+    std::optional<NumericCost> numericCost;
 };
 
 //! An edit that was asked for and not applied, and why.

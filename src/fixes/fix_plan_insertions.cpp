@@ -82,6 +82,11 @@ void Planner::planFloatBias(const Asked& asked)
         planned.changed.push_back(mGraph.nodes[node].name + " input " + std::to_string(slot) + ": " +
                                   dequantize.outputs[0] + " -> " + floatBias.name);
     }
+    NumericCost exact;
+    exact.stepGrowth = 1.0;
+    exact.clippedShare = 0.0;
+    exact.summary = "none: the float values are those the DequantizeLinear computed";
+    planned.numericCost = std::move(exact);
     mPlan.modelEdits.addInitializers.push_back(std::move(floatBias));
     mPlan.modelEdits.removeNodes.push_back(dq);
     mRemoved.insert(dq);
@@ -424,6 +429,12 @@ void Planner::planPair(const std::vector<const Asked*>& asked,
          : edit.scaleFactor != 1.0 ? " = the scale of " + edit.scaleFrom + " x " + formatScale(edit.scaleFactor)
                                    : " from " + edit.scaleFrom) +
         ": " + edit.scaleReason;
+    // The tensor was float: a new rounding at the copied step, and values past the copied range clamp (a range
+    // taken from a Q of the same values clamps what that Q clamped).
+    NumericCost cost;
+    cost.summary = "a new rounding of step " + formatScale(parameters.scale[0]) + " on a float tensor" +
+                   (edit.fixedScale > 0.0 ? "" : ", clamped to the range of " + edit.scaleFrom);
+    planned.numericCost = std::move(cost);
     for (const auto& [node, slot] : reads)
     {
         planned.touched.push_back(mGraph.nodes[node].name);

@@ -29,6 +29,72 @@ const QdqParameters* Planner::perTensorQdq(std::uint32_t node) const
     return parameters;
 }
 
+namespace
+{
+
+//! The 8-bit integer range of a zero point's type ({0, 0} when it is another type). An absent zero point is uint8.
+std::pair<double, double> integerRange(OnnxDataType type)
+{
+    switch (type)
+    {
+    case OnnxDataType::kUndefined:
+    case OnnxDataType::kUint8:
+        return {0.0, 255.0};
+    case OnnxDataType::kInt8:
+        return {-128.0, 127.0};
+    default:
+        return {0.0, 0.0};
+    }
+}
+
+std::string percent(double share)
+{
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.1f%%", 100.0 * share);
+    return text;
+}
+
+} // namespace
+
+NumericCost Planner::scaleChangeCost(const std::vector<std::uint32_t>& group, double newScale, double newZero,
+                                     OnnxDataType newType) const
+{
+    NumericCost cost;
+    const auto [newMin, newMax] = integerRange(newType);
+    const double low = newScale * (newMin - newZero);
+    const double high = newScale * (newMax - newZero);
+    for (std::uint32_t node : group)
+    {
+        const QdqParameters* old = perTensorQdq(node);
+        const auto [oldMin, oldMax] = integerRange(old == nullptr ? OnnxDataType::kFloat : old->zeroPointType);
+        if (old == nullptr || oldMax == oldMin || !(old->scale[0] > 0) || newMax == newMin)
+        {
+            continue;
+        }
+        const double zero = old->zeroPoint.empty() ? 0.0 : old->zeroPoint[0];
+        const double oldLow = old->scale[0] * (oldMin - zero);
+        const double oldHigh = old->scale[0] * (oldMax - zero);
+        // The old range's part below the new low end or above the new high end is clamped there.
+        const double outside =
+            std::max(0.0, std::min(oldHigh, low) - oldLow) + std::max(0.0, oldHigh - std::max(oldLow, high));
+        const double share = std::min(1.0, outside / (oldHigh - oldLow));
+        const double growth = newScale / old->scale[0];
+        cost.stepGrowth = std::max(cost.stepGrowth.value_or(growth), growth);
+        cost.clippedShare = std::max(cost.clippedShare.value_or(share), share);
+    }
+    if (!cost.stepGrowth)
+    {
+        cost.summary = "unknown: no old per-tensor 8-bit scale to compare with";
+        return cost;
+    }
+    char growth[48];
+    std::snprintf(growth, sizeof(growth), "rounding step x%.3g of the old one", *cost.stepGrowth);
+    cost.summary = std::string(growth) + ", " +
+                   (*cost.clippedShare <= 0 ? std::string("clips nothing of the old range")
+                                            : "clips " + percent(*cost.clippedShare) + " of the old range");
+    return cost;
+}
+
 //! A set-scale edit's group: its named Q/DQ nodes and their pair partners (a DQ's Q and that Q's other DQs, a
 //! Q's DQs), closed, in the order found. Sets problem (and returns what it has) when the group cannot take one
 //! scale: a DQ of a constant or of a network input, a Q read by other nodes than DQs, over kMostGroupNodes nodes.
@@ -281,6 +347,8 @@ void Planner::planSetScale(const Asked& asked)
     }
     planned.scale = formatScale(source->scale[0]) + " from " + sourceNode.name +
                     (asked.edit.scaleReason.empty() ? std::string() : ": " + asked.edit.scaleReason);
+    planned.numericCost = scaleChangeCost(
+        group, source->scale[0], source->zeroPoint.empty() ? 0.0 : source->zeroPoint[0], source->zeroPointType);
     rewireScaleInputs(slots, scaleName, zeroPointName, asked.rule, planned);
     const std::string base = "qdq_doctor/" + asked.rule + "/" +
                              (sourceNode.name.rfind('/', 0) == 0 ? sourceNode.name.substr(1) : sourceNode.name);
@@ -591,6 +659,7 @@ void Planner::planSymmetricInt8(const Asked& asked)
     const std::string base = "qdq_doctor/" + asked.rule + "/" +
                              (asked.edit.tensor.rfind('/', 0) == 0 ? asked.edit.tensor.substr(1) : asked.edit.tensor);
     const auto [scaleName, zeroPointName] = addSymmetricInitializers(base, symmetric, planned);
+    planned.numericCost = scaleChangeCost(group, symmetric, 0.0, OnnxDataType::kInt8);
     char range[96];
     std::snprintf(range, sizeof(range), "[%.6g, %.6g]", scale * (qmin - zeroPoint), scale * (qmax - zeroPoint));
     planned.scale = formatScale(symmetric) + " with zero point 0, from scale " + formatScale(scale) + " and " +

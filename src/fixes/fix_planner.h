@@ -129,6 +129,12 @@ private:
     //! A per-tensor Q or DQ whose scale (and zero point) are constants of the model, or nullptr.
     const QdqParameters* perTensorQdq(std::uint32_t node) const;
 
+    //! What the group's Q/DQ taking scale newScale with zero point newZero of newType costs the numbers: the largest
+    //! rounding-step growth and the largest share of an old range the new one leaves out, over the nodes whose old
+    //! scale is a per-tensor 8-bit one (docs/fix.md#numeric-cost).
+    NumericCost scaleChangeCost(const std::vector<std::uint32_t>& group, double newScale, double newZero,
+                                OnnxDataType newType) const;
+
     //! A bound on a group, not a limit a real model meets: the Concats of DenseNet-121's 24-layer block share 100 Q/DQ
     //! nodes (measured), so a 48-layer block (DenseNet-201) needs about 200; the old bound of 256 was close.
     static constexpr std::size_t kMostGroupNodes = 4096;

@@ -5,6 +5,7 @@
 #include "src/reporters/json_writer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 namespace qdq
@@ -206,6 +207,60 @@ void writeFixHeader(std::string& out, const FixReport& report)
     }
 }
 
+//! Whether the edit's numeric cost is worth a line: it changes numbers (a float bias, exact, prints none).
+bool changesNumbers(const PlannedEdit& edit)
+{
+    return edit.numericCost &&
+           !(edit.numericCost->stepGrowth == 1.0 && edit.numericCost->clippedShare.value_or(1.0) == 0.0);
+}
+
+//! A rounding step 1.5 times the old one or more, or a clamp on more than 1% of an old range: worth measuring.
+constexpr double kNotableStepGrowth = 1.5;
+constexpr double kNotableClippedShare = 0.01;
+
+//! One line after the edits when some of them make the numbers notably coarser: how many, the worst, what to do.
+void writeNumericCostSummary(std::string& out, const FixReport& report)
+{
+    std::size_t coarser = 0;
+    std::size_t clipping = 0;
+    double worstGrowth = 0;
+    double worstShare = 0;
+    for (const auto& edit : report.edits)
+    {
+        if (!edit.numericCost)
+        {
+            continue;
+        }
+        const double growth = edit.numericCost->stepGrowth.value_or(0.0);
+        const double share = edit.numericCost->clippedShare.value_or(0.0);
+        coarser += growth >= kNotableStepGrowth ? 1 : 0;
+        clipping += share > kNotableClippedShare ? 1 : 0;
+        worstGrowth = std::max(worstGrowth, growth);
+        worstShare = std::max(worstShare, share);
+    }
+    if (coarser == 0 && clipping == 0)
+    {
+        return;
+    }
+    char line[256];
+    std::string parts;
+    if (coarser > 0)
+    {
+        std::snprintf(line, sizeof(line), "%zu %s the rounding step %.1f times coarser or more (largest x%.2f)",
+                      coarser, coarser == 1 ? "makes" : "make", kNotableStepGrowth, worstGrowth);
+        parts += line;
+    }
+    if (clipping > 0)
+    {
+        std::snprintf(line, sizeof(line), "%s%zu %s part of an old range (largest %.1f%%)", parts.empty() ? "" : "; ",
+                      clipping, clipping == 1 ? "clamps" : "clamp", 100.0 * worstShare);
+        parts += line;
+    }
+    out += "  Numbers: of these edits, " + parts +
+           ". TensorRT needs them, but they change the outputs: compare the fixed model's accuracy with the "
+           "original's on your data (docs/fix.md, \"Numeric cost\").\n";
+}
+
 //! Each edit made, with the rules that asked for it and what it added, removed and changed.
 void writeEdits(std::string& out, const FixReport& report)
 {
@@ -223,6 +278,10 @@ void writeEdits(std::string& out, const FixReport& report)
         {
             out += "     scale:    " + edit.scale + "\n";
         }
+        if (changesNumbers(edit))
+        {
+            out += "     numbers:  " + edit.numericCost->summary + "\n";
+        }
         if (!edit.added.empty())
         {
             out += "     added:    " + joined(edit.added) + "\n";
@@ -236,6 +295,7 @@ void writeEdits(std::string& out, const FixReport& report)
             out += "     changed:  " + change + "\n";
         }
     }
+    writeNumericCostSummary(out, report);
 }
 
 //! The edits not made, grouped by rule and reason.
@@ -469,6 +529,14 @@ std::string renderFixJson(const FixReport& report)
         if (!edit.scale.empty())
         {
             json.member("scale", edit.scale);
+        }
+        if (edit.numericCost)
+        {
+            json.key("numeric_cost").beginObject();
+            json.member("step_growth", edit.numericCost->stepGrowth);
+            json.member("clipped_share", edit.numericCost->clippedShare);
+            json.member("summary", edit.numericCost->summary);
+            json.endObject();
         }
         if (!edit.pluginScales.empty())
         {
