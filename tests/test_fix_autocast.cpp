@@ -19,6 +19,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
 using namespace qdq;
 using namespace qdq::test;
@@ -521,4 +522,43 @@ TEST(FixAutocast, AutocastOfItsOwnOutputChangesNothing)
     const std::string once((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
     const std::string twice((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
     EXPECT_EQ(once, twice);
+}
+
+TEST(FixAutocast, AQuantizedConcatWithFp16ScalesGetsTheOnnxRuntimeNote)
+{
+    // DQ, DQ -> Concat -> Q/DQ -> conv: ONNX Runtime fuses it into QLinearConcat, which refuses FP16 scales (measured
+    // with ONNX Runtime 1.30 on the zoo's yolo-like and googlenet at opset 19). Near-identical: the Concat read by a
+    // pooling (no QLinearConcat), and the same model at opset 17 (scales stay FP32).
+    for (const auto& [opset, quantizedAfter, noted] :
+         {std::tuple{19L, true, true}, std::tuple{19L, false, false}, std::tuple{17L, true, false}})
+    {
+        GraphBuilder g;
+        g.opset("", opset);
+        std::string x = g.input("images", {1, 3, 8, 8});
+        std::string cat = g.node("Concat", "/cat/Concat", {g.qdq("/a_q", x), g.qdq("/b_q", x)});
+        g.intAttribute("/cat/Concat", "axis", 1);
+        if (quantizedAfter)
+        {
+            g.output(g.node("Conv", "/next/Conv", {g.qdq("/cat_q", cat), g.quantizedWeight("wn", 4, 6)}), {1, 4, 6, 6});
+        }
+        else
+        {
+            g.output(g.node("GlobalAveragePool", "/pool/GlobalAveragePool", {cat}), {1, 6, 1, 1});
+        }
+        const auto dir = tempDir("autocast-qlinearconcat-" + std::to_string(opset) + (quantizedAfter ? "q" : "pool"));
+        g.save((dir / "model.onnx").string());
+        const FixReport report = autocastFix(dir / "model.onnx", dir / "fixed.onnx");
+        ASSERT_TRUE(report.autocast);
+        const auto& notes = report.autocast->notes;
+        const bool found =
+            std::any_of(notes.begin(), notes.end(),
+                        [](const std::string& note) { return note.find("QLinearConcat") != std::string::npos; });
+        EXPECT_EQ(found, noted) << opset << " " << quantizedAfter;
+        if (noted)
+        {
+            EXPECT_NE(renderFixText(report).find("1 quantized Concat(s) (/cat/Concat) now have fp16 Q/DQ scales"),
+                      std::string::npos)
+                << renderFixText(report);
+        }
+    }
 }

@@ -1128,6 +1128,64 @@ private:
     throw InputError(SourceLocation{path}, message);
 }
 
+//! The Concats ONNX Runtime's QDQ fusion turns into QLinearConcat (every input written by a DequantizeLinear, every
+//! reader a QuantizeLinear) whose Q/DQ scales are FP16 or BF16 initializers in the converted model: ONNX Runtime 1.30
+//! refuses such a model with its default graph optimizations ("Type 'tensor(float16)' of input parameter ... of
+//! operator (QLinearConcat) ... is invalid", measured on the zoo's yolo-like and googlenet at opset 19,
+//! docs/fix.md#autocast); the model is valid ONNX.
+std::vector<std::string> lowScaleQuantizedConcats(const onnx::GraphProto& graph)
+{
+    std::unordered_map<std::string, int> initializerTypes;
+    for (const auto& tensor : graph.initializer())
+    {
+        initializerTypes.emplace(tensor.name(), tensor.data_type());
+    }
+    std::unordered_map<std::string, const onnx::NodeProto*> producers;
+    std::unordered_map<std::string, std::vector<const onnx::NodeProto*>> readers;
+    for (const auto& node : graph.node())
+    {
+        for (const auto& output : node.output())
+        {
+            producers.emplace(output, &node);
+        }
+        for (const auto& input : node.input())
+        {
+            readers[input].push_back(&node);
+        }
+    }
+    const auto lowScale = [&](const onnx::NodeProto& node)
+    {
+        const auto type = node.input_size() > 1 ? initializerTypes.find(node.input(1)) : initializerTypes.end();
+        return type != initializerTypes.end() &&
+               (type->second == onnx::TensorProto::FLOAT16 || type->second == onnx::TensorProto::BFLOAT16);
+    };
+    std::vector<std::string> concats;
+    for (const auto& node : graph.node())
+    {
+        if (node.op_type() != "Concat" || node.input_size() == 0 || node.output_size() != 1)
+        {
+            continue;
+        }
+        const bool dequantizedInputs = std::all_of(node.input().begin(), node.input().end(),
+                                                   [&](const std::string& input)
+                                                   {
+                                                       const auto producer = producers.find(input);
+                                                       return producer != producers.end() &&
+                                                              producer->second->op_type() == "DequantizeLinear" &&
+                                                              lowScale(*producer->second);
+                                                   });
+        const auto& read = readers[node.output(0)];
+        const bool quantizedOutput = !read.empty() && std::all_of(read.begin(), read.end(),
+                                                                  [](const onnx::NodeProto* reader)
+                                                                  { return reader->op_type() == "QuantizeLinear"; });
+        if (dequantizedInputs && quantizedOutput)
+        {
+            concats.push_back(node.name().empty() ? node.output(0) : node.name());
+        }
+    }
+    return concats;
+}
+
 } // namespace
 
 std::string autocastTargetName(AutocastOptions::Target target)
@@ -1190,6 +1248,15 @@ AutocastSummary autocastModel(onnx::ModelProto& model, const AutocastOptions& op
                                 std::to_string(summary.opset) +
                                 " ONNX Runtime and ONNX's checker may refuse the BF16 ops (a guess for TensorRT: its "
                                 "parser reads the tensor types)");
+    }
+    if (const auto concats = lowScaleQuantizedConcats(model.graph()); !concats.empty())
+    {
+        summary.notes.push_back(
+            std::to_string(concats.size()) + " quantized Concat(s) (" + concats.front() +
+            (concats.size() > 1 ? ", ..." : "") + ") now have " + summary.target +
+            " Q/DQ scales: ONNX Runtime 1.30 with its default graph optimizations refuses to load such a model (its "
+            "QLinearConcat fusion takes FP32 scales only); the model is valid ONNX and runs in ONNX Runtime with "
+            "graph_optimization_level ORT_ENABLE_BASIC or ORT_DISABLE_ALL");
     }
     if (summary.underflowValues > 0)
     {

@@ -484,44 +484,70 @@ def fix_and_compare(arch, size, out, doctor, lib):
             row["original_rel_l2"] = relative_l2(reference, run_model(src, feeds))
         except Exception as e:
             row["original_error"] = str(e)[:400]
-        dst = os.path.join(fdir, name + ".onnx")
-        started = time.time()
-        proc = subprocess.run([doctor, "fix", src, "-o", dst, "--format", "json"], capture_output=True, text=True,
-                              env=env, timeout=300)
-        row["fix_exit"], row["fix_seconds"] = proc.returncode, round(time.time() - started, 2)
-        with open(os.path.join(out, "fixlogs", name + ".json"), "w") as f:
-            f.write(proc.stdout)
-        with open(os.path.join(out, "fixlogs", name + ".stderr"), "w") as f:
-            f.write(proc.stderr)
-        try:
-            report = json.loads(proc.stdout)
-            row["edits"] = {}
-            for e in report.get("edits", []):
-                row["edits"][e.get("kind", "?")] = row["edits"].get(e.get("kind", "?"), 0) + 1
-            row["skipped"] = len(report.get("skipped", []))
-            row["before"], row["after"] = report.get("before"), report.get("after")
-            row["checker"] = report.get("checker")
-        except Exception as e:
-            row["fix_report_error"] = f"{e}: {proc.stdout[:200]} {proc.stderr[:400]}"
-        if os.path.exists(dst):
-            try:
-                fixed_runs = run_model(dst, feeds)
-                row["fixed_rel_l2"] = relative_l2(reference, fixed_runs)
-                row["fixed_vs_original_rel_l2"] = relative_l2(run_model(src, feeds), fixed_runs)
-            except Exception as e:
-                row["fixed_error"] = str(e)[:400]
-                try:  # the reason may be one of ONNX Runtime's graph optimizations (issue 38, item 13)
-                    import onnxruntime as ort
-
-                    options = ort.SessionOptions()
-                    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-                    session = ort.InferenceSession(dst, options, providers=["CPUExecutionProvider"])
-                    row["fixed_rel_l2_optimizations_off"] = relative_l2(reference,
-                                                                        [session.run(None, f) for f in feeds])
-                except Exception as e2:
-                    row["fixed_error_optimizations_off"] = str(e2)[:400]
+        # fix (every rule), fix + --autocast fp16, and --autocast fp16 alone (--rules none): the last two tell what
+        # the float-bias edit does to autocast (issue 38, item 12).
+        for label, extra in (("fixed", []), ("autocast", ["--autocast", "fp16"]),
+                             ("autocast_only", ["--rules", "none", "--autocast", "fp16"])):
+            run_fix_and_compare(row, label, extra, name, src, fdir, out, doctor, env, reference, feeds)
         results.append(row)
     return results
+
+
+def run_session(path, feeds, level=None):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    if level is not None:
+        options.graph_optimization_level = level
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return [session.run(None, feed) for feed in feeds]
+
+
+def run_fix_and_compare(row, label, extra, name, src, fdir, out, doctor, env, reference, feeds):
+    """One `qdq-doctor fix` of src (extra options), its report's counts and its model under ONNX Runtime: with the
+    default options, and where that fails, with graph optimizations at basic and off (issue 38, item 13)."""
+    import onnxruntime as ort
+
+    dst = os.path.join(fdir, f"{name}-{label}.onnx")
+    started = time.time()
+    proc = subprocess.run([doctor, "fix", src, "-o", dst, "--format", "json"] + extra, capture_output=True,
+                          text=True, env=env, timeout=300)
+    row[f"{label}_exit"], row[f"{label}_seconds"] = proc.returncode, round(time.time() - started, 2)
+    with open(os.path.join(out, "fixlogs", f"{name}-{label}.json"), "w") as f:
+        f.write(proc.stdout)
+    with open(os.path.join(out, "fixlogs", f"{name}-{label}.stderr"), "w") as f:
+        f.write(proc.stderr)
+    try:
+        report = json.loads(proc.stdout)
+        edits = {}
+        for e in report.get("edits", []):
+            edits[e.get("kind", "?")] = edits.get(e.get("kind", "?"), 0) + 1
+        row[f"{label}_edits"] = edits
+        row[f"{label}_skipped"] = len(report.get("skipped", []))
+        row[f"{label}_after_errors"] = (report.get("after") or {}).get("errors")
+        row[f"{label}_checker"] = report.get("checker")
+        if label == "fixed":
+            row["edits"], row["skipped"] = edits, row[f"{label}_skipped"]
+            row["before"], row["after"], row["checker"] = report.get("before"), report.get("after"), report.get("checker")
+            growth = [e["numeric_cost"]["step_growth"] for e in report.get("edits", [])
+                      if e.get("numeric_cost") and e["numeric_cost"].get("step_growth") is not None]
+            row["largest_step_growth"] = max(growth) if growth else None
+    except Exception as e:
+        row[f"{label}_report_error"] = f"{e}: {proc.stdout[:200]} {proc.stderr[:400]}"
+    if not os.path.exists(dst):
+        return
+    try:
+        runs = run_session(dst, feeds)
+        row[f"{label}_rel_l2"] = relative_l2(reference, runs)
+    except Exception as e:
+        row[f"{label}_ort_error"] = str(e)[:400]
+        for level_name, level in (("basic", ort.GraphOptimizationLevel.ORT_ENABLE_BASIC),
+                                  ("off", ort.GraphOptimizationLevel.ORT_DISABLE_ALL)):
+            try:
+                row[f"{label}_rel_l2_optimizations_{level_name}"] = relative_l2(reference,
+                                                                               run_session(dst, feeds, level))
+            except Exception as e2:
+                row[f"{label}_ort_error_optimizations_{level_name}"] = str(e2)[:400]
 
 
 def work(index, out, doctor, lib):
@@ -631,8 +657,11 @@ def main():
         before = (row.get("before") or {}).get("predicted", {})
         after = (row.get("after") or {}).get("predicted", {})
         print(row.get("model", row.get("architecture")), "fix exit", row.get("fix_exit"),
-              "rel L2 original %.4g fixed %.4g" % (row.get("original_rel_l2", float("nan")),
-                                                  row.get("fixed_rel_l2", float("nan"))),
+              "rel L2 original %.4g fixed %.4g autocast %.4g autocast-only %.4g" % (
+                  row.get("original_rel_l2", float("nan")), row.get("fixed_rel_l2") or float("nan"),
+                  row.get("autocast_rel_l2") or float("nan"), row.get("autocast_only_rel_l2") or float("nan")),
+              "errors after", row.get("fixed_after_errors"), row.get("autocast_after_errors"),
+              "step x", row.get("largest_step_growth"),
               "edits", row.get("edits"), "standalone", before.get("standalone_qdq_layers"), "->",
               after.get("standalone_qdq_layers"),
               {k: v for k, v in row.items() if "error" in k}, flush=True)
