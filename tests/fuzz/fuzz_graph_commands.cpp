@@ -26,6 +26,8 @@
 #include "tools/onnx_builder.h"
 
 #include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -70,6 +72,8 @@ enum class Step : std::uint8_t
     kChain,             //!< a chain of 2 to 4,096 nodes (4,096 chain nodes a program)
     kOddNode,           //!< empty op type, empty or odd node name, an unknown domain, a subgraph op without subgraph
     kQuantizedConv,     //!< Conv on a per-channel Q/DQ or DQ-only weight, with an odd bias
+    kExternalData,      //!< an initializer whose data is external: odd locations, offsets, lengths, files (issue 38)
+    kSubgraph,          //!< an If or Loop whose branches read a tensor of the outer graph (issue 38)
     kCount,
 };
 
@@ -85,6 +89,37 @@ constexpr float kScaleValues[] = {0.05f,
 constexpr int kElementTypes[] = {3, 2, 6, 1, 5, 7, 10, 16, 17, 18, 19, 20, 21, 22, 0, 99};
 const char* const kOddNames[] = {"",         "same",        "a\nb",           "\x1b[31mred",
                                  "\xc3\x28", "\xc2\x9b[2J", "n/with/slashes", "Conv_0 + Relu_1"};
+
+//! External-data locations: a file the run writes into the model's folder (whole, cut short, empty), one absent,
+//! one named like fix's output or its data file, absolute paths, paths climbing out, a FIFO, a folder, odd names.
+const char* const kLocations[] = {
+    "w.bin",         "short.bin", "empty.bin",    "absent.bin", "fixed.onnx", "fixed.onnx.data",
+    "/etc/hostname", "../w.bin",  "sub/../w.bin", "fifo",       "sub",        "",
+    "w.bin\n",       "./w.bin",   "/dev/zero",    "model.onnx"};
+//! offset / length values: none, numbers, numbers past the file, no numbers, negative, over 18 digits.
+const char* const kRangeValues[] = {
+    nullptr, "0",  "4", "16",  "64",   "4096", "abc", "-1", "99999999999999999999999", "18446744073709551615",
+    " 4",    "4x", "",  "1e3", "0x10", "256"};
+
+//! An initializer the program marks for external data, applied to the serialized model (GraphBuilder writes none).
+struct ExternalMark
+{
+    std::string initializer;
+    std::uint8_t location = 0;
+    std::uint8_t offset = 0;
+    std::uint8_t length = 0;
+};
+
+//! An If or Loop node added to the serialized model: its branches read `outer` (a tensor of the graph) and write
+//! `output`; kind picks If or Loop, what the branches compute (Relu, a Q/DQ of the outer tensor, Identity) and
+//! whether the else branch reads the outer tensor too.
+struct SubgraphMark
+{
+    std::string outer;
+    std::string output;
+    std::string name;
+    std::uint8_t kind = 0;
+};
 
 class Program
 {
@@ -102,9 +137,14 @@ public:
         g.output(mTensors.back());
     }
 
+    const std::vector<ExternalMark>& externalMarks() const { return mExternal; }
+    const std::vector<SubgraphMark>& subgraphMarks() const { return mSubgraphs; }
+
 private:
     qdq::tools::GraphBuilder& g;
     qdq::fuzz::Bytes& mBytes;
+    std::vector<ExternalMark> mExternal;
+    std::vector<SubgraphMark> mSubgraphs;
     std::vector<std::string> mTensors; //!< tensors that exist so far (inputs, initializers, node outputs)
     std::size_t mStep = 0;
     std::size_t mConstants = 0;
@@ -275,6 +315,12 @@ private:
             break;
         case Step::kQuantizedConv:
             addQuantizedConv();
+            break;
+        case Step::kExternalData:
+            addExternalData();
+            break;
+        case Step::kSubgraph:
+            addSubgraph();
             break;
         case Step::kCount:
             break;
@@ -542,6 +588,54 @@ private:
         wrote(out);
     }
 
+    //! A float weight (read by a Mul, so autocast converts it, or by a Conv) or an INT8 / INT32 constant behind a DQ,
+    //! its data marked external.
+    void addExternalData()
+    {
+        const std::uint8_t kind = mBytes.next();
+        ExternalMark mark;
+        mark.initializer = constantName();
+        mark.location = mBytes.next();
+        mark.offset = mBytes.next();
+        mark.length = mBytes.next();
+        std::string value;
+        switch (kind % 4)
+        {
+        case 0:
+        case 1:
+            value = g.weight(mark.initializer, (kind & 4) != 0 ? std::vector<long>{4, 4, 3, 3} : smallDims());
+            break;
+        case 2:
+            value = g.node("DequantizeLinear", nodeName("dq"),
+                           {g.int8Constant(mark.initializer, smallDims()), g.scale(constantName(), 0.05f)});
+            break;
+        default:
+            value = g.node("DequantizeLinear", nodeName("dq"),
+                           {g.int32Constant(mark.initializer, smallDims()), g.scale(constantName(), 0.001f)});
+            break;
+        }
+        mExternal.push_back(mark);
+        const std::string out = written();
+        g.node((kind & 4) != 0 ? "Conv" : "Mul", nodeName(), {read(), value}, {out});
+        wrote(out);
+    }
+
+    //! An If or Loop whose branches read an outer tensor; added to the model after serialization (subgraphMarks).
+    void addSubgraph()
+    {
+        SubgraphMark mark;
+        mark.kind = mBytes.next();
+        mark.outer = read();
+        mark.name = nodeName("sub");
+        mark.output = written();
+        if (mark.output.empty())
+        {
+            mark.output = fresh();
+        }
+        mSubgraphs.push_back(mark);
+        wrote(mark.output);
+    }
+
     void addQuantizedConv()
     {
         const std::uint8_t kind = mBytes.next();
@@ -582,8 +676,9 @@ struct Run
     std::vector<std::string> files; //!< the model, and with an engine the sample's layer list and profile
     std::string model;
     std::string fixed;
-    bool pictures = false;    //!< draw the HTML report's finding pictures with Graphviz (small graphs only)
-    std::uint8_t predict = 0; //!< which TensorRT version and precision predict assumes
+    bool pictures = false;         //!< draw the HTML report's finding pictures with Graphviz (small graphs only)
+    std::uint8_t predict = 0;      //!< which TensorRT version and precision predict assumes
+    qdq::AutocastOptions autocast; //!< fix's --autocast and --autocast-io
 };
 
 bool namesAFile(const qdq::InputError& error, const Run& run)
@@ -765,6 +860,7 @@ void fix(const Run& run)
                 files.files = run.files;
                 qdq::FixOptions options;
                 options.output = run.fixed;
+                options.autocast = run.autocast;
                 const qdq::FixReport report = qdq::runFix(files, options, qdq::fuzz::fuzzLimits());
                 (void)qdq::renderFixText(report);
                 checkJson("fix --format json", qdq::renderFixJson(report));
@@ -805,6 +901,220 @@ void diff(const Run& run)
             });
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// What GraphBuilder cannot write, applied to the serialized model: external data and subgraphs.
+
+void markExternal(onnx::ModelProto& model, const ExternalMark& mark)
+{
+    for (auto& tensor : *model.mutable_graph()->mutable_initializer())
+    {
+        if (tensor.name() != mark.initializer)
+        {
+            continue;
+        }
+        tensor.clear_raw_data();
+        tensor.clear_float_data();
+        tensor.clear_int32_data();
+        tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+        const auto entry = [&](const char* key, const char* value)
+        {
+            if (value != nullptr)
+            {
+                auto* item = tensor.add_external_data();
+                item->set_key(key);
+                item->set_value(value);
+            }
+        };
+        if ((mark.location & 0x80) == 0) // else: no location at all
+        {
+            entry("location", kLocations[mark.location % std::size(kLocations)]);
+        }
+        entry("offset", kRangeValues[mark.offset % std::size(kRangeValues)]);
+        entry("length", kRangeValues[mark.length % std::size(kRangeValues)]);
+        if ((mark.offset & 0x80) != 0)
+        {
+            entry("checksum", "0");
+        }
+        return;
+    }
+}
+
+//! A branch graph: reads outer (not declared: an outer-scope read) and writes out.
+onnx::GraphProto branch(const std::string& name, const std::string& outer, std::uint8_t kind)
+{
+    onnx::GraphProto graph;
+    graph.set_name(name);
+    const std::string out = name + "_out";
+    switch (kind % 3)
+    {
+    case 0:
+    {
+        auto* node = graph.add_node();
+        node->set_op_type("Relu");
+        node->set_name(name + "/Relu");
+        node->add_input(outer);
+        node->add_output(out);
+        break;
+    }
+    case 1:
+    {
+        // A Q/DQ inside the branch with its scale an initializer of the branch.
+        auto* scale = graph.add_initializer();
+        scale->set_name(name + "/scale");
+        scale->set_data_type(onnx::TensorProto::FLOAT);
+        scale->add_float_data(0.05f);
+        auto* q = graph.add_node();
+        q->set_op_type("QuantizeLinear");
+        q->set_name(name + "/QuantizeLinear");
+        q->add_input(outer);
+        q->add_input(scale->name());
+        q->add_output(name + "/q");
+        auto* dq = graph.add_node();
+        dq->set_op_type("DequantizeLinear");
+        dq->set_name(name + "/DequantizeLinear");
+        dq->add_input(name + "/q");
+        dq->add_input(scale->name());
+        dq->add_output(out);
+        break;
+    }
+    default:
+    {
+        auto* node = graph.add_node();
+        node->set_op_type("Identity");
+        node->set_name(name + "/Identity");
+        node->add_input(outer);
+        node->add_output(out);
+        break;
+    }
+    }
+    graph.add_output()->set_name(out);
+    return graph;
+}
+
+//! Inserts the If (or Loop) node before the first node that reads its output, so the graph stays in order.
+void addSubgraphNode(onnx::ModelProto& model, const SubgraphMark& mark)
+{
+    onnx::GraphProto& graph = *model.mutable_graph();
+    onnx::NodeProto node;
+    node.set_name(mark.name);
+    const bool loop = (mark.kind & 0x10) != 0;
+    if (loop)
+    {
+        // Loop(max_trip_count "", cond, v_initial): the body reads the outer tensor and carries nothing.
+        node.set_op_type("Loop");
+        node.add_input("");
+        node.add_input(mark.name + "/cond");
+        node.add_output(mark.output);
+        onnx::GraphProto body = branch(mark.name + "/body", mark.outer, mark.kind >> 5);
+        auto* iteration = body.add_input();
+        iteration->set_name(mark.name + "/i");
+        auto* condition = body.add_input();
+        condition->set_name(mark.name + "/c");
+        auto* condOut = body.add_node();
+        condOut->set_op_type("Identity");
+        condOut->add_input(mark.name + "/c");
+        condOut->add_output(mark.name + "/c_out");
+        // outputs: cond, then the scan output
+        onnx::ValueInfoProto scan = body.output(0);
+        body.clear_output();
+        body.add_output()->set_name(mark.name + "/c_out");
+        *body.add_output() = scan;
+        auto* attribute = node.add_attribute();
+        attribute->set_name("body");
+        attribute->set_type(onnx::AttributeProto::GRAPH);
+        *attribute->mutable_g() = body;
+    }
+    else
+    {
+        node.set_op_type("If");
+        node.add_input(mark.name + "/cond");
+        node.add_output(mark.output);
+        for (const char* which : {"then_branch", "else_branch"})
+        {
+            auto* attribute = node.add_attribute();
+            attribute->set_name(which);
+            attribute->set_type(onnx::AttributeProto::GRAPH);
+            const bool readsOuter = which[0] == 't' || (mark.kind & 8) != 0;
+            *attribute->mutable_g() =
+                branch(mark.name + "/" + which, readsOuter ? mark.outer : mark.name + "/cond", mark.kind >> 2);
+        }
+    }
+    auto* cond = graph.add_initializer();
+    cond->set_name(mark.name + "/cond");
+    cond->set_data_type(onnx::TensorProto::BOOL);
+    cond->add_int32_data(1);
+    int at = graph.node_size();
+    for (int i = 0; i < graph.node_size() && at == graph.node_size(); ++i)
+    {
+        for (const auto& input : graph.node(i).input())
+        {
+            if (input == mark.output)
+            {
+                at = i;
+                break;
+            }
+        }
+    }
+    *graph.add_node() = node;
+    for (int i = graph.node_size() - 1; i > at; --i)
+    {
+        graph.mutable_node()->SwapElements(i, i - 1);
+    }
+}
+
+//! The model the program built, with its external-data marks and subgraphs applied, written to path.
+void saveModel(const qdq::tools::GraphBuilder& builder, const Program& program, const std::string& path)
+{
+    if (program.externalMarks().empty() && program.subgraphMarks().empty())
+    {
+        builder.save(path);
+        return;
+    }
+    onnx::ModelProto model;
+    if (!model.ParseFromString(builder.serialize()))
+    {
+        broken("program", "the builder's model does not parse");
+    }
+    for (const ExternalMark& mark : program.externalMarks())
+    {
+        markExternal(model, mark);
+    }
+    for (const SubgraphMark& mark : program.subgraphMarks())
+    {
+        addSubgraphNode(model, mark);
+    }
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    std::FILE* file = std::fopen(path.c_str(), "wb");
+    if (file == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size())
+    {
+        broken("program", "cannot write " + path);
+    }
+    std::fclose(file);
+}
+
+//! The data files external-data locations may name, in the model's folder (kLocations).
+void writeDataFiles()
+{
+    const auto write = [](const std::filesystem::path& path, std::size_t bytes)
+    {
+        std::FILE* file = std::fopen(path.c_str(), "wb");
+        for (std::size_t i = 0; file != nullptr && i < bytes; ++i)
+        {
+            std::fputc(static_cast<int>(i * 37 % 251), file);
+        }
+        if (file != nullptr)
+        {
+            std::fclose(file);
+        }
+    };
+    write(gFolder / "w.bin", 4096);
+    write(gFolder / "short.bin", 10);
+    write(gFolder / "empty.bin", 0);
+    std::filesystem::create_directories(gFolder / "sub");
+    ::mkfifo((gFolder / "fifo").c_str(), 0600); // opened before it is checked, it would hang the run: a timeout
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***)
@@ -814,6 +1124,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***)
     std::filesystem::create_directories(gFolder);
     // Dry runs write their candidate to the temporary folder: this one.
     ::setenv("TMPDIR", gFolder.c_str(), 1);
+    writeDataFiles();
     return 0;
 }
 
@@ -828,7 +1139,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // bit 1 an engine is given, bit 2 Graphviz draws the finding pictures, bits 4-7 predict's version and precision.
     const std::uint8_t flags = bytes.next();
     qdq::tools::GraphBuilder builder;
-    Program(builder, bytes).run((flags & 1) != 0);
+    // bit 3: fix also autocasts (bits 4 and 5: bf16 rather than fp16, --autocast-io; bit 6: opset 19, where the Q/DQ
+    // scales take the low type).
+    const bool autocast = (flags & 8) != 0;
+    if (autocast && (flags & 0x40) != 0)
+    {
+        builder.opset("", 19);
+    }
+    Program program(builder, bytes);
+    program.run((flags & 1) != 0);
 
     Run run;
     run.model = (gFolder / "model.onnx").string();
@@ -841,7 +1160,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     run.pictures = (flags & 4) != 0;
     run.predict = static_cast<std::uint8_t>(flags >> 4);
-    builder.save(run.model);
+    if (autocast)
+    {
+        run.autocast.target =
+            (flags & 0x10) != 0 ? qdq::AutocastOptions::Target::kBf16 : qdq::AutocastOptions::Target::kFp16;
+        run.autocast.castIo = (flags & 0x20) != 0;
+    }
+    saveModel(builder, program, run.model);
 
     inspect(run);
     diagnose(run);

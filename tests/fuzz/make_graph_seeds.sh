@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Writes the seeds of fuzz_graph_commands (tests/fuzz/seeds-graph/), each a graph program as
 # fuzz_graph_commands.cpp reads it: the first byte is the flags (bit 0 a shaped input, bit 1 with the sample engine,
-# bit 2 Graphviz pictures, bits 4-7 predict's version and precision), then steps, each a step byte (the Step enum:
-# 0 op, 1 raw Q/DQ, 2 Q/DQ loop, 3 second producer, 4 no outputs, 5 many outputs, 6 duplicate constant, 7 graph
-# output, 8 chain, 9 odd node, 10 quantized conv) and the bytes that step reads.
+# bit 2 Graphviz pictures, bit 3 fix autocasts (bit 4 bf16, bit 5 --autocast-io, bit 6 opset 19), bits 4-7 predict's
+# version and precision), then steps, each a step byte (the Step enum: 0 op, 1 raw Q/DQ, 2 Q/DQ loop, 3 second
+# producer, 4 no outputs, 5 many outputs, 6 duplicate constant, 7 graph output, 8 chain, 9 odd node, 10 quantized
+# conv, 11 external data, 12 subgraph) and the bytes that step reads.
 set -euo pipefail
 out=$(dirname "$0")/seeds-graph
 mkdir -p "$out"
@@ -28,3 +29,20 @@ seed deep-residual '\x01\x08\x02\xdf\x00\x00'
 seed duplicates '\x02\x03\x00\x00\x00\x04\x00\x00\x00\x05\x4b\x00\x06\x00\x01\x07\xe0\x09\x10\x00\x0a\x01\x00\x00'
 # A shaped input through a quantized conv, Q/DQ, Relu, MaxPool, a residual Add (ONNX shape inference runs).
 seed conv-qdq-shaped '\x13\x0a\x01\x00\x00\x00\x04\x01\x00\x00\x00\x01\x02\x00\x00\x02\x00\x03\x00\x00\x00\x03\x01\x00\x00'
+# External data (step 11: kind, location, offset, length, [dims], output, input; kLocations / kRangeValues): a float
+# weight of 3 values in w.bin inside the folder, then the same at an absolute path, through a FIFO, named like fix's
+# output, with offsets and lengths that are no numbers, and an INT32 bias behind a DQ with no location at all.
+seed external-inside '\x00\x0b\x00\x00\x01\x02\x3d\x00\x00'
+seed external-absolute '\x00\x0b\x00\x06\x01\x00\x3d\x00\x00'
+seed external-fifo '\x00\x0b\x00\x09\x00\x00\x3d\x00\x00'
+seed external-like-output '\x00\x0b\x00\x04\x00\x00\x3d\x00\x00'
+seed external-bad-numbers '\x00\x0b\x00\x00\x06\x08\x3d\x00\x00'
+seed external-int32-bias '\x00\x0b\x03\x80\x00\x00\x3d\x00\x00'
+# Subgraphs (step 12: kind, input, output): an If whose branches read the input (a Q/DQ in one), a Loop whose body
+# reads it, each followed by a Relu of the If's output.
+seed subgraph-if '\x00\x0c\x0c\x00\x00\x00\x00\xff\x00'
+seed subgraph-loop '\x00\x0c\x10\x00\x00\x00\x00\xff\x00'
+# Autocast (flags bit 3): fp16 of a shaped quantized conv block at opset 19; bf16 with --autocast-io of an
+# external-data weight beside an If reading the input.
+seed autocast-opset19 '\x49\x0a\x01\x00\x00\x00\x04\x01\x00\x00\x00\x01\x02\x00\x00\x02\x00\x03\x00\x00\x00\x03\x01\x00\x00'
+seed autocast-external-subgraph '\x39\x0b\x00\x00\x01\x02\x3d\x00\x00\x0c\x08\x00\x00'
