@@ -6,6 +6,7 @@
 #include "rules/kernel_common.h"
 #include "rules/rules.h"
 
+#include <algorithm>
 #include <string>
 
 namespace qdq::rules
@@ -251,18 +252,31 @@ private:
             {
                 continue;
             }
+            // The reader decides the advice: a pooling takes its padding in its own pads attribute, a convolution
+            // folds a zero padding (a Pad before a MaxPool is not folded into a convolution).
+            const auto isPoolingLayer = [&](std::size_t reader)
+            { return plan->layers[reader].type.find("Pooling") != std::string::npos; };
+            const bool allPooling = std::all_of(readers.begin(), readers.end(), isPoolingLayer);
+            const bool anyPooling = std::any_of(readers.begin(), readers.end(), isPoolingLayer);
             Finding finding = makeFinding(info(), "");
             finding.likely = true;
             finding.engineLayers = {layer.name};
             finding.costMs = layerTime(context, i);
             finding.evidence.push_back(
                 layerEvidence(context, i, "LayerType", "Padding, read by " + plan->layers[readers.front()].name));
-            finding.message = "Padding layer \"" + layer.name + "\" runs on its own before \"" +
-                              plan->layers[readers.front()].name +
-                              "\": TensorRT folds a zero padding with non-negative pads into the convolution after "
-                              "it, so this one likely pads with a value, a mode or negative sizes that do not fold, "
-                              "or feeds a pooling (give the ONNX model to tell which).";
-            finding.fix = convolutionFix();
+            const std::string before = "Padding layer \"" + layer.name + "\" runs on its own before \"" +
+                                       plan->layers[readers.front()].name + "\"";
+            finding.message =
+                allPooling
+                    ? before + ", a pooling: the padding is a layer of its own where the pooling's own pads attribute "
+                               "would pad inside the pooling."
+                    : before +
+                          ": TensorRT folds a zero padding with non-negative pads into the convolution after "
+                          "it, so this one likely pads with a value, a mode or negative sizes that do not fold" +
+                          (anyPooling ? ", or also feeds a pooling" : "") + " (give the ONNX model to tell which).";
+            finding.fix = allPooling   ? poolingFix()
+                          : anyPooling ? convolutionFix() + "; for the pooling that reads it: " + poolingFix()
+                                       : convolutionFix();
             sink.add(std::move(finding));
         }
     }

@@ -133,6 +133,7 @@ private:
         bool nothingToDo = false; //!< an info finding: the kernel choice is right for the layer
         std::vector<Evidence> evidence;
         std::vector<std::size_t> peers; //!< layers of the engine that run the layer's channel counts on tensor cores
+        std::string inputWriter;        //!< the layer writing the input format blamed (Finding::explainedByLayer)
     };
 
     static std::string kernelKind(const std::string& marker)
@@ -276,6 +277,10 @@ private:
             cause.fix = "let the producer write CHW32: quantize so that the producer is an INT8 layer itself (a "
                         "standalone Quantize or Scale layer writing CHW4 goes with its own fix, see standalone-qdq), "
                         "then TensorRT can pick a tensor-core kernel here";
+            if (producer)
+            {
+                cause.inputWriter = context.engine()->layers[*producer].name;
+            }
         }
         return cause;
     }
@@ -363,6 +368,7 @@ private:
                           "GPU has them; " +
                           (measured ? "" : "likely ") + "because " + cause.why + ".";
         finding.fix = cause.fix;
+        finding.explainedByLayer = cause.inputWriter;
         return finding;
     }
 };

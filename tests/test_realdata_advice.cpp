@@ -98,3 +98,44 @@ TEST(RealDataAdvice, NoFixOnAnyRealEngineNamesABuilderInsertedLayer)
     EXPECT_GE(engines, 25u);
     EXPECT_GE(withInsertedLayers, 10u);
 }
+
+// Issue 36, defect 8: Orin's downsample conv runs a DP4A kernel because its input arrives CHW4 from the downsample's
+// own standalone QuantizeLinear, which residual-input-not-quantized names (the block input is float). It was listed
+// under batchnorm-not-folded, whose finding names the downsample convs only as the layers writing float into the
+// unfolded BatchNormalization. The stem's DP4A kernel, which the log's tactic timings explain, keeps its own place.
+TEST(RealDataAdvice, OrinDownsampleDp4aFollowsTheStandaloneQuantizeThatWritesItsInput)
+{
+    REQUIRE_SHARED();
+    Inputs inputs = loadFiles({realdata("trex-notebooks-yolo-orin-trt852/trt.out"),
+                               realdata("trex-notebooks-yolo-orin-trt852/layer_info.json"),
+                               realdata("trex-notebooks-yolo-orin-trt852/profile.json")});
+    Report report = diagnose(inputs);
+    const auto causeOfLayer = [&](const std::string& rule, const std::string& layerPart) -> std::optional<std::size_t>
+    {
+        for (const Finding& finding : report.findings)
+        {
+            for (const auto& layer : finding.engineLayers)
+            {
+                if (finding.rule == rule && layer.find(layerPart) != std::string::npos)
+                {
+                    return finding.rootCause;
+                }
+            }
+        }
+        return std::nullopt;
+    };
+    const auto downsampleDp4a =
+        causeOfLayer("kernel-without-tensor-cores", "/backbone/layer2/layer2.0/downsample/downsample.0/Conv");
+    const auto residual =
+        causeOfLayer("residual-input-not-quantized",
+                     "/backbone/layer2/layer2.0/downsample/downsample.0/_input_quantizer/QuantizeLinear");
+    const auto batchnorm = causeOfLayer("batchnorm-not-folded", "downsample.1/BatchNormalization");
+    ASSERT_TRUE(downsampleDp4a && residual && batchnorm);
+    EXPECT_EQ(*downsampleDp4a, *residual);
+    EXPECT_NE(*downsampleDp4a, *batchnorm);
+    // The stem conv's DP4A finding (explained by the log's tactic timings) stays with the cause owning the stem.
+    const auto stemDp4a = causeOfLayer("kernel-without-tensor-cores", "/backbone/conv1/Conv");
+    const auto stemOwner = causeOfLayer("int8-conv-float-output", "/backbone/conv1/Conv");
+    ASSERT_TRUE(stemDp4a && stemOwner);
+    EXPECT_EQ(*stemDp4a, *stemOwner);
+}

@@ -245,6 +245,38 @@ TEST(RuleExplicitPadLayer, EngineWithAPaddingLayerBeforeAConvolution)
     EXPECT_TRUE(found.front().likely);
 }
 
+TEST(RuleExplicitPadLayer, EngineWithAPaddingLayerBeforeAPoolingAdvisesThePoolingsPads)
+{
+    // Issue 36, defect 8: from the engine alone, a Padding read by a pooling was told to fold into a convolution.
+    // The same engine with a convolution reader (above) keeps the convolution advice.
+    EnginePlan plan;
+    plan.sourcePath = "small/layers.json";
+    plan.form = LayerListForm::kDetailed;
+    plan.layers.push_back(layer("/pad/Pad", "Padding", {{"x", "Float"}}, {{"p", "Float"}}));
+    plan.layers.push_back(layer("/pool/MaxPool", "Pooling", {{"p", "Float"}}, {{"y", "Float"}}));
+    Report report = runDiagnose(std::nullopt, plan, profileOf(plan, {0.4, 1.0}));
+    auto found = findingsOf(report, "explicit-pad-layer");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_NE(found.front().fix.find("MaxPool pads with -inf"), std::string::npos) << found.front().fix;
+    EXPECT_EQ(found.front().fix.find("convolution's pads"), std::string::npos) << found.front().fix;
+    EXPECT_EQ(found.front().message.find("folds a zero padding"), std::string::npos) << found.front().message;
+    EXPECT_NE(found.front().message.find("a pooling"), std::string::npos);
+}
+
+TEST(RuleExplicitPadLayer, EngineWithAPaddingBeforeAConvolutionKeepsTheConvolutionAdvice)
+{
+    EnginePlan plan;
+    plan.sourcePath = "small/layers.json";
+    plan.form = LayerListForm::kDetailed;
+    plan.layers.push_back(layer("/pad/Pad", "Padding", {{"x", "Float"}}, {{"p", "Float"}}));
+    plan.layers.push_back(layer("conv.weight + /conv/Conv", "CaskConvolution", {{"p", "Float"}}, {{"y", "Float"}}));
+    Report report = runDiagnose(std::nullopt, plan, profileOf(plan, {0.4, 1.0}));
+    auto found = findingsOf(report, "explicit-pad-layer");
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_NE(found.front().fix.find("convolution's pads"), std::string::npos);
+    EXPECT_EQ(found.front().fix.find("MaxPool pads with -inf"), std::string::npos);
+}
+
 TEST(RuleExplicitPadLayer, EngineWithThePadFoldedIsSilent)
 {
     EnginePlan plan;

@@ -310,6 +310,10 @@ struct Finding
     //! that layer, so that each layer is explained once, and merges the kept ones of one rule with the same group into
     //! one finding ("<count> <group>: <layers>.", their evidence, nodes and cost added up, the fix of the first).
     std::string fallbackGroup;
+    //! For a symptom: the engine layer whose root cause explains it (kernel-without-tensor-cores: the standalone
+    //! Quantize that writes the CHW4 input it blames). The root-cause step lists the symptom under the group owning
+    //! that layer, not under the groups that only name its own layers. Empty: placed by its own layers.
+    std::string explainedByLayer;
     //! What the finding says TensorRT does, for the consistency check (EngineClaim).
     std::vector<EngineClaim> claims;
 };

@@ -156,6 +156,7 @@ struct Grouping
 {
     std::vector<char> isSymptom;                             //!< per finding
     std::vector<std::vector<std::size_t>> layersOf;          //!< per finding: engine layers it names
+    std::vector<std::optional<std::size_t>> explainedBy;     //!< per finding: its Finding::explainedByLayer
     std::vector<std::size_t> groupOf;                        //!< per finding: its group (after union)
     std::vector<std::optional<std::size_t>> owner;           //!< per engine layer: the finding that owns it
     std::map<std::size_t, std::vector<std::size_t>> members; //!< group -> cause findings (or the symptoms owning)
@@ -173,6 +174,10 @@ void classifyFindings(const Report& report, const EnginePlan* plan, Grouping& gr
         {
             layerByName.emplace(name, SIZE_MAX);
         }
+        if (!finding.explainedByLayer.empty())
+        {
+            layerByName.emplace(finding.explainedByLayer, SIZE_MAX);
+        }
     }
     if (plan != nullptr && !layerByName.empty())
     {
@@ -187,10 +192,16 @@ void classifyFindings(const Report& report, const EnginePlan* plan, Grouping& gr
     const std::size_t count = report.findings.size();
     grouping.isSymptom.assign(count, 0);
     grouping.layersOf.assign(count, {});
+    grouping.explainedBy.assign(count, std::nullopt);
     for (std::size_t f = 0; f < count; ++f)
     {
         const Finding& finding = report.findings[f];
         grouping.isSymptom[f] = listed(kSymptomRules, finding.rule) ? 1 : 0;
+        if (auto it = finding.explainedByLayer.empty() ? layerByName.end() : layerByName.find(finding.explainedByLayer);
+            grouping.isSymptom[f] != 0 && it != layerByName.end() && it->second != SIZE_MAX)
+        {
+            grouping.explainedBy[f] = it->second;
+        }
         for (const auto& name : finding.engineLayers)
         {
             if (auto it = layerByName.find(name); it != layerByName.end() && it->second != SIZE_MAX)
@@ -344,7 +355,19 @@ std::vector<std::size_t> claimOrder(const Report& report, const Grouping& groupi
     return order;
 }
 
-//! Step 3: every named layer gets one owner; a symptom that owns nothing joins the group owning most of its time.
+//! The finding owning the layer symptom f names as its explanation (Finding::explainedByLayer), when another one does.
+std::optional<std::size_t> explainingOwner(const Grouping& grouping, std::size_t f)
+{
+    if (!grouping.explainedBy[f])
+    {
+        return std::nullopt;
+    }
+    const auto& owner = grouping.owner[*grouping.explainedBy[f]];
+    return owner && *owner != f ? owner : std::nullopt;
+}
+
+//! Step 3: every named layer gets one owner; a symptom that owns nothing joins the group owning most of its time,
+//! or the group owning the layer it names as its explanation.
 void claimLayers(const Report& report, std::size_t layerCount, Grouping& grouping)
 {
     grouping.owner.assign(layerCount, std::nullopt);
@@ -361,6 +384,12 @@ void claimLayers(const Report& report, std::size_t layerCount, Grouping& groupin
         }
         if (grouping.isSymptom[f] == 0 || ownsAny || grouping.layersOf[f].empty())
         {
+            continue;
+        }
+        // Explained by the group owning the layer the finding names as its explanation, where another finding owns it.
+        if (const auto explainer = explainingOwner(grouping, f))
+        {
+            grouping.groupOf[f] = grouping.groupOf[*explainer];
             continue;
         }
         // Explained by the group that owns most of its time (most of its layers without a profile).
@@ -640,7 +669,9 @@ GroupContents contentsOf(const Report& report, const Grouping& grouping)
         {
             groups.push_back(grouping.groupOf[f]);
         }
-        for (std::size_t layer : grouping.layersOf[f])
+        // A symptom placed by its explanation is listed there only, not under the groups owning its own layers.
+        for (std::size_t layer :
+             member[f] == 0 && explainingOwner(grouping, f) ? std::vector<std::size_t>{} : grouping.layersOf[f])
         {
             if (grouping.owner[layer] && *grouping.owner[layer] != f)
             {

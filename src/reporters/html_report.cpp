@@ -666,6 +666,7 @@ FindingPictures writeFindings(JsonWriter& json, const Report& report, const Html
         writeEvidence(json, finding.evidence);
         json.member("fix", finding.fix);
         writeMs(json, "cost_ms", finding.costMs);
+        writeMs(json, "owned_ms", finding.ownedMs);
         writeMs(json, "saving_ms", finding.savingMs);
         json.key("root_cause");
         finding.rootCause ? json.value(std::uint64_t{*finding.rootCause}) : json.null();

@@ -555,7 +555,11 @@
           (finding.symptom ? 'symptom of ' : '') + 'cause ' + (finding.root_cause + 1) + '</a>') +
         '<span class="cost">' + (finding.saving_ms === null || finding.symptom ||
           (finding.saving_ms === 0 && finding.severity === 'info') ? '' : 'saves ~' + fmtMs(finding.saving_ms) + ' \u00b7 ') +
-        (finding.cost_ms === null ? '' : 'cost ' + fmtMs(finding.cost_ms)) + '</span></div>' +
+        (finding.cost_ms === null ? '' : 'cost ' + fmtMs(finding.cost_ms)) +
+        // What the root-cause step gives the finding (each layer to one finding), where it differs from its cost.
+        (finding.owned_ms === null || finding.owned_ms === undefined || finding.cost_ms === null ||
+          Math.abs(finding.owned_ms - finding.cost_ms) < 0.0005 ? '' : ', owns ' + fmtMs(finding.owned_ms)) +
+        '</span></div>' +
         '<div class="fbody"><div class="ftext"><p class="msg">' + esc(finding.message) + '</p><dl class="facts">' +
         (layers ? '<dt>' + (predicted ? 'layers' : 'engine layers') + '</dt><dd>' + layers + '</dd>' : '') +
         (nodes ? '<dt>ONNX nodes</dt><dd>' + nodes + '</dd>' : '') +
