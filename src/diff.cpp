@@ -347,9 +347,9 @@ void alignGap(const std::vector<Occurrence>& a, std::size_t aBegin, std::size_t 
     }
 }
 
-//! Anchor pairs (monotone) from a key of each occurrence; keys that repeat on either side are ignored.
-std::vector<std::pair<std::size_t, std::size_t>> anchorsByKey(const Side& baseline, const Side& candidate,
-                                                              const std::function<std::string(const Occurrence&)>& key)
+//! Pairs of occurrences with the same key (and kind), in baseline order; keys that repeat on either side are ignored.
+std::vector<std::pair<std::size_t, std::size_t>> pairsByKey(const Side& baseline, const Side& candidate,
+                                                            const std::function<std::string(const Occurrence&)>& key)
 {
     std::unordered_map<std::string, std::size_t> candidateByKey;
     std::unordered_set<std::string> repeated;
@@ -380,7 +380,14 @@ std::vector<std::pair<std::size_t, std::size_t>> anchorsByKey(const Side& baseli
     pairs.erase(std::remove_if(pairs.begin(), pairs.end(),
                                [&](const auto& pair) { return repeated.count(key(baseline.ops[pair.first])) > 0; }),
                 pairs.end());
-    return monotone(pairs);
+    return pairs;
+}
+
+//! Anchor pairs (monotone) from a key of each occurrence; keys that repeat on either side are ignored.
+std::vector<std::pair<std::size_t, std::size_t>> anchorsByKey(const Side& baseline, const Side& candidate,
+                                                              const std::function<std::string(const Occurrence&)>& key)
+{
+    return monotone(pairsByKey(baseline, candidate, key));
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> alignOps(const Side& baseline, const Side& candidate,
@@ -390,6 +397,17 @@ std::vector<std::pair<std::size_t, std::size_t>> alignOps(const Side& baseline, 
     // whenever Q/DQ nodes are inserted. Trust them when most operations share their names; otherwise anchor on
     // weight initializer names (stable across exports) and align the rest by structure.
     auto byName = anchorsByKey(baseline, candidate, [](const Occurrence& op) { return op.name; });
+    // A name both exports use for weighted operations with different weights is a renumbering collision, not one
+    // operation: the A100 -qat and -qat-residual exports both have a Conv_242, layer4.1.conv2 in one and layer4.0.conv2
+    // in the other, and the pair split the moved residual Add's region in two.
+    byName.erase(std::remove_if(byName.begin(), byName.end(),
+                                [&](const auto& pair)
+                                {
+                                    const std::string& a = baseline.ops[pair.first].weight;
+                                    const std::string& b = candidate.ops[pair.second].weight;
+                                    return !a.empty() && !b.empty() && a != b;
+                                }),
+                 byName.end());
     std::size_t smaller = std::min(baseline.ops.size(), candidate.ops.size());
     std::vector<std::pair<std::size_t, std::size_t>> anchors;
     if (smaller > 0 && byName.size() * 10 >= smaller * 8)
@@ -414,6 +432,25 @@ std::vector<std::pair<std::size_t, std::size_t>> alignOps(const Side& baseline, 
         bStart = j + 1;
     }
     alignGap(baseline.ops, aStart, baseline.ops.size(), candidate.ops, bStart, candidate.ops.size(), matches);
+    // A weight name identifies an operation across exports whatever the engine order: a pair the monotone alignment
+    // dropped because two layers swapped places still puts both in one region (the A100 -qat-residual engine runs
+    // layer4.0's downsample conv before its conv2, the -qat engine after; conv2 was left "only in the baseline").
+    std::vector<char> baseMatched(baseline.ops.size(), 0);
+    std::vector<char> candMatched(candidate.ops.size(), 0);
+    for (const auto& [i, j] : matches)
+    {
+        baseMatched[i] = 1;
+        candMatched[j] = 1;
+    }
+    for (const auto& [i, j] : pairsByKey(baseline, candidate, [](const Occurrence& op) { return op.weight; }))
+    {
+        if (baseMatched[i] == 0 && candMatched[j] == 0)
+        {
+            matches.emplace_back(i, j);
+            baseMatched[i] = 1;
+            candMatched[j] = 1;
+        }
+    }
     return matches;
 }
 
@@ -952,7 +989,8 @@ private:
         region.hasTimes = mReport.perLayerTimes;
         region.deltaMs = mReport.perLayerTimes ? region.candidateMs - region.baselineMs : 0.0;
         addPresenceAndLayerKindDifferences(region, base, cand);
-        if (base.mapped > 0 && cand.mapped > 0 && base.mapped != cand.mapped)
+        // With as many layers on both sides too: an Add that moved from one conv into another leaves the counts alone.
+        if (base.mapped > 0 && cand.mapped > 0)
         {
             addFusionDifferences(region, root, base, cand);
         }
@@ -1077,13 +1115,20 @@ private:
             if (merged.size() > 1)
             {
                 const std::string kinds = kindsOf(mCand, layer);
+                const std::string moved = "fusion " + kinds + " moved to another layer";
+                if (std::any_of(region.differences.begin(), region.differences.end(),
+                                [&](const std::string& said) { return said.rfind(moved, 0) == 0; }))
+                {
+                    continue; // the same move, seen from the baseline's layer
+                }
                 region.differences.push_back((sameKindIn(mBase, merged, kinds)
                                                   ? "fusion " + kinds + " moved to another layer: "
                                                   : "gained fusion " + kinds + ": ") +
                                              std::to_string(merged.size()) + " baseline layers, one candidate layer");
             }
         }
-        if (region.differences.empty() || region.differences.back().find("fusion") == std::string::npos)
+        if (base.mapped != cand.mapped &&
+            (region.differences.empty() || region.differences.back().find("fusion") == std::string::npos))
         {
             region.differences.push_back("layer count " + std::to_string(base.mapped) + " -> " +
                                          std::to_string(cand.mapped));
