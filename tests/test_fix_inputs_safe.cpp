@@ -664,3 +664,45 @@ TEST(FixInputsSafe, QuantizedConstantsLargerThanTheAnalysisReadsAreMadeFloat)
     EXPECT_FALSE(readOnnx(small.string(), forFix, tight).constant(TensorKey("pos_quantized"))->dataLoaded);
     EXPECT_TRUE(readOnnx(small.string(), forFix).constant(TensorKey("pos_quantized"))->dataLoaded);
 }
+
+// ----- a symmetric conversion leaves out the exporter's declared uint8 type of the Q's output ---------------------
+
+TEST(FixInputsSafe, ASymmetricConversionLeavesOutTheDeclaredUint8TypeOfItsQuantizeOutput)
+{
+    // onnx.version_converter (and shape inference) write value_info for every tensor; ONNX Runtime then refused the
+    // fixed uint8 exports at opset 19: "Type (tensor(uint8)) of output arg (input_QuantizeLinear_Output) ...".
+    const fs::path dir = tempDir("safe-value-info");
+    GraphBuilder g;
+    std::string s = g.scale("/in_q/scale", 0.02f);
+    std::string z = g.zeroPoint("/in_q/zero_point", true, 128);
+    std::string q = g.node("QuantizeLinear", "/in_q/QuantizeLinear", {g.input("images", {1, 3, 8, 8}), s, z});
+    std::string x = g.node("DequantizeLinear", "/in_q/DequantizeLinear", {q, s, z});
+    std::string conv = g.node("Conv", "/conv/Conv", {x, g.int8Weight("w", 4, 3)});
+    g.output(g.node("Relu", "/relu/Relu", {conv}), {1, 4, 6, 6});
+    onnx::ModelProto model = parsed(g.serialize());
+    const auto declare = [&](const std::string& name, int type)
+    {
+        auto* info = model.mutable_graph()->add_value_info();
+        info->set_name(name);
+        info->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+    };
+    declare(q, onnx::TensorProto::UINT8);
+    declare(conv, onnx::TensorProto::FLOAT);
+    save(model, dir / "model.onnx");
+    FixOptions options;
+    options.force = true;
+    options.output = (dir / "fixed.onnx").string();
+    const FixReport report = fixWith(dir / "model.onnx", options);
+    ASSERT_TRUE(std::any_of(report.edits.begin(), report.edits.end(),
+                            [](const PlannedEdit& edit) { return edit.edit.kind == FixEdit::Kind::kSymmetricInt8; }))
+        << renderFixText(report);
+    const onnx::ModelProto fixed = loadModel(dir / "fixed.onnx");
+    std::vector<std::string> declared;
+    for (const auto& info : fixed.graph().value_info())
+    {
+        declared.push_back(info.name());
+    }
+    // The Q's output (now int8) is no longer declared uint8; the conv's float output keeps its declaration.
+    EXPECT_EQ(declared, std::vector<std::string>{conv});
+    EXPECT_EQ(report.checker, "passed") << report.checker;
+}

@@ -125,13 +125,16 @@ struct ModelEdits
     std::vector<NewInitializer> replaceInitializers;
     //! Names of original initializers to leave out.
     std::vector<std::string> removeInitializers;
+    //! Tensors whose graph.value_info entries are left out: an edit changed their element type (a QuantizeLinear made
+    //! symmetric INT8 writes int8 where the exporter declared uint8; ONNX Runtime refuses the declared type).
+    std::vector<std::string> dropValueInfos;
 
     //! True when there is nothing to apply.
     bool empty() const
     {
         return removeNodes.empty() && insertNodes.empty() && rewireInputs.empty() && renameNodeOutputs.empty() &&
                renameGraphOutputs.empty() && addInitializers.empty() && replaceInitializers.empty() &&
-               removeInitializers.empty();
+               removeInitializers.empty() && dropValueInfos.empty();
     }
 };
 
@@ -271,8 +274,9 @@ struct ModelWriteResult
     std::size_t initializersReplaced = 0;
     std::size_t initializersRemoved = 0;
     std::size_t graphOutputsRenamed = 0;
-    std::size_t externalTensors = 0; //!< tensors whose data now lies in the sink's data file
-    std::uint64_t dataBytes = 0;     //!< bytes of the data file (0: none was written)
+    std::size_t valueInfosDropped = 0; //!< graph.value_info entries left out (ModelEdits::dropValueInfos)
+    std::size_t externalTensors = 0;   //!< tensors whose data now lies in the sink's data file
+    std::uint64_t dataBytes = 0;       //!< bytes of the data file (0: none was written)
     //! The source's external data files that exist, copied or not (outside its folder): the paths the locations lead
     //! to, one per location.
     std::vector<std::string> sourceDataFiles;

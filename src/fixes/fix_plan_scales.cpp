@@ -95,6 +95,22 @@ NumericCost Planner::scaleChangeCost(const std::vector<std::uint32_t>& group, do
     return cost;
 }
 
+//! The QuantizeLinear nodes among nodes whose zero point is not of newType now write newType: the value_info entries
+//! the exporter wrote for their outputs would contradict it (ONNX Runtime: "Type (tensor(uint8)) of output arg ...
+//! does not match", measured on the zoo's uint8 exports converted to opset 19), so they are left out.
+void Planner::dropDeclaredTypesOfQuantizeOutputs(const std::vector<std::uint32_t>& nodes, OnnxDataType newType)
+{
+    for (std::uint32_t node : nodes)
+    {
+        const QdqParameters* parameters = perTensorQdq(node);
+        if (parameters != nullptr && parameters->zeroPointType != newType && patterns::isQuantize(mGraph.nodes[node]) &&
+            !mGraph.nodes[node].outputs.empty())
+        {
+            mPlan.modelEdits.dropValueInfos.emplace_back(mGraph.nodes[node].outputs[0]);
+        }
+    }
+}
+
 //! A set-scale edit's group: its named Q/DQ nodes and their pair partners (a DQ's Q and that Q's other DQs, a
 //! Q's DQs), closed, in the order found. Sets problem (and returns what it has) when the group cannot take one
 //! scale: a DQ of a constant or of a network input, a Q read by other nodes than DQs, over kMostGroupNodes nodes.
@@ -273,8 +289,6 @@ void Planner::planSetScale(const Asked& asked)
         return;
     }
     const OnnxNode& sourceNode = mGraph.nodes[from];
-    const std::string scaleTensor = sourceNode.inputs[1];
-    const std::string zeroPointTensor = sourceNode.inputs.size() > 2 ? sourceNode.inputs[2] : std::string();
     // The scale the group takes must be the one the source keeps: not one another edit changes (the group would
     // read a scale the source no longer has, from a tensor that edit may take away: an old scale tensor goes only
     // when every reader, the source among them, was rewired).
@@ -330,26 +344,13 @@ void Planner::planSetScale(const Asked& asked)
     {
         planned.edit.nodes.push_back(mGraph.nodes[node].name);
     }
-    // The group reads the source's own scale tensors, unless a node computes them after a member of the group
-    // (a Constant node in the source's place in node order): then copies go in as new initializers.
-    std::string scaleName = scaleTensor;
-    std::string zeroPointName = zeroPointTensor;
-    if (sourceAfterTarget)
-    {
-        std::tie(scaleName, zeroPointName) = addScaleInitializers(
-            *source, "qdq_doctor/" + asked.rule + "/" +
-                         (sourceNode.name.rfind('/', 0) == 0 ? sourceNode.name.substr(1) : sourceNode.name));
-        planned.added.push_back(scaleName);
-        if (!zeroPointName.empty())
-        {
-            planned.added.push_back(zeroPointName);
-        }
-    }
+    const auto [scaleName, zeroPointName] = groupScaleTensors(asked, from, sourceAfterTarget, planned);
     planned.scale = formatScale(source->scale[0]) + " from " + sourceNode.name +
                     (asked.edit.scaleReason.empty() ? std::string() : ": " + asked.edit.scaleReason);
     planned.numericCost = scaleChangeCost(
         group, source->scale[0], source->zeroPoint.empty() ? 0.0 : source->zeroPoint[0], source->zeroPointType);
     rewireScaleInputs(slots, scaleName, zeroPointName, asked.rule, planned);
+    dropDeclaredTypesOfQuantizeOutputs(group, source->zeroPointType);
     const std::string base = "qdq_doctor/" + asked.rule + "/" +
                              (sourceNode.name.rfind('/', 0) == 0 ? sourceNode.name.substr(1) : sourceNode.name);
     for (std::uint32_t node : needRelu)
@@ -362,6 +363,27 @@ void Planner::planSetScale(const Asked& asked)
                          " QuantizeLinear keeps the clamp at 0 of its old range";
     }
     mPlan.edits.push_back(std::move(planned));
+}
+
+//! The scale and zero-point tensors a set-scale group reads: the source's own, unless a node computes them after a
+//! member of the group (a Constant node in the source's place in node order): then copies go in as new initializers.
+std::pair<std::string, std::string> Planner::groupScaleTensors(const Asked& asked, std::uint32_t from,
+                                                               bool sourceAfterTarget, PlannedEdit& planned)
+{
+    const OnnxNode& sourceNode = mGraph.nodes[from];
+    if (!sourceAfterTarget)
+    {
+        return {sourceNode.inputs[1], sourceNode.inputs.size() > 2 ? std::string(sourceNode.inputs[2]) : std::string()};
+    }
+    auto names = addScaleInitializers(
+        *perTensorQdq(from), "qdq_doctor/" + asked.rule + "/" +
+                                 (sourceNode.name.rfind('/', 0) == 0 ? sourceNode.name.substr(1) : sourceNode.name));
+    planned.added.push_back(names.first);
+    if (!names.second.empty())
+    {
+        planned.added.push_back(names.second);
+    }
+    return names;
 }
 
 //! The inputs of the group's nodes that must read the source's scale and zero point tensors, and whether the source's
@@ -583,6 +605,18 @@ std::pair<std::string, std::string> Planner::addSymmetricInitializers(const std:
     return {scaleName, zeroPointName};
 }
 
+//! How a symmetric conversion's scale reads in the report: the new scale, the old scale and zero point, the range.
+std::string Planner::symmetricScaleText(double symmetric, const QdqParameters& old, double qmin, double qmax)
+{
+    const double zeroPoint = old.zeroPoint[0];
+    const double scale = old.scale[0];
+    char range[96];
+    std::snprintf(range, sizeof(range), "[%.6g, %.6g]", scale * (qmin - zeroPoint), scale * (qmax - zeroPoint));
+    return formatScale(symmetric) + " with zero point 0, from scale " + formatScale(scale) + " and " +
+           std::string(onnxDataTypeName(old.zeroPointType)) + " zero point " + std::to_string(std::lround(zeroPoint)) +
+           ": covers the range " + std::string(range) + " symmetrically";
+}
+
 //! kSymmetricInt8: the group's Q/DQ (one scale and zero point between them) read a new FLOAT scale covering the
 //! same range symmetrically and an INT8 zero point 0. Planned after every other edit: nodes another edit removes
 //! leave the group; a scale another edit rewires is left to fix's next pass, which converts the scale it took.
@@ -660,12 +694,7 @@ void Planner::planSymmetricInt8(const Asked& asked)
                              (asked.edit.tensor.rfind('/', 0) == 0 ? asked.edit.tensor.substr(1) : asked.edit.tensor);
     const auto [scaleName, zeroPointName] = addSymmetricInitializers(base, symmetric, planned);
     planned.numericCost = scaleChangeCost(group, symmetric, 0.0, OnnxDataType::kInt8);
-    char range[96];
-    std::snprintf(range, sizeof(range), "[%.6g, %.6g]", scale * (qmin - zeroPoint), scale * (qmax - zeroPoint));
-    planned.scale = formatScale(symmetric) + " with zero point 0, from scale " + formatScale(scale) + " and " +
-                    std::string(onnxDataTypeName(first->zeroPointType)) + " zero point " +
-                    std::to_string(std::lround(zeroPoint)) + ": covers the range " + std::string(range) +
-                    " symmetrically";
+    planned.scale = symmetricScaleText(symmetric, *first, qmin, qmax);
     std::vector<std::pair<std::uint32_t, std::uint32_t>> scaleSlots;
     for (const auto& slot : slots)
     {
@@ -675,6 +704,7 @@ void Planner::planSymmetricInt8(const Asked& asked)
         }
     }
     rewireScaleInputs(scaleSlots, scaleName, zeroPointName, asked.rule, planned);
+    dropDeclaredTypesOfQuantizeOutputs(group, OnnxDataType::kInt8);
     for (std::uint32_t node : needRelu)
     {
         clampQuantizeInput(node, base, asked.rule, "unsigned range, which the symmetric INT8 range does not have",

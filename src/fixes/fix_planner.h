@@ -129,6 +129,13 @@ private:
     //! A per-tensor Q or DQ whose scale (and zero point) are constants of the model, or nullptr.
     const QdqParameters* perTensorQdq(std::uint32_t node) const;
 
+    //! Leaves out the value_info of the outputs of the QuantizeLinear nodes among nodes whose zero point is not of
+    //! newType, the type the edit gives them.
+    void dropDeclaredTypesOfQuantizeOutputs(const std::vector<std::uint32_t>& nodes, OnnxDataType newType);
+    std::pair<std::string, std::string> groupScaleTensors(const Asked& asked, std::uint32_t from,
+                                                          bool sourceAfterTarget, PlannedEdit& planned);
+    static std::string symmetricScaleText(double symmetric, const QdqParameters& old, double qmin, double qmax);
+
     //! What the group's Q/DQ taking scale newScale with zero point newZero of newType costs the numbers: the largest
     //! rounding-step growth and the largest share of an old range the new one leaves out, over the nodes whose old
     //! scale is a per-tensor 8-bit one (docs/fix.md#numeric-cost).

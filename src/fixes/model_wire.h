@@ -47,6 +47,7 @@ constexpr std::uint32_t kGraphNode = 1;
 constexpr std::uint32_t kGraphInitializer = 5;
 constexpr std::uint32_t kGraphInput = 11;
 constexpr std::uint32_t kGraphOutput = 12;
+constexpr std::uint32_t kGraphValueInfo = 13;
 constexpr std::uint32_t kNodeOutput = 2;
 constexpr std::uint32_t kNodeName = 3;
 constexpr std::uint32_t kNodeOpType = 4;

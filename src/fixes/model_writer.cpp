@@ -338,6 +338,7 @@ private:
         prepareOutputRenames();
         prepareGraphOutputRenames();
         prepareInitializers();
+        mDroppedValueInfos.insert(mEdits.dropValueInfos.begin(), mEdits.dropValueInfos.end());
     }
 
     //! Removed nodes, sorted; a node removed twice is refused.
@@ -815,6 +816,9 @@ private:
             case kGraphOutput:
                 scanGraphOutput(field);
                 break;
+            case kGraphValueInfo:
+                scanValueInfo(field);
+                break;
             default:
                 break;
             }
@@ -1008,6 +1012,22 @@ private:
         if (mRemovedInitializers.count(name) > 0)
         {
             mRemovedButDeclared.push_back(name);
+        }
+    }
+
+    //! A value_info entry of a tensor whose type an edit changed is left out (the type is inferred again).
+    void scanValueInfo(const WireField& field)
+    {
+        if (mDroppedValueInfos.empty())
+        {
+            return;
+        }
+        mSource->setContext("graph.value_info");
+        mSource->expectLengthDelimited(field, "graph.value_info");
+        if (mDroppedValueInfos.count(decodeValueInfoName(*mSource, field)) > 0)
+        {
+            addSplice(field.tagOffset, field.end, kRankEdit, {});
+            ++mResult.valueInfosDropped;
         }
     }
 
@@ -1299,6 +1319,7 @@ private:
     StringMap<std::string> mRenames;
     StringSet mRenamesFound;
     StringMap<bool> mRemovedInitializers; // name -> found
+    StringSet mDroppedValueInfos;
     StringMap<Replacement> mReplacements;
     std::vector<std::string> mAddedInitializers;
     StringSet mNewNodeNames;
