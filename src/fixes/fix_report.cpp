@@ -3,6 +3,7 @@
 #include "qdq/fix.h"
 #include "src/reporters/build_mode_json.h"
 #include "src/reporters/json_writer.h"
+#include "src/reporters/text_layout.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -256,9 +257,12 @@ void writeNumericCostSummary(std::string& out, const FixReport& report)
                       clipping, clipping == 1 ? "clamps" : "clamp", 100.0 * worstShare);
         parts += line;
     }
-    out += "  Numbers: of these edits, " + parts +
-           ". TensorRT needs them, but they change the outputs: compare the fixed model's accuracy with the "
-           "original's on your data (docs/fix.md, \"Numeric cost\").\n";
+    // Wrapped at the report's width: the line is prose, unlike the edits' names above it.
+    out += text_layout::wrapLines("  Numbers: of these edits, " + parts +
+                                      ". TensorRT needs them, but they change the outputs: compare the fixed model's "
+                                      "accuracy with the original's on your data (docs/fix.md, \"Numeric cost\").",
+                                  text_layout::kDefaultWidth) +
+           "\n";
 }
 
 //! Each edit made, with the rules that asked for it and what it added, removed and changed.
