@@ -408,6 +408,7 @@ std::vector<std::pair<std::size_t, std::size_t>> alignOps(const Side& baseline, 
                                     return !a.empty() && !b.empty() && a != b;
                                 }),
                  byName.end());
+    const auto byWeight = pairsByKey(baseline, candidate, [](const Occurrence& op) { return op.weight; });
     std::size_t smaller = std::min(baseline.ops.size(), candidate.ops.size());
     std::vector<std::pair<std::size_t, std::size_t>> anchors;
     if (smaller > 0 && byName.size() * 10 >= smaller * 8)
@@ -417,7 +418,7 @@ std::vector<std::pair<std::size_t, std::size_t>> alignOps(const Side& baseline, 
     }
     else
     {
-        anchors = anchorsByKey(baseline, candidate, [](const Occurrence& op) { return op.weight; });
+        anchors = monotone(byWeight);
         anchorKind = "weight name";
     }
     anchoredByName = anchors.size();
@@ -442,7 +443,7 @@ std::vector<std::pair<std::size_t, std::size_t>> alignOps(const Side& baseline, 
         baseMatched[i] = 1;
         candMatched[j] = 1;
     }
-    for (const auto& [i, j] : pairsByKey(baseline, candidate, [](const Occurrence& op) { return op.weight; }))
+    for (const auto& [i, j] : byWeight)
     {
         if (baseMatched[i] == 0 && candMatched[j] == 0)
         {

@@ -229,14 +229,25 @@ TEST(RuleExplicitPadLayer, QdqBetweenPadAndConvIsTheOtherRules)
     EXPECT_TRUE(findingsOf(report, "explicit-pad-layer").empty());
 }
 
-TEST(RuleExplicitPadLayer, EngineWithAPaddingLayerBeforeAConvolution)
+namespace
+{
+
+//! The engine alone: a Padding layer (0.4 ms) whose output the given layer (1.0 ms) reads.
+Report diagnosePaddingBefore(const std::string& readerName, const std::string& readerType)
 {
     EnginePlan plan;
     plan.sourcePath = "small/layers.json";
     plan.form = LayerListForm::kDetailed;
     plan.layers.push_back(layer("/pad/Pad", "Padding", {{"x", "Float"}}, {{"p", "Float"}}));
-    plan.layers.push_back(layer("conv.weight + /conv/Conv", "CaskConvolution", {{"p", "Float"}}, {{"y", "Float"}}));
-    Report report = runDiagnose(std::nullopt, plan, profileOf(plan, {0.4, 1.0}));
+    plan.layers.push_back(layer(readerName, readerType, {{"p", "Float"}}, {{"y", "Float"}}));
+    return runDiagnose(std::nullopt, plan, profileOf(plan, {0.4, 1.0}));
+}
+
+} // namespace
+
+TEST(RuleExplicitPadLayer, EngineWithAPaddingLayerBeforeAConvolution)
+{
+    Report report = diagnosePaddingBefore("conv.weight + /conv/Conv", "CaskConvolution");
     auto found = findingsOf(report, "explicit-pad-layer");
     ASSERT_EQ(found.size(), 1u);
     EXPECT_EQ(found.front().engineLayers, std::vector<std::string>{"/pad/Pad"});
@@ -249,12 +260,7 @@ TEST(RuleExplicitPadLayer, EngineWithAPaddingLayerBeforeAPoolingAdvisesThePoolin
 {
     // Issue 36, defect 8: from the engine alone, a Padding read by a pooling was told to fold into a convolution.
     // The same engine with a convolution reader (above) keeps the convolution advice.
-    EnginePlan plan;
-    plan.sourcePath = "small/layers.json";
-    plan.form = LayerListForm::kDetailed;
-    plan.layers.push_back(layer("/pad/Pad", "Padding", {{"x", "Float"}}, {{"p", "Float"}}));
-    plan.layers.push_back(layer("/pool/MaxPool", "Pooling", {{"p", "Float"}}, {{"y", "Float"}}));
-    Report report = runDiagnose(std::nullopt, plan, profileOf(plan, {0.4, 1.0}));
+    Report report = diagnosePaddingBefore("/pool/MaxPool", "Pooling");
     auto found = findingsOf(report, "explicit-pad-layer");
     ASSERT_EQ(found.size(), 1u);
     EXPECT_NE(found.front().fix.find("MaxPool pads with -inf"), std::string::npos) << found.front().fix;
@@ -265,12 +271,7 @@ TEST(RuleExplicitPadLayer, EngineWithAPaddingLayerBeforeAPoolingAdvisesThePoolin
 
 TEST(RuleExplicitPadLayer, EngineWithAPaddingBeforeAConvolutionKeepsTheConvolutionAdvice)
 {
-    EnginePlan plan;
-    plan.sourcePath = "small/layers.json";
-    plan.form = LayerListForm::kDetailed;
-    plan.layers.push_back(layer("/pad/Pad", "Padding", {{"x", "Float"}}, {{"p", "Float"}}));
-    plan.layers.push_back(layer("conv.weight + /conv/Conv", "CaskConvolution", {{"p", "Float"}}, {{"y", "Float"}}));
-    Report report = runDiagnose(std::nullopt, plan, profileOf(plan, {0.4, 1.0}));
+    Report report = diagnosePaddingBefore("conv.weight + /conv/Conv", "CaskConvolution");
     auto found = findingsOf(report, "explicit-pad-layer");
     ASSERT_EQ(found.size(), 1u);
     EXPECT_NE(found.front().fix.find("convolution's pads"), std::string::npos);

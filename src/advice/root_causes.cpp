@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <numeric>
+#include <span>
 #include <sstream>
 #include <unordered_map>
 
@@ -670,8 +671,8 @@ GroupContents contentsOf(const Report& report, const Grouping& grouping)
             groups.push_back(grouping.groupOf[f]);
         }
         // A symptom placed by its explanation is listed there only, not under the groups owning its own layers.
-        for (std::size_t layer :
-             member[f] == 0 && explainingOwner(grouping, f) ? std::vector<std::size_t>{} : grouping.layersOf[f])
+        const bool placedByExplanation = member[f] == 0 && explainingOwner(grouping, f).has_value();
+        for (std::size_t layer : placedByExplanation ? std::span<const std::size_t>{} : grouping.layersOf[f])
         {
             if (grouping.owner[layer] && *grouping.owner[layer] != f)
             {

@@ -945,17 +945,19 @@ onnx::GraphProto branch(const std::string& name, const std::string& outer, std::
     onnx::GraphProto graph;
     graph.set_name(name);
     const std::string out = name + "_out";
+    const auto unary = [&](const char* op)
+    {
+        auto* node = graph.add_node();
+        node->set_op_type(op);
+        node->set_name(name + "/" + op);
+        node->add_input(outer);
+        node->add_output(out);
+    };
     switch (kind % 3)
     {
     case 0:
-    {
-        auto* node = graph.add_node();
-        node->set_op_type("Relu");
-        node->set_name(name + "/Relu");
-        node->add_input(outer);
-        node->add_output(out);
+        unary("Relu");
         break;
-    }
     case 1:
     {
         // A Q/DQ inside the branch with its scale an initializer of the branch.
@@ -978,14 +980,8 @@ onnx::GraphProto branch(const std::string& name, const std::string& outer, std::
         break;
     }
     default:
-    {
-        auto* node = graph.add_node();
-        node->set_op_type("Identity");
-        node->set_name(name + "/Identity");
-        node->add_input(outer);
-        node->add_output(out);
+        unary("Identity");
         break;
-    }
     }
     graph.add_output()->set_name(out);
     return graph;
