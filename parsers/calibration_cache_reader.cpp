@@ -9,6 +9,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 
@@ -258,11 +259,66 @@ std::optional<std::string> calibrationCacheVersion(std::uint64_t encoded)
     return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
 }
 
+namespace
+{
+
+//! "<tensor>: <decimal number>", a dynamic-range file's line.
+bool isRangeLine(std::string_view line)
+{
+    const std::size_t colon = line.rfind(':');
+    if (colon == std::string_view::npos || colon == 0)
+    {
+        return false;
+    }
+    std::string value(line.substr(colon + 1));
+    const std::size_t first = value.find_first_not_of(" \t\r");
+    if (first == std::string::npos)
+    {
+        return false;
+    }
+    char* end = nullptr;
+    const double amax = std::strtod(value.c_str() + first, &end);
+    while (end != nullptr && (*end == ' ' || *end == '\t' || *end == '\r'))
+    {
+        ++end;
+    }
+    return end != nullptr && *end == '\0' && end != value.c_str() + first && std::isfinite(amax);
+}
+
+//! Every whole line of the prefix (the first 64) is a range line.
+bool looksLikeRangeFile(std::string_view prefix)
+{
+    std::size_t lines = 0;
+    for (std::size_t start = 0; start < prefix.size() && lines < 64;)
+    {
+        const std::size_t end = prefix.find('\n', start);
+        if (end == std::string_view::npos && lines > 0)
+        {
+            break; // a line the prefix cut off
+        }
+        std::string_view line =
+            prefix.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+        start = end == std::string_view::npos ? prefix.size() : end + 1;
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos)
+        {
+            continue;
+        }
+        if (!isRangeLine(line))
+        {
+            return false;
+        }
+        ++lines;
+    }
+    return lines > 0;
+}
+
+} // namespace
+
 bool looksLikeCalibrationCache(std::string_view prefix)
 {
     if (prefix.rfind("TRT-", 0) != 0)
     {
-        return false;
+        return looksLikeRangeFile(prefix);
     }
     const std::size_t dash = prefix.find('-', 4);
     return dash != std::string_view::npos && dash > 4 && allDigits(prefix.substr(4, dash - 4));

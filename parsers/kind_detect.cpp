@@ -1,6 +1,7 @@
 // Decides what a file is from its content. File names lie (modelInformation.log is layer-info JSON; profiles are
 // saved as .log, .txt or .json), so only bytes count.
 #include "parsers/file_source.h"
+#include "qdq/calibration_cache.h"
 #include "qdq/readers.h"
 
 #include <algorithm>
@@ -28,6 +29,8 @@ std::string_view inputKindName(InputKind kind)
         return "timing";
     case InputKind::kMetadata:
         return "metadata";
+    case InputKind::kCalibrationCache:
+        return "calibration-cache";
     case InputKind::kUnknown:
         break;
     }
@@ -475,6 +478,10 @@ InputKind detectInputKindFromPrefix(std::string_view prefix, const std::string& 
     if (looksLikeLog(text))
     {
         return InputKind::kBuildLog;
+    }
+    if (looksLikeCalibrationCache(text))
+    {
+        return InputKind::kCalibrationCache;
     }
     std::size_t lineEnd = trimmed.find('\n');
     throw InputError(where, "not a TensorRT artifact: the content matches no known kind (first line: \"" +

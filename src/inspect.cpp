@@ -2,6 +2,7 @@
 #include "qdq/quantized_types.h"
 
 #include "qdq/analysis.h"
+#include "qdq/calibration_cache.h"
 #include "qdq/layer_names.h"
 #include "qdq/log_graph.h"
 
@@ -506,6 +507,26 @@ void summarizeMetadata(const std::string& path, const InspectOptions& options, F
     }
 }
 
+//! A calibration cache or dynamic-range file: its header, the version it encodes and how many scales it holds.
+void summarizeCalibrationCache(const std::string& path, const InspectOptions& options, FileSummary& summary)
+{
+    CalibrationCache cache = readCalibrationCache(path, options.limits);
+    summary.form = cache.format == CalibrationCache::Format::kCache ? "calibration-cache" : "dynamic-range";
+    if (!cache.version.empty())
+    {
+        summary.trtVersion = cache.version;
+    }
+    if (!cache.algorithm.empty())
+    {
+        summary.facts.emplace_back("algorithm", cache.algorithm);
+    }
+    summary.facts.emplace_back("scales", std::to_string(cache.scales.size()));
+    for (const auto& warning : cache.warnings)
+    {
+        summary.warnings.push_back(warning.describe());
+    }
+}
+
 } // namespace
 
 FileSummary inspectFile(const std::string& path, const InspectOptions& options)
@@ -532,6 +553,9 @@ FileSummary inspectFile(const std::string& path, const InspectOptions& options)
         break;
     case InputKind::kMetadata:
         summarizeMetadata(path, options, summary);
+        break;
+    case InputKind::kCalibrationCache:
+        summarizeCalibrationCache(path, options, summary);
         break;
     case InputKind::kUnknown:
         break;

@@ -69,7 +69,7 @@ InputPlan listPlannedFiles(const InputFiles& files)
 //! Returns whether a model is among the files.
 bool refuseSecondFilesOfAKind(InputPlan& plan)
 {
-    bool seen[4] = {false, false, false, false};
+    bool seen[5] = {false, false, false, false, false};
     for (std::size_t i = 0; i < plan.files.size(); ++i)
     {
         const PlannedFile& file = plan.files[i];
@@ -90,6 +90,9 @@ bool refuseSecondFilesOfAKind(InputPlan& plan)
             break;
         case InputKind::kBuildLog:
             slot = 3, what = "build log", option = "--log";
+            break;
+        case InputKind::kCalibrationCache:
+            slot = 4, what = "calibration cache", option = "--calibration-cache";
             break;
         case InputKind::kTiming:
         case InputKind::kMetadata:
@@ -171,6 +174,9 @@ void readInput(Inputs& inputs, const PlannedFile& file, const Limits& limits, co
             }
         }
         break;
+    case InputKind::kCalibrationCache:
+        inputs.calibration = readCalibrationCache(file.path, limits);
+        break;
     case InputKind::kTiming:
     case InputKind::kMetadata:
     case InputKind::kUnknown:
@@ -219,6 +225,16 @@ void finishInputs(Inputs& inputs, const InputPlan& plan)
 {
     inputs.inputNotes = plan.notes;
     noteQuantizedTypeWarnings(inputs);
+    if (inputs.calibration)
+    {
+        const CalibrationCache& cache = *inputs.calibration;
+        inputs.inputNotes.push_back(
+            cache.sourcePath + ": a calibration cache (" + std::to_string(cache.scales.size()) + " scales" +
+            (cache.version.empty() ? "" : ", TensorRT " + cache.version) +
+            "): an implicit build's scales, which diagnose does not judge; `qdq-doctor fix MODEL.onnx "
+            "--calibration-cache " +
+            cache.sourcePath + " -o EXPLICIT.onnx` writes them as Q/DQ (docs/fix.md#calibration-cache)");
+    }
     inputs.sources.clear();
     for (const auto& file : plan.files)
     {

@@ -935,8 +935,10 @@ void addFixCommand(CLI::App& app, Commands& c, GlobalOptions& options)
     c.fixCommand = app.add_subcommand(
         "fix", "Write the model with the findings' Q/DQ edits applied, and show what they buy (docs/fix.md)");
     c.fixCommand
-        ->add_option("files", c.fixOptions.files.files,
-                     "The Q/DQ ONNX model, plus any layer-info JSON, profile JSON or build log of its engine")
+        ->add_option(
+            "files", c.fixOptions.files.files,
+            "The Q/DQ ONNX model (FP32 with --calibration-cache), plus any layer-info JSON, profile JSON or build "
+            "log of its engine")
         ->required();
     c.fixCommand->add_option("-o,--output", c.fixOptions.fix.output, "The fixed model to write (FIXED.onnx)")
         ->check(nonEmpty());
@@ -953,6 +955,11 @@ void addFixCommand(CLI::App& app, Commands& c, GlobalOptions& options)
         ->check(CLI::IsMember({"fp16", "bf16"}));
     c.fixCommand->add_flag("--autocast-io", c.fixOptions.fix.autocast.castIo,
                            "With --autocast: float graph inputs and outputs take the low type too");
+    c.fixCommand
+        ->add_option("--calibration-cache", c.fixOptions.fix.calibrationCache,
+                     "Quantize the FP32 model with an implicit INT8 build's calibration cache or a dynamic-range "
+                     "file (docs/fix.md#calibration-cache)")
+        ->check(nonEmpty());
     addBuildModeOptions(*c.fixCommand, c.fixOptions.fix.buildMode);
     addLimitOptions(*c.fixCommand, options);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "qdq/build_log.h"
+#include "qdq/calibration_cache.h"
 #include "qdq/engine_plan.h"
 #include "qdq/myelin_region.h"
 #include "qdq/name_index.h"
@@ -40,6 +41,9 @@ struct Inputs
     std::optional<EnginePlan> layerInfo; //!< from --exportLayerInfo
     std::optional<Profile> profile;      //!< from --exportProfile
     std::optional<BuildLog> buildLog;
+    //! An implicit build's calibration cache or a dynamic-range file: the scale of each tensor it names, which
+    //! `fix --calibration-cache` writes as Q/DQ (docs/calibration-cache.md).
+    std::optional<CalibrationCache> calibration;
     //! When no layer list was given, the layer names of the profile (JSON or log table) stand in for it.
     std::optional<EnginePlan> planFromProfile;
     //! The layer-info JSON and the build log's engine block merged layer by layer, when both are given and

@@ -26,6 +26,38 @@ struct FixOptions
     bool force = false;             //!< replace an existing output
     BuildModeRequest buildMode;     //!< --trt-version, --strongly-typed, --weakly-typed
     AutocastOptions autocast;       //!< --autocast fp16|bf16, --autocast-io (docs/fix.md#autocast)
+    //! --calibration-cache CACHE: the FP32 model is given the Q/DQ of an explicitly quantized build, with the scales
+    //! of an implicit build's calibration cache or a dynamic-range file (docs/fix.md#calibration-cache).
+    std::string calibrationCache;
+};
+
+//! fix --calibration-cache: what the cache held and where its scales went (docs/fix.md#calibration-cache).
+struct CalibrationFixSummary
+{
+    std::string cache;     //!< the file
+    std::string header;    //!< "TRT-8401-EntropyCalibration2"; empty for a dynamic-range file
+    std::string version;   //!< the TensorRT version the header encodes ("8.4.1")
+    std::string algorithm; //!< "EntropyCalibration2", ...
+    std::size_t entries = 0;
+    std::size_t used = 0;                     //!< entries whose scale a new Q/DQ took
+    std::vector<std::string> internalNames;   //!< TensorRT's own tensors ("(Unnamed Layer* 5) [Constant]_output")
+    std::vector<std::string> namesNotInModel; //!< other names the model lacks (another export of the network)
+    std::size_t quantizedOps = 0;             //!< weighted ops that run INT8 with the new Q/DQ
+    std::size_t weightQdq = 0;                //!< Q/DQ pairs on weights (per-channel scales from the weights)
+    std::size_t activationQdq = 0;            //!< Q/DQ pairs on activations (scales from the cache)
+    //! An op that stays float, and why (no scale in the cache for a tensor it needs, no weights to compute scales
+    //! from, a Concat whose inputs' scales are too far apart).
+    struct KeptFloat
+    {
+        std::string node;
+        std::string why;
+    };
+    std::vector<KeptFloat> keptFloat;
+    std::int64_t opsetFrom = 0; //!< the model's default-domain opset
+    std::int64_t opsetTo = 0;   //!< the output's (13 at least: per-channel weight scales need the axis attribute)
+    std::vector<std::string> rewrittenForOpset; //!< nodes rewritten for the raised opset ("Unsqueeze_12: axes input")
+    std::string trtexec;                        //!< the trtexec command line that builds the result
+    std::vector<std::string> notes;
 };
 
 //! What an edit does to the numbers the model computes, from the scales alone (docs/fix.md#numeric-cost): how much
@@ -124,6 +156,7 @@ struct FixReport
     std::vector<std::string> notes; //!< writer notes (external data), further passes, what was not checked
     //! --autocast: what the float part became and what stayed FP32, and why (of the last candidate autocast changed).
     std::optional<AutocastSummary> autocast;
+    std::optional<CalibrationFixSummary> calibration; //!< --calibration-cache
 };
 
 //! Told what fix is doing as each of its stages starts ("writing the fixed model", ...), and "" when it is done: on a
@@ -149,6 +182,13 @@ struct FixPlan
 //! warning).
 FixPlan planFix(const Report& report, const OnnxGraph& graph, const FixOptions& options,
                 const std::map<std::string, std::string>& refused = {});
+
+//! fix --calibration-cache's plan alone (exposed for tests): the FP32 graph (its weights loaded: OnnxReadOptions::
+//! loadWeights) given Q/DQ with the cache's scales where TensorRT needs them to run INT8 and fuse. summary says what
+//! was used and what was left float. refused: as for planFix. Throws InputError naming the model for a graph whose
+//! opset cannot be raised to 13 (an op whose form changed that the plan does not rewrite).
+FixPlan planCalibrationFix(const OnnxGraph& graph, const CalibrationCache& cache, CalibrationFixSummary& summary,
+                           const std::map<std::string, std::string>& refused = {});
 
 std::string renderFixText(const FixReport& report);
 std::string renderFixJson(const FixReport& report);

@@ -128,13 +128,16 @@ struct ModelEdits
     //! Tensors whose graph.value_info entries are left out: an edit changed their element type (a QuantizeLinear made
     //! symmetric INT8 writes int8 where the exporter declared uint8; ONNX Runtime refuses the declared type).
     std::vector<std::string> dropValueInfos;
+    //! The default ONNX domain's opset the output declares, when it is to be raised (per-channel Q/DQ needs 13); the
+    //! caller has rewritten the nodes whose form the newer opset changed. Other domains keep theirs.
+    std::optional<std::int64_t> defaultOpset;
 
     //! True when there is nothing to apply.
     bool empty() const
     {
         return removeNodes.empty() && insertNodes.empty() && rewireInputs.empty() && renameNodeOutputs.empty() &&
                renameGraphOutputs.empty() && addInitializers.empty() && replaceInitializers.empty() &&
-               removeInitializers.empty() && dropValueInfos.empty();
+               removeInitializers.empty() && dropValueInfos.empty() && !defaultOpset;
     }
 };
 
@@ -275,6 +278,7 @@ struct ModelWriteResult
     std::size_t initializersRemoved = 0;
     std::size_t graphOutputsRenamed = 0;
     std::size_t valueInfosDropped = 0; //!< graph.value_info entries left out (ModelEdits::dropValueInfos)
+    bool opsetRaised = false;          //!< the default domain's opset_import was set (ModelEdits::defaultOpset)
     std::size_t externalTensors = 0;   //!< tensors whose data now lies in the sink's data file
     std::uint64_t dataBytes = 0;       //!< bytes of the data file (0: none was written)
     //! The source's external data files that exist, copied or not (outside its folder): the paths the locations lead

@@ -23,9 +23,10 @@ enum class InputKind
     kBuildLog,
     kTiming,
     kMetadata,
+    kCalibrationCache, //!< an implicit-INT8 calibration cache or a per-tensor dynamic-range file
 };
 
-//! "onnx", "layer-info", "profile", "build-log", "timing", "metadata", "unknown".
+//! "onnx", "layer-info", "profile", "build-log", "timing", "metadata", "calibration-cache", "unknown".
 std::string_view inputKindName(InputKind kind);
 
 //! Decides a file's kind from its first bytes (never from its name). Throws InputError when the file cannot be

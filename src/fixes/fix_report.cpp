@@ -180,6 +180,107 @@ void writeAutocastJson(JsonWriter& json, const AutocastSummary& autocast)
     json.endObject();
 }
 
+//! Names, the first `most` of them, and how many more.
+std::string firstNames(const std::vector<std::string>& names, std::size_t most)
+{
+    std::string text;
+    for (std::size_t i = 0; i < names.size() && i < most; ++i)
+    {
+        text += (i == 0 ? "" : ", ") + names[i];
+    }
+    if (names.size() > most)
+    {
+        text += " and " + std::to_string(names.size() - most) + " more (--format json lists them all)";
+    }
+    return text;
+}
+
+//! The --calibration-cache section: what the cache held, what took its scales, what stayed float, and the trtexec
+//! command for the result.
+std::string renderCalibrationText(const CalibrationFixSummary& calibration)
+{
+    std::string out = "\nCalibration cache: " + calibration.cache;
+    out += calibration.header.empty()
+               ? " (dynamic ranges)\n"
+               : " (" + calibration.header + ": TensorRT " + calibration.version + ", " + calibration.algorithm + ")\n";
+    out += "  " + std::to_string(calibration.entries) + " scale(s), " + std::to_string(calibration.used) +
+           " taken by the new Q/DQ\n";
+    if (!calibration.internalNames.empty())
+    {
+        out +=
+            "  " + std::to_string(calibration.internalNames.size()) +
+            " name(s) TensorRT made itself, in no ONNX model (not used): " + firstNames(calibration.internalNames, 3) +
+            "\n";
+    }
+    if (!calibration.namesNotInModel.empty())
+    {
+        out += "  " + std::to_string(calibration.namesNotInModel.size()) +
+               " name(s) the model lacks (the cache may come from another export; not used): " +
+               firstNames(calibration.namesNotInModel, 6) + "\n";
+    }
+    out += "  " + std::to_string(calibration.quantizedOps) +
+           " weighted op(s) run INT8: " + std::to_string(calibration.weightQdq) +
+           " Q/DQ on weights (per-channel scales from the weights), " + std::to_string(calibration.activationQdq) +
+           " on activations (scales from the cache)\n";
+    if (calibration.opsetTo != calibration.opsetFrom)
+    {
+        out += "  opset " + std::to_string(calibration.opsetFrom) + " -> " + std::to_string(calibration.opsetTo) +
+               " (per-channel Q/DQ needs 13)" +
+               (calibration.rewrittenForOpset.empty()
+                    ? std::string()
+                    : "; rewritten for it: " + firstNames(calibration.rewrittenForOpset, 4)) +
+               "\n";
+    }
+    if (!calibration.keptFloat.empty())
+    {
+        out += "  left float (" + std::to_string(calibration.keptFloat.size()) + "):\n";
+        for (const auto& kept : calibration.keptFloat)
+        {
+            out += "    " + kept.node + ": " + kept.why + "\n";
+        }
+    }
+    for (const auto& note : calibration.notes)
+    {
+        out += "  note: " + note + "\n";
+    }
+    if (!calibration.trtexec.empty())
+    {
+        out += "  build it with: " + calibration.trtexec + "\n";
+    }
+    return out;
+}
+
+void writeCalibrationJson(JsonWriter& json, const CalibrationFixSummary& calibration)
+{
+    json.beginObject();
+    json.member("cache", calibration.cache);
+    json.member("header", calibration.header);
+    json.member("tensorrt_version", calibration.version);
+    json.member("algorithm", calibration.algorithm);
+    json.member("entries", static_cast<std::uint64_t>(calibration.entries));
+    json.member("used", static_cast<std::uint64_t>(calibration.used));
+    json.member("internal_names", calibration.internalNames);
+    json.member("names_not_in_model", calibration.namesNotInModel);
+    json.member("quantized_ops", static_cast<std::uint64_t>(calibration.quantizedOps));
+    json.member("weight_qdq", static_cast<std::uint64_t>(calibration.weightQdq));
+    json.member("activation_qdq", static_cast<std::uint64_t>(calibration.activationQdq));
+    json.key("kept_float").beginArray();
+    for (const auto& kept : calibration.keptFloat)
+    {
+        json.beginObject();
+        json.member("node", kept.node);
+        json.member("why", kept.why);
+        json.endObject();
+    }
+    json.endArray();
+    json.member("opset_from", static_cast<std::uint64_t>(std::max<std::int64_t>(0, calibration.opsetFrom)));
+    json.member("opset_to", static_cast<std::uint64_t>(std::max<std::int64_t>(0, calibration.opsetTo)));
+    json.member("rewritten_for_opset", calibration.rewrittenForOpset);
+    json.member("trtexec", calibration.trtexec);
+    json.member("notes", calibration.notes);
+    json.endObject();
+}
+
 //! The model, the output, the checker's verdict, the build mode and what autocast did.
 void writeFixHeader(std::string& out, const FixReport& report)
 {
@@ -202,6 +303,10 @@ void writeFixHeader(std::string& out, const FixReport& report)
     }
     out += "  ONNX checker and shape inference: " + report.checker + "\n";
     out += "  build mode: " + describeBuildMode(report.buildMode) + "\n";
+    if (report.calibration)
+    {
+        out += renderCalibrationText(*report.calibration);
+    }
     if (report.autocast)
     {
         out += renderAutocastText(*report.autocast);
@@ -277,6 +382,12 @@ void writeEdits(std::string& out, const FixReport& report)
     for (const auto& edit : report.edits)
     {
         out += "  " + std::to_string(++index) + ". " + editTitle(edit.edit) + "\n";
+        if (edit.rule == "calibration-cache")
+        {
+            // One pair of many, each a scale and its readers: the long form would be six lines each.
+            out += "     for:      " + edit.finding + "\n     scale:    " + edit.scale + "\n";
+            continue;
+        }
         out += "     asked by: " + joined(edit.rules) + "\n";
         if (!edit.scale.empty())
         {
@@ -500,30 +611,11 @@ void writeEdit(JsonWriter& json, const FixEdit& edit)
     }
 }
 
-} // namespace
-
-std::string renderFixJson(const FixReport& report)
+//! The edits made, each with its rules, scale, numeric cost and what it added, removed and changed.
+void writeEditsJson(JsonWriter& json, const std::vector<PlannedEdit>& edits)
 {
-    std::string out;
-    JsonWriter json(out);
-    json.beginObject();
-    json.member("schema", "qdq-doctor/fix/1");
-    json.member("model", report.source);
-    json.member("output", report.output);
-    json.member("dry_run", report.dryRun);
-    json.member("written", report.written);
-    json.member("unchanged", report.unchanged);
-    json.member("data_file", report.dataFile);
-    json.member("checker", report.checker);
-    json.key("build_mode");
-    writeBuildModeJson(json, report.buildMode);
-    if (report.autocast)
-    {
-        json.key("autocast");
-        writeAutocastJson(json, *report.autocast);
-    }
     json.key("edits").beginArray();
-    for (const auto& edit : report.edits)
+    for (const auto& edit : edits)
     {
         json.beginObject();
         writeEdit(json, edit.edit);
@@ -563,6 +655,36 @@ std::string renderFixJson(const FixReport& report)
         json.endObject();
     }
     json.endArray();
+}
+
+} // namespace
+
+std::string renderFixJson(const FixReport& report)
+{
+    std::string out;
+    JsonWriter json(out);
+    json.beginObject();
+    json.member("schema", "qdq-doctor/fix/1");
+    json.member("model", report.source);
+    json.member("output", report.output);
+    json.member("dry_run", report.dryRun);
+    json.member("written", report.written);
+    json.member("unchanged", report.unchanged);
+    json.member("data_file", report.dataFile);
+    json.member("checker", report.checker);
+    json.key("build_mode");
+    writeBuildModeJson(json, report.buildMode);
+    if (report.calibration)
+    {
+        json.key("calibration");
+        writeCalibrationJson(json, *report.calibration);
+    }
+    if (report.autocast)
+    {
+        json.key("autocast");
+        writeAutocastJson(json, *report.autocast);
+    }
+    writeEditsJson(json, report.edits);
     json.key("skipped").beginArray();
     for (const auto& skipped : report.skipped)
     {

@@ -483,6 +483,8 @@ public:
         mResult.dryRun = options.dryRun;
         // The float-bias edits need the values of every quantized constant they convert, large ones included.
         mFiles.onnxReading.loadQuantizedConstants = true;
+        mCandidateReading = mFiles.onnxReading;
+        takeTheCalibrationCache();
     }
 
     FixReport run()
@@ -504,6 +506,7 @@ public:
         }
         mPassSource.remove();
         reportTheEdits();
+        tellTheTrtexecCommand();
         releaseTheFixedModel();
         if (mHasTimings)
         {
@@ -528,6 +531,46 @@ private:
 
     std::string diagnosedName() const { return mOptions.output.empty() ? mResult.source : mOptions.output; }
 
+    //! --calibration-cache, or a cache among the inputs: the first pass places Q/DQ with its scales
+    //! (planCalibrationFix), which needs the weights for their per-channel scales; the candidates are read without.
+    void takeTheCalibrationCache()
+    {
+        if (!mOptions.calibrationCache.empty())
+        {
+            const InputKind kind = detectInputKind(mOptions.calibrationCache);
+            if (kind != InputKind::kCalibrationCache)
+            {
+                throw InputError(SourceLocation{mOptions.calibrationCache},
+                                 "given as --calibration-cache but its content is " + std::string(inputKindName(kind)));
+            }
+            mFiles.files.push_back(mOptions.calibrationCache);
+            mCalibrationMode = true;
+        }
+        for (const std::string& path : mFiles.files)
+        {
+            mCalibrationMode =
+                mCalibrationMode || (!isFolder(path) && detectInputKind(path) == InputKind::kCalibrationCache);
+        }
+        if (mCalibrationMode)
+        {
+            mFiles.onnxReading.loadWeights = true;
+        }
+    }
+
+    //! The trtexec command line that builds the explicitly quantized model: no --int8, no --calib.
+    void tellTheTrtexecCommand()
+    {
+        if (!mResult.calibration)
+        {
+            return;
+        }
+        const std::string model = mOptions.output.empty() ? "EXPLICIT.onnx" : mOptions.output;
+        mResult.calibration->trtexec =
+            mSimulation.typing == Typing::kWeak
+                ? "trtexec --onnx=" + model + " --int8 --fp16 (weakly typed, TensorRT 10.x before 11; no --calib)"
+                : "trtexec --onnx=" + model + " --stronglyTyped (a no-op in TensorRT 11, where every network is)";
+    }
+
     //! The input model diagnosed, which planning reads. It is dropped while the candidate is read back and diagnosed
     //! (holding both models and their reports at once was the peak of fix's memory) and made again from the files
     //! when a round refuses edits and plans anew.
@@ -543,6 +586,10 @@ private:
         if (first)
         {
             resolveTheBuildMode(stage->inputs);
+        }
+        if (stage->inputs.calibration)
+        {
+            mCache = *stage->inputs.calibration;
         }
         AnalysisOptions analysis;
         analysis.simulation = mSimulation;
@@ -563,12 +610,16 @@ private:
     void resolveTheBuildMode(const Inputs& inputs)
     {
         mSimulation = resolveBuildMode(inputs, mOptions.buildMode);
-        if (mOptions.autocast.enabled() && mSimulation.typingAssumed)
+        if ((mOptions.autocast.enabled() || mCalibrationMode) && mSimulation.typingAssumed)
         {
             // The autocast model is for a strongly typed build: with nothing telling the typing, both diagnoses
-            // assume one (and say so), where a build log or an option that tells it is followed.
+            // assume one (and say so), where a build log or an option that tells it is followed. So is the model of
+            // --calibration-cache: implicit INT8 is gone from TensorRT 11, which types every network strongly.
             mSimulation.typing = Typing::kStrong;
-            mSimulation.typingSource = "assumed: --autocast writes the model for a strongly typed build";
+            mSimulation.typingSource = mOptions.autocast.enabled()
+                                           ? "assumed: --autocast writes the model for a strongly typed build"
+                                           : "assumed: --calibration-cache writes the model for a strongly typed "
+                                             "build (TensorRT 11 has no other)";
             mSimulation.fp16 = false;
             mSimulation.int8 = true;
             mSimulation.precisionSource = "strongly typed: each tensor keeps the model's type";
@@ -582,7 +633,7 @@ private:
         auto stage = std::make_unique<BeforeStage>();
         tell("diagnosing the model again without the refused edits");
         stage->full =
-            diagnoseModelOnly(readOnnx(path, mFiles.onnxReading, mLimits), diagnosedName(), mSimulation, stage->inputs);
+            diagnoseModelOnly(readOnnx(path, mCandidateReading, mLimits), diagnosedName(), mSimulation, stage->inputs);
         return stage;
     }
 
@@ -666,7 +717,10 @@ private:
             writeTheCandidate(attempt, source);
             mStage.reset();
             diagnoseTheCandidate();
-            mStillRefusing = refuseEditsNamedByNewWarnings(mAfter, mPlan, mPassBaseKeys, mRefused);
+            // The first pass of --calibration-cache quantizes a float model: every warning of its candidate is new,
+            // and the next pass's rules correct the placements they warn about instead.
+            mStillRefusing = !(mCalibrationMode && mPass == 0) &&
+                             refuseEditsNamedByNewWarnings(mAfter, mPlan, mPassBaseKeys, mRefused);
             if (mStillRefusing)
             {
                 continue; // plan this pass again from its source
@@ -691,6 +745,17 @@ private:
             mStage = mPass == 0 ? prepare(false) : prepareCandidate(source);
         }
         tell("planning the edits");
+        if (mCalibrationMode && mPass == 0)
+        {
+            if (!mCache)
+            {
+                throw InputError(SourceLocation{mResult.source}, "--calibration-cache: no cache was read");
+            }
+            CalibrationFixSummary summary;
+            mPlan = planCalibrationFix(mStage->graph(), *mCache, summary, mRefused);
+            mResult.calibration = std::move(summary);
+            return;
+        }
         mPlan = planFix(mStage->full, mStage->graph(), mOptions, mRefused);
     }
 
@@ -785,7 +850,7 @@ private:
     {
         startTheCheck();
         tell("diagnosing the fixed model (ONNX checker beside it)");
-        mAfter = diagnoseModelOnly(readOnnx(mCandidate.model(), mFiles.onnxReading, mLimits), diagnosedName(),
+        mAfter = diagnoseModelOnly(readOnnx(mCandidate.model(), mCandidateReading, mLimits), diagnosedName(),
                                    mSimulation, mAfterHolder);
     }
 
@@ -880,7 +945,7 @@ private:
             mCheckResult.wait();
             mCandidate.takeFrom(mPassSource);
             startTheCheck();
-            mAfter = diagnoseModelOnly(readOnnx(mCandidate.model(), mFiles.onnxReading, mLimits), diagnosedName(),
+            mAfter = diagnoseModelOnly(readOnnx(mCandidate.model(), mCandidateReading, mLimits), diagnosedName(),
                                        mSimulation, mAfterHolder);
         }
         mResult.notes.push_back("fix stopped after " + std::to_string(kMostWrites) +
@@ -1087,6 +1152,9 @@ private:
     const ProgressCallback& mProgress;
     const FixStageCallback& mStageStarts;
     FixReport mResult;
+    OnnxReadOptions mCandidateReading;      //!< the fixed model's reading: no weights
+    bool mCalibrationMode = false;          //!< --calibration-cache (or a cache among the inputs)
+    std::optional<CalibrationCache> mCache; //!< its scales
     SimulationOptions mSimulation;
     std::unique_ptr<BeforeStage> mStage;
     std::vector<std::string> mUncheckedQuantizedTypes;

@@ -43,6 +43,9 @@ using onnx_wire::kVarint;
 
 // Field numbers of onnx.proto that the writer looks at.
 constexpr std::uint32_t kModelGraph = 7;
+constexpr std::uint32_t kModelOpsetImport = 8;
+constexpr std::uint32_t kOpsetDomain = 1;
+constexpr std::uint32_t kOpsetVersion = 2;
 constexpr std::uint32_t kGraphNode = 1;
 constexpr std::uint32_t kGraphInitializer = 5;
 constexpr std::uint32_t kGraphInput = 11;

@@ -306,6 +306,10 @@ public:
         const fs::path sourceFolder = fs::path(mSourcePath).parent_path();
         mSourceFolder = sourceFolder.empty() ? fs::path(".") : sourceFolder;
         mGraph = locateGraph(source);
+        if (mEdits.defaultOpset)
+        {
+            planTheDefaultOpset(*mEdits.defaultOpset);
+        }
         scanGraph();
         finishEdits();
         refuseDataFileAsOutput();
@@ -791,6 +795,86 @@ private:
     }
 
     // ----- pass 1 ---------------------------------------------------------------------------------------------
+    // ----- the model's own fields -----------------------------------------------------------------------------
+    //! ModelEdits::defaultOpset: the opset_import entry of the default domain ("" or "ai.onnx") re-encoded with the
+    //! new version (an older one only: a newer opset is never lowered), or one added at the end of the model when
+    //! the model has none.
+    void planTheDefaultOpset(std::int64_t version)
+    {
+        WireSource& source = *mSource;
+        std::uint64_t position = 0;
+        WireField field;
+        bool found = false;
+        while (source.nextField(position, source.size(), field))
+        {
+            if (field.number != kModelOpsetImport || field.wireType != kLengthDelimited)
+            {
+                continue;
+            }
+            std::string domain;
+            std::uint64_t oldVersion = 0;
+            std::uint64_t inner = field.payloadOffset;
+            WireField entry;
+            while (source.nextField(inner, field.end, entry))
+            {
+                if (entry.number == kOpsetDomain && entry.wireType == kLengthDelimited)
+                {
+                    domain = source.read(entry.payloadOffset, entry.payloadLength);
+                }
+                else if (entry.number == kOpsetVersion && entry.wireType == kVarint)
+                {
+                    oldVersion = entry.value;
+                }
+            }
+            if (!isStandardDomain(domain))
+            {
+                continue;
+            }
+            found = true;
+            if (oldVersion >= static_cast<std::uint64_t>(version))
+            {
+                continue;
+            }
+            mModelSplices.push_back({field.tagOffset, field.end, 0, opsetImportField(domain, version)});
+        }
+        if (!found)
+        {
+            mModelSplices.push_back({source.size(), source.size(), 0, opsetImportField("", version)});
+        }
+        mResult.opsetRaised = !mModelSplices.empty();
+    }
+
+    static std::string opsetImportField(const std::string& domain, std::int64_t version)
+    {
+        std::string entry;
+        if (!domain.empty())
+        {
+            entry = lengthDelimitedField(kOpsetDomain, domain);
+        }
+        appendVarint(entry, (static_cast<std::uint64_t>(kOpsetVersion) << 3) | kVarint);
+        appendVarint(entry, static_cast<std::uint64_t>(version));
+        return lengthDelimitedField(kModelOpsetImport, entry);
+    }
+
+    //! Copies the model's bytes in [from, to) outside the graph, with the opset entries replaced.
+    void copyModelFields(BufferedOutput& out, std::uint64_t from, std::uint64_t to)
+    {
+        const auto source = [this](std::uint64_t offset, char* data, std::uint64_t length)
+        { mSource->readInto(offset, data, length); };
+        std::uint64_t position = from;
+        for (const Splice& splice : mModelSplices)
+        {
+            if (splice.offset < from || splice.offset > to || (splice.offset == to && to != mSource->size()))
+            {
+                continue;
+            }
+            out.copy(source, position, splice.offset);
+            out.put(splice.bytes);
+            position = splice.end;
+        }
+        out.copy(source, position, to);
+    }
+
     void scanGraph()
     {
         WireSource& source = *mSource;
@@ -1150,7 +1234,13 @@ private:
         }
         const std::uint64_t oldHeader = mGraph.payloadOffset - mGraph.tagOffset;
         const std::uint64_t newHeader = mGraph.lengthOffset - mGraph.tagOffset + varintSize(mNewGraphLength);
-        return mSource->size() - (mGraph.end - mGraph.payloadOffset) - oldHeader + newHeader + mNewGraphLength;
+        std::uint64_t modelFields = mSource->size() - (mGraph.end - mGraph.payloadOffset) - oldHeader;
+        for (const Splice& splice : mModelSplices)
+        {
+            modelFields += splice.bytes.size();
+            modelFields -= splice.end - splice.offset;
+        }
+        return modelFields + newHeader + mNewGraphLength;
     }
 
     // ----- pass 2 ---------------------------------------------------------------------------------------------
@@ -1159,7 +1249,7 @@ private:
         BufferedOutput out(mSink, &ModelSink::write, std::max<std::size_t>(mOptions.bufferBytes, 4096));
         const auto source = [this](std::uint64_t offset, char* data, std::uint64_t length)
         { mSource->readInto(offset, data, length); };
-        out.copy(source, 0, mGraph.tagOffset);
+        copyModelFields(out, 0, mGraph.tagOffset);
         if (mNewGraphLength == mGraph.end - mGraph.payloadOffset)
         {
             // the length prefix as it was, however it was encoded
@@ -1179,7 +1269,8 @@ private:
             out.put(splice.bytes);
             position = splice.end;
         }
-        out.copy(source, position, mSource->size());
+        out.copy(source, position, mGraph.end);
+        copyModelFields(out, mGraph.end, mSource->size());
         out.flush();
         if (out.written() != plannedBytes)
         {
@@ -1344,6 +1435,7 @@ private:
     std::uint64_t mLastNodeEnd = 0;
     std::uint64_t mLastInitializerEnd = 0;
     std::vector<Splice> mSplices;
+    std::vector<Splice> mModelSplices; //!< outside the graph: the opset_import entries (sorted by offset)
     std::uint64_t mNewGraphLength = 0;
     std::vector<std::string> mRemovedButDeclared;
     std::vector<std::string> mNotes;
