@@ -654,3 +654,105 @@ TEST(FixCalibration, ACacheIsAnInputKind)
     EXPECT_EQ(two.exitStatus, 2);
     EXPECT_NE(two.err.find("a second calibration cache"), std::string::npos) << two.err;
 }
+
+// The writer raises the default domain's opset (and an IR version below 7) and leaves a newer opset as it is.
+TEST(FixCalibration, WriterRaisesTheDefaultOpsetOnly)
+{
+    const std::filesystem::path folder = tempDir("fix-calibration-opset-writer");
+    for (const long opset : {11L, 17L})
+    {
+        GraphBuilder g;
+        g.opset("", opset);
+        g.opset("com.example", 1);
+        g.output(g.node("Relu", "/r", {g.input("x", {1, 4})}), {1, 4});
+        const std::filesystem::path model = folder / ("opset" + std::to_string(opset) + ".onnx");
+        g.save(model.string());
+        ModelEdits edits;
+        edits.defaultOpset = 13;
+        MemoryModelSink sink;
+        const ModelWriteResult written = writeEditedModel(model.string(), edits, sink);
+        EXPECT_EQ(written.opsetRaised, opset < 13) << opset;
+        const OnnxGraph graph = readOnnxFromBuffer(sink.bytes(), "written.onnx");
+        std::map<std::string, std::int64_t> opsets(graph.opsets.begin(), graph.opsets.end());
+        EXPECT_EQ(opsets[""], std::max<std::int64_t>(opset, 13)) << opset;
+        EXPECT_EQ(opsets["com.example"], 1);
+        EXPECT_GE(graph.irVersion, 7);
+    }
+}
+
+namespace
+{
+
+//! The dynamic ranges TensorRT 8.5.10 set in the implicit --best build of mnist.onnx, as a range file: its log's
+//! "Setting dynamic range for X to [-a,a]" lines.
+std::filesystem::path mnistRanges(const std::filesystem::path& log)
+{
+    std::ifstream in(log);
+    std::string line;
+    std::string ranges;
+    const std::string marker = "Setting dynamic range for ";
+    while (std::getline(in, line))
+    {
+        const auto at = line.find(marker);
+        const auto to = line.rfind(" to [");
+        const auto comma = line.rfind(',');
+        if (at == std::string::npos || to == std::string::npos || comma == std::string::npos)
+        {
+            continue;
+        }
+        ranges += line.substr(at + marker.size(), to - at - marker.size()) + ": " +
+                  line.substr(comma + 1, line.rfind(']') - comma - 1) + "\n";
+    }
+    const std::filesystem::path path = tempDir("fix-calibration-mnist-ranges") / "mnist-ranges.txt";
+    writeText(path, ranges);
+    return path;
+}
+
+} // namespace
+
+// The real implicit --best build of mnist.onnx (TensorRT 8.5.10, Orin): from its log's dynamic ranges the opset-8
+// model becomes an opset-13 explicit one whose convs run INT8 and whose stem is left to Conv-Act-Pool (its bias Add
+// and Relu in between). Given the log too, fix follows its engine, where every layer ran FP32: nothing is quantized.
+TEST(RealDataFixCalibration, MnistFollowsItsImplicitEngine)
+{
+    REQUIRE_SHARED_PATH(folder, "realdata/lix-mnist-orin-trt8510-best");
+    const std::filesystem::path ranges = mnistRanges(folder / "trt_build_best.log");
+    InputFiles files;
+    files.files = {(folder / "mnist.onnx").string()};
+    FixOptions options;
+    options.output = (tempDir("fix-calibration-mnist") / "explicit.onnx").string();
+    options.calibrationCache = ranges.string();
+    const FixReport alone = runFix(files, options, Limits{});
+    ASSERT_TRUE(alone.calibration);
+    EXPECT_EQ(alone.calibration->entries, 19u);
+    EXPECT_EQ(alone.calibration->opsetFrom, 8);
+    EXPECT_EQ(alone.calibration->quantizedOps, 2u);
+    EXPECT_EQ(alone.checker, "passed");
+    EXPECT_EQ(alone.after.predicted.convActPool, 1u);
+    EXPECT_EQ(alone.buildMode.trtMajor, 11);
+    EXPECT_TRUE(alone.buildMode.stronglyTyped());
+
+    files.files.push_back((folder / "trt_build_best.log").string());
+    options.output = (tempDir("fix-calibration-mnist-log") / "explicit.onnx").string();
+    const FixReport followed = runFix(files, options, Limits{});
+    ASSERT_TRUE(followed.calibration);
+    const CalibrationFixSummary& summary = *followed.calibration;
+    EXPECT_EQ(summary.implicitEngine, (folder / "trt_build_best.log").string());
+    EXPECT_EQ(summary.implicitLayers, 7u);
+    EXPECT_EQ(summary.quantizedOps, 0u);
+    ASSERT_EQ(summary.keptFloat.size(), 2u);
+    for (const auto& kept : summary.keptFloat)
+    {
+        EXPECT_NE(kept.why.find("ran in float in the implicit engine"), std::string::npos) << kept.why;
+    }
+    EXPECT_TRUE(summary.engineDifferences.empty());
+    EXPECT_EQ(followed.after.predicted.standaloneQdq, 0u);
+    // The target is still the explicit, strongly typed build, not the implicit one the log tells.
+    EXPECT_TRUE(followed.buildMode.stronglyTyped());
+    bool typingTold = false;
+    for (const auto& note : summary.notes)
+    {
+        typingTold = typingTold || note.find("weakly typed") != std::string::npos;
+    }
+    EXPECT_TRUE(typingTold);
+}

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,7 +58,21 @@ struct CalibrationFixSummary
     std::int64_t opsetTo = 0;   //!< the output's (13 at least: per-channel weight scales need the axis attribute)
     std::vector<std::string> rewrittenForOpset; //!< nodes rewritten for the raised opset ("Unsqueeze_12: axes input")
     std::string trtexec;                        //!< the trtexec command line that builds the result
+    //! With the implicit engine's layer list or log: that file, and each weighted op whose quantization the
+    //! predicted explicit engine does not share with it, and why.
+    std::string implicitEngine;
+    std::size_t implicitLayers = 0;
+    std::vector<std::string> engineDifferences;
     std::vector<std::string> notes;
+};
+
+//! What the implicit engine given beside the cache ran, node by node: fix --calibration-cache quantizes what ran INT8
+//! there and keeps float what ran float.
+struct ImplicitEngineRuns
+{
+    std::string source;                             //!< the layer list or build log
+    std::map<std::string, std::string> layerOfNode; //!< weighted ONNX node -> the layer that runs it
+    std::set<std::string> quantizedNodes;           //!< those whose layer ran INT8 (EngineView::runsQuantized)
 };
 
 //! What an edit does to the numbers the model computes, from the scales alone (docs/fix.md#numeric-cost): how much
@@ -185,10 +200,12 @@ FixPlan planFix(const Report& report, const OnnxGraph& graph, const FixOptions& 
 
 //! fix --calibration-cache's plan alone (exposed for tests): the FP32 graph (its weights loaded: OnnxReadOptions::
 //! loadWeights) given Q/DQ with the cache's scales where TensorRT needs them to run INT8 and fuse. summary says what
-//! was used and what was left float. refused: as for planFix. Throws InputError naming the model for a graph whose
-//! opset cannot be raised to 13 (an op whose form changed that the plan does not rewrite).
+//! was used and what was left float. refused: as for planFix. implicit: the implicit engine to follow. Throws
+//! InputError naming the model for a graph whose opset cannot be raised to 13 (an op whose form changed that the plan
+//! does not rewrite).
 FixPlan planCalibrationFix(const OnnxGraph& graph, const CalibrationCache& cache, CalibrationFixSummary& summary,
-                           const std::map<std::string, std::string>& refused = {});
+                           const std::map<std::string, std::string>& refused = {},
+                           const ImplicitEngineRuns* implicit = nullptr);
 
 std::string renderFixText(const FixReport& report);
 std::string renderFixJson(const FixReport& report);

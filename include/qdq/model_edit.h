@@ -129,7 +129,8 @@ struct ModelEdits
     //! symmetric INT8 writes int8 where the exporter declared uint8; ONNX Runtime refuses the declared type).
     std::vector<std::string> dropValueInfos;
     //! The default ONNX domain's opset the output declares, when it is to be raised (per-channel Q/DQ needs 13); the
-    //! caller has rewritten the nodes whose form the newer opset changed. Other domains keep theirs.
+    //! caller has rewritten the nodes whose form the newer opset changed. Other domains keep theirs; an ir_version
+    //! below 7 (the first to know opset 13) is raised to 7.
     std::optional<std::int64_t> defaultOpset;
 
     //! True when there is nothing to apply.

@@ -64,8 +64,8 @@ class CalibrationPlanner
 {
 public:
     CalibrationPlanner(const OnnxGraph& graph, const CalibrationCache& cache, CalibrationFixSummary& summary,
-                       const std::map<std::string, std::string>& refused)
-        : mGraph(graph), mCache(cache), mSummary(summary), mRefused(refused)
+                       const std::map<std::string, std::string>& refused, const ImplicitEngineRuns* implicit)
+        : mGraph(graph), mCache(cache), mSummary(summary), mRefused(refused), mImplicit(implicit)
     {
     }
 
@@ -151,10 +151,10 @@ private:
         return 0;
     }
 
-    //! Opsets 10 to 12 are raised to 13 (per-channel Q/DQ needs its axis attribute). Squeeze and Unsqueeze, whose
-    //! axes became an input in 13, are rewritten; the other ops whose form changed (Split's split, ReduceSum's axes,
-    //! Dropout's ratio; Softmax, LogSoftmax and Hardmax, whose axis no longer flattens) refuse the raise unless
-    //! their form reads the same in 13.
+    //! Opsets 7 to 12 are raised to 13 (per-channel Q/DQ needs its axis attribute). Squeeze and Unsqueeze, whose
+    //! axes became an input in 13, are rewritten; the other ops whose form changed (refuseChangedForms; Softmax,
+    //! LogSoftmax and Hardmax, whose axis no longer flattens) refuse the raise unless their form reads the same in
+    //! 13. The ONNX checker and shape inference then run on what is written, as on every fix.
     void raiseTheOpset()
     {
         mSummary.opsetFrom = defaultOpset();
@@ -163,11 +163,10 @@ private:
         {
             return;
         }
-        if (mSummary.opsetFrom < 10)
+        if (mSummary.opsetFrom < 7)
         {
-            refuseTheRaise(
-                "its default-domain opset is " + std::to_string(mSummary.opsetFrom) +
-                ", before QuantizeLinear existed (10); convert it to opset 13 first (onnx.version_converter)");
+            refuseTheRaise("its default-domain opset is " + std::to_string(mSummary.opsetFrom) +
+                           "; convert it to opset 13 first (onnx.version_converter)");
         }
         for (const OnnxNode& node : mGraph.nodes)
         {
@@ -185,16 +184,37 @@ private:
         throw InputError(SourceLocation{mGraph.sourcePath}, "cannot take per-channel Q/DQ: " + why);
     }
 
+    //! The ops whose form changed between opset 7 and 13 in a way the raise does not rewrite (the ONNX operator
+    //! changelog): an attribute that became an input (Split's split, ReduceSum's axes, Dropout's ratio, Pad's pads
+    //! and value, Clip's min and max, Slice's starts, ends and axes, TopK's k), an attribute removed
+    //! (BatchNormalization's spatial), new input slots (Resize before 11), ops gone (Upsample, Scatter).
+    void refuseChangedForms(const OnnxNode& node) const
+    {
+        const auto has = [&](std::string_view attribute) { return node.attribute(attribute) != nullptr; };
+        const bool attributeBecameInput =
+            (node.opType == "Split" && has("split")) || (node.opType == "ReduceSum" && has("axes")) ||
+            (node.opType == "Dropout" && has("ratio")) || (node.opType == "Pad" && has("pads")) ||
+            (node.opType == "Clip" && (has("min") || has("max"))) || (node.opType == "Slice" && has("starts")) ||
+            (node.opType == "TopK" && has("k"));
+        if (attributeBecameInput || (node.opType == "BatchNormalization" && has("spatial")))
+        {
+            refuseTheRaise(node.opType + " node " + node.name +
+                           " has an attribute that opset 13 no longer takes; "
+                           "convert the model to opset 13 first");
+        }
+        if ((node.opType == "Resize" && mSummary.opsetFrom < 11) || node.opType == "Upsample" ||
+            node.opType == "Scatter")
+        {
+            refuseTheRaise(node.opType + " node " + node.name +
+                           " reads otherwise in opset 13; convert the model "
+                           "to opset 13 first");
+        }
+    }
+
     void rewriteForOpset13(const OnnxNode& node)
     {
         const auto has = [&](std::string_view attribute) { return node.attribute(attribute) != nullptr; };
-        if ((node.opType == "Split" && has("split")) || (node.opType == "ReduceSum" && has("axes")) ||
-            (node.opType == "Dropout" && has("ratio")))
-        {
-            refuseTheRaise(node.opType + " node " + node.name +
-                           " has an attribute that opset 13 takes as an input; "
-                           "convert the model to opset 13 first");
-        }
+        refuseChangedForms(node);
         for (const OnnxAttribute& attribute : node.attributes)
         {
             if (attribute.kind == OnnxAttribute::Kind::kGraph)
@@ -308,6 +328,10 @@ private:
             {
                 continue;
             }
+            if (ranFloatInTheImplicitEngine(node))
+            {
+                continue;
+            }
             const std::string input(node.inputs[0]);
             const CalibrationScale* scale = scaleOf(input);
             if (scale == nullptr)
@@ -327,6 +351,24 @@ private:
             mQuantizedOps.insert(static_cast<std::uint32_t>(node.index));
         }
         mSummary.quantizedOps = mQuantizedOps.size();
+    }
+
+    //! With the implicit engine given: a weighted op whose layer there ran float stays float (what ran INT8 is
+    //! quantized; a node the engine's layers do not name is quantized as the cache allows).
+    bool ranFloatInTheImplicitEngine(const OnnxNode& node)
+    {
+        if (mImplicit == nullptr)
+        {
+            return false;
+        }
+        const auto layer = mImplicit->layerOfNode.find(node.name);
+        if (layer == mImplicit->layerOfNode.end() || mImplicit->quantizedNodes.count(node.name) != 0)
+        {
+            return false;
+        }
+        keepFloat(node, "its layer ran in float in the implicit engine (" + layer->second + ", " + mImplicit->source +
+                            "): kept float, as that build chose");
+        return true;
     }
 
     std::optional<PairRequest> weightRequest(const OnnxNode& node, std::uint32_t slot, const OnnxConstant& weight)
@@ -412,22 +454,69 @@ private:
     }
 
     // ----- residual Adds ------------------------------------------------------------------------------------------
-    //! The quantized weighted op that writes tensor for this reader alone (TensorRT can fuse the reader into it), or
-    //! kNone.
-    std::uint32_t fusableWeightedProducer(const std::string& tensor) const
+    //! Whether node is a linear epilogue TensorRT folds into the conv before it: a BatchNormalization, or an Add,
+    //! Sub, Mul or Div with a constant operand (a bias; Keras' unfolded BatchNormalization as Mul and Add, the
+    //! depthwise CNN of ../shared/calibration). Its data input is returned through dataInput.
+    bool isLinearEpilogue(const OnnxNode& node, std::string& dataInput) const
     {
-        const std::uint32_t id = mGraph.tensors.find(TensorKey(tensor));
-        if (id == OnnxGraph::kNone || mGraph.consumersOf(id).size() != 1)
+        if (node.opType == "BatchNormalization")
         {
-            return OnnxGraph::kNone;
+            dataInput = std::string(node.inputs[0]);
+            return true;
         }
-        const OnnxNode* producer = mGraph.producerOf(id);
-        if (producer == nullptr || mQuantizedOps.count(static_cast<std::uint32_t>(producer->index)) == 0)
+        if (!simulation::isOneOfOps(node.opType, {"Add", "Sub", "Mul", "Div"}) || node.inputs.size() != 2)
         {
-            return OnnxGraph::kNone;
+            return false;
         }
-        return static_cast<std::uint32_t>(producer->index);
+        const bool constant0 = mGraph.isConstant(node.inputs[0]);
+        const bool constant1 = mGraph.isConstant(node.inputs[1]);
+        if (constant0 == constant1 || (constant0 && node.opType != "Add" && node.opType != "Mul"))
+        {
+            return false;
+        }
+        dataInput = std::string(node.inputs[constant0 ? 1 : 0]);
+        return true;
     }
+
+    //! The quantized weighted op whose epilogue tensor ends, every tensor on the way read once (TensorRT can fuse
+    //! the reader into it), or kNone. withActivations: activations may be on the way too (Conv-Act-Pool).
+    std::uint32_t convBehind(const std::string& tensor, bool withActivations) const
+    {
+        std::string current = tensor;
+        for (int hops = 0; hops < 6; ++hops)
+        {
+            const std::uint32_t id = mGraph.tensors.find(TensorKey(current));
+            if (id == OnnxGraph::kNone || mGraph.consumersOf(id).size() != 1)
+            {
+                return OnnxGraph::kNone;
+            }
+            const OnnxNode* producer = mGraph.producerOf(id);
+            if (producer == nullptr)
+            {
+                return OnnxGraph::kNone;
+            }
+            if (mQuantizedOps.count(static_cast<std::uint32_t>(producer->index)) != 0)
+            {
+                return static_cast<std::uint32_t>(producer->index);
+            }
+            std::string dataInput;
+            if (isLinearEpilogue(*producer, dataInput))
+            {
+                current = dataInput;
+                continue;
+            }
+            if (!withActivations ||
+                !simulation::isOneOfOps(producer->opType, {"Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid"}))
+            {
+                return OnnxGraph::kNone;
+            }
+            current = std::string(producer->inputs[0]);
+        }
+        return OnnxGraph::kNone;
+    }
+
+    //! The quantized weighted op that writes tensor, through its linear epilogue, for this reader alone, or kNone.
+    std::uint32_t fusableWeightedProducer(const std::string& tensor) const { return convBehind(tensor, false); }
 
     void planResidualAdds()
     {
@@ -460,7 +549,8 @@ private:
                 continue;
             }
             requestActivation(residual, {static_cast<std::uint32_t>(node.index), other}, *scale,
-                              "Add " + node.name + " fuses into " + mGraph.producer(node.inputs[fused])->name +
+                              "Add " + node.name + " fuses into " +
+                                  mGraph.nodes[fusableWeightedProducer(std::string(node.inputs[fused]))].name +
                                   " with its residual input quantized");
         }
     }
@@ -552,35 +642,26 @@ private:
     }
 
     // ----- pools --------------------------------------------------------------------------------------------------
-    //! Whether input comes from a quantized conv through activations: the Conv-Act-Pool fusion. An activation read
-    //! by others too keeps TensorRT from that fusion, but a pair there is still what the rule conv-act-pool-blocked
-    //! removes (fix's next pass would take it out again), so none is placed.
+    //! Whether input comes from a quantized conv through its epilogue and activations: the Conv-Act-Pool fusion.
+    //! The tensor itself may have other readers: that keeps TensorRT from the fusion, but a pair there is still what
+    //! the rule conv-act-pool-blocked removes (fix's next pass would take it out again), so none is placed.
     bool isConvActOutput(const std::string& tensor) const
     {
-        std::string current = tensor;
-        for (int hops = 0; hops < 4; ++hops)
+        const std::uint32_t id = mGraph.tensors.find(TensorKey(tensor));
+        const OnnxNode* producer = id == OnnxGraph::kNone ? nullptr : mGraph.producerOf(id);
+        if (producer == nullptr || producer->inputs.empty())
         {
-            const std::uint32_t id = mGraph.tensors.find(TensorKey(current));
-            if (id == OnnxGraph::kNone)
-            {
-                return false;
-            }
-            const OnnxNode* producer = mGraph.producerOf(id);
-            if (producer == nullptr)
-            {
-                return false;
-            }
-            if (mQuantizedOps.count(static_cast<std::uint32_t>(producer->index)) != 0)
-            {
-                return true;
-            }
-            if (!simulation::isOneOfOps(producer->opType, {"Relu", "Clip", "LeakyRelu", "PRelu", "BatchNormalization"}))
-            {
-                return false;
-            }
-            current = std::string(producer->inputs[0]);
+            return false;
         }
-        return false;
+        if (mQuantizedOps.count(static_cast<std::uint32_t>(producer->index)) != 0)
+        {
+            return true;
+        }
+        std::string dataInput = std::string(producer->inputs[0]);
+        const bool activation =
+            simulation::isOneOfOps(producer->opType, {"Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid"});
+        return (activation || isLinearEpilogue(*producer, dataInput)) &&
+               convBehind(dataInput, true) != OnnxGraph::kNone;
     }
 
     void planPools()
@@ -736,6 +817,7 @@ private:
     const CalibrationCache& mCache;
     CalibrationFixSummary& mSummary;
     const std::map<std::string, std::string>& mRefused;
+    const ImplicitEngineRuns* mImplicit;
     FixPlan mPlan;
     std::vector<PairRequest> mPairs;
     std::set<std::uint32_t> mQuantizedOps;
@@ -747,10 +829,14 @@ private:
 } // namespace
 
 FixPlan planCalibrationFix(const OnnxGraph& graph, const CalibrationCache& cache, CalibrationFixSummary& summary,
-                           const std::map<std::string, std::string>& refused)
+                           const std::map<std::string, std::string>& refused, const ImplicitEngineRuns* implicit)
 {
     summary = CalibrationFixSummary{};
-    CalibrationPlanner planner(graph, cache, summary, refused);
+    if (implicit != nullptr)
+    {
+        summary.implicitEngine = implicit->source;
+    }
+    CalibrationPlanner planner(graph, cache, summary, refused, implicit);
     return planner.run();
 }
 

@@ -239,6 +239,18 @@ std::string renderCalibrationText(const CalibrationFixSummary& calibration)
             out += "    " + kept.node + ": " + kept.why + "\n";
         }
     }
+    if (!calibration.implicitEngine.empty())
+    {
+        out += "  followed the implicit engine " + calibration.implicitEngine + " (" +
+               std::to_string(calibration.implicitLayers) + " layers): " +
+               (calibration.engineDifferences.empty()
+                    ? std::string("every weighted op runs as it ran there (INT8 or float)\n")
+                    : std::to_string(calibration.engineDifferences.size()) + " weighted op(s) differ:\n");
+        for (const auto& difference : calibration.engineDifferences)
+        {
+            out += "    " + difference + "\n";
+        }
+    }
     for (const auto& note : calibration.notes)
     {
         out += "  note: " + note + "\n";
@@ -277,6 +289,9 @@ void writeCalibrationJson(JsonWriter& json, const CalibrationFixSummary& calibra
     json.member("opset_to", static_cast<std::uint64_t>(std::max<std::int64_t>(0, calibration.opsetTo)));
     json.member("rewritten_for_opset", calibration.rewrittenForOpset);
     json.member("trtexec", calibration.trtexec);
+    json.member("implicit_engine", calibration.implicitEngine);
+    json.member("implicit_layers", static_cast<std::uint64_t>(calibration.implicitLayers));
+    json.member("engine_differences", calibration.engineDifferences);
     json.member("notes", calibration.notes);
     json.endObject();
 }
@@ -376,7 +391,8 @@ void writeEdits(std::string& out, const FixReport& report)
     out += "\nEdits (" + std::to_string(report.edits.size()) + "):\n";
     if (report.edits.empty())
     {
-        out += "  none: no finding asks for a graph edit that fix can make\n";
+        out += report.calibration ? "  none: every op stays float (the Calibration cache section says why)\n"
+                                  : "  none: no finding asks for a graph edit that fix can make\n";
     }
     std::size_t index = 0;
     for (const auto& edit : report.edits)

@@ -1,6 +1,7 @@
 // `qdq-doctor fix` end to end: diagnose, plan, write (streaming, src/fixes/model_writer.cpp), check with the ONNX
 // checker, then diagnose and predict the fixed model in process to show what the edits buy.
 #include "qdq/diagnostics.h"
+#include "qdq/engine_view.h"
 #include "qdq/fix.h"
 #include "qdq/interrupt_cleanup.h"
 #include "qdq/output_guard.h"
@@ -506,6 +507,7 @@ public:
         }
         mPassSource.remove();
         reportTheEdits();
+        compareWithTheImplicitEngine();
         tellTheTrtexecCommand();
         releaseTheFixedModel();
         if (mHasTimings)
@@ -557,6 +559,81 @@ private:
         }
     }
 
+    //! The implicit engine given beside the cache: which weighted op each of its layers ran, and which in INT8
+    //! (EngineView::runsQuantized). Asked before the model moves to the model-only diagnosis: the correlation's
+    //! node index is keyed by the graph it was made with.
+    static std::optional<ImplicitEngineRuns> implicitEngineRuns(const Inputs& inputs, const Report& report)
+    {
+        const EnginePlan* engine = inputs.engine();
+        if (engine == nullptr || !inputs.onnx)
+        {
+            return std::nullopt;
+        }
+        AnalysisOptions options;
+        const Context context{inputs, report.correlation, report.prediction, options, false, &report.buildMode};
+        const EngineView view(context);
+        ImplicitEngineRuns runs;
+        runs.source = engine->sourcePath;
+        for (const OnnxNode& node : inputs.onnx->nodes)
+        {
+            if (node.opType != "Conv" && node.opType != "ConvTranspose" && node.opType != "Gemm" &&
+                node.opType != "MatMul")
+            {
+                continue;
+            }
+            const std::vector<std::size_t> layers = patterns::layersOf(context, node.name);
+            if (layers.empty())
+            {
+                continue;
+            }
+            runs.layerOfNode[node.name] = engine->layers[layers.front()].name;
+            if (view.runsQuantized(node.name))
+            {
+                runs.quantizedNodes.insert(node.name);
+            }
+        }
+        return runs;
+    }
+
+    //! With the implicit engine: each weighted op the predicted explicit engine quantizes otherwise than it did, and
+    //! what the two builds' typing means for the float layers.
+    void compareWithTheImplicitEngine()
+    {
+        if (!mResult.calibration || !mImplicit)
+        {
+            return;
+        }
+        AnalysisOptions options;
+        options.simulation = mSimulation;
+        const Context context{mAfterHolder, mAfter.correlation, mAfter.prediction, options, false, &mAfter.buildMode};
+        const EngineView explicitEngine(context);
+        CalibrationFixSummary& summary = *mResult.calibration;
+        for (const auto& [node, layer] : mImplicit->layerOfNode)
+        {
+            const bool implicitInt8 = mImplicit->quantizedNodes.count(node) != 0;
+            const bool explicitInt8 = explicitEngine.runsQuantized(node);
+            if (implicitInt8 == explicitInt8)
+            {
+                continue;
+            }
+            std::string why;
+            for (const auto& kept : summary.keptFloat)
+            {
+                why = kept.node == node ? ": " + kept.why : why;
+            }
+            summary.engineDifferences.push_back(
+                node + ": " + (implicitInt8 ? "INT8" : "float") + " in the implicit engine (" + layer + "), " +
+                (explicitInt8 ? "INT8" : "float") + " in the predicted explicit one" + why);
+        }
+        summary.notes.push_back(
+            "the implicit build was weakly typed: TensorRT chose each layer's precision. The explicit model is for a "
+            "strongly typed build, where each float layer runs in the graph's type (" +
+            std::string(mOptions.autocast.enabled() ? autocastTargetName(mOptions.autocast.target) : "FP32") + " here" +
+            (mOptions.autocast.enabled() ? "" : "; --autocast fp16 writes it in FP16") +
+            "). Compare the two engines with qdq-doctor diff --baseline " + mImplicit->source + " --candidate " +
+            (mOptions.output.empty() ? std::string("EXPLICIT.onnx") : mOptions.output));
+    }
+
     //! The trtexec command line that builds the explicitly quantized model: no --int8, no --calib.
     void tellTheTrtexecCommand()
     {
@@ -595,6 +672,10 @@ private:
         analysis.simulation = mSimulation;
         tell(first ? "diagnosing the model" : "diagnosing the model again without the refused edits");
         stage->full = diagnose(stage->inputs, analysis);
+        if (first && mCalibrationMode)
+        {
+            mImplicit = implicitEngineRuns(stage->inputs, stage->full);
+        }
         // Before: the model alone, as the fixed model will be diagnosed. (The full report's names stay valid when the
         // graph moves: they are views into its node storage.)
         stage->engineGiven = stage->inputs.engine() != nullptr || stage->inputs.timings() != nullptr;
@@ -610,21 +691,48 @@ private:
     void resolveTheBuildMode(const Inputs& inputs)
     {
         mSimulation = resolveBuildMode(inputs, mOptions.buildMode);
-        if ((mOptions.autocast.enabled() || mCalibrationMode) && mSimulation.typingAssumed)
+        if (mCalibrationMode)
+        {
+            targetTheExplicitBuild(inputs);
+        }
+        if (mOptions.autocast.enabled() && mSimulation.typingAssumed)
         {
             // The autocast model is for a strongly typed build: with nothing telling the typing, both diagnoses
             // assume one (and say so), where a build log or an option that tells it is followed. So is the model of
             // --calibration-cache: implicit INT8 is gone from TensorRT 11, which types every network strongly.
             mSimulation.typing = Typing::kStrong;
-            mSimulation.typingSource = mOptions.autocast.enabled()
-                                           ? "assumed: --autocast writes the model for a strongly typed build"
-                                           : "assumed: --calibration-cache writes the model for a strongly typed "
-                                             "build (TensorRT 11 has no other)";
+            mSimulation.typingSource = "assumed: --autocast writes the model for a strongly typed build";
             mSimulation.fp16 = false;
             mSimulation.int8 = true;
             mSimulation.precisionSource = "strongly typed: each tensor keeps the model's type";
         }
         mResult.buildMode = mSimulation;
+    }
+
+    //! --calibration-cache writes the model for a new, explicitly quantized build, not for the implicit one whose
+    //! files may be given: unless the command line says otherwise, strongly typed TensorRT 11 (implicit INT8 and
+    //! weak typing are gone from it), on the GPU the files tell.
+    void targetTheExplicitBuild(const Inputs& inputs)
+    {
+        const bool engineFiles = inputs.engine() != nullptr || inputs.buildLog.has_value();
+        if (mOptions.buildMode.trtVersion.empty() && (mSimulation.trtMajor == 0 || engineFiles))
+        {
+            mSimulation.trtMajor = 11;
+            mSimulation.trtMinor = 0;
+            mSimulation.trtMinorKnown = false;
+            mSimulation.versionSource = "assumed: --calibration-cache writes the model for TensorRT 11, which has no "
+                                        "implicit INT8 (--trt-version sets another)";
+        }
+        if (!mOptions.buildMode.typing && (mSimulation.typingAssumed || engineFiles))
+        {
+            mSimulation.typing = Typing::kStrong;
+            mSimulation.typingAssumed = true;
+            mSimulation.typingSource = "assumed: --calibration-cache writes the model for a strongly typed build "
+                                       "(the implicit engine's files tell its own build, not this one)";
+            mSimulation.fp16 = false;
+            mSimulation.int8 = true;
+            mSimulation.precisionSource = "strongly typed: each tensor keeps the model's type";
+        }
     }
 
     //! A later pass's source (an earlier candidate) diagnosed again, for a round that plans it anew.
@@ -752,7 +860,11 @@ private:
                 throw InputError(SourceLocation{mResult.source}, "--calibration-cache: no cache was read");
             }
             CalibrationFixSummary summary;
-            mPlan = planCalibrationFix(mStage->graph(), *mCache, summary, mRefused);
+            mPlan = planCalibrationFix(mStage->graph(), *mCache, summary, mRefused, mImplicit ? &*mImplicit : nullptr);
+            if (mImplicit)
+            {
+                summary.implicitLayers = mStage->inputs.engine()->layers.size();
+            }
             mResult.calibration = std::move(summary);
             return;
         }
@@ -1152,9 +1264,10 @@ private:
     const ProgressCallback& mProgress;
     const FixStageCallback& mStageStarts;
     FixReport mResult;
-    OnnxReadOptions mCandidateReading;      //!< the fixed model's reading: no weights
-    bool mCalibrationMode = false;          //!< --calibration-cache (or a cache among the inputs)
-    std::optional<CalibrationCache> mCache; //!< its scales
+    OnnxReadOptions mCandidateReading;           //!< the fixed model's reading: no weights
+    bool mCalibrationMode = false;               //!< --calibration-cache (or a cache among the inputs)
+    std::optional<CalibrationCache> mCache;      //!< its scales
+    std::optional<ImplicitEngineRuns> mImplicit; //!< the implicit engine given beside it
     SimulationOptions mSimulation;
     std::unique_ptr<BeforeStage> mStage;
     std::vector<std::string> mUncheckedQuantizedTypes;

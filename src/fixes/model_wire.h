@@ -43,7 +43,9 @@ using onnx_wire::kVarint;
 
 // Field numbers of onnx.proto that the writer looks at.
 constexpr std::uint32_t kModelGraph = 7;
+constexpr std::uint32_t kModelIrVersion = 1;
 constexpr std::uint32_t kModelOpsetImport = 8;
+constexpr std::uint64_t kIrVersionOfOpset13 = 7; //!< ONNX 1.8: IR 7, opset 13
 constexpr std::uint32_t kOpsetDomain = 1;
 constexpr std::uint32_t kOpsetVersion = 2;
 constexpr std::uint32_t kGraphNode = 1;

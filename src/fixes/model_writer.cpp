@@ -798,7 +798,7 @@ private:
     // ----- the model's own fields -----------------------------------------------------------------------------
     //! ModelEdits::defaultOpset: the opset_import entry of the default domain ("" or "ai.onnx") re-encoded with the
     //! new version (an older one only: a newer opset is never lowered), or one added at the end of the model when
-    //! the model has none.
+    //! the model has none; an ir_version below 7 is raised to 7.
     void planTheDefaultOpset(std::int64_t version)
     {
         WireSource& source = *mSource;
@@ -807,6 +807,16 @@ private:
         bool found = false;
         while (source.nextField(position, source.size(), field))
         {
+            if (field.number == kModelIrVersion && field.wireType == kVarint && field.value < kIrVersionOfOpset13)
+            {
+                // IR 7 is the first to know opset 13; before IR 4 every initializer also had to be a graph input
+                // (mnist.onnx of ../shared/realdata, IR 3: the checker refuses a new scale that is not one).
+                std::string raised;
+                appendVarint(raised, (static_cast<std::uint64_t>(kModelIrVersion) << 3) | kVarint);
+                appendVarint(raised, kIrVersionOfOpset13);
+                mModelSplices.push_back({field.tagOffset, field.end, 0, std::move(raised)});
+                continue;
+            }
             if (field.number != kModelOpsetImport || field.wireType != kLengthDelimited)
             {
                 continue;
@@ -841,6 +851,8 @@ private:
         {
             mModelSplices.push_back({source.size(), source.size(), 0, opsetImportField("", version)});
         }
+        std::stable_sort(mModelSplices.begin(), mModelSplices.end(),
+                         [](const Splice& a, const Splice& b) { return a.offset < b.offset; });
         mResult.opsetRaised = !mModelSplices.empty();
     }
 
