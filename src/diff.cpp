@@ -7,6 +7,7 @@
 
 #include "qdq/layer_names.h"
 #include "qdq/patterns.h"
+#include "qdq/precision.h"
 #include "qdq/precision_summary.h"
 #include "qdq/union_find.h"
 
@@ -347,7 +348,8 @@ void alignGap(const std::vector<Occurrence>& a, std::size_t aBegin, std::size_t 
     }
 }
 
-//! Pairs of occurrences with the same key (and kind), in baseline order; keys that repeat on either side are ignored.
+//! Pairs of occurrences with the same key (and kind), in baseline order; keys that repeat on either side are
+//! ignored.
 std::vector<std::pair<std::size_t, std::size_t>> pairsByKey(const Side& baseline, const Side& candidate,
                                                             const std::function<std::string(const Occurrence&)>& key)
 {
@@ -398,8 +400,8 @@ std::vector<std::pair<std::size_t, std::size_t>> alignOps(const Side& baseline, 
     // weight initializer names (stable across exports) and align the rest by structure.
     auto byName = anchorsByKey(baseline, candidate, [](const Occurrence& op) { return op.name; });
     // A name both exports use for weighted operations with different weights is a renumbering collision, not one
-    // operation: the A100 -qat and -qat-residual exports both have a Conv_242, layer4.1.conv2 in one and layer4.0.conv2
-    // in the other, and the pair split the moved residual Add's region in two.
+    // operation: the A100 -qat and -qat-residual exports both have a Conv_242, layer4.1.conv2 in one and
+    // layer4.0.conv2 in the other, and the pair split the moved residual Add's region in two.
     byName.erase(std::remove_if(byName.begin(), byName.end(),
                                 [&](const auto& pair)
                                 {
@@ -522,9 +524,11 @@ std::string precisionSummary(const Side& side, const std::vector<std::size_t>& l
     return text;
 }
 
-// ---- explanations only a diff can give (tactic-gap, int8-slower-than-fp16) ----------------------------------------
+// ---- explanations only a diff can give (tactic-gap, int8-slower-than-fp16)
+// ----------------------------------------
 
-//! The math precision of a mapped layer: its weights' type, else its first quantized input's, else its first input's.
+//! The math precision of a mapped layer: its weights' type, else its first quantized input's, else its first
+//! input's.
 std::string mathPrecisionOf(const Side& side, std::size_t layer)
 {
     return layerPrecisionLabel(side.plan->layers[layer], side.correlation.layers[layer].state);
@@ -542,8 +546,9 @@ Evidence tacticEvidence(const Side& side, std::size_t layer, const KernelName& k
     return evidence;
 }
 
-//! The input and output shapes of a side's convolution, deconvolution and GEMM layers among layers, sorted: two regions
-//! do the same math only when these agree (an alignment by operation kinds alone can pair different convolutions).
+//! The input and output shapes of a side's convolution, deconvolution and GEMM layers among layers, sorted: two
+//! regions do the same math only when these agree (an alignment by operation kinds alone can pair different
+//! convolutions).
 std::vector<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>>
 matrixShapes(const Side& side, const std::vector<std::size_t>& layers)
 {
@@ -560,8 +565,8 @@ matrixShapes(const Side& side, const std::vector<std::size_t>& layers)
     return shapes;
 }
 
-//! R28 tactic-gap: pairs of layers that execute the same operations on both sides (one layer each), in the same math
-//! precision, with different kernels, slower in the candidate.
+//! R28 tactic-gap: pairs of layers that execute the same operations on both sides (one layer each), in the same
+//! math precision, with different kernels, slower in the candidate.
 void addTacticGaps(DiffRegion& region, const Side& base, const Side& cand,
                    const std::vector<std::pair<std::size_t, std::size_t>>& pairs, bool timed)
 {
@@ -634,9 +639,9 @@ void addTacticGaps(DiffRegion& region, const Side& base, const Side& cand,
 }
 
 //! The advice of a measured int8-slower-than-fp16. The INT8 side's own layers (those that execute the model's
-//! operations) against the whole float side: when they alone are faster, the conversions make the difference and the
-//! region is worth keeping in INT8 (the A100 -fp16 -> -qat pair: each conv is faster in INT8; the standalone Quantize
-//! before it is what costs).
+//! operations) against the whole float side: when they alone are faster, the conversions make the difference and
+//! the region is worth keeping in INT8 (the A100 -fp16 -> -qat pair: each conv is faster in INT8; the standalone
+//! Quantize before it is what costs).
 std::string int8SlowerFix(const Side& int8Side, const std::vector<std::size_t>& int8Layers, std::size_t conversions,
                           double floatMs, const std::string& floatText)
 {
@@ -657,13 +662,15 @@ std::string int8SlowerFix(const Side& int8Side, const std::vector<std::size_t>& 
                "Q/DQ placement that fuses them)";
     }
     return "leave this region in " + floatText +
-           " (remove its Q/DQ), or remove what makes the INT8 side slow: its standalone Q/DQ and reformat layers (see "
-           "the other findings of the region), a CUDA-core kernel (kernel-without-tensor-cores) or unaligned channels "
+           " (remove its Q/DQ), or remove what makes the INT8 side slow: its standalone Q/DQ and reformat layers "
+           "(see "
+           "the other findings of the region), a CUDA-core kernel (kernel-without-tensor-cores) or unaligned "
+           "channels "
            "(channels-not-aligned)";
 }
 
-//! int8-slower-than-fp16, measured: a region whose layers run INT8 on one side and float on the other, where the INT8
-//! side (its Q/DQ and reformat layers included) takes longer.
+//! int8-slower-than-fp16, measured: a region whose layers run INT8 on one side and float on the other, where the
+//! INT8 side (its Q/DQ and reformat layers included) takes longer.
 void addInt8Slower(DiffRegion& region, const Side& base, const Side& cand)
 {
     if (!region.hasTimes || region.baselineLayers.empty() || region.candidateLayers.empty())
@@ -694,8 +701,8 @@ void addInt8Slower(DiffRegion& region, const Side& base, const Side& cand)
     const bool baseInt8 = baseLabels.count("INT8") > 0 && isFloatOnly(candLabels);
     const double int8Ms = candInt8 ? region.candidateMs : region.baselineMs;
     const double floatMs = candInt8 ? region.baselineMs : region.candidateMs;
-    // Profiles of one build to the next vary by a few percent (TREx profiles a single iteration): a difference under
-    // a tenth of the float time is left as noise.
+    // Profiles of one build to the next vary by a few percent (TREx profiles a single iteration): a difference
+    // under a tenth of the float time is left as noise.
     constexpr double kNoise = 0.10;
     if ((!candInt8 && !baseInt8) || int8Ms <= floatMs * (1.0 + kNoise) ||
         matrixShapes(base, region.baselineLayers) != matrixShapes(cand, region.candidateLayers))
@@ -762,8 +769,8 @@ std::optional<double> sideTotal(const Inputs& inputs, std::string& source)
 
 } // namespace
 
-//! The headline: the candidate's root causes, each with the deltas of the slower regions whose candidate time it owns
-//! most of (a region counts for one cause, so the causes' deltas add up to at most the regions').
+//! The headline: the candidate's root causes, each with the deltas of the slower regions whose candidate time it
+//! owns most of (a region counts for one cause, so the causes' deltas add up to at most the regions').
 static std::vector<DiffCause> causesOfTheDifference(const Report& candidate, const std::vector<DiffRegion>& regions)
 {
     std::vector<DiffCause> causes;
@@ -783,8 +790,9 @@ static std::vector<DiffCause> causesOfTheDifference(const Report& candidate, con
     for (const DiffRegion& region : regions)
     {
         // A region the candidate made faster is not explained by what is still wrong in it: on the A100 pair
-        // (-qat -> -qat-residual) the -0.227 ms of the gained ConvActPool went to standalone-qdq, whose network-input
-        // Quantize is in the region on both sides. Only slower regions count for the candidate's causes.
+        // (-qat -> -qat-residual) the -0.227 ms of the gained ConvActPool went to standalone-qdq, whose
+        // network-input Quantize is in the region on both sides. Only slower regions count for the candidate's
+        // causes.
         if (!region.hasTimes || region.deltaMs <= 0.0)
         {
             continue;
@@ -821,9 +829,9 @@ struct LayerCounts
     std::size_t reformat = 0;
 };
 
-//! One engine-vs-engine diff as named steps (run()): each side is diagnosed and its operations listed, the operations
-//! are aligned, layers are grouped into regions, and each region is described by what differs in it and the
-//! candidate findings on its layers; the totals, the causes and the notes come last.
+//! One engine-vs-engine diff as named steps (run()): each side is diagnosed and its operations listed, the
+//! operations are aligned, layers are grouped into regions, and each region is described by what differs in it and
+//! the candidate findings on its layers; the totals, the causes and the notes come last.
 class EngineDiff
 {
 public:
@@ -990,7 +998,8 @@ private:
         region.hasTimes = mReport.perLayerTimes;
         region.deltaMs = mReport.perLayerTimes ? region.candidateMs - region.baselineMs : 0.0;
         addPresenceAndLayerKindDifferences(region, base, cand);
-        // With as many layers on both sides too: an Add that moved from one conv into another leaves the counts alone.
+        // With as many layers on both sides too: an Add that moved from one conv into another leaves the counts
+        // alone.
         if (base.mapped > 0 && cand.mapped > 0)
         {
             addFusionDifferences(region, root, base, cand);
@@ -1093,9 +1102,9 @@ private:
             }
             return text;
         };
-        // A fusion the other side still makes, on another conv, moved rather than was lost or gained: the A100 pair's
-        // residual Adds fuse into the downsample conv in -qat and into conv2 in -qat-residual (about 0.003 ms each),
-        // which read as three "lost fusion conv+add+relu".
+        // A fusion the other side still makes, on another conv, moved rather than was lost or gained: the A100
+        // pair's residual Adds fuse into the downsample conv in -qat and into conv2 in -qat-residual (about 0.003
+        // ms each), which read as three "lost fusion conv+add+relu".
         const auto sameKindIn = [&](const Side& side, const std::set<std::size_t>& layers, const std::string& kinds) {
             return std::any_of(layers.begin(), layers.end(),
                                [&](std::size_t other) { return kindsOf(side, other) == kinds; });
@@ -1267,13 +1276,13 @@ private:
                                 " by structure (operation kinds in engine order)");
         if (!mReport.perLayerTimes)
         {
-            mReport.notes.push_back(
-                std::string("per-layer times are missing on ") +
-                (mBaseTimed   ? "the candidate"
-                 : mCandTimed ? "the baseline"
-                              : "both sides") +
-                " (give --exportProfile JSON or a log with --dumpProfile): regions show structure only, and the whole "
-                "delta is unexplained");
+            mReport.notes.push_back(std::string("per-layer times are missing on ") +
+                                    (mBaseTimed   ? "the candidate"
+                                     : mCandTimed ? "the baseline"
+                                                  : "both sides") +
+                                    " (give --exportProfile JSON or a log with --dumpProfile): regions show "
+                                    "structure only, and the whole "
+                                    "delta is unexplained");
         }
         if (!mReport.baselineMs || !mReport.candidateMs)
         {
@@ -1304,9 +1313,63 @@ private:
 
 } // namespace
 
+namespace
+{
+
+//! Whether a side is an implicit INT8 build: its log says so, or its model has no Q/DQ node while its engine runs
+//! INT8 layers.
+bool isImplicitInt8Build(const Inputs& side)
+{
+    if (side.buildLog && side.buildLog->implicitInt8Marker)
+    {
+        return true;
+    }
+    const EnginePlan* engine = side.engine();
+    if (!side.onnx || engine == nullptr || side.onnx->quantizeCount() + side.onnx->dequantizeCount() > 0)
+    {
+        return false;
+    }
+    return std::any_of(engine->layers.begin(), engine->layers.end(),
+                       [](const EngineLayer& layer)
+                       { return !layer.outputs.empty() && isQuantized(layer.outputs.front().precision); });
+}
+
+bool isExplicitlyQuantized(const Inputs& side)
+{
+    return side.onnx && side.onnx->quantizeCount() + side.onnx->dequantizeCount() > 0;
+}
+
+//! An implicit INT8 build against an explicitly quantized model: their builds differ in typing.
+std::optional<std::string> typingDifference(const Inputs& baseline, const Inputs& candidate)
+{
+    const bool baselineImplicit = isImplicitInt8Build(baseline) && isExplicitlyQuantized(candidate);
+    const bool candidateImplicit = isImplicitInt8Build(candidate) && isExplicitlyQuantized(baseline);
+    if (!baselineImplicit && !candidateImplicit)
+    {
+        return std::nullopt;
+    }
+    const std::string implicitSide = baselineImplicit ? "baseline" : "candidate";
+    const std::string explicitSide = baselineImplicit ? "candidate" : "baseline";
+    return "the two builds differ in typing: the " + implicitSide +
+           " is an implicit INT8 build, weakly typed (TensorRT chose each layer's precision; TensorRT 11 has no "
+           "such "
+           "build), the " +
+           explicitSide +
+           " explicitly quantized (Q/DQ): built strongly typed (--stronglyTyped, and always in TensorRT 11) its "
+           "float "
+           "layers run in the model's type, not in FP16";
+}
+
+} // namespace
+
 DiffReport diffEngines(const Inputs& baseline, const Inputs& candidate)
 {
-    return EngineDiff(baseline, candidate).run();
+    DiffReport report = EngineDiff(baseline, candidate).run();
+    if (std::optional<std::string> typing = typingDifference(baseline, candidate))
+    {
+        report.notes.insert(report.notes.begin(), std::move(*typing));
+    }
+    return report;
 }
 
 } // namespace qdq

@@ -10,6 +10,7 @@
 #include "qdq/readers.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -739,6 +740,8 @@ TEST(RealDataFixCalibration, MnistFollowsItsImplicitEngine)
     const CalibrationFixSummary& summary = *followed.calibration;
     EXPECT_EQ(summary.implicitEngine, (folder / "trt_build_best.log").string());
     EXPECT_EQ(summary.implicitLayers, 7u);
+    EXPECT_EQ(summary.implicitConvActPool, 0u); // its convs and pools ran as separate FP32 layers
+    EXPECT_EQ(summary.implicitStandaloneQdq, 0u);
     EXPECT_EQ(summary.quantizedOps, 0u);
     ASSERT_EQ(summary.keptFloat.size(), 2u);
     for (const auto& kept : summary.keptFloat)
@@ -755,4 +758,34 @@ TEST(RealDataFixCalibration, MnistFollowsItsImplicitEngine)
         typingTold = typingTold || note.find("weakly typed") != std::string::npos;
     }
     EXPECT_TRUE(typingTold);
+}
+
+// diff of the implicit build against the explicit model says that their builds differ in typing; against the FP32
+// model itself (no Q/DQ) it does not.
+TEST(RealDataFixCalibration, DiffOfImplicitAndExplicitBuildsTellsTheTyping)
+{
+    REQUIRE_SHARED_PATH(folder, "realdata/lix-mnist-orin-trt8510-best");
+    InputFiles files;
+    files.files = {(folder / "mnist.onnx").string()};
+    FixOptions options;
+    options.output = (tempDir("fix-calibration-mnist-diff") / "explicit.onnx").string();
+    options.calibrationCache = mnistRanges(folder / "trt_build_best.log").string();
+    runFix(files, options, Limits{});
+    const auto typingNoted = [&](const std::string& candidate)
+    {
+        const CommandResult diff = runCli({"diff", "--format", "json", "--baseline",
+                                           (folder / "trt_build_best.log").string(), "--candidate", candidate});
+        EXPECT_EQ(diff.exitStatus, 0) << diff.err;
+        const auto json = nlohmann::json::parse(diff.out);
+        for (const auto& note : json["notes"])
+        {
+            if (note.get<std::string>().find("differ in typing") != std::string::npos)
+            {
+                return true;
+            }
+        }
+        return false;
+    };
+    EXPECT_TRUE(typingNoted(options.output));
+    EXPECT_FALSE(typingNoted((folder / "mnist.onnx").string()));
 }

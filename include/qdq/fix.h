@@ -62,6 +62,9 @@ struct CalibrationFixSummary
     //! predicted explicit engine does not share with it, and why.
     std::string implicitEngine;
     std::size_t implicitLayers = 0;
+    std::size_t implicitStandaloneQdq = 0;
+    std::size_t implicitConvWithAdd = 0;
+    std::size_t implicitConvActPool = 0;
     std::vector<std::string> engineDifferences;
     std::vector<std::string> notes;
 };
@@ -73,6 +76,10 @@ struct ImplicitEngineRuns
     std::string source;                             //!< the layer list or build log
     std::map<std::string, std::string> layerOfNode; //!< weighted ONNX node -> the layer that runs it
     std::set<std::string> quantizedNodes;           //!< those whose layer ran INT8 (EngineView::runsQuantized)
+    std::size_t layers = 0;
+    std::size_t standaloneQdq = 0; //!< layers that run Q/DQ nodes alone
+    std::size_t convWithAdd = 0;   //!< layers that run a conv and an Add
+    std::size_t convActPool = 0;   //!< layers that run a conv and a MaxPool
 };
 
 //! What an edit does to the numbers the model computes, from the scales alone (docs/fix.md#numeric-cost): how much

@@ -195,10 +195,24 @@ std::string firstNames(const std::vector<std::string>& names, std::size_t most)
     return text;
 }
 
+//! With the implicit engine: its layers against the predicted explicit engine's, as "What it buys" counts them.
+void writeImplicitAgainstExplicit(std::string& out, const FixReport& report)
+{
+    const CalibrationFixSummary& calibration = *report.calibration;
+    const PredictionSummary& predicted = report.after.predicted;
+    out += "  implicit engine -> predicted explicit engine: " + std::to_string(calibration.implicitLayers) + " -> " +
+           std::to_string(predicted.layers) + " layers, standalone Q/DQ " +
+           std::to_string(calibration.implicitStandaloneQdq) + " -> " + std::to_string(predicted.standaloneQdq) +
+           ", conv layers with an Add " + std::to_string(calibration.implicitConvWithAdd) + " -> " +
+           std::to_string(predicted.convWithResidualAdd) + ", ConvActPool " +
+           std::to_string(calibration.implicitConvActPool) + " -> " + std::to_string(predicted.convActPool) + "\n";
+}
+
 //! The --calibration-cache section: what the cache held, what took its scales, what stayed float, and the trtexec
 //! command for the result.
-std::string renderCalibrationText(const CalibrationFixSummary& calibration)
+std::string renderCalibrationText(const FixReport& report)
 {
+    const CalibrationFixSummary& calibration = *report.calibration;
     std::string out = "\nCalibration cache: " + calibration.cache;
     out += calibration.header.empty()
                ? " (dynamic ranges)\n"
@@ -250,6 +264,7 @@ std::string renderCalibrationText(const CalibrationFixSummary& calibration)
         {
             out += "    " + difference + "\n";
         }
+        writeImplicitAgainstExplicit(out, report);
     }
     for (const auto& note : calibration.notes)
     {
@@ -292,6 +307,12 @@ void writeCalibrationJson(JsonWriter& json, const CalibrationFixSummary& calibra
     json.member("implicit_engine", calibration.implicitEngine);
     json.member("implicit_layers", static_cast<std::uint64_t>(calibration.implicitLayers));
     json.member("engine_differences", calibration.engineDifferences);
+    json.key("implicit_engine_counts").beginObject();
+    json.member("layers", static_cast<std::uint64_t>(calibration.implicitLayers));
+    json.member("standalone_qdq", static_cast<std::uint64_t>(calibration.implicitStandaloneQdq));
+    json.member("conv_with_add", static_cast<std::uint64_t>(calibration.implicitConvWithAdd));
+    json.member("conv_act_pool", static_cast<std::uint64_t>(calibration.implicitConvActPool));
+    json.endObject();
     json.member("notes", calibration.notes);
     json.endObject();
 }
@@ -320,7 +341,13 @@ void writeFixHeader(std::string& out, const FixReport& report)
     out += "  build mode: " + describeBuildMode(report.buildMode) + "\n";
     if (report.calibration)
     {
-        out += renderCalibrationText(*report.calibration);
+        // Prose and long tensor names: wrapped at the report's width.
+        std::string section = renderCalibrationText(report);
+        out += text_layout::wrapLines(section, text_layout::kDefaultWidth);
+        if (!out.empty() && out.back() != '\n')
+        {
+            out += "\n";
+        }
     }
     if (report.autocast)
     {

@@ -592,7 +592,32 @@ private:
                 runs.quantizedNodes.insert(node.name);
             }
         }
+        countTheImplicitLayers(*inputs.onnx, report.correlation, runs);
         return runs;
+    }
+
+    //! The implicit engine's layers as the fix report counts the predicted ones (PredictionSummary).
+    static void countTheImplicitLayers(const OnnxGraph& graph, const Correlation& correlation, ImplicitEngineRuns& runs)
+    {
+        runs.layers = correlation.layers.size();
+        for (const LayerMapping& layer : correlation.layers)
+        {
+            runs.standaloneQdq += layer.state == LayerState::kInsertedQdq;
+            bool conv = false;
+            bool add = false;
+            bool pool = false;
+            for (const std::string_view name : layer.onnxNodes)
+            {
+                const OnnxNode* node = graph.findNode(name);
+                const std::string_view op = node == nullptr ? std::string_view() : std::string_view(node->opType);
+                conv = conv || op == "Conv" || op == "ConvTranspose";
+                add = add || (op == "Add" && node->inputs.size() == 2 && !graph.isConstant(node->inputs[0]) &&
+                              !graph.isConstant(node->inputs[1]));
+                pool = pool || op == "MaxPool";
+            }
+            runs.convWithAdd += conv && add;
+            runs.convActPool += conv && pool;
+        }
     }
 
     //! With the implicit engine: each weighted op the predicted explicit engine quantizes otherwise than it did, and
@@ -863,7 +888,10 @@ private:
             mPlan = planCalibrationFix(mStage->graph(), *mCache, summary, mRefused, mImplicit ? &*mImplicit : nullptr);
             if (mImplicit)
             {
-                summary.implicitLayers = mStage->inputs.engine()->layers.size();
+                summary.implicitLayers = mImplicit->layers;
+                summary.implicitStandaloneQdq = mImplicit->standaloneQdq;
+                summary.implicitConvWithAdd = mImplicit->convWithAdd;
+                summary.implicitConvActPool = mImplicit->convActPool;
             }
             mResult.calibration = std::move(summary);
             return;
