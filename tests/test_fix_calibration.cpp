@@ -789,3 +789,37 @@ TEST(RealDataFixCalibration, DiffOfImplicitAndExplicitBuildsTellsTheTyping)
     EXPECT_TRUE(typingNoted(options.output));
     EXPECT_FALSE(typingNoted((folder / "mnist.onnx").string()));
 }
+
+// --autocast fp16 composes: the explicit model's float part is written in FP16, its Q/DQ kept; near-identical without
+// it, no autocast section.
+TEST(FixCalibration, AutocastComposes)
+{
+    GraphBuilder g;
+    const std::string x = g.input("x", {1, 8, 16, 16});
+    std::string t = g.node("Conv", "/c1", {x, g.weight("w1", {8, 8, 3, 3}, 0.02f)});
+    g.intsAttribute("/c1", "pads", {1, 1, 1, 1});
+    t = g.node("Relu", "/r1", {t});
+    g.output(t, {1, 8, 16, 16});
+    // A float part: a branch on the network input that no weighted op reads.
+    const std::string side = g.node("Mul", "/side_square", {x, x});
+    g.output(g.node("Tanh", "/side_tanh", {side}), {1, 8, 16, 16});
+    const std::filesystem::path folder = tempDir("fix-calibration-autocast");
+    g.save((folder / "model.onnx").string());
+    writeText(folder / "c.cache", cacheText({{"x", 0.02f}}));
+    InputFiles files;
+    files.files = {(folder / "model.onnx").string()};
+    FixOptions options;
+    options.calibrationCache = (folder / "c.cache").string();
+    options.output = (folder / "plain.onnx").string();
+    const FixReport plain = runFix(files, options, Limits{});
+    EXPECT_FALSE(plain.autocast);
+    options.output = (folder / "fp16.onnx").string();
+    options.autocast.target = AutocastOptions::Target::kFp16;
+    const FixReport fp16 = runFix(files, options, Limits{});
+    ASSERT_TRUE(fp16.autocast);
+    EXPECT_TRUE(fp16.autocast->changed) << renderFixText(fp16);
+    EXPECT_EQ(fp16.checker, "passed");
+    ASSERT_TRUE(fp16.calibration);
+    EXPECT_EQ(fp16.calibration->quantizedOps, plain.calibration->quantizedOps);
+    EXPECT_EQ(quantizedReads(readOnnx(options.output)), quantizedReads(readOnnx((folder / "plain.onnx").string())));
+}
