@@ -12,9 +12,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -822,4 +824,23 @@ TEST(FixCalibration, AutocastComposes)
     ASSERT_TRUE(fp16.calibration);
     EXPECT_EQ(fp16.calibration->quantizedOps, plain.calibration->quantizedOps);
     EXPECT_EQ(quantizedReads(readOnnx(options.output)), quantizedReads(readOnnx((folder / "plain.onnx").string())));
+}
+
+// A weight holding an infinity has no scale: its conv stays float, named; the same conv with finite weights runs INT8.
+TEST(FixCalibration, AnInfiniteWeightLeavesItsConvFloat)
+{
+    for (const float value : {0.02f, std::numeric_limits<float>::infinity()})
+    {
+        GraphBuilder g;
+        const std::string x = g.input("x", {1, 4, 8, 8});
+        g.output(g.node("Conv", "/c", {x, g.weight("w", {4, 4, 1, 1}, value)}), {1, 4, 8, 8});
+        const CalibrationRun run = fixBuilt(g, cacheText({{"x", 0.02f}}), "inf-weight");
+        const bool finite = std::isfinite(value);
+        EXPECT_EQ(run.report.calibration->quantizedOps, finite ? 1u : 0u);
+        ASSERT_EQ(run.report.calibration->keptFloat.size(), finite ? 0u : 1u);
+        if (!finite)
+        {
+            EXPECT_NE(run.report.calibration->keptFloat[0].why.find("infinite or NaN"), std::string::npos);
+        }
+    }
 }

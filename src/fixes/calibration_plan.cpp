@@ -387,6 +387,11 @@ private:
                                 "per-channel scales are computed from them");
             return std::nullopt;
         }
+        if (std::any_of(weight.values.begin(), weight.values.end(), [](double value) { return !std::isfinite(value); }))
+        {
+            keepFloat(node, "its weight " + weight.name + " holds an infinite or NaN value: no scale covers it");
+            return std::nullopt;
+        }
         PairRequest pair;
         pair.tensor = weight.name;
         pair.reads = {{static_cast<std::uint32_t>(node.index), slot}};
