@@ -1,5 +1,6 @@
 // R07 int8-conv-float-output: a quantized weighted op (INT8 input) whose output reaches no QuantizeLinear through its
 // epilogue and commuting ops, so TensorRT runs it INT8-in / float-out and a reformat or standalone Quantize follows.
+#include "qdq/engine_view.h"
 #include "qdq/reformat_walks.h"
 #include "rules/precision_common.h"
 #include "rules/rules.h"
@@ -65,7 +66,7 @@ public:
             "reformat or standalone Quantize follows",
             Severity::kWarning,
             "8.0-10.x",
-            kNeedsOnnxOrEngine | kReadsCorrelation,
+            kNeedsOnnxOrEngine | kReadsCorrelation | kReadsPrediction,
             ""};
         return kInfo;
     }
@@ -237,6 +238,31 @@ private:
         return chain;
     }
 
+    //! The chain goes on through the sole readers that the engine the report shows runs in the conv's own layer
+    //! (the real one, else the predicted one): Keras' BatchNormalization exported as Mul and Add by constants runs
+    //! there as Convolution + Scale (the simulator's weighted layers; TensorRT 8.5.10's ConstEltFusion and
+    //! ConvScaleFusion fold a constant Add into the conv in ../shared/realdata/lix-mnist-orin-trt8510-best/
+    //! trt_build_best.log), so the conv's output is what that layer writes. A residual Add stops it: the residual
+    //! rules judge that case.
+    static void extendThroughTheLayer(const EngineView& engine, const OnnxGraph& graph, const OnnxNode& node,
+                                      EpilogueChain& chain, std::vector<const OnnxNode*>& consumers)
+    {
+        for (int depth = 0; depth < 8 && consumers.size() == 1; ++depth)
+        {
+            const OnnxNode& next = *consumers[0];
+            const bool residual =
+                (next.opType == "Add" || next.opType == "Sum") && activationInputs(graph, next).size() >= 2;
+            if (next.qdqKind != OnnxNode::QdqKind::kNone || next.outputs.empty() || residual ||
+                !engine.sameLayer(node.name, next.name))
+            {
+                return;
+            }
+            chain.nodes.push_back(&next);
+            chain.output = &next.outputs[0];
+            consumers = consumersOf(graph, chain.tensor());
+        }
+    }
+
     //! The engine layers that run the node, and the layers after them that re-quantize its output.
     static void engineLayersOf(const Context& context, const OnnxNode& node, std::vector<std::size_t>& layers,
                                std::vector<std::size_t>& costly)
@@ -322,6 +348,7 @@ private:
     void checkGraph(const Context& context, FindingSink& sink) const override
     {
         const OnnxGraph& graph = *context.graph();
+        const EngineView engine(context);
         Heads heads{makeFinding(info(), ""), {}, {}};
         heads.finding.severity = Severity::kInfo;
         for (const auto& node : graph.nodes)
@@ -333,7 +360,8 @@ private:
                 continue;
             }
             std::vector<const OnnxNode*> consumers;
-            const EpilogueChain chain = chainWithBias(graph, node, consumers);
+            EpilogueChain chain = chainWithBias(graph, node, consumers);
+            extendThroughTheLayer(engine, graph, node, chain, consumers);
             if (consumers.size() == 1 && (consumers[0]->opType == "Add" || consumers[0]->opType == "Sum") &&
                 activationInputs(graph, *consumers[0]).size() >= 2)
             {

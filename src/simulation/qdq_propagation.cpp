@@ -192,12 +192,29 @@ private:
         return true;
     }
 
+    //! The data input of an Add, Sub, Mul or Div whose other input is a constant (a bias or a scale), or nullptr.
+    const std::string* constantOperandData(const OnnxNode& node) const
+    {
+        if (node.inputs.size() != 2 ||
+            !(node.opType == "Add" || node.opType == "Sub" || node.opType == "Mul" || node.opType == "Div"))
+        {
+            return nullptr;
+        }
+        const bool constant0 = isConstantTensor(mGraph, node.inputs[0]);
+        const bool constant1 = isConstantTensor(mGraph, node.inputs[1]);
+        if (constant0 == constant1 || (constant0 && (node.opType == "Sub" || node.opType == "Div")))
+        {
+            return nullptr;
+        }
+        return &node.inputs[constant0 ? 1 : 0];
+    }
+
     //! A producer that can emit INT8 through its epilogue: a quantized weighted op (possibly through epilogue ops),
     //! or a quantizable non-weighted op whose inputs are all DQ-fed.
-    const OnnxNode* quantizedProducer(const std::string& tensor) const
+    const OnnxNode* quantizedProducer(const std::string& tensor, int budget = 16) const
     {
         const std::string* current = &tensor;
-        for (int depth = 0; depth < 16; ++depth)
+        for (int depth = 0; depth < budget; ++depth)
         {
             const OnnxNode* producer = mGraph.producer(*current);
             if (producer == nullptr)
@@ -219,6 +236,19 @@ private:
                 feedingDequantize(mGraph, producer->inputs[0]) != nullptr)
             {
                 return producer;
+            }
+            // A bias or scale (Add, Sub, Mul, Div by a constant) after a quantized conv is its epilogue, as the
+            // weighted-layers pass fuses it (Convolution + Scale; TensorRT 8.5.10's ConstEltFusion and
+            // ConvScaleFusion in ../shared/realdata/lix-mnist-orin-trt8510-best/trt_build_best.log): Keras'
+            // BatchNormalization exported as Mul and Add. Elsewhere such an op is judged below.
+            if (const std::string* data = constantOperandData(*producer);
+                data != nullptr && floatReader(*data) == nullptr)
+            {
+                const OnnxNode* behind = quantizedProducer(*data, budget - depth - 1);
+                if (behind != nullptr && mQuantizedWeighted[behind->index])
+                {
+                    return behind;
+                }
             }
             if (isQuantizableNonWeighted(producer->opType) && !producer->inputs.empty())
             {
