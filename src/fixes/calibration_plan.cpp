@@ -6,16 +6,17 @@
 // stores a scale for nearly every tensor):
 //  - a weighted op (Conv, ConvTranspose, Gemm, MatMul with a constant weight) runs INT8 when its input and its weight
 //    are dequantized: a pair on the input with the cache's scale, a pair on the weight with per-channel scales
-//    max |w| / 127 (what implicit INT8 computes for weights, TensorRT developer guide "Explicit Versus Implicit
-//    Quantization"; per-channel on the output channels, section 1.5);
+//    max |w| / 127 (the TensorRT 8.x developer guide, "Introduction to Quantization": a weight's scale is
+//    max(|min|, |max|) / 127; per-channel on the output-channel axis, reference section 1.5);
 //  - a residual Add that TensorRT fuses into the conv writing one of its inputs takes the other input quantized
 //    (section 1.8 "ElementWise fusion": the real -qat-residual engines of ../shared/realdata run every Conv+Add INT8);
 //  - a MaxPool after Conv -> activation is left for the Conv-Act-Pool fusion: no pair between them (report c,
 //    section 1.8 "Conv-Act-Pool"); other pools run INT8 with their input quantized when what they write is;
 //  - Concat inputs share one scale, the largest of its inputs' and output's, when those lie within
 //    patterns::kMostUnifiedScaleRatio of each other (section 3 "Concat"; report e);
-//  - nothing inside a conv's epilogue: a conv's output read by its activation, BatchNormalization or the fused Add
-//    gets no pair.
+//  - nothing inside a conv's epilogue: a conv's output read by its activation, BatchNormalization, a constant bias
+//    or scale (Add, Mul: BatchNormalization exported unfolded) or the fused Add gets no pair;
+//  - with the implicit engine's layer list or log given, a weighted op whose layer ran float there stays float.
 // The fixed model is then diagnosed and fixed again by the rules like any other (fix's passes): a placement the rules
 // disagree with is corrected there, and the report shows it.
 #include "qdq/fix.h"
@@ -261,7 +262,6 @@ private:
         mPlan.modelEdits.insertNodes.push_back({index, std::move(rewritten)});
         mPlan.modelEdits.addInitializers.push_back(std::move(axes));
         mSummary.rewrittenForOpset.push_back(node.name + ": axes as an input");
-        mRewrittenNodes.insert(index);
     }
 
     std::string freshName(const std::string& base)
@@ -302,9 +302,9 @@ private:
         }
         if (node.opType == "ConvTranspose")
         {
-            // [C_in, C_out / group, k...]: per output channel only without groups
-            const auto group = node.intAttribute("group");
-            return group.value_or(1) == 1 ? std::optional<std::int64_t>(1) : std::nullopt;
+            // Per tensor: which axis TensorRT's deconvolution kernels take per channel depends on the version (8.x
+            // assumes axis 0 of [C_in, C_out / group, k...]); the reference (R04) recommends per tensor.
+            return std::nullopt;
         }
         if (weight.dims.size() != 2)
         {
@@ -827,7 +827,6 @@ private:
     std::vector<PairRequest> mPairs;
     std::set<std::uint32_t> mQuantizedOps;
     std::set<std::string> mQuantizedTensors;
-    std::set<std::uint32_t> mRewrittenNodes;
     std::set<std::string> mUsedNames;
 };
 
