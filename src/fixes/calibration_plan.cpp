@@ -233,7 +233,7 @@ private:
                                "convert the model to opset 13 first");
             }
         }
-        if ((node.opType == "Squeeze" || node.opType == "Unsqueeze") && has("axes"))
+        if ((node.opType == "Squeeze" || node.opType == "Unsqueeze") && has("axes") && !node.inputs.empty())
         {
             rewriteAxesAsInput(node);
         }
@@ -380,7 +380,8 @@ private:
             return std::nullopt;
         }
         if (!weight.dataLoaded || static_cast<std::int64_t>(weight.values.size()) != weight.elementCount ||
-            weight.elementCount == 0)
+            weight.elementCount == 0 || weight.dims.empty() ||
+            std::any_of(weight.dims.begin(), weight.dims.end(), [](std::int64_t dim) { return dim <= 0; }))
         {
             keepFloat(node, "its weight " + weight.name +
                                 " has no values in the model (graph-only, or its external data is missing): the "
@@ -464,7 +465,7 @@ private:
     //! depthwise CNN of ../shared/calibration). Its data input is returned through dataInput.
     bool isLinearEpilogue(const OnnxNode& node, std::string& dataInput) const
     {
-        if (node.opType == "BatchNormalization")
+        if (node.opType == "BatchNormalization" && !node.inputs.empty())
         {
             dataInput = std::string(node.inputs[0]);
             return true;
@@ -510,7 +511,7 @@ private:
                 current = dataInput;
                 continue;
             }
-            if (!withActivations ||
+            if (!withActivations || producer->inputs.empty() ||
                 !simulation::isOneOfOps(producer->opType, {"Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid"}))
             {
                 return OnnxGraph::kNone;
@@ -576,7 +577,7 @@ private:
         for (const std::uint32_t reader : mGraph.consumersOf(id))
         {
             const OnnxNode& node = mGraph.nodes[reader];
-            if (simulation::isShuffleOp(node.opType) && node.inputs[0] == tensor &&
+            if (simulation::isShuffleOp(node.opType) && node.inputs[0] == tensor && !node.outputs.empty() &&
                 writesQuantized(std::string(node.outputs[0]), depth + 1))
             {
                 return true;
@@ -675,7 +676,7 @@ private:
         {
             if (!simulation::isOneOfOps(node.opType,
                                         {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}) ||
-                node.outputs.empty() || !writesQuantized(std::string(node.outputs[0])))
+                node.outputs.empty() || node.inputs.empty() || !writesQuantized(std::string(node.outputs[0])))
             {
                 continue;
             }
