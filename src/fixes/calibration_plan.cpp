@@ -264,18 +264,7 @@ private:
         mSummary.rewrittenForOpset.push_back(node.name + ": axes as an input");
     }
 
-    std::string freshName(const std::string& base)
-    {
-        std::string name = base;
-        for (int n = 2; mGraph.findNode(name) != nullptr || mGraph.tensors.find(TensorKey(name)) != OnnxGraph::kNone ||
-                        mUsedNames.count(name) != 0;
-             ++n)
-        {
-            name = base + "_" + std::to_string(n);
-        }
-        mUsedNames.insert(name);
-        return name;
-    }
+    std::string freshName(const std::string& base) { return fix_planning::freshModelName(mGraph, mUsedNames, base); }
 
     // ----- weighted ops -------------------------------------------------------------------------------------------
     //! The constant weight input of a weighted op, or -1.

@@ -371,18 +371,23 @@ void Planner::skip(const Asked& asked, std::string why)
     mPlan.skipped.push_back({asked.edit, asked.rule, std::move(why)});
 }
 
-//! A name not yet used by a node or tensor of the model or of this plan.
-std::string Planner::freshName(const std::string& base)
+std::string freshModelName(const OnnxGraph& graph, std::set<std::string>& used, const std::string& base)
 {
     std::string name = base;
-    for (int n = 2; mGraph.findNode(name) != nullptr || mGraph.tensors.find(TensorKey(name)) != OnnxGraph::kNone ||
-                    mUsedNames.count(name) != 0;
+    for (int n = 2; graph.findNode(name) != nullptr || graph.tensors.find(TensorKey(name)) != OnnxGraph::kNone ||
+                    used.count(name) != 0;
          ++n)
     {
         name = base + "_" + std::to_string(n);
     }
-    mUsedNames.insert(name);
+    used.insert(name);
     return name;
+}
+
+//! A name not yet used by a node or tensor of the model or of this plan.
+std::string Planner::freshName(const std::string& base)
+{
+    return freshModelName(mGraph, mUsedNames, base);
 }
 
 //! Claims input slot of node for one edit; false when another edit of the plan already changes it.

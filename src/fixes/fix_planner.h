@@ -20,6 +20,9 @@ namespace qdq::fix_planning
 {
 
 std::string formatScale(double scale);
+
+//! base, or base_2, base_3, ...: the first that names no node or tensor of graph and is not in used (then added).
+std::string freshModelName(const OnnxGraph& graph, std::set<std::string>& used, const std::string& base);
 const RuleInfo* ruleInfo(const std::string& slug);
 
 //! One plan: run() asks each kind of edit in the fixed order of docs/fix.md.

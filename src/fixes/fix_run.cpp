@@ -723,8 +723,7 @@ private:
         if (mOptions.autocast.enabled() && mSimulation.typingAssumed)
         {
             // The autocast model is for a strongly typed build: with nothing telling the typing, both diagnoses
-            // assume one (and say so), where a build log or an option that tells it is followed. So is the model of
-            // --calibration-cache: implicit INT8 is gone from TensorRT 11, which types every network strongly.
+            // assume one (and say so), where a build log or an option that tells it is followed.
             mSimulation.typing = Typing::kStrong;
             mSimulation.typingSource = "assumed: --autocast writes the model for a strongly typed build";
             mSimulation.fp16 = false;

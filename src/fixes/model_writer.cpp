@@ -12,7 +12,9 @@
 
 #include "qdq/onnx_guard.h"
 
+#include <algorithm>
 #include <fcntl.h>
+#include <optional>
 #include <sys/stat.h>
 #include <tuple>
 #include <unistd.h>
@@ -798,13 +800,14 @@ private:
     // ----- the model's own fields -----------------------------------------------------------------------------
     //! ModelEdits::defaultOpset: the opset_import entry of the default domain ("" or "ai.onnx") re-encoded with the
     //! new version (an older one only: a newer opset is never lowered), or one added at the end of the model when
-    //! the model has none; an ir_version below 7 is raised to 7.
+    //! the model has none; with the opset raised, an ir_version below 7 is raised to 7.
     void planTheDefaultOpset(std::int64_t version)
     {
         WireSource& source = *mSource;
         std::uint64_t position = 0;
         WireField field;
         bool found = false;
+        std::optional<Splice> irRaise;
         while (source.nextField(position, source.size(), field))
         {
             if (field.number == kModelIrVersion && field.wireType == kVarint && field.value < kIrVersionOfOpset13)
@@ -814,7 +817,7 @@ private:
                 std::string raised;
                 appendVarint(raised, (static_cast<std::uint64_t>(kModelIrVersion) << 3) | kVarint);
                 appendVarint(raised, kIrVersionOfOpset13);
-                mModelSplices.push_back({field.tagOffset, field.end, 0, std::move(raised)});
+                irRaise = Splice{field.tagOffset, field.end, 0, std::move(raised)};
                 continue;
             }
             if (field.number != kModelOpsetImport || field.wireType != kLengthDelimited)
@@ -851,9 +854,15 @@ private:
         {
             mModelSplices.push_back({source.size(), source.size(), 0, opsetImportField("", version)});
         }
-        std::stable_sort(mModelSplices.begin(), mModelSplices.end(),
-                         [](const Splice& a, const Splice& b) { return a.offset < b.offset; });
         mResult.opsetRaised = !mModelSplices.empty();
+        if (mResult.opsetRaised && irRaise)
+        {
+            // in file order with the opset entries (the IR version may come before or after them)
+            mModelSplices.insert(std::upper_bound(mModelSplices.begin(), mModelSplices.end(), irRaise->offset,
+                                                  [](std::uint64_t offset, const Splice& splice)
+                                                  { return offset < splice.offset; }),
+                                 std::move(*irRaise));
+        }
     }
 
     static std::string opsetImportField(const std::string& domain, std::int64_t version)
